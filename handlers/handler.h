@@ -1,0 +1,100 @@
+// The handler interface: the only thing the server knows about a protocol.
+//
+// A handler is bytes in, a verdict and response bytes out. It never sees a socket, a timer, a
+// thread or the clock: the server owns every syscall and passes the time in. That keeps each
+// protocol testable with plain byte strings (tests/unit/handlers/...).
+//
+// Lifetimes and threads:
+//  - A HandlerFactory is built once at startup from the protocol's data (zone, OCSP responses,
+//    Whois database): an immutable snapshot shared by all workers. It is thread-safe.
+//  - Each worker asks the factory for its own Handler and uses it only on its own thread, so a
+//    Handler may keep per-worker scratch space without locks.
+//  - A Handler keeps no per-connection state between calls: everything it needs is in the
+//    unconsumed input bytes the server hands back. That is what lets the server take a
+//    connection from accept to close in one pass with no per-connection allocation.
+#ifndef ONEPASS_HANDLERS_HANDLER_H_
+#define ONEPASS_HANDLERS_HANDLER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include "absl/strings/string_view.h"
+
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "handlers/output_buffer.h"
+
+namespace onepass {
+
+// What the server does with the connection after Handler::Process.
+enum class Action {
+  // No complete request at the front of the input (and nothing appended): read more bytes,
+  // within the read timeout and up to Handler::MaxRequestBytes() of buffered input.
+  kReadMore,
+  // Send what was appended to `out`, then keep reading requests on this connection. Used for
+  // keepalive (RFC 7766 §6.2.3) and when the handler stopped early because `out` was full:
+  // after the send completes the server calls Process again on the unconsumed input before
+  // waiting for more bytes.
+  kWriteThenRead,
+  // Send what was appended to `out` (in one send), then close: the single pass.
+  kWriteThenClose,
+  // Close at once without sending anything: the input cannot be answered in the protocol
+  // (e.g. a DNS message too short to hold a header). `out` is ignored.
+  kClose,
+};
+
+struct Verdict {
+  Action action = Action::kReadMore;
+  // Bytes at the front of the input that are done with; the server drops them before the next
+  // call. Always <= input.size().
+  size_t consumed = 0;
+};
+
+// What a handler may know about the request beyond its bytes. Passed by the server per call.
+struct RequestContext {
+  // Wall-clock time of this call; handlers never read the clock themselves.
+  absl::Time now;
+  // How long the server keeps an idle connection open for further requests. Zero (the default)
+  // means the server closes after the response: handlers then answer with kWriteThenClose.
+  // Non-zero lets handlers that support it answer with kWriteThenRead (and lets DNS echo
+  // edns-tcp-keepalive, RFC 7828, with this timeout).
+  absl::Duration keepalive = absl::ZeroDuration();
+  // True once the peer has shut down its sending side (read returned 0): what is in `input`
+  // is all there will ever be. A handler that needs more answers kClose or a protocol error.
+  bool peer_closed = false;
+};
+
+class Handler {
+ public:
+  virtual ~Handler() = default;
+
+  // Looks at the bytes received and not yet consumed on one connection. Handles every complete
+  // request at the front of `input` (pipelining), appending each response to `out`, and stops
+  // early when `out` holds more than a soft limit of unsent bytes (RFC 9210 §4.5: 64 KiB) or a
+  // response does not fit. Must not keep pointers into `input` or `out` after returning.
+  virtual Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
+                          OutputBuffer& out) = 0;
+
+  // The most unconsumed input bytes a connection may buffer while the handler answers
+  // kReadMore; the server closes a connection that exceeds it (a request that cannot complete).
+  virtual size_t MaxRequestBytes() const = 0;
+};
+
+class HandlerFactory {
+ public:
+  virtual ~HandlerFactory() = default;
+
+  // The protocol's name as given to --handler ("dns", "ocsp", "whois").
+  virtual absl::string_view Name() const = 0;
+
+  // A handler for one worker thread. Called once per worker at startup.
+  virtual std::unique_ptr<Handler> CreateHandler() const = 0;
+
+  // Capacity of the OutputBuffers the server should give this handler's responses: the largest
+  // response plus room for pipelined ones (DNS: 2 + 65535 bytes per message).
+  virtual size_t OutputBufferBytes() const = 0;
+};
+
+}  // namespace onepass
+
+#endif  // ONEPASS_HANDLERS_HANDLER_H_

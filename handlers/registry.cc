@@ -1,0 +1,17 @@
+#include "handlers/registry.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "handlers/dns/dns_flags.h"
+
+namespace onepass {
+
+absl::StatusOr<std::unique_ptr<HandlerFactory>> NewHandlerFactory(absl::string_view name) {
+  if (name == "dns") return dns::NewFactoryFromFlags();
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown --handler '", name, "'; choose one of ", HandlerNames()));
+}
+
+std::string HandlerNames() { return "dns"; }
+
+}  // namespace onepass

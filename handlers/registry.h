@@ -1,0 +1,24 @@
+// Maps --handler names to protocol factories. The one place that knows every protocol, so
+// that server/ includes only handlers/handler.h and this header.
+#ifndef ONEPASS_HANDLERS_REGISTRY_H_
+#define ONEPASS_HANDLERS_REGISTRY_H_
+
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "handlers/handler.h"
+
+namespace onepass {
+
+// Builds the factory for protocol `name` from that protocol's own flags (--zone, ...), loading
+// its data. Fails with a message that says which file or flag is wrong.
+absl::StatusOr<std::unique_ptr<HandlerFactory>> NewHandlerFactory(absl::string_view name);
+
+// "dns|ocsp|whois", for --help and error messages.
+std::string HandlerNames();
+
+}  // namespace onepass
+
+#endif  // ONEPASS_HANDLERS_REGISTRY_H_

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package onepass needs to build, test, benchmark and deploy.
+# Idempotent; needs root (or sudo). Nothing is downloaded from anywhere but Debian's archive.
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format
+  # libraries (README.md says why each one is there)
+  libevent-dev libldns-dev libabsl-dev libssl-dev libidn2-dev
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # real protocol clients and peers for the end-to-end tests
+  knot-dnsutils dnsutils ldnsutils nsd openssl curl whois netcat-openbsd
+  # deploy scripts and their tests
+  bats shellcheck iproute2 ethtool procps systemd
+  # benchmarks
+  linux-perf tcpdump python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian's nsd package starts a system nsd on port 53 on install; the tests start their own.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet nsd 2>/dev/null; then
+  $SUDO systemctl stop nsd || true
+fi
+echo "install-deps: done"

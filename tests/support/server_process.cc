@@ -1,0 +1,140 @@
+#include "tests/support/server_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+
+extern char** environ;
+
+namespace onepass::testing {
+
+std::string OnepassdPath() {
+#ifdef ONEPASSD_PATH
+  return ONEPASSD_PATH;
+#else
+  return "onepassd";
+#endif
+}
+
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
+    const std::vector<std::string>& args, const std::string& binary,
+    absl::Duration startup_timeout) {
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+  std::vector<std::string> argv = {binary};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargs;
+  for (std::string& arg : argv) cargs.push_back(arg.data());
+  cargs.push_back(nullptr);
+  auto server = std::unique_ptr<ServerProcess>(new ServerProcess());
+  int rc = posix_spawn(&server->pid_, binary.c_str(), &actions, nullptr, cargs.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  server->stdout_fd_ = out_pipe[0];
+  server->stderr_fd_ = err_pipe[0];
+  fcntl(server->stderr_fd_, F_SETFL, O_NONBLOCK);
+  if (rc != 0) {
+    server->pid_ = -1;
+    return absl::NotFoundError(absl::StrCat("cannot run ", binary, ": ", std::strerror(rc)));
+  }
+
+  std::string pending;
+  absl::Time deadline = absl::Now() + startup_timeout;
+  while (true) {
+    int wait_ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (wait_ms <= 0) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("onepassd did not print 'ready' within ", absl::FormatDuration(startup_timeout),
+                       "; args: ", absl::StrJoin(args, " "), "; stderr: ", server->ReadStderr()));
+    }
+    pollfd fd = {server->stdout_fd_, POLLIN, 0};
+    if (poll(&fd, 1, std::min(wait_ms, 100)) <= 0) continue;
+    char buf[1024];
+    ssize_t n = read(server->stdout_fd_, buf, sizeof(buf));
+    if (n <= 0) {
+      // Let a failing server finish writing its error before reading it.
+      usleep(100 * 1000);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "onepassd exited before 'ready'; args: ", absl::StrJoin(args, " "),
+          "; stderr: ", server->ReadStderr()));
+    }
+    pending.append(buf, n);
+    size_t newline;
+    while ((newline = pending.find('\n')) != std::string::npos) {
+      std::string line = pending.substr(0, newline);
+      pending.erase(0, newline + 1);
+      if (line == "ready") return server;
+      absl::string_view address = line;
+      if (absl::ConsumePrefix(&address, "listening on ")) {
+        server->addresses_.emplace_back(address);
+        if (server->addresses_.size() == 1) {
+          size_t colon = address.rfind(':');
+          if (colon == absl::string_view::npos ||
+              !absl::SimpleAtoi(address.substr(colon + 1), &server->port_)) {
+            return absl::InternalError(absl::StrCat("cannot read a port from: ", line));
+          }
+        }
+      }
+    }
+  }
+}
+
+std::string ServerProcess::ReadStderr() {
+  char buf[4096];
+  ssize_t n;
+  while (stderr_fd_ >= 0 && (n = read(stderr_fd_, buf, sizeof(buf))) > 0) {
+    stderr_text_.append(buf, n);
+  }
+  return stderr_text_;
+}
+
+int ServerProcess::Stop(absl::Duration timeout) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  absl::Time deadline = absl::Now() + timeout;
+  int status = 0;
+  while (absl::Now() < deadline) {
+    pid_t done = waitpid(pid_, &status, WNOHANG);
+    if (done == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    usleep(10 * 1000);
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return -1;
+}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+  if (stdout_fd_ >= 0) close(stdout_fd_);
+  if (stderr_fd_ >= 0) close(stderr_fd_);
+}
+
+}  // namespace onepass::testing

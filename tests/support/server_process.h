@@ -1,0 +1,56 @@
+// Starts the real onepassd binary on ephemeral loopback ports for end-to-end tests.
+//
+// Contract with onepassd (server/main.cc): once every listener is bound it prints to stdout one
+// line "listening on ADDR:PORT" per --listen (the real port when 0 was asked), then "ready".
+#ifndef ONEPASS_TESTS_SUPPORT_SERVER_PROCESS_H_
+#define ONEPASS_TESTS_SUPPORT_SERVER_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace onepass::testing {
+
+// Path of the onepassd binary under test (compiled in by CMake as ONEPASSD_PATH).
+std::string OnepassdPath();
+
+class ServerProcess {
+ public:
+  // Starts `binary` with `args` (which should contain --listen 127.0.0.1:0) and waits up to
+  // `startup_timeout` for "ready". Fails with the server's stderr if it exits or times out.
+  static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
+      const std::vector<std::string>& args, const std::string& binary = OnepassdPath(),
+      absl::Duration startup_timeout = absl::Seconds(20));
+
+  ~ServerProcess();  // SIGKILL if still running.
+
+  // The bound addresses, in --listen order, e.g. "127.0.0.1:40123" or "[::1]:40124".
+  const std::vector<std::string>& addresses() const { return addresses_; }
+  // Port of the first listener.
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+
+  // Sends SIGTERM and waits up to `timeout`; returns the exit code (-1 on signal or timeout).
+  int Stop(absl::Duration timeout = absl::Seconds(10));
+
+  // Whatever the server wrote to stderr so far (logs), read without blocking.
+  std::string ReadStderr();
+
+ private:
+  ServerProcess() = default;
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  int stderr_fd_ = -1;
+  int port_ = 0;
+  std::vector<std::string> addresses_;
+  std::string stderr_text_;
+};
+
+}  // namespace onepass::testing
+
+#endif  // ONEPASS_TESTS_SUPPORT_SERVER_PROCESS_H_
