@@ -3,15 +3,19 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "handlers/dns/dns_flags.h"
+#include "handlers/ocsp/ocsp_flags.h"
+#include "handlers/whois/whois_flags.h"
 
 namespace onepass {
 
 absl::StatusOr<std::unique_ptr<HandlerFactory>> NewHandlerFactory(absl::string_view name) {
   if (name == "dns") return dns::NewFactoryFromFlags();
+  if (name == "ocsp") return ocsp::NewFactoryFromFlags();
+  if (name == "whois") return whois::NewFactoryFromFlags();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown --handler '", name, "'; choose one of ", HandlerNames()));
 }
 
-std::string HandlerNames() { return "dns"; }
+std::string HandlerNames() { return "dns|ocsp|whois"; }
 
 }  // namespace onepass

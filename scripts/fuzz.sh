@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"
 cmake --preset fuzz >/dev/null
-targets=$(sed -n 's/.*onepass_cc_fuzzer(NAME \([a-z0-9_]*\).*/\1/p' tests/fuzz/CMakeLists.txt)
+targets=$(grep -rhoE "onepass_cc_fuzzer\(NAME [a-z0-9_]+" tests/fuzz | sed "s/.*NAME //" | sort -u)
 if [ -z "$targets" ]; then echo "fuzz: no fuzz targets yet"; exit 0; fi
 # shellcheck disable=SC2086
 cmake --build build/fuzz -j"$(nproc)" --target $targets
@@ -15,7 +15,7 @@ for t in $targets; do
   echo "fuzz: $t for ${seconds}s"
   dict=()
   [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
-  "build/fuzz/tests/fuzz/$t" "${dict[@]}" -max_total_time="$seconds" -max_len=4096 \
+  "$(find build/fuzz/tests/fuzz -type f -name "$t" -perm -u+x | head -n1)" "${dict[@]}" -max_total_time="$seconds" -max_len=4096 \
     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$work" 2>&1 | tail -n 3
   rm -rf "$work"
 done
