@@ -1,0 +1,130 @@
+// One TCP connection's bytes and the transport state machine that moves them:
+//   send pending output → hand unconsumed input to the handler → recv more → ...
+// until the connection is done, must wait for the socket to become readable (incomplete
+// request), or must wait for it to become writable (socket buffer full).
+//
+// The same code runs the single pass (a worker's scratch Connection, never registered with the
+// event loop) and parked connections (from the worker's ConnectionPool, driven by libevent).
+// Thread-confined to its worker. Knows no protocol: all of that is Handler::Process.
+#ifndef ONEPASS_SERVER_CONNECTION_H_
+#define ONEPASS_SERVER_CONNECTION_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "handlers/handler.h"
+#include "handlers/output_buffer.h"
+#include "server/stats.h"
+
+struct event;
+
+namespace onepass {
+
+class Worker;
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// Received bytes not yet consumed by the handler. Fixed capacity, allocated once.
+class InputBuffer {
+ public:
+  explicit InputBuffer(size_t capacity)
+      : data_(std::make_unique_for_overwrite<uint8_t[]>(capacity)), capacity_(capacity) {}
+
+  absl::Span<const uint8_t> contents() const { return {data_.get() + begin_, end_ - begin_}; }
+  size_t size() const { return end_ - begin_; }
+  bool empty() const { return begin_ == end_; }
+  size_t capacity() const { return capacity_; }
+
+  // Drops `n` <= size() bytes from the front.
+  void Consume(size_t n);
+  // Free space after the contents, moving the contents to the front first.
+  absl::Span<uint8_t> WritableTail();
+  // Adds `n` bytes written into WritableTail() to the contents.
+  void Commit(size_t n) { end_ += n; }
+  void Clear() { begin_ = end_ = 0; }
+
+ private:
+  std::unique_ptr<uint8_t[]> data_;
+  size_t capacity_;
+  size_t begin_ = 0;
+  size_t end_ = 0;
+};
+
+// What Connection::Advance needs from its worker; read-only during the call.
+struct ConnectionEnv {
+  Handler* handler = nullptr;
+  WorkerStats* stats = nullptr;
+  size_t max_request_bytes = 0;
+  absl::Duration keepalive = absl::ZeroDuration();
+};
+
+class Connection {
+ public:
+  enum class Next {
+    kClose,         // done (the caller closes the socket; counters are already updated)
+    kWaitForRead,   // incomplete request, or the read budget of this turn is spent
+    kWaitForWrite,  // the socket buffer is full; out() holds the rest of the response
+  };
+
+  Connection(size_t input_capacity, size_t output_capacity);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Starts serving a freshly accepted socket (takes ownership of nothing: the worker closes).
+  void Reset(int fd);
+  // Moves `other`'s socket, bytes and state here (by swapping buffers: no copy), leaving
+  // `other` empty. Used to park the worker's scratch connection.
+  void TakeOver(Connection& other);
+
+  // Runs the state machine until the connection is done or must wait. Updates env.stats.
+  Next Advance(const ConnectionEnv& env);
+
+  int fd() const { return fd_; }
+  OutputBuffer& out() { return *out_; }
+  const InputBuffer& in() const { return *in_; }
+  bool served() const { return served_; }
+
+  // Between requests of a kept-alive connection: nothing buffered, at least one response sent.
+  bool idle() const { return served_ && in_->empty() && out_->empty(); }
+
+  // Deadlines, kept by the worker. Advance sets message_consumed when it consumed a whole
+  // request, which restarts the read deadline (RFC 7766 §6.2.3, DESIGN.md Limits).
+  bool TakeMessageConsumed() { return std::exchange(message_consumed_, false); }
+  SteadyTime read_deadline{};
+  bool read_deadline_armed = false;
+  bool read_deadline_is_idle = false;
+  SteadyTime write_deadline{};
+  bool write_deadline_armed = false;
+
+  // Kept by the owning worker (its libevent event, its index in the worker's list of parked
+  // connections); not moved by TakeOver.
+  Worker* worker = nullptr;
+  struct event* event = nullptr;
+  size_t active_index = 0;
+
+ private:
+  // Returns false with *next set when the output could not be sent whole.
+  bool Flush(const ConnectionEnv& env, Next* next);
+  // Counts a connection closed by the peer or by the handler at end of input.
+  void CountEndOfInput(const ConnectionEnv& env);
+
+  int fd_ = -1;
+  std::unique_ptr<InputBuffer> in_;
+  std::unique_ptr<OutputBuffer> out_;
+  bool close_after_write_ = false;
+  bool need_process_ = false;
+  bool peer_closed_ = false;
+  bool served_ = false;
+  bool nodelay_ = false;
+  bool message_consumed_ = false;
+};
+
+}  // namespace onepass
+
+#endif  // ONEPASS_SERVER_CONNECTION_H_

@@ -1,0 +1,80 @@
+// ServerConfig: every limit and knob of the transport, with its default and the reason for it.
+//
+// Filled from flags by server/main.cc, or directly by in-process tests. Plain data: the
+// validation that needs the machine (CPU lists, addresses) happens in Server::Create.
+#ifndef ONEPASS_SERVER_LIMITS_H_
+#define ONEPASS_SERVER_LIMITS_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace onepass {
+
+// How the kernel picks the worker (listening socket of the SO_REUSEPORT group) for a new
+// connection.
+enum class Steering {
+  // kCpu when every worker is pinned to its own CPU, kHash otherwise.
+  kAuto,
+  // A CBPF program returns the worker pinned to the CPU that processed the SYN, so a
+  // connection stays on the core whose RSS queue received it (DESIGN.md: Affinity-Accept).
+  kCpu,
+  // The kernel's own 4-tuple hash over the group.
+  kHash,
+};
+
+// Defaults. DESIGN.md "Limits" gives the sources.
+inline constexpr int kDefaultBacklog = 4096;         // libevent's -1 would mean 128
+inline constexpr int kDefaultAcceptBurst = 64;       // accepts per listener wakeup
+inline constexpr int kDefaultMaxConnections = 5000;  // parked connections, whole server
+inline constexpr absl::Duration kDefaultReadTimeout = absl::Milliseconds(2000);
+inline constexpr absl::Duration kDefaultWriteTimeout = absl::Milliseconds(2000);
+inline constexpr absl::Duration kDefaultDrainTimeout = absl::Milliseconds(5000);
+// EMFILE/ENFILE: stop accepting on that worker for this long instead of spinning (nginx, NSD).
+inline constexpr absl::Duration kDefaultAcceptPause = absl::Seconds(1);
+// TCP_DEFER_ACCEPT [s]: the kernel holds a handshaken connection until its first bytes arrive,
+// for about this long (rounded up to its SYN-ACK retransmission schedule), then hands it over
+// anyway. Kept at the minimum so that a silent client costs at most ~1 s of a request sock
+// before the read timeout starts; it must not be longer than the read timeout it precedes.
+inline constexpr int kDeferAcceptSeconds = 1;
+// A Worker::Serve call reads at most this many times before yielding to other connections.
+inline constexpr int kReadsPerTurn = 16;
+// The input buffer never holds less than this, so pipelined requests arrive in few recvs.
+inline constexpr size_t kMinInputBufferBytes = 16 * 1024;
+
+struct ServerConfig {
+  // "ADDR:PORT" or "[V6ADDR]:PORT"; port 0 asks the kernel for one (the same for all workers).
+  std::vector<std::string> listen;
+  // Workers (threads). 0: one per CPU in `cpus`, or in the affinity mask when `cpus` is empty.
+  int workers = 0;
+  // CPUs to pin worker i to cpus[i]. Empty: the process's affinity mask, when it has at least
+  // as many CPUs as workers (otherwise the workers are not pinned).
+  std::vector<int> cpus;
+  Steering steering = Steering::kAuto;
+  // listen(2) backlog per worker socket; the kernel caps it at net.core.somaxconn.
+  int backlog = kDefaultBacklog;
+  // Connections accepted per listener readiness before other events get a turn.
+  int accept_burst = kDefaultAcceptBurst;
+  // Connections parked in event loops at once (incomplete request, unfinished write,
+  // keepalive), for the whole server, split evenly over workers. A connection that would
+  // exceed it is closed and counted (rejected_pool_full). RFC 9210 §4.5, NSD/Unbound: 5000.
+  // Each parked connection holds an input and an output buffer (about 128 KiB for DNS).
+  int max_connections = kDefaultMaxConnections;
+  // Per-message deadline [ms]: a request must arrive whole within this time of the previous
+  // one being consumed (or of accept). It does not restart on every byte: slowloris is cut.
+  absl::Duration read_timeout = kDefaultReadTimeout;
+  // A response must be written within this time once the socket buffer is full.
+  absl::Duration write_timeout = kDefaultWriteTimeout;
+  // 0: close after the response (the single pass). Otherwise keep an idle connection this long
+  // for more requests (RFC 7766 §6.2.3); handlers see it as RequestContext::keepalive.
+  absl::Duration keepalive = absl::ZeroDuration();
+  // On stop: how long connections in flight may take to finish before they are closed.
+  absl::Duration drain_timeout = kDefaultDrainTimeout;
+  absl::Duration accept_pause = kDefaultAcceptPause;
+};
+
+}  // namespace onepass
+
+#endif  // ONEPASS_SERVER_LIMITS_H_

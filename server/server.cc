@@ -1,0 +1,128 @@
+#include "server/server.h"
+
+#include <fstream>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/cpu_list.h"
+#include "common/log.h"
+#include "server/listener.h"
+
+namespace onepass {
+namespace {
+
+absl::Status ValidateConfig(const ServerConfig& config) {
+  if (config.listen.empty()) {
+    return absl::InvalidArgumentError("nothing to listen on; give --listen ADDR:PORT");
+  }
+  if (config.backlog <= 0) return absl::InvalidArgumentError("--backlog must be positive");
+  if (config.accept_burst <= 0) {
+    return absl::InvalidArgumentError("--accept-burst must be positive");
+  }
+  if (config.max_connections <= 0) {
+    return absl::InvalidArgumentError("--max-connections must be positive");
+  }
+  if (config.read_timeout <= absl::ZeroDuration() || config.write_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--read-timeout-ms and --write-timeout-ms must be positive");
+  }
+  if (config.keepalive < absl::ZeroDuration() || config.drain_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--keepalive-ms and --drain-timeout-ms must not be negative");
+  }
+  return absl::OkStatus();
+}
+
+// The kernel silently caps the listen backlog at net.core.somaxconn: say so once.
+void WarnIfBacklogCapped(int backlog) {
+  std::ifstream file("/proc/sys/net/core/somaxconn");
+  int somaxconn = 0;
+  if (file >> somaxconn && somaxconn < backlog) {
+    LogWarning("--backlog %d is capped by net.core.somaxconn=%d; raise it (deploy/ sysctls)",
+               backlog, somaxconn);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerConfig& config,
+                                                       std::unique_ptr<HandlerFactory> factory) {
+  if (absl::Status valid = ValidateConfig(config); !valid.ok()) return valid;
+  auto server = std::unique_ptr<Server>(new Server());
+  server->factory_ = std::move(factory);
+
+  absl::StatusOr<WorkerPlacement> placement = PlaceWorkers(config, AllowedCpus());
+  if (!placement.ok()) return placement.status();
+  server->placement_ = *std::move(placement);
+  const WorkerPlacement& place = server->placement_;
+  const int workers = static_cast<int>(place.worker_cpus.size());
+  if (!place.note.empty()) LogInfo("%s", place.note);
+
+  std::vector<SocketAddress> requested;
+  for (const std::string& text : config.listen) {
+    absl::StatusOr<SocketAddress> address = ParseSocketAddress(text);
+    if (!address.ok()) return address.status();
+    requested.push_back(*address);
+  }
+  WarnIfBacklogCapped(config.backlog);
+  std::vector<int> steering_cpus;
+  if (place.cpu_steering) steering_cpus = place.worker_cpus;
+  absl::StatusOr<ListenerSet> listeners =
+      OpenListeners(requested, workers, config.backlog, steering_cpus);
+  if (!listeners.ok()) return listeners.status();
+  server->addresses_ = listeners->bound;
+
+  // --max-connections is for the whole server (RFC 9210 §4.5 counts per server): each worker
+  // gets an equal share, rounded up.
+  const int per_worker = (config.max_connections + workers - 1) / workers;
+  for (int w = 0; w < workers; ++w) {
+    std::unique_ptr<Handler> handler = server->factory_->CreateHandler();
+    if (handler == nullptr) {
+      return absl::InternalError(
+          absl::StrCat("the ", server->factory_->Name(), " handler could not be created"));
+    }
+    auto worker = std::make_unique<Worker>(
+        w, place.worker_cpus[w], std::move(listeners->by_worker[w]), std::move(handler),
+        server->factory_->OutputBufferBytes(), config, per_worker);
+    if (absl::Status init = worker->Init(); !init.ok()) return init;
+    server->workers_.push_back(std::move(worker));
+  }
+  LogInfo("%d workers on CPUs %s, steering by %s, backlog %d, %d parked connections per worker",
+          workers, place.pinned ? FormatCpuList(place.worker_cpus) : "(not pinned)",
+          place.cpu_steering ? "CPU" : "hash", config.backlog, per_worker);
+  return server;
+}
+
+Server::~Server() {
+  if (!threads_.empty()) {
+    RequestStop();
+    Wait();
+  }
+}
+
+void Server::Start() {
+  for (auto& worker : workers_) {
+    Worker* w = worker.get();
+    threads_.emplace_back([w] { w->Run(); });
+  }
+}
+
+void Server::RequestStop() {
+  for (auto& worker : workers_) worker->RequestStop();
+}
+
+void Server::Wait() {
+  for (std::thread& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
+  threads_.clear();
+}
+
+StatsSnapshot Server::Stats() const {
+  StatsSnapshot total;
+  for (const auto& worker : workers_) total += worker->ReadStats();
+  return total;
+}
+
+StatsSnapshot Server::StatsOf(int worker) const { return workers_[worker]->ReadStats(); }
+
+}  // namespace onepass

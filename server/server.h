@@ -1,0 +1,68 @@
+// The server: listeners, workers and their threads, start and stop. Knows no protocol: it is
+// given a HandlerFactory (handlers/registry.h in onepassd, a test handler in tests).
+//
+// Usage (server/main.cc, tests/integration/server/):
+//   auto server = Server::Create(config, std::move(factory));   // binds every listener
+//   server->Start();                                              // one thread per worker
+//   ... server->RequestStop();  server->Wait();                   // drain and join
+#ifndef ONEPASS_SERVER_SERVER_H_
+#define ONEPASS_SERVER_SERVER_H_
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "handlers/handler.h"
+#include "server/limits.h"
+#include "server/placement.h"
+#include "server/socket_address.h"
+#include "server/stats.h"
+#include "server/worker.h"
+
+namespace onepass {
+
+class Server {
+ public:
+  // Validates `config`, places the workers (server/placement.h), binds and listens on every
+  // address (in worker order, with CPU steering when placed so) and creates one Handler per
+  // worker: factory->CreateHandler() is called for worker 0, 1, ... in that order, on this
+  // thread. Errors are one sentence saying what to change.
+  static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerConfig& config,
+                                                        std::unique_ptr<HandlerFactory> factory);
+  // Stops and joins the workers if still running.
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The bound addresses in --listen order, with the real ports.
+  const std::vector<SocketAddress>& addresses() const { return addresses_; }
+  const WorkerPlacement& placement() const { return placement_; }
+  int worker_count() const { return static_cast<int>(workers_.size()); }
+
+  // Starts one thread per worker. Call once.
+  void Start();
+  // Any thread, async-signal-safe: each worker stops accepting and drains (bounded by
+  // config.drain_timeout).
+  void RequestStop();
+  // Joins the worker threads (after RequestStop they return within the drain timeout).
+  void Wait();
+
+  // Any thread: the counters summed over workers, or those of worker `index`.
+  StatsSnapshot Stats() const;
+  StatsSnapshot StatsOf(int worker) const;
+
+ private:
+  Server() = default;
+
+  std::unique_ptr<HandlerFactory> factory_;  // outlives the handlers it made
+  WorkerPlacement placement_;
+  std::vector<SocketAddress> addresses_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace onepass
+
+#endif  // ONEPASS_SERVER_SERVER_H_

@@ -1,0 +1,68 @@
+#include "server/socket_options.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "server/limits.h"
+
+namespace onepass {
+namespace {
+
+absl::Status SetInt(int fd, int level, int name, int value, const char* what) {
+  if (setsockopt(fd, level, name, &value, sizeof(value)) != 0) {
+    return absl::InternalError(absl::StrCat("setsockopt(", what, "): ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SetListenerOptions(int fd, int family) {
+  // Restarting while old connections sit in TIME-WAIT on the listening port must not fail.
+  absl::Status status = SetInt(fd, SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR");
+  // One listening socket per worker in the same group: no shared accept queue or lock
+  // (DESIGN.md: one shared queue breaks at ~70k conn/s).
+  if (status.ok()) status = SetInt(fd, SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT");
+  // [::]:53 must not also take IPv4: the operator lists 0.0.0.0:53 separately if wanted.
+  if (status.ok() && family == AF_INET6) {
+    status = SetInt(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1, "IPV6_V6ONLY");
+  }
+  // Every protocol served is client-speaks-first: accept returns a socket whose request is
+  // already there, so the single pass (accept, recv, process, send, close) needs no epoll
+  // registration. Clients that stay silent are handed over after ~kDeferAcceptSeconds and
+  // then meet the read timeout in the event loop.
+  if (status.ok()) {
+    status = SetInt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, kDeferAcceptSeconds, "TCP_DEFER_ACCEPT");
+  }
+  return status;
+}
+
+absl::Status AttachReuseportProgram(int fd, absl::Span<const sock_filter> program) {
+  sock_fprog fprog = {};
+  fprog.len = static_cast<unsigned short>(program.size());
+  fprog.filter = const_cast<sock_filter*>(program.data());
+  if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &fprog, sizeof(fprog)) != 0) {
+    return absl::InternalError(absl::StrCat("setsockopt(SO_ATTACH_REUSEPORT_CBPF): ",
+                                            std::strerror(errno), "; run with --steering hash"));
+  }
+  return absl::OkStatus();
+}
+
+// TCP_NODELAY is deliberately NOT set on the single pass: the whole response leaves in one
+// send on an idle connection, and Linux's Nagle (Minshall's variant) only holds a small
+// segment while an earlier small one is unacknowledged; close() then flushes everything. That
+// saves a setsockopt per connection. A connection that stays open for more requests can send a
+// second small response while the first is unacknowledged, which Nagle would hold for the
+// client's delayed ACK (up to 40 ms), so it gets TCP_NODELAY.
+void SetNoDelay(int fd) {
+  int one = 1;
+  // Best effort: a failure only costs latency.
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+}  // namespace onepass

@@ -1,0 +1,25 @@
+// Every socket option the server sets, in one place, with the reason for each.
+#ifndef ONEPASS_SERVER_SOCKET_OPTIONS_H_
+#define ONEPASS_SERVER_SOCKET_OPTIONS_H_
+
+#include <linux/filter.h>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+
+namespace onepass {
+
+// On a listening socket before bind: SO_REUSEADDR, SO_REUSEPORT, IPV6_V6ONLY (IPv6),
+// TCP_DEFER_ACCEPT (kDeferAcceptSeconds). See socket_options.cc for why.
+absl::Status SetListenerOptions(int fd, int family);
+
+// Attaches a classic BPF program to the SO_REUSEPORT group `fd` belongs to (all its sockets
+// must be bound and listening): it returns the index of the socket that gets a new connection.
+absl::Status AttachReuseportProgram(int fd, absl::Span<const sock_filter> program);
+
+// On an accepted socket that stays open for more requests (keepalive, pipelining).
+void SetNoDelay(int fd);
+
+}  // namespace onepass
+
+#endif  // ONEPASS_SERVER_SOCKET_OPTIONS_H_

@@ -1,0 +1,378 @@
+#include "server/worker.h"
+
+#include <event2/event.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+
+namespace onepass {
+namespace {
+
+timeval TimevalFrom(absl::Duration duration) {
+  if (duration < absl::ZeroDuration()) duration = absl::ZeroDuration();
+  return absl::ToTimeval(duration);
+}
+
+absl::Duration Until(SteadyTime deadline, SteadyTime now) {
+  return absl::FromChrono(deadline - now);
+}
+
+SteadyTime After(SteadyTime now, absl::Duration duration) {
+  return now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                   absl::ToChronoNanoseconds(duration));
+}
+
+void FreeEvent(event* ev) {
+  if (ev != nullptr) event_free(ev);
+}
+void FreeBase(event_base* base) {
+  if (base != nullptr) event_base_free(base);
+}
+
+}  // namespace
+
+Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
+               std::unique_ptr<Handler> handler, size_t output_buffer_bytes,
+               const ServerConfig& config, int max_connections)
+    : index_(index),
+      cpu_(cpu),
+      config_(config),
+      max_connections_(max_connections),
+      // One byte beyond MaxRequestBytes so that an oversize request is seen as such.
+      input_buffer_bytes_(std::max(handler->MaxRequestBytes() + 1, kMinInputBufferBytes)),
+      output_buffer_bytes_(output_buffer_bytes),
+      handler_(std::move(handler)),
+      listeners_(std::move(listeners)),
+      base_(nullptr, FreeBase),
+      stop_event_(nullptr, FreeEvent),
+      resume_timer_(nullptr, FreeEvent),
+      drain_timer_(nullptr, FreeEvent) {
+  env_.handler = handler_.get();
+  env_.stats = &stats_;
+  env_.max_request_bytes = handler_->MaxRequestBytes();
+  env_.keepalive = config_.keepalive;
+}
+
+Worker::~Worker() {
+  // Connections and events must go before the base.
+  for (Connection* connection : active_) {
+    event_del(connection->event);
+    if (connection->fd() >= 0) close(connection->fd());
+  }
+  pool_.clear();
+  scratch_.reset();
+  accept_events_.clear();
+  stop_event_.reset();
+  resume_timer_.reset();
+  drain_timer_.reset();
+  base_.reset();
+}
+
+absl::Status Worker::Init() {
+  // One event_base per worker thread, used by that thread only: no locking (libevent_core).
+  std::unique_ptr<event_config, void (*)(event_config*)> event_cfg(event_config_new(),
+                                                                   event_config_free);
+  if (event_cfg == nullptr) return absl::ResourceExhaustedError("event_config_new failed");
+  event_config_set_flag(event_cfg.get(), EVENT_BASE_FLAG_NOLOCK);
+  base_.reset(event_base_new_with_config(event_cfg.get()));
+  if (base_ == nullptr) return absl::ResourceExhaustedError("event_base_new failed");
+
+  stop_fd_.Reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!stop_fd_.valid()) {
+    return absl::InternalError(absl::StrCat("eventfd: ", std::strerror(errno)));
+  }
+  stop_event_.reset(
+      event_new(base_.get(), stop_fd_.get(), EV_READ | EV_PERSIST, &Worker::OnStopRequested, this));
+  resume_timer_.reset(evtimer_new(base_.get(), &Worker::OnAcceptResume, this));
+  drain_timer_.reset(evtimer_new(base_.get(), &Worker::OnDrainDeadline, this));
+  if (stop_event_ == nullptr || resume_timer_ == nullptr || drain_timer_ == nullptr ||
+      event_add(stop_event_.get(), nullptr) != 0) {
+    return absl::ResourceExhaustedError("cannot create the worker's events");
+  }
+  for (const ScopedFd& listener : listeners_) {
+    accept_events_.emplace_back(
+        event_new(base_.get(), listener.get(), EV_READ | EV_PERSIST, &Worker::OnAcceptable, this),
+        FreeEvent);
+    if (accept_events_.back() == nullptr) {
+      return absl::ResourceExhaustedError("cannot create an accept event");
+    }
+  }
+  SetAccepting(true);
+
+  scratch_ = std::make_unique<Connection>(input_buffer_bytes_, output_buffer_bytes_);
+  pool_.reserve(max_connections_);
+  free_.reserve(max_connections_);
+  active_.reserve(max_connections_);
+  return absl::OkStatus();
+}
+
+void Worker::Run() {
+  if (cpu_ >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu_, &set);
+    int error = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    if (error != 0) {
+      LogError("worker %d: cannot pin to CPU %d: %s; its connections lose CPU locality", index_,
+               cpu_, std::strerror(error));
+    }
+  }
+  event_base_dispatch(base_.get());
+  CloseListeners();
+}
+
+void Worker::RequestStop() {
+  uint64_t one = 1;
+  ssize_t ignored = write(stop_fd_.get(), &one, sizeof(one));  // eventfd: never short
+  (void)ignored;
+}
+
+void Worker::SetAccepting(bool on) {
+  if (on == accepting_) return;
+  for (auto& accept_event : accept_events_) {
+    if (on) {
+      event_add(accept_event.get(), nullptr);
+    } else {
+      event_del(accept_event.get());
+    }
+  }
+  accepting_ = on;
+}
+
+void Worker::OnAcceptable(int fd, short what, void* arg) {
+  Worker* worker = static_cast<Worker*>(arg);
+  worker->AcceptBurst(fd, worker->config_.accept_burst);
+}
+
+void Worker::AcceptBurst(int listener_fd, int limit) {
+  for (int i = 0; i < limit; ++i) {
+    int fd = accept4(listener_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      switch (errno) {
+        case EAGAIN:
+#if EAGAIN != EWOULDBLOCK
+        case EWOULDBLOCK:
+#endif
+          return;
+        case EINTR:
+        case ECONNABORTED:
+        // accept(2): errors of the new connection itself, to be treated like EAGAIN + retry.
+        case EPROTO:
+        case ENETDOWN:
+        case ENOPROTOOPT:
+        case EHOSTDOWN:
+        case ENONET:
+        case EHOSTUNREACH:
+        case ENETUNREACH:
+        case EPERM:
+          continue;
+        case EMFILE:
+        case ENFILE:
+        case ENOBUFS:
+        case ENOMEM:
+          PauseAccepting(errno);
+          return;
+        default:
+          WorkerStats::Add(stats_.accept_errors);
+          WorkerStats::Add(stats_.errors);
+          LogWarning("worker %d: accept: %s", index_, std::strerror(errno));
+          return;
+      }
+    }
+    WorkerStats::Add(stats_.accepted);
+    ServeAccepted(fd);
+  }
+  // The burst is spent; the listener is level-triggered, so the rest waits for the next turn.
+}
+
+void Worker::PauseAccepting(int error) {
+  WorkerStats::Add(stats_.accept_pauses);
+  // Spinning on a listener that stays readable would burn the CPU: stop watching it for a
+  // while (DESIGN.md Limits: nginx, NSD). One log line per pause.
+  LogWarning(
+      "worker %d: accept: %s; not accepting for %s (raise the descriptor limit, "
+      "ulimit -n, or lower --max-connections)",
+      index_, std::strerror(error), absl::FormatDuration(config_.accept_pause));
+  SetAccepting(false);
+  paused_ = true;
+  timeval tv = TimevalFrom(config_.accept_pause);
+  evtimer_add(resume_timer_.get(), &tv);
+}
+
+void Worker::OnAcceptResume(int fd, short what, void* arg) {
+  Worker* worker = static_cast<Worker*>(arg);
+  worker->paused_ = false;
+  if (!worker->draining_) worker->SetAccepting(true);
+}
+
+void Worker::ServeAccepted(int fd) {
+  scratch_->Reset(fd);
+  const Connection::Next next = scratch_->Advance(env_);
+  if (next == Connection::Next::kClose) {
+    WorkerStats::Add(stats_.single_pass);
+    close(fd);
+    scratch_->Reset(-1);
+    return;
+  }
+  Connection* connection = AcquireConnection();
+  if (connection == nullptr) {
+    WorkerStats::Add(stats_.rejected_pool_full);
+    WorkerStats::Add(stats_.rejected);
+    close(fd);
+    scratch_->Reset(-1);
+    return;
+  }
+  connection->TakeOver(*scratch_);
+  WorkerStats::Add(stats_.parked);
+  connection->active_index = active_.size();
+  active_.push_back(connection);
+  Wait(connection, next);
+}
+
+Connection* Worker::AcquireConnection() {
+  if (!free_.empty()) {
+    Connection* connection = free_.back();
+    free_.pop_back();
+    return connection;
+  }
+  if (static_cast<int>(pool_.size()) >= max_connections_) return nullptr;
+  // Grows the pool: allocation happens only until the pool has seen its peak.
+  auto connection = std::make_unique<Connection>(input_buffer_bytes_, output_buffer_bytes_);
+  connection->event = event_new(base_.get(), -1, 0, &Worker::OnConnectionEvent, nullptr);
+  if (connection->event == nullptr) return nullptr;
+  connection->worker = this;
+  pool_.push_back(std::move(connection));
+  return pool_.back().get();
+}
+
+void Worker::Wait(Connection* connection, Connection::Next next) {
+  const SteadyTime now = std::chrono::steady_clock::now();
+  short flags = 0;
+  SteadyTime deadline;
+  if (next == Connection::Next::kWaitForRead) {
+    const bool consumed = connection->TakeMessageConsumed();
+    const bool idle = connection->idle() && config_.keepalive > absl::ZeroDuration();
+    if (draining_ && connection->idle()) {
+      Close(connection);  // between requests: nothing in flight to finish
+      return;
+    }
+    if (!connection->read_deadline_armed || consumed) {
+      // A per-message deadline: it restarts only when a whole request was consumed, never on
+      // a partial read, so a client trickling bytes is cut off (DESIGN.md Limits).
+      connection->read_deadline = After(now, idle ? config_.keepalive : config_.read_timeout);
+      connection->read_deadline_armed = true;
+      connection->read_deadline_is_idle = idle;
+    } else if (connection->read_deadline_is_idle && !connection->in().empty()) {
+      // The next request has begun during keepalive: it gets the read timeout to complete.
+      connection->read_deadline =
+          std::min(connection->read_deadline, After(now, config_.read_timeout));
+      connection->read_deadline_is_idle = false;
+    }
+    deadline = connection->read_deadline;
+    flags = EV_READ;
+  } else {
+    if (!connection->write_deadline_armed) {
+      connection->write_deadline = After(now, config_.write_timeout);
+      connection->write_deadline_armed = true;
+    }
+    deadline = connection->write_deadline;
+    flags = EV_WRITE;
+  }
+  // A one-shot event with the time left: libevent's own timeouts would restart on each add.
+  event_assign(connection->event, base_.get(), connection->fd(), flags, &Worker::OnConnectionEvent,
+               connection);
+  timeval tv = TimevalFrom(Until(deadline, now));
+  event_add(connection->event, &tv);
+}
+
+void Worker::OnConnectionEvent(int fd, short what, void* arg) {
+  Connection* connection = static_cast<Connection*>(arg);
+  Worker* worker = connection->worker;
+  if (what & EV_TIMEOUT) {
+    const bool reading = (event_get_events(connection->event) & EV_READ) != 0;
+    WorkerStats::Add(reading ? worker->stats_.read_timeouts : worker->stats_.write_timeouts);
+    WorkerStats::Add(worker->stats_.timeouts);
+    worker->Close(connection);
+    return;
+  }
+  const Connection::Next next = connection->Advance(worker->env_);
+  if (next == Connection::Next::kClose) {
+    worker->Close(connection);
+  } else {
+    worker->Wait(connection, next);
+  }
+}
+
+void Worker::Close(Connection* connection) {
+  event_del(connection->event);
+  close(connection->fd());
+  connection->Reset(-1);
+  // Swap-remove from the parked list.
+  Connection* last = active_.back();
+  active_[connection->active_index] = last;
+  last->active_index = connection->active_index;
+  active_.pop_back();
+  free_.push_back(connection);
+  if (draining_ && active_.empty()) event_base_loopbreak(base_.get());
+}
+
+void Worker::OnStopRequested(int fd, short what, void* arg) {
+  Worker* worker = static_cast<Worker*>(arg);
+  uint64_t count;
+  ssize_t ignored = read(fd, &count, sizeof(count));
+  (void)ignored;
+  if (!worker->draining_) worker->BeginDrain();
+}
+
+void Worker::BeginDrain() {
+  draining_ = true;
+  event_del(resume_timer_.get());
+  // Closing a reuseport listener resets the connections still in its accept queue: take them
+  // first (bounded by the backlog), then close. New SYNs go to the group's other sockets until
+  // those close too; zero loss needs net.ipv4.tcp_migrate_req (DESIGN.md "Restarts").
+  if (!paused_) {
+    for (const ScopedFd& listener : listeners_) AcceptBurst(listener.get(), config_.backlog);
+  }
+  CloseListeners();
+  // Kept-alive connections between requests have nothing in flight: close them now.
+  for (size_t i = active_.size(); i > 0; --i) {
+    Connection* connection = active_[i - 1];
+    if (connection->idle() && (event_get_events(connection->event) & EV_READ)) {
+      Close(connection);
+    }
+  }
+  if (active_.empty()) {
+    event_base_loopbreak(base_.get());
+    return;
+  }
+  timeval tv = TimevalFrom(config_.drain_timeout);
+  evtimer_add(drain_timer_.get(), &tv);
+}
+
+void Worker::OnDrainDeadline(int fd, short what, void* arg) {
+  Worker* worker = static_cast<Worker*>(arg);
+  while (!worker->active_.empty()) {
+    WorkerStats::Add(worker->stats_.closed_drain);
+    worker->Close(worker->active_.back());
+  }
+  event_base_loopbreak(worker->base_.get());
+}
+
+void Worker::CloseListeners() {
+  SetAccepting(false);
+  accept_events_.clear();
+  listeners_.clear();
+}
+
+}  // namespace onepass

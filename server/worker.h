@@ -1,0 +1,106 @@
+// One worker: a thread pinned to one CPU with its own listening sockets (one per --listen
+// address), its own libevent event_base (no locks), its own Handler, buffers and counters.
+// Workers share no mutable state; the only cross-thread call is RequestStop (an eventfd write).
+//
+// The path of a connection (DESIGN.md):
+//   listener readable → accept4 up to --accept-burst times → for each socket, at once: recv
+//   into the scratch connection, Handler::Process, one send, close (the single pass).
+// Only a connection that must wait (incomplete request, full socket buffer, keepalive) takes a
+// Connection from the worker's pool and is registered with the event loop, with a deadline.
+#ifndef ONEPASS_SERVER_WORKER_H_
+#define ONEPASS_SERVER_WORKER_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "handlers/handler.h"
+#include "server/connection.h"
+#include "server/limits.h"
+#include "server/scoped_fd.h"
+#include "server/stats.h"
+
+struct event;
+struct event_base;
+
+namespace onepass {
+
+class Worker {
+ public:
+  // `cpu` < 0: not pinned. `listeners` are bound, listening, non-blocking sockets.
+  // `max_connections`: the most connections parked at once on this worker.
+  Worker(int index, int cpu, std::vector<ScopedFd> listeners, std::unique_ptr<Handler> handler,
+         size_t output_buffer_bytes, const ServerConfig& config, int max_connections);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Creates the event_base and registers the listeners. On the constructing thread.
+  absl::Status Init();
+  // The thread body: pins itself to its CPU and runs the event loop until it has drained.
+  void Run();
+  // Any thread, async-signal-safe: stop accepting, finish connections in flight within
+  // config.drain_timeout, then make Run return.
+  void RequestStop();
+
+  int index() const { return index_; }
+  int cpu() const { return cpu_; }
+  // Any thread.
+  StatsSnapshot ReadStats() const { return stats_.Read(); }
+
+ private:
+  static void OnAcceptable(int fd, short what, void* arg);
+  static void OnConnectionEvent(int fd, short what, void* arg);
+  static void OnStopRequested(int fd, short what, void* arg);
+  static void OnAcceptResume(int fd, short what, void* arg);
+  static void OnDrainDeadline(int fd, short what, void* arg);
+
+  // Accepts up to `limit` connections from `listener_fd`, serving each at once.
+  void AcceptBurst(int listener_fd, int limit);
+  void PauseAccepting(int error);
+  void SetAccepting(bool on);
+  // Serves the scratch connection (a fresh socket) and parks it if it must wait.
+  void ServeAccepted(int fd);
+  // Registers `connection` with the event loop for `next`, with the right deadline.
+  void Wait(Connection* connection, Connection::Next next);
+  void Close(Connection* connection);
+  Connection* AcquireConnection();
+  void BeginDrain();
+  void CloseListeners();
+
+  const int index_;
+  const int cpu_;
+  const ServerConfig config_;
+  const int max_connections_;
+  const size_t input_buffer_bytes_;
+  const size_t output_buffer_bytes_;
+  std::unique_ptr<Handler> handler_;
+  ConnectionEnv env_;
+  WorkerStats stats_;
+
+  ScopedFd stop_fd_;  // eventfd: RequestStop writes, the loop reads
+  std::vector<ScopedFd> listeners_;
+
+  // Declared before every event so that it is freed after them.
+  std::unique_ptr<event_base, void (*)(event_base*)> base_;
+  std::vector<std::unique_ptr<event, void (*)(event*)>> accept_events_;
+  std::unique_ptr<event, void (*)(event*)> stop_event_;
+  std::unique_ptr<event, void (*)(event*)> resume_timer_;
+  std::unique_ptr<event, void (*)(event*)> drain_timer_;
+
+  // The single pass runs here; parking swaps its buffers into a pooled Connection.
+  std::unique_ptr<Connection> scratch_;
+  // Parked connections: grows on demand up to max_connections_, never shrinks, so steady
+  // state allocates nothing. `free_` and `active_` point into `pool_`.
+  std::vector<std::unique_ptr<Connection>> pool_;
+  std::vector<Connection*> free_;
+  std::vector<Connection*> active_;
+
+  bool accepting_ = false;
+  bool paused_ = false;
+  bool draining_ = false;
+};
+
+}  // namespace onepass
+
+#endif  // ONEPASS_SERVER_WORKER_H_
