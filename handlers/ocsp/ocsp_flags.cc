@@ -1,11 +1,83 @@
 #include "handlers/ocsp/ocsp_flags.h"
 
+#include <cstdint>
+
+#include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "handlers/ocsp/ocsp_handler.h"
+#include "handlers/ocsp/ocsp_snapshot.h"
+
+#ifndef ONEPASS_OCSP_DEFAULT_DATA_DIR
+#error "ONEPASS_OCSP_DEFAULT_DATA_DIR must be defined by handlers/ocsp/CMakeLists.txt"
+#endif
+
+ABSL_FLAG(std::string, ocsp_responses, ONEPASS_OCSP_DEFAULT_DATA_DIR "/responses",
+          "ocsp: directory of pre-signed DER OCSP responses, one file per certificate (as "
+          "`openssl ocsp -respout` writes them). Default: the test set the build generated.");
+ABSL_FLAG(std::string, ocsp_path, "/",
+          "ocsp: URL path of the responder: POST to it, GET <path>/<url-encoded base64 request>");
+ABSL_FLAG(int64_t, ocsp_max_header_bytes, 8192,
+          "ocsp: largest request line + header fields in bytes (414/431 beyond)");
+ABSL_FLAG(int64_t, ocsp_max_body_bytes, 16384, "ocsp: largest POST body in bytes (413 beyond)");
+ABSL_FLAG(int64_t, ocsp_max_response_bytes, 16384,
+          "ocsp: largest pre-signed response loaded, in bytes (bigger files are skipped)");
 
 namespace onepass::ocsp {
+namespace {
+
+absl::Status CheckRange(absl::string_view flag, int64_t value, int64_t low, int64_t high) {
+  if (value < low || value > high) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, "=", value, " is out of range [", low, ", ", high, "]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPath(const std::string& path) {
+  if (path.empty() || path[0] != '/') {
+    return absl::InvalidArgumentError(absl::StrCat("--ocsp_path='", path, "' must start with '/'"));
+  }
+  for (char c : path) {
+    if (c <= 0x20 || c >= 0x7F || c == '?' || c == '#' || c == '%') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--ocsp_path='", path, "' may hold only visible ASCII without '?', '#' or '%'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string DefaultOcspDataDir() { return ONEPASS_OCSP_DEFAULT_DATA_DIR; }
 
 absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
-  return absl::UnimplementedError("the OCSP handler is not built yet");
+  const int64_t max_header = absl::GetFlag(FLAGS_ocsp_max_header_bytes);
+  const int64_t max_body = absl::GetFlag(FLAGS_ocsp_max_body_bytes);
+  const int64_t max_response = absl::GetFlag(FLAGS_ocsp_max_response_bytes);
+  // A head must at least hold a request line; beyond 1 MiB it is no longer a short request.
+  if (absl::Status s = CheckRange("ocsp_max_header_bytes", max_header, 64, 1 << 20); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckRange("ocsp_max_body_bytes", max_body, 0, 1 << 20); !s.ok()) return s;
+  if (absl::Status s = CheckRange("ocsp_max_response_bytes", max_response, 64, 1 << 20); !s.ok()) {
+    return s;
+  }
+  OcspHandlerConfig config;
+  config.http.max_header_bytes = static_cast<size_t>(max_header);
+  config.http.max_body_bytes = static_cast<size_t>(max_body);
+  config.max_response_bytes = static_cast<size_t>(max_response);
+  config.path = absl::GetFlag(FLAGS_ocsp_path);
+  if (absl::Status s = CheckPath(config.path); !s.ok()) return s;
+
+  OcspLoadOptions options;
+  options.max_response_bytes = config.max_response_bytes;
+  // Loading at startup is the one place the clock is read: to skip already-expired responses.
+  absl::StatusOr<std::shared_ptr<const OcspSnapshot>> snapshot =
+      OcspSnapshot::LoadDirectory(absl::GetFlag(FLAGS_ocsp_responses), absl::Now(), options);
+  if (!snapshot.ok()) return snapshot.status();
+  return std::make_unique<OcspHandlerFactory>(std::move(config), *std::move(snapshot));
 }
 
 }  // namespace onepass::ocsp

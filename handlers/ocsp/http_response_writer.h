@@ -1,0 +1,64 @@
+// Builds the responder's HTTP/1.1 responses, head and body in one buffer, for one send.
+//
+// Every response carries `Connection: close` (the server closes after it, RFC 9112 §9.6) and a
+// `Date` (RFC 9110 §6.6.1). A pre-signed OCSP response's head is mostly computed at load time
+// (BuildPresignedHeadPrefix); at serve time only Date and Cache-Control's max-age are written,
+// since both depend on the time of the request (RFC 5019 §6.2).
+#ifndef ONEPASS_HANDLERS_OCSP_HTTP_RESPONSE_WRITER_H_
+#define ONEPASS_HANDLERS_OCSP_HTTP_RESPONSE_WRITER_H_
+
+#include <cstddef>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/optional.h"
+#include "handlers/ocsp/http_date.h"
+#include "handlers/output_buffer.h"
+
+namespace onepass::ocsp {
+
+// OCSPResponseStatus values (RFC 6960 §4.2.1) that the responder sends without a signature.
+enum class OcspResponseStatus : uint8_t {
+  kMalformedRequest = 1,
+  kUnauthorized = 6,
+};
+
+// Upper bound on what serving adds to a BuildPresignedHeadPrefix() head (Date, Cache-Control).
+inline constexpr size_t kMaxDynamicHeadBytes = 160;
+
+// The head of a 200 for a pre-signed response, up to and excluding the Date field:
+//   HTTP/1.1 200 OK, Content-Type: application/ocsp-response, Content-Length,
+//   Last-Modified (= thisUpdate), Expires (= nextUpdate, when given), ETag, Connection: close.
+std::string BuildPresignedHeadPrefix(size_t body_size, absl::Time this_update,
+                                     absl::optional<absl::Time> next_update,
+                                     absl::string_view etag);
+
+// Per-worker (thread-confined): it caches the Date field.
+class HttpResponseWriter {
+ public:
+  // Appends the pre-signed response: `head_prefix` from BuildPresignedHeadPrefix, then Date,
+  // Cache-Control: max-age=<nextUpdate - now, >= 0>, public, no-transform, must-revalidate
+  // (RFC 5019 §6.2; max-age=0 without a nextUpdate), then `body`. False (and nothing appended)
+  // when it does not fit.
+  bool AppendPresigned(absl::string_view head_prefix, absl::string_view body,
+                       absl::optional<absl::Time> next_update, absl::Time now, OutputBuffer& out);
+
+  // Appends a 200 whose body is the unsigned OCSPResponse carrying only `status` (RFC 6960
+  // §4.2.1: "responseBytes" is absent for these), with Cache-Control: no-store.
+  bool AppendOcspStatus(OcspResponseStatus status, absl::Time now, OutputBuffer& out);
+
+  // Appends an HTTP error: `status` with its reason phrase and a one-line text/plain body
+  // "<status> <reason>: <detail>". 405 also carries Allow: GET, POST (RFC 9110 §15.5.6).
+  bool AppendHttpError(int status, absl::string_view detail, absl::Time now, OutputBuffer& out);
+
+ private:
+  HttpDateCache date_cache_;
+};
+
+// "Bad Request" for 400, etc.; "Error" for codes the responder never sends.
+absl::string_view HttpReasonPhrase(int status);
+
+}  // namespace onepass::ocsp
+
+#endif  // ONEPASS_HANDLERS_OCSP_HTTP_RESPONSE_WRITER_H_
