@@ -115,6 +115,7 @@ void Connection::CountEndOfInput(const ConnectionEnv& env) {
 
 Connection::Next Connection::Advance(const ConnectionEnv& env) {
   int reads = 0;
+  bool last_read_short = false;
   int calls_without_progress = 0;
   while (true) {
     if (!out_->empty()) {
@@ -189,6 +190,9 @@ Connection::Next Connection::Advance(const ConnectionEnv& env) {
     }
 
     if (reads == kReadsPerTurn) return Next::kWaitForRead;  // the rest is still in the socket
+    // A read that did not fill the buffer most likely emptied the socket: let the (level-
+    // triggered) event loop say when more has come instead of paying a recv for EAGAIN.
+    if (last_read_short) return Next::kWaitForRead;
     absl::Span<uint8_t> tail = in_->WritableTail();
     if (tail.empty()) {  // cannot happen with capacity > max_request_bytes; never spin
       WorkerStats::Add(env.stats->rejected_oversize);
@@ -199,6 +203,7 @@ Connection::Next Connection::Advance(const ConnectionEnv& env) {
     ++reads;
     WorkerStats::Add(env.stats->recvs);
     if (received > 0) {
+      last_read_short = static_cast<size_t>(received) < tail.size();
       in_->Commit(static_cast<size_t>(received));
       need_process_ = true;
       calls_without_progress = 0;

@@ -44,6 +44,20 @@ void WarnIfBacklogCapped(int backlog) {
 
 }  // namespace
 
+absl::Status Server::CheckConfig(const ServerConfig& config) {
+  if (absl::Status valid = ValidateConfig(config); !valid.ok()) return valid;
+  if (absl::StatusOr<WorkerPlacement> placement = PlaceWorkers(config, AllowedCpus());
+      !placement.ok()) {
+    return placement.status();
+  }
+  for (const std::string& text : config.listen) {
+    if (absl::StatusOr<SocketAddress> address = ParseSocketAddress(text); !address.ok()) {
+      return address.status();
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerConfig& config,
                                                        std::unique_ptr<HandlerFactory> factory) {
   if (absl::Status valid = ValidateConfig(config); !valid.ok()) return valid;

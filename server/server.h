@@ -31,6 +31,9 @@ class Server {
   // thread. Errors are one sentence saying what to change.
   static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerConfig& config,
                                                         std::unique_ptr<HandlerFactory> factory);
+  // The checks of Create that need no socket and no handler (limits, CPUs, addresses), so that
+  // a program can fail fast before loading its data.
+  static absl::Status CheckConfig(const ServerConfig& config);
   // Stops and joins the workers if still running.
   ~Server();
   Server(const Server&) = delete;

@@ -1,0 +1,215 @@
+#include "server/server_main.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/cpu_list.h"
+#include "common/log.h"
+#include "server/limits.h"
+#include "server/server.h"
+
+ABSL_FLAG(std::vector<std::string>, listen, {},
+          "Address to listen on: ADDR:PORT, or [V6ADDR]:PORT for IPv6 (e.g. 127.0.0.1:53, "
+          "[::1]:53; port 0 picks a free port). Repeat the flag, or separate with commas.");
+ABSL_FLAG(std::string, handler, "dns", "Protocol to serve (onepassd: dns|ocsp|whois).");
+ABSL_FLAG(int, workers, 0,
+          "Worker threads, each with its own listening socket and event loop. 0: one per CPU "
+          "in --cpus, or in this process's affinity mask (taskset).");
+ABSL_FLAG(std::string, cpus, "",
+          "CPUs to pin one worker each to, e.g. 0-3,8. Empty: the affinity mask, in order.");
+ABSL_FLAG(std::string, steering, "auto",
+          "Which worker accepts a connection: cpu (the one pinned to the CPU that processed its "
+          "SYN, via a reuseport BPF program; keeps a connection on its RSS queue's core), hash "
+          "(the kernel's 4-tuple hash), auto (cpu when the workers are pinned).");
+ABSL_FLAG(int, backlog, onepass::kDefaultBacklog,
+          "listen() backlog of each worker's socket (the kernel caps it at "
+          "net.core.somaxconn).");
+ABSL_FLAG(int, accept_burst, onepass::kDefaultAcceptBurst,
+          "Connections a worker accepts per listener wakeup before serving other events.");
+ABSL_FLAG(int, max_connections, onepass::kDefaultMaxConnections,
+          "Connections that may wait in the event loops at once (incomplete request, full "
+          "socket buffer, keepalive), for the whole server, split evenly over the workers. "
+          "Beyond it new waiting connections are closed and counted (rejected_pool_full).");
+ABSL_FLAG(int, read_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultReadTimeout),
+          "A request must arrive whole within this many ms of accept or of the previous "
+          "request; trickling bytes does not extend it (slowloris).");
+ABSL_FLAG(int, write_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultWriteTimeout),
+          "A response the socket could not take at once must be written within this many ms.");
+ABSL_FLAG(int, keepalive_ms, 0,
+          "0: close after the response. N: keep a connection open for more requests for up to "
+          "N ms of idleness (RFC 7766 section 6.2.3; DNS echoes it as edns-tcp-keepalive).");
+ABSL_FLAG(int, drain_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultDrainTimeout),
+          "On SIGTERM/SIGINT: stop accepting, then give connections in flight this many ms.");
+
+namespace onepass {
+namespace {
+
+constexpr char kUsage[] =
+    "serves DNS over TCP, OCSP over HTTP or Whois, one pinned worker per CPU.\n"
+    "\n"
+    "  onepassd --handler dns --listen 127.0.0.1:5300 [--listen [::1]:5300] [flags]\n"
+    "\n"
+    "Flag names may be written with '-' or '_' (--read-timeout-ms = --read_timeout_ms).\n"
+    "Prints 'listening on ADDR:PORT' per address and 'ready' once bound; on SIGTERM drains and\n"
+    "prints 'stats ...'. SIGUSR1 logs the counters.";
+
+// Flags shown by --help: the server's and every handler's (--helpfull shows Abseil's too).
+bool IsOurFlagFile(absl::string_view file) {
+  return absl::StrContains(file, "server/") || absl::StrContains(file, "handlers/");
+}
+
+// Lets the flags be written --read-timeout-ms (as documented) as well as --read_timeout_ms (as
+// Abseil names them), and lets --listen repeat: every --listen value is merged into one
+// comma-separated --listen, which Abseil parses as a list.
+std::vector<std::string> NormalizeArguments(int argc, char** argv) {
+  std::vector<std::string> args = {argv[0]};
+  std::vector<std::string> listen;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") {
+      for (; i < argc; ++i) args.emplace_back(argv[i]);
+      break;
+    }
+    if (arg.size() > 1 && arg[0] == '-' && !(arg[1] >= '0' && arg[1] <= '9')) {
+      size_t start = arg.find_first_not_of('-');
+      size_t end = std::min(arg.find('='), arg.size());
+      for (size_t k = start; k < end && start != std::string::npos; ++k) {
+        if (arg[k] == '-') arg[k] = '_';
+      }
+      absl::string_view name = absl::string_view(arg).substr(0, end);
+      if (name == "--listen" || name == "-listen") {
+        if (end < arg.size()) {
+          listen.push_back(arg.substr(end + 1));
+        } else if (i + 1 < argc) {
+          listen.emplace_back(argv[++i]);
+        } else {
+          args.push_back(arg);  // let Abseil report the missing value
+        }
+        continue;
+      }
+    }
+    args.push_back(std::move(arg));
+  }
+  if (!listen.empty()) args.push_back(absl::StrCat("--listen=", absl::StrJoin(listen, ",")));
+  return args;
+}
+
+absl::StatusOr<ServerConfig> ConfigFromFlags() {
+  ServerConfig config;
+  config.listen = absl::GetFlag(FLAGS_listen);
+  config.workers = absl::GetFlag(FLAGS_workers);
+  if (std::string cpus = absl::GetFlag(FLAGS_cpus); !cpus.empty()) {
+    absl::StatusOr<std::vector<int>> list = ParseCpuList(cpus);
+    if (!list.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--cpus ", cpus, ": ", list.status().message()));
+    }
+    config.cpus = *list;
+  }
+  const std::string steering = absl::GetFlag(FLAGS_steering);
+  if (steering == "auto") {
+    config.steering = Steering::kAuto;
+  } else if (steering == "cpu") {
+    config.steering = Steering::kCpu;
+  } else if (steering == "hash") {
+    config.steering = Steering::kHash;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--steering ", steering, ": choose cpu, hash or auto"));
+  }
+  config.backlog = absl::GetFlag(FLAGS_backlog);
+  config.accept_burst = absl::GetFlag(FLAGS_accept_burst);
+  config.max_connections = absl::GetFlag(FLAGS_max_connections);
+  config.read_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_read_timeout_ms));
+  config.write_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_write_timeout_ms));
+  config.keepalive = absl::Milliseconds(absl::GetFlag(FLAGS_keepalive_ms));
+  config.drain_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_drain_timeout_ms));
+  return config;
+}
+
+int Fail(const absl::Status& status) {
+  LogError("%s", status.message());
+  return 1;
+}
+
+}  // namespace
+
+int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
+  SetLogProgramName("onepassd");
+  absl::SetProgramUsageMessage(kUsage);
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_helpshort_flags = IsOurFlagFile;
+  usage_config.contains_help_flags = IsOurFlagFile;
+  absl::SetFlagsUsageConfig(usage_config);
+  std::vector<std::string> args = NormalizeArguments(argc, argv);
+  std::vector<char*> cargs;
+  for (std::string& arg : args) cargs.push_back(arg.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(cargs.size()), cargs.data());
+  if (positional.size() > 1) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument '", positional[1], "'; see onepassd --help")));
+  }
+
+  absl::StatusOr<ServerConfig> config = ConfigFromFlags();
+  if (!config.ok()) return Fail(config.status());
+
+  // Signals are taken by sigwait on this thread only; workers start with them blocked, so no
+  // signal handler ever runs on a worker (no async-signal-safety puzzles on the hot path).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // sends use MSG_NOSIGNAL; this covers anything else
+
+  const std::string handler_name = absl::GetFlag(FLAGS_handler);
+  // Cheap checks first: a zone may take long to load.
+  if (absl::Status valid = Server::CheckConfig(*config); !valid.ok()) return Fail(valid);
+  absl::StatusOr<std::unique_ptr<HandlerFactory>> factory = make_factory(handler_name);
+  if (!factory.ok()) {
+    return Fail(absl::Status(factory.status().code(), absl::StrCat("--handler ", handler_name, ": ",
+                                                                   factory.status().message())));
+  }
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(*config, *std::move(factory));
+  if (!server.ok()) return Fail(server.status());
+  (*server)->Start();
+
+  for (const SocketAddress& address : (*server)->addresses()) {
+    std::printf("listening on %s\n", address.ToString().c_str());
+  }
+  std::printf("ready\n");
+  std::fflush(stdout);
+
+  while (true) {
+    int signal_number = 0;
+    if (sigwait(&signals, &signal_number) != 0) continue;
+    if (signal_number == SIGUSR1) {
+      LogInfo("stats %s", (*server)->Stats().Format());
+      continue;
+    }
+    LogInfo("%s: draining (up to %s)", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
+            absl::FormatDuration(config->drain_timeout));
+    break;
+  }
+  (*server)->RequestStop();
+  (*server)->Wait();
+  std::printf("stats %s\n", (*server)->Stats().Format().c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace onepass
