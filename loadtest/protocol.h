@@ -1,0 +1,60 @@
+// What the load tester knows about one protocol: how to build a request and how to judge the
+// server's response. Implementations are immutable after construction and shared read-only by
+// every client thread; they share no code with the server's handlers (handlers/), so a mistake
+// there cannot hide itself here.
+#ifndef ONEPASS_LOADTEST_PROTOCOL_H_
+#define ONEPASS_LOADTEST_PROTOCOL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace onepass::load {
+
+enum class Verdict {
+  kIncomplete,  // need more bytes (or the server's close) to judge
+  kOk,          // a complete, correct response
+  kShort,       // the server closed before a complete response
+  kWrong,       // a complete (or unparseable) response that is not the right answer
+};
+
+struct CheckResult {
+  Verdict verdict = Verdict::kIncomplete;
+  // For kShort/kWrong: a fixed category used to count mismatches ("wrong ID"); static storage.
+  const char* reason = "";
+  // For kShort/kWrong: the details for the sample printed in the summary.
+  std::string detail;
+
+  static CheckResult Incomplete() { return {}; }
+  static CheckResult Ok() { return {Verdict::kOk, "", ""}; }
+  static CheckResult Short(const char* reason, std::string detail = "") {
+    return {Verdict::kShort, reason, std::move(detail)};
+  }
+  static CheckResult Wrong(const char* reason, std::string detail = "") {
+    return {Verdict::kWrong, reason, std::move(detail)};
+  }
+};
+
+class ProtocolClient {
+ public:
+  virtual ~ProtocolClient() = default;
+
+  // The protocol's name as given to --proto.
+  virtual absl::string_view name() const = 0;
+
+  // Writes the request of transaction number `sequence` (counted per thread) into `out`,
+  // replacing its contents. `random` is fresh per transaction (e.g. a DNS message ID).
+  virtual void BuildRequest(uint64_t sequence, uint32_t random, std::string* out) const = 0;
+
+  // Judges `response`, every byte received so far on the connection that sent `request`.
+  // `closed` is true once the server has closed its side (no more bytes will come).
+  // Pure: the same arguments always give the same result. A response judged kOk or kWrong
+  // before the close stays so whatever follows (the client closes then).
+  virtual CheckResult Check(absl::string_view request, absl::string_view response,
+                            bool closed) const = 0;
+};
+
+}  // namespace onepass::load
+
+#endif  // ONEPASS_LOADTEST_PROTOCOL_H_
