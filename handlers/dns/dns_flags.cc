@@ -1,11 +1,44 @@
 #include "handlers/dns/dns_flags.h"
 
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "handlers/dns/default_zone.h"
+#include "handlers/dns/dns_handler.h"
+#include "handlers/dns/dns_name.h"
+#include "handlers/dns/zone_loader.h"
+
+// absl list flags take one comma-separated value (a repeated --zone replaces the earlier one).
+ABSL_FLAG(std::vector<std::string>, zone, {},
+          "DNS: comma-separated RFC 1035 zone files to serve (origin = owner of the SOA); "
+          "without it the embedded example.com zone is served");
+ABSL_FLAG(int, dns_edns_udp_size, 1232,
+          "DNS: UDP payload size advertised in EDNS(0) OPT records (RFC 6891 §6.2.5), 512..65535");
 
 namespace onepass::dns {
 
 absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
-  return absl::UnimplementedError("the DNS handler is not built yet");
+  ResponderConfig config;
+  const int udp_size = absl::GetFlag(FLAGS_dns_edns_udp_size);
+  if (udp_size < 512 || udp_size > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns_edns_udp_size=", udp_size, " is outside 512..65535"));
+  }
+  config.edns_udp_size = static_cast<uint16_t>(udp_size);
+  const std::vector<std::string> files = absl::GetFlag(FLAGS_zone);
+  absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> snapshot =
+      files.empty()
+          ? BuildSnapshot({ZoneSource{"<embedded default zone>", std::string(DefaultZoneText())}})
+          : LoadZoneFiles(files);
+  if (!snapshot.ok()) return snapshot.status();
+  for (const auto& zone : (*snapshot)->zones()) {
+    LogInfo("dns: serving zone %s (%d names)", NameToText(zone->origin()), zone->node_count());
+  }
+  return std::make_unique<DnsHandlerFactory>(*std::move(snapshot), config);
 }
 
 }  // namespace onepass::dns

@@ -1,0 +1,24 @@
+#include "handlers/dns/dns_framer.h"
+
+#include "handlers/dns/dns_wire.h"
+
+namespace onepass::dns {
+
+Frame NextFrame(absl::Span<const uint8_t> input) {
+  Frame frame;
+  if (input.size() < kLengthPrefixBytes) return frame;
+  const size_t length = ReadU16(input.data());
+  // A message shorter than the header can never be answered (RFC 1035 §4.1.1), and waiting
+  // for more bytes would not help: say so as soon as the prefix is known.
+  if (length < kHeaderBytes) {
+    frame.status = FrameStatus::kInvalid;
+    return frame;
+  }
+  if (input.size() - kLengthPrefixBytes < length) return frame;
+  frame.status = FrameStatus::kFrame;
+  frame.message = input.subspan(kLengthPrefixBytes, length);
+  frame.frame_bytes = kLengthPrefixBytes + length;
+  return frame;
+}
+
+}  // namespace onepass::dns

@@ -1,0 +1,32 @@
+// DNS over TCP framing (RFC 1035 §4.2.2, RFC 7766 §8): each message is preceded by its length
+// as a two-byte big-endian integer. Pure: looks at bytes, keeps no state.
+#ifndef ONEPASS_HANDLERS_DNS_DNS_FRAMER_H_
+#define ONEPASS_HANDLERS_DNS_DNS_FRAMER_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/types/span.h"
+
+namespace onepass::dns {
+
+enum class FrameStatus {
+  kIncomplete,  // the length prefix or the message is not all there yet
+  kFrame,       // one whole message at the front
+  kInvalid,     // the prefix announces a message too short to hold a DNS header
+};
+
+struct Frame {
+  FrameStatus status = FrameStatus::kIncomplete;
+  // With kFrame: the message without its prefix (a view into the input).
+  absl::Span<const uint8_t> message;
+  // With kFrame: bytes the frame takes at the front of the input (prefix + message).
+  size_t frame_bytes = 0;
+};
+
+// Looks at the front of `input`.
+Frame NextFrame(absl::Span<const uint8_t> input);
+
+}  // namespace onepass::dns
+
+#endif  // ONEPASS_HANDLERS_DNS_DNS_FRAMER_H_

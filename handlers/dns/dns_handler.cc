@@ -1,0 +1,89 @@
+#include "handlers/dns/dns_handler.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "handlers/dns/dns_framer.h"
+#include "handlers/dns/dns_wire.h"
+
+namespace onepass::dns {
+namespace {
+
+constexpr size_t kMaxFrameBytes = kLengthPrefixBytes + kMaxMessageBytes;
+
+// RFC 7828 §3.1: the idle timeout in units of 100 ms, at most 0xffff.
+uint16_t KeepaliveUnits(absl::Duration keepalive) {
+  if (keepalive <= absl::ZeroDuration()) return 0;
+  const int64_t units = absl::ToInt64Milliseconds(keepalive) / 100;
+  return static_cast<uint16_t>(std::clamp<int64_t>(units, 1, 0xffff));
+}
+
+}  // namespace
+
+DnsHandler::DnsHandler(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config)
+    : responder_(std::move(snapshot), config) {}
+
+size_t DnsHandler::MaxRequestBytes() const { return kMaxFrameBytes; }
+
+Verdict DnsHandler::Process(absl::Span<const uint8_t> input, const RequestContext& context,
+                            OutputBuffer& out) {
+  const uint16_t keepalive_units = KeepaliveUnits(context.keepalive);
+  size_t consumed = 0;
+  bool answered = false;
+  bool keep_open = false;
+  while (consumed < input.size()) {
+    // Let the server send what is pending first: RFC 9210 §4.5 soft limit, and a response of
+    // up to 64 KiB must fit whole.
+    if (out.size() >= kSoftOutputLimit || (!out.empty() && out.available() < kMaxFrameBytes)) {
+      return {out.empty() ? Action::kReadMore : Action::kWriteThenRead, consumed};
+    }
+    const Frame frame = NextFrame(input.subspan(consumed));
+    if (frame.status == FrameStatus::kIncomplete) break;
+    if (frame.status == FrameStatus::kInvalid) {
+      // Cannot be answered in the protocol: flush earlier answers, then close.
+      return {answered ? Action::kWriteThenClose : Action::kClose, consumed};
+    }
+    absl::Span<uint8_t> tail = out.WritableTail();
+    if (tail.size() < kLengthPrefixBytes + kHeaderBytes) {
+      return {answered ? Action::kWriteThenRead : Action::kClose, consumed};
+    }
+    const Response response =
+        responder_.Respond(frame.message, tail.subspan(kLengthPrefixBytes), keepalive_units);
+    if (response.kind == Response::Kind::kClose) {
+      return {answered ? Action::kWriteThenClose : Action::kClose, consumed};
+    }
+    consumed += frame.frame_bytes;
+    if (response.kind == Response::Kind::kDrop) continue;
+    // The length prefix goes in front of the message in the same buffer: one send.
+    WriteU16(tail.data(), static_cast<uint16_t>(response.size));
+    out.Commit(kLengthPrefixBytes + response.size);
+    answered = true;
+    keep_open = response.keepalive;
+  }
+  const bool more_buffered = consumed < input.size();
+  if (!answered) {
+    // Nothing to send: wait for the rest of a message, unless none can come.
+    return {context.peer_closed ? Action::kClose : Action::kReadMore, consumed};
+  }
+  // A started next message is read to its end; otherwise the connection stays open only when
+  // the client asked for keepalive and we announced it (RFC 7828 §3.3.2).
+  if ((more_buffered && !context.peer_closed) || keep_open) {
+    return {Action::kWriteThenRead, consumed};
+  }
+  return {Action::kWriteThenClose, consumed};
+}
+
+DnsHandlerFactory::DnsHandlerFactory(std::shared_ptr<const ZoneSnapshot> snapshot,
+                                     ResponderConfig config)
+    : snapshot_(std::move(snapshot)), config_(config) {}
+
+std::unique_ptr<Handler> DnsHandlerFactory::CreateHandler() const {
+  return std::make_unique<DnsHandler>(snapshot_, config_);
+}
+
+size_t DnsHandlerFactory::OutputBufferBytes() const {
+  // Pipelined answers up to the soft limit, plus one largest message that must fit whole.
+  return kSoftOutputLimit + kMaxFrameBytes;
+}
+
+}  // namespace onepass::dns

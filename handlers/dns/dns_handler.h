@@ -1,0 +1,52 @@
+// The DNS-over-TCP session glue: the Handler the server calls, and its factory.
+//
+// Process() answers every complete message at the front of the input (RFC 7766 §6.2.1.1:
+// pipelined queries are answered, here in order), appending each response with its length
+// prefix in one piece (RFC 7766 §8) to the same OutputBuffer so the server sends them in one
+// send. It stops at the 64 KiB soft limit of unsent output (RFC 9210 §4.5, CVE-2024-0760).
+#ifndef ONEPASS_HANDLERS_DNS_DNS_HANDLER_H_
+#define ONEPASS_HANDLERS_DNS_DNS_HANDLER_H_
+
+#include <memory>
+
+#include "handlers/dns/dns_responder.h"
+#include "handlers/dns/zone_snapshot.h"
+#include "handlers/handler.h"
+
+namespace onepass::dns {
+
+// Unsent response bytes after which Process stops answering until the server has sent them.
+inline constexpr size_t kSoftOutputLimit = 64 * 1024;
+
+class DnsHandler final : public Handler {
+ public:
+  DnsHandler(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config);
+
+  // Interface
+  Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
+                  OutputBuffer& out) override;
+  size_t MaxRequestBytes() const override;
+
+ private:
+  DnsResponder responder_;
+};
+
+class DnsHandlerFactory final : public HandlerFactory {
+ public:
+  DnsHandlerFactory(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config);
+
+  // Interface
+  absl::string_view Name() const override { return "dns"; }
+  std::unique_ptr<Handler> CreateHandler() const override;
+  size_t OutputBufferBytes() const override;
+
+  const ZoneSnapshot& snapshot() const { return *snapshot_; }
+
+ private:
+  std::shared_ptr<const ZoneSnapshot> snapshot_;
+  ResponderConfig config_;
+};
+
+}  // namespace onepass::dns
+
+#endif  // ONEPASS_HANDLERS_DNS_DNS_HANDLER_H_

@@ -1,0 +1,163 @@
+#include "handlers/dns/dns_responder.h"
+
+#include <utility>
+
+#include "handlers/dns/dns_wire.h"
+
+namespace onepass::dns {
+namespace {
+
+// RFC 6891 §6.1.2: root owner, TYPE, CLASS, TTL, RDLENGTH.
+constexpr size_t kOptFixedBytes = 11;
+constexpr size_t kOptionHeaderBytes = 4;
+constexpr size_t kEdeOptionBytes = kOptionHeaderBytes + 2;
+constexpr size_t kKeepaliveOptionBytes = kOptionHeaderBytes + 2;
+
+constexpr int kCountOffset[] = {6, 8, 8, 10, 10};  // ANCOUNT, NSCOUNT, NSCOUNT, ARCOUNT, ARCOUNT
+
+void AddToCount(uint8_t* message, int offset, uint16_t n) {
+  WriteU16(message + offset, static_cast<uint16_t>(ReadU16(message + offset) + n));
+}
+
+}  // namespace
+
+DnsResponder::DnsResponder(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config)
+    : snapshot_(std::move(snapshot)), config_(config) {
+  plan_.entries.reserve(64);
+}
+
+Response DnsResponder::Respond(absl::Span<const uint8_t> message, absl::Span<uint8_t> out,
+                               uint16_t keepalive_timeout) {
+  Response response;
+  if (message.size() < kHeaderBytes) {
+    response.kind = Response::Kind::kClose;
+    return response;
+  }
+  writer_.Start(out);
+  ParseQuery(message, query_);
+  switch (query_.status) {
+    case QueryStatus::kDrop:
+      response.kind = Response::Kind::kDrop;
+      return response;
+    case QueryStatus::kFormErr:
+      // NSD (query_formerr) sends the header alone, with no OPT: the OPT may be the problem.
+      response.size = WriteError(kRcodeFormErr, false, -1, false);
+      break;
+    case QueryStatus::kNotImp:
+      response.size = WriteError(kRcodeNotImp, false, -1, false);
+      break;
+    case QueryStatus::kNotAuth:
+      response.size = WriteError(kRcodeNotAuth, false, -1, query_.edns.present);
+      break;
+    case QueryStatus::kOk:
+      response.size = WriteAnswer(keepalive_timeout, response.keepalive);
+      break;
+  }
+  if (response.size == 0) response.kind = Response::Kind::kClose;  // no room even for a header
+  return response;
+}
+
+bool DnsResponder::WriteHeaderAndQuestion(uint16_t flags, bool with_question) {
+  uint8_t header[kHeaderBytes] = {};
+  WriteU16(header, query_.id);
+  WriteU16(header + 2, flags);
+  WriteU16(header + 4, with_question ? 1 : 0);
+  if (!writer_.WriteBytes(header, sizeof(header))) return false;
+  if (!with_question) return true;
+  // The question as asked, case preserved (RFC 4343 §4.1); answers compress against it.
+  return writer_.WriteName(query_.qname, query_.qname_size) && writer_.WriteU16(query_.qtype) &&
+         writer_.WriteU16(query_.qclass);
+}
+
+size_t DnsResponder::WriteError(uint16_t rcode, bool with_question, int ede, bool with_opt) {
+  // Keep the opcode and RD of the query (RFC 1035 §4.1.1); clear the other bits.
+  const uint16_t flags = kFlagQr | (query_.flags & (kOpcodeMask | kFlagRd)) | (rcode & kRcodeMask);
+  if (!WriteHeaderAndQuestion(flags, with_question)) return 0;
+  if (with_opt && !WriteOpt(static_cast<uint8_t>(rcode >> 4), ede, 0)) return 0;
+  return writer_.size();
+}
+
+size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, bool& keepalive) {
+  const bool edns = query_.edns.present;
+  // RFC 6891 §6.1.3: we implement version 0 only; BADVERS carries the question (as NSD).
+  if (edns && query_.edns.version != 0) return WriteError(kRcodeBadVers, true, -1, true);
+  if (query_.qclass != kClassIn && query_.qclass != kClassAny) {
+    // Only IN is served. NSD keeps the question for CHAOS (its id.server class) only.
+    return WriteError(kRcodeRefused, query_.qclass == kClassCh, kEdeNotSupported, edns);
+  }
+  if (query_.qtype == kTypeAxfr || query_.qtype == kTypeIxfr) {
+    // Zone transfers are not this server's job (RFC 5936 §4.2 allows refusing them).
+    return WriteError(kRcodeRefused, true, -1, edns);
+  }
+  PlanAnswer(*snapshot_, query_.canonical_qname(), query_.qtype, query_.qclass, plan_);
+  // RFC 1035 §4.1.1 / NSD query_prepare_response: copy RD, clear the rest (CD, AD, Z).
+  uint16_t flags = kFlagQr | (query_.flags & kFlagRd) | (plan_.rcode & kRcodeMask);
+  if (plan_.authoritative) flags |= kFlagAa;
+  if (!WriteHeaderAndQuestion(flags, true)) return 0;
+  const bool echo_keepalive = edns && query_.edns.keepalive && keepalive_timeout > 0;
+  const size_t opt_bytes = edns ? kOptFixedBytes + (plan_.ede >= 0 ? kEdeOptionBytes : 0) +
+                                      (echo_keepalive ? kKeepaliveOptionBytes : 0)
+                                : 0;
+  writer_.Reserve(opt_bytes);
+  bool truncated = false;
+  for (int section = 0; section < kSectionCount && !truncated; ++section) {
+    for (const PlanEntry& entry : plan_.entries) {
+      if (static_cast<int>(entry.section) != section) continue;
+      const size_t before = writer_.size();
+      bool fits = true;
+      for (const Record& record : entry.rrset->records) {
+        if (!writer_.WriteRecord(entry.owner, entry.rrset->type, record)) {
+          fits = false;
+          break;
+        }
+      }
+      if (!fits) {
+        // Whole RRsets only (RFC 2181 §9). Over TCP this needs an answer near 64 KiB.
+        writer_.Rollback(before);
+        truncated = true;
+        if (entry.section <= Section::kAuthority) flags |= kFlagTc;
+        break;
+      }
+      AddToCount(writer_.data(), kCountOffset[section],
+                 static_cast<uint16_t>(entry.rrset->records.size()));
+    }
+  }
+  WriteU16(writer_.data() + 2, flags);
+  writer_.Unreserve(opt_bytes);
+  if (edns) {
+    if (!WriteOpt(0, plan_.ede, echo_keepalive ? keepalive_timeout : 0)) return 0;
+    keepalive = echo_keepalive;
+  }
+  return writer_.size();
+}
+
+bool DnsResponder::WriteOpt(uint8_t extended_rcode, int ede, uint16_t keepalive_timeout) {
+  const uint16_t rdlength = static_cast<uint16_t>(
+      (ede >= 0 ? kEdeOptionBytes : 0) + (keepalive_timeout > 0 ? kKeepaliveOptionBytes : 0));
+  const uint8_t root = 0;
+  // TTL: EXTENDED-RCODE, VERSION 0, then the DO bit echoed (RFC 3225 §3).
+  const uint32_t ttl = (uint32_t{extended_rcode} << 24) | (query_.edns.do_bit ? kEdnsFlagDo : 0);
+  if (!writer_.WriteBytes(&root, 1) || !writer_.WriteU16(kTypeOpt) ||
+      !writer_.WriteU16(config_.edns_udp_size) || !writer_.WriteU32(ttl) ||
+      !writer_.WriteU16(rdlength)) {
+    return false;
+  }
+  if (ede >= 0) {
+    // RFC 8914 §2: INFO-CODE without EXTRA-TEXT.
+    if (!writer_.WriteU16(kOptionEde) || !writer_.WriteU16(2) ||
+        !writer_.WriteU16(static_cast<uint16_t>(ede))) {
+      return false;
+    }
+  }
+  if (keepalive_timeout > 0) {
+    // RFC 7828 §3.1: TIMEOUT in units of 100 ms.
+    if (!writer_.WriteU16(kOptionTcpKeepalive) || !writer_.WriteU16(2) ||
+        !writer_.WriteU16(keepalive_timeout)) {
+      return false;
+    }
+  }
+  AddToCount(writer_.data(), 10, 1);
+  return true;
+}
+
+}  // namespace onepass::dns

@@ -1,0 +1,62 @@
+// The DNS responder: one query message in, one response message out, reading an immutable
+// ZoneSnapshot. Per worker (it owns scratch space reused for every query); no clock, no I/O.
+#ifndef ONEPASS_HANDLERS_DNS_DNS_RESPONDER_H_
+#define ONEPASS_HANDLERS_DNS_DNS_RESPONDER_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/types/span.h"
+#include "handlers/dns/answer_plan.h"
+#include "handlers/dns/dns_query.h"
+#include "handlers/dns/message_writer.h"
+#include "handlers/dns/zone_snapshot.h"
+
+namespace onepass::dns {
+
+struct ResponderConfig {
+  // The UDP payload size we advertise in our OPT (RFC 6891 §6.2.5); 1232 is the DNS flag day
+  // 2020 value, NSD's default.
+  uint16_t edns_udp_size = 1232;
+};
+
+struct Response {
+  enum class Kind {
+    kAnswer,  // `size` bytes were written
+    kDrop,    // nothing to send for this message (it was a response, QR=1)
+    kClose,   // not even a header: the connection cannot continue
+  };
+  Kind kind = Kind::kAnswer;
+  size_t size = 0;
+  // The response carries an edns-tcp-keepalive option (RFC 7828 §3.3.2).
+  bool keepalive = false;
+};
+
+class DnsResponder {
+ public:
+  DnsResponder(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config);
+
+  // Answers `message` into `out` (up to 65535 bytes are used). `keepalive_timeout` is the idle
+  // timeout to announce in units of 100 ms when the query asks for it (0: do not announce).
+  Response Respond(absl::Span<const uint8_t> message, absl::Span<uint8_t> out,
+                   uint16_t keepalive_timeout);
+
+ private:
+  // Header + question only, for errors (RFC 1035 §4.1.1).
+  size_t WriteError(uint16_t rcode, bool with_question, int ede, bool with_opt);
+  size_t WriteAnswer(uint16_t keepalive_timeout, bool& keepalive);
+  bool WriteHeaderAndQuestion(uint16_t flags, bool with_question);
+  // Appends our OPT (RFC 6891 §6.1.2) and counts it in ARCOUNT.
+  bool WriteOpt(uint8_t extended_rcode, int ede, uint16_t keepalive_timeout);
+
+  std::shared_ptr<const ZoneSnapshot> snapshot_;
+  ResponderConfig config_;
+  // Per-worker scratch reused for every query.
+  ParsedQuery query_;
+  AnswerPlan plan_;
+  MessageWriter writer_;
+};
+
+}  // namespace onepass::dns
+
+#endif  // ONEPASS_HANDLERS_DNS_DNS_RESPONDER_H_

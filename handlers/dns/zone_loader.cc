@@ -1,0 +1,218 @@
+#include "handlers/dns/zone_loader.h"
+
+#include <ldns/ldns.h>
+#include <stdio.h>
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "handlers/dns/dns_name.h"
+#include "handlers/dns/dns_wire.h"
+
+namespace onepass::dns {
+namespace {
+
+struct FileCloser {
+  void operator()(FILE* f) const { fclose(f); }
+};
+struct LdnsZoneDeleter {
+  void operator()(ldns_zone* z) const { ldns_zone_deep_free(z); }
+};
+
+std::string RdfName(const ldns_rdf* rdf) {
+  return CanonicalName(ldns_rdf_data(rdf), ldns_rdf_size(rdf));
+}
+
+// RFC 3597 §4: only the names inside RR types defined in RFC 1035 may be compressed.
+bool HasCompressibleNames(uint16_t type) {
+  switch (type) {
+    case kTypeNs:
+    case kTypeMd:
+    case kTypeMf:
+    case kTypeCname:
+    case kTypeSoa:
+    case kTypeMb:
+    case kTypeMg:
+    case kTypeMr:
+    case kTypePtr:
+    case kTypeMinfo:
+    case kTypeMx:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Index of the rdata field whose target drives CNAME chasing or additional-section
+// processing (RFC 1035 §3.3.9 MX, RFC 2782 SRV), or -1.
+int TargetField(uint16_t type) {
+  switch (type) {
+    case kTypeNs:
+    case kTypeCname:
+      return 0;
+    case kTypeMx:
+      return 1;
+    case kTypeSrv:
+      return 3;
+    default:
+      return -1;
+  }
+}
+
+Record MakeRecord(const ldns_rr* rr) {
+  Record record;
+  record.ttl = ldns_rr_ttl(rr);
+  const uint16_t type = ldns_rr_get_type(rr);
+  const bool compressible = HasCompressibleNames(type);
+  const int target_field = TargetField(type);
+  for (size_t i = 0; i < ldns_rr_rd_count(rr); ++i) {
+    const ldns_rdf* rdf = ldns_rr_rdf(rr, i);
+    if (compressible && ldns_rdf_get_type(rdf) == LDNS_RDF_TYPE_DNAME &&
+        record.compressible_count < 2) {
+      record.compressible_offsets[record.compressible_count++] =
+          static_cast<uint16_t>(record.rdata.size());
+    }
+    if (static_cast<int>(i) == target_field && ldns_rdf_get_type(rdf) == LDNS_RDF_TYPE_DNAME) {
+      record.target = RdfName(rdf);
+    }
+    record.rdata.append(reinterpret_cast<const char*>(ldns_rdf_data(rdf)), ldns_rdf_size(rdf));
+  }
+  return record;
+}
+
+absl::Status AddRecord(const ZoneSource& source, const std::string& origin, const ldns_rr* rr,
+                       absl::flat_hash_map<std::string, Node>& nodes) {
+  const std::string owner = RdfName(ldns_rr_owner(rr));
+  const uint16_t type = ldns_rr_get_type(rr);
+  char* text = ldns_rr2str(rr);
+  std::string rr_text = text != nullptr ? text : "?";
+  free(text);
+  while (!rr_text.empty() && rr_text.back() == '\n') rr_text.pop_back();
+  if (!IsSubdomain(owner, origin)) {
+    return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": record outside zone ",
+                                                   NameToText(origin), ": ", rr_text));
+  }
+  if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source.display_name, ": only class IN is served: ", rr_text));
+  }
+  if (type == kTypeSoa && owner != origin) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source.display_name, ": SOA not at the zone apex: ", rr_text));
+  }
+  if (type == kTypeOpt || type == kTypeTsig || type == kTypeAxfr || type == kTypeIxfr ||
+      type == kTypeAny) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source.display_name, ": meta type in zone data: ", rr_text));
+  }
+  Node& node = nodes[owner];
+  RRset* rrset = nullptr;
+  for (RRset& existing : node.rrsets) {
+    if (existing.type == type) rrset = &existing;
+  }
+  if (rrset == nullptr) {
+    node.rrsets.push_back(RRset{type, {}});
+    rrset = &node.rrsets.back();
+  }
+  Record record = MakeRecord(rr);
+  for (const Record& existing : rrset->records) {
+    if (existing.rdata == record.rdata) return absl::OkStatus();  // RFC 2181 §5: a set
+  }
+  if ((type == kTypeCname || type == kTypeSoa) && !rrset->records.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": more than one ",
+                                                   type == kTypeCname ? "CNAME" : "SOA", " at ",
+                                                   NameToText(owner), " (RFC 1034 §3.6.2)"));
+  }
+  rrset->records.push_back(std::move(record));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source) {
+  std::unique_ptr<FILE, FileCloser> file(
+      fmemopen(const_cast<char*>(source.text.data()), source.text.size(), "r"));
+  if (source.text.empty() || file == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": empty zone"));
+  }
+  ldns_zone* raw = nullptr;
+  int line = 1;
+  const ldns_status status =
+      ldns_zone_new_frm_fp_l(&raw, file.get(), nullptr, 3600, LDNS_RR_CLASS_IN, &line);
+  std::unique_ptr<ldns_zone, LdnsZoneDeleter> zone(raw);
+  if (status != LDNS_STATUS_OK) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source.display_name, ":", line, ": ", ldns_get_errorstr_by_id(status)));
+  }
+  const ldns_rr* soa = ldns_zone_soa(zone.get());
+  if (soa == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source.display_name, ": no SOA record (RFC 1035 §5.2)"));
+  }
+  const std::string origin = RdfName(ldns_rr_owner(soa));
+  absl::flat_hash_map<std::string, Node> nodes;
+  if (absl::Status s = AddRecord(source, origin, soa, nodes); !s.ok()) return s;
+  const ldns_rr_list* rrs = ldns_zone_rrs(zone.get());
+  for (size_t i = 0; i < ldns_rr_list_rr_count(rrs); ++i) {
+    if (absl::Status s = AddRecord(source, origin, ldns_rr_list_rr(rrs, i), nodes); !s.ok()) {
+      return s;
+    }
+  }
+  // RFC 1034 §3.6.2: no other data at a CNAME's owner. Then add the empty non-terminals
+  // between each owner and the apex (RFC 4592 §2.2.2), which block wildcard synthesis.
+  std::vector<std::string> owners;
+  owners.reserve(nodes.size());
+  for (const auto& [owner, node] : nodes) {
+    if (node.Find(kTypeCname) != nullptr && node.rrsets.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(source.display_name,
+                                                     ": CNAME and other data at ",
+                                                     NameToText(owner), " (RFC 1034 §3.6.2)"));
+    }
+    owners.push_back(owner);
+  }
+  for (const std::string& owner : owners) {
+    absl::string_view name = owner;
+    while (name.size() > origin.size()) {
+      name = Parent(name);
+      nodes.try_emplace(std::string(name));
+    }
+  }
+  return std::make_unique<Zone>(origin, std::move(nodes));
+}
+
+absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
+    const std::vector<ZoneSource>& sources) {
+  std::vector<std::unique_ptr<Zone>> zones;
+  absl::flat_hash_set<std::string> origins;
+  for (const ZoneSource& source : sources) {
+    absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZone(source);
+    if (!zone.ok()) return zone.status();
+    if (!origins.insert((*zone)->origin()).second) {
+      return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": zone ",
+                                                     NameToText((*zone)->origin()),
+                                                     " is already loaded from another file"));
+    }
+    zones.push_back(*std::move(zone));
+  }
+  if (zones.empty()) return absl::InvalidArgumentError("no zone to serve");
+  return std::make_shared<const ZoneSnapshot>(std::move(zones));
+}
+
+absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(
+    const std::vector<std::string>& paths) {
+  std::vector<ZoneSource> sources;
+  for (const std::string& path : paths) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open zone file"));
+    std::ostringstream text;
+    text << in.rdbuf();
+    sources.push_back(ZoneSource{path, text.str()});
+  }
+  return BuildSnapshot(sources);
+}
+
+}  // namespace onepass::dns

@@ -1,0 +1,37 @@
+// Loads RFC 1035 master files with ldns into an immutable ZoneSnapshot.
+#ifndef ONEPASS_HANDLERS_DNS_ZONE_LOADER_H_
+#define ONEPASS_HANDLERS_DNS_ZONE_LOADER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "handlers/dns/zone_snapshot.h"
+
+namespace onepass::dns {
+
+// A zone's master-file text and the name errors are reported under (a path, or
+// "<embedded default zone>").
+struct ZoneSource {
+  std::string display_name;
+  std::string text;
+};
+
+// Parses one zone. The origin is the owner of the SOA (which must be the first record, as
+// RFC 1035 §5.2 requires). Every record must lie at or below the origin, in class IN; a CNAME
+// may not share its owner with other data (RFC 1034 §3.6.2). Errors name "file:line".
+absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source);
+
+// Reads and parses every file; fails on the first bad file or on two zones with one origin.
+absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(
+    const std::vector<std::string>& paths);
+
+// Builds a snapshot from already-read sources (the embedded default zone, tests).
+absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
+    const std::vector<ZoneSource>& sources);
+
+}  // namespace onepass::dns
+
+#endif  // ONEPASS_HANDLERS_DNS_ZONE_LOADER_H_

@@ -1,0 +1,328 @@
+// Every kind of answer of the responder on the embedded default zone. Expected sections were
+// checked against NSD 4.6 serving the same zone (the differential test does that live).
+#include "handlers/dns/dns_responder.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "handlers/dns/dns_wire.h"
+#include "tests/unit/handlers/dns/dns_test_util.h"
+
+namespace onepass::dns {
+namespace {
+
+using testing::DecodedResponse;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using testing::MakeQuery;
+using testing::QueryOptions;
+
+const std::vector<std::string> kApexNs = {"example.com. 3600 in ns ns1.example.com.",
+                                          "example.com. 3600 in ns ns2.example.com."};
+const std::vector<std::string> kApexNsGlue = {
+    "ns1.example.com. 3600 in a 192.0.2.53", "ns1.example.com. 3600 in aaaa 2001:db8::53",
+    "ns2.example.com. 3600 in a 198.51.100.53", "ns2.example.com. 3600 in aaaa 2001:db8:1::53"};
+const std::string kNegativeSoa =
+    "example.com. 300 in soa ns1.example.com. hostmaster.example.com. 2026112901 7200 3600 "
+    "1209600 300";
+
+class ResponderTest : public ::testing::Test {
+ protected:
+  ResponderTest() : responder_(testing::DefaultSnapshot(), ResponderConfig{}) {}
+
+  DecodedResponse AskRaw(const std::vector<uint8_t>& query, uint16_t keepalive = 0) {
+    std::vector<uint8_t> out(65535);
+    const Response response = responder_.Respond(query, absl::MakeSpan(out), keepalive);
+    EXPECT_EQ(response.kind, Response::Kind::kAnswer);
+    auto decoded = testing::DecodeResponse(out.data(), response.size);
+    EXPECT_TRUE(decoded.ok()) << decoded.status();
+    last_keepalive_ = response.keepalive;
+    return decoded.ok() ? *decoded : DecodedResponse{};
+  }
+  DecodedResponse Ask(const std::string& name, const std::string& type,
+                      const QueryOptions& options = {}) {
+    return AskRaw(MakeQuery(name, type, options));
+  }
+
+  DnsResponder responder_;
+  bool last_keepalive_ = false;
+};
+
+TEST_F(ResponderTest, ExactAnswerWithApexNsAndGlue) {
+  const DecodedResponse r = Ask("www.example.com", "A");
+  EXPECT_EQ(r.rcode, kRcodeNoError);
+  EXPECT_TRUE(r.qr && r.aa && r.rd);
+  EXPECT_FALSE(r.tc || r.ra);
+  EXPECT_EQ(r.id, 0x1234);
+  EXPECT_THAT(r.question, ElementsAre("www.example.com. in a"));
+  EXPECT_THAT(r.answer, ElementsAre("www.example.com. 3600 in a 192.0.2.80"));
+  EXPECT_EQ(r.authority, kApexNs);
+  EXPECT_EQ(r.additional, kApexNsGlue);
+  EXPECT_FALSE(r.has_opt);
+}
+
+TEST_F(ResponderTest, KeepsQuestionCaseAndMatchesCaseInsensitively) {
+  std::vector<uint8_t> query = MakeQuery("WwW.ExAmPlE.cOm", "A");
+  std::vector<uint8_t> out(65535);
+  const Response response = responder_.Respond(query, absl::MakeSpan(out), 0);
+  ASSERT_EQ(response.kind, Response::Kind::kAnswer);
+  // The question is copied byte for byte (RFC 4343 §4.1).
+  const std::string question(reinterpret_cast<const char*>(out.data()) + 12, 17);
+  EXPECT_EQ(question, std::string("\3WwW\7ExAmPlE\3cOm\0", 17));
+  auto r = testing::DecodeResponse(out.data(), response.size);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->answer, ElementsAre("www.example.com. 3600 in a 192.0.2.80"));
+}
+
+TEST_F(ResponderTest, CompressesNames) {
+  std::vector<uint8_t> out(65535);
+  const Response response =
+      responder_.Respond(MakeQuery("www.example.com", "A"), absl::MakeSpan(out), 0);
+  // NSD's answer to the same query is 173 bytes; uncompressed it would be far larger.
+  EXPECT_EQ(response.size, 173u);
+  // The answer's owner is a pointer to the question name at offset 12.
+  const size_t answer_start = 12 + 17 + 4;
+  EXPECT_EQ(out[answer_start], 0xc0);
+  EXPECT_EQ(out[answer_start + 1], 12);
+}
+
+TEST_F(ResponderTest, NxDomainHasNegativeSoa) {
+  const DecodedResponse r = Ask("nx.example.com", "A");
+  EXPECT_EQ(r.rcode, kRcodeNxDomain);
+  EXPECT_TRUE(r.aa);
+  EXPECT_THAT(r.answer, IsEmpty());
+  EXPECT_THAT(r.authority, ElementsAre(kNegativeSoa));
+  EXPECT_THAT(r.additional, IsEmpty());
+}
+
+TEST_F(ResponderTest, NoDataHasNegativeSoa) {
+  const DecodedResponse r = Ask("www.example.com", "MX");
+  EXPECT_EQ(r.rcode, kRcodeNoError);
+  EXPECT_TRUE(r.aa);
+  EXPECT_THAT(r.answer, IsEmpty());
+  EXPECT_THAT(r.authority, ElementsAre(kNegativeSoa));
+}
+
+TEST_F(ResponderTest, EmptyNonTerminalIsNoData) {
+  const DecodedResponse r = Ask("b.c.example.com", "A");
+  EXPECT_EQ(r.rcode, kRcodeNoError);
+  EXPECT_THAT(r.authority, ElementsAre(kNegativeSoa));
+}
+
+TEST_F(ResponderTest, CnameChainFollowedInZone) {
+  const DecodedResponse r = Ask("alias.example.com", "A");
+  EXPECT_EQ(r.rcode, kRcodeNoError);
+  EXPECT_TRUE(r.aa);
+  EXPECT_THAT(r.answer, ElementsAre("alias.example.com. 3600 in cname ftp.example.com.",
+                                    "ftp.example.com. 3600 in cname www.example.com.",
+                                    "www.example.com. 3600 in a 192.0.2.80"));
+  EXPECT_EQ(r.authority, kApexNs);
+}
+
+TEST_F(ResponderTest, CnameLoopStops) {
+  const DecodedResponse r = Ask("loop1.example.com", "A");
+  EXPECT_EQ(r.rcode, kRcodeNoError);
+  EXPECT_THAT(r.answer, ElementsAre("loop1.example.com. 3600 in cname loop2.example.com.",
+                                    "loop2.example.com. 3600 in cname loop1.example.com."));
+  EXPECT_THAT(r.authority, IsEmpty());
+}
+
+TEST_F(ResponderTest, CnameOutOfZoneAnswersCnameOnly) {
+  const DecodedResponse r = Ask("ext.example.com", "A");
+  EXPECT_EQ(r.rcode, kRcodeNoError);
+  EXPECT_TRUE(r.aa);
+  EXPECT_THAT(r.answer, ElementsAre("ext.example.com. 3600 in cname www.example.net."));
+  EXPECT_THAT(r.authority, IsEmpty());
+}
+
+TEST_F(ResponderTest, CnameToMissingNameIsNxDomain) {
+  const DecodedResponse r = Ask("tonx.example.com", "A");
+  EXPECT_EQ(r.rcode, kRcodeNxDomain);
+  EXPECT_THAT(r.answer, ElementsAre("tonx.example.com. 3600 in cname nothere.example.com."));
+  EXPECT_THAT(r.authority, ElementsAre(kNegativeSoa));
+}
+
+TEST_F(ResponderTest, CnameIntoDelegationIsAuthoritativeReferral) {
+  const DecodedResponse r = Ask("tosub.example.com", "A");
+  EXPECT_TRUE(r.aa);
+  EXPECT_THAT(r.answer, ElementsAre("tosub.example.com. 3600 in cname host.sub.example.com."));
+  EXPECT_THAT(r.authority, ElementsAre("sub.example.com. 3600 in ns ns.example.net.",
+                                       "sub.example.com. 3600 in ns ns.sub.example.com."));
+}
+
+TEST_F(ResponderTest, QtypeCnameAnswersTheCname) {
+  const DecodedResponse r = Ask("ftp.example.com", "CNAME");
+  EXPECT_THAT(r.answer, ElementsAre("ftp.example.com. 3600 in cname www.example.com."));
+  EXPECT_EQ(r.authority, kApexNs);
+}
+
+TEST_F(ResponderTest, WildcardSynthesisesOwner) {
+  const DecodedResponse r = Ask("anything.wild.example.com", "A");
+  EXPECT_EQ(r.rcode, kRcodeNoError);
+  EXPECT_TRUE(r.aa);
+  EXPECT_THAT(r.answer, ElementsAre("anything.wild.example.com. 3600 in a 192.0.2.100"));
+}
+
+TEST_F(ResponderTest, WildcardDeeperNameAlsoMatches) {
+  const DecodedResponse r = Ask("a.b.wild.example.com", "TXT");
+  EXPECT_THAT(r.answer, ElementsAre("a.b.wild.example.com. 3600 in txt \"synthesised\""));
+}
+
+TEST_F(ResponderTest, WildcardNoData) {
+  const DecodedResponse r = Ask("x.wild.example.com", "AAAA");
+  EXPECT_EQ(r.rcode, kRcodeNoError);
+  EXPECT_THAT(r.answer, IsEmpty());
+  EXPECT_THAT(r.authority, ElementsAre(kNegativeSoa));
+}
+
+TEST_F(ResponderTest, WildcardMxGetsAdditional) {
+  const DecodedResponse r = Ask("x.wild.example.com", "MX");
+  EXPECT_THAT(r.answer, ElementsAre("x.wild.example.com. 3600 in mx 10 mail.example.com."));
+  EXPECT_THAT(r.additional, ::testing::Contains("mail.example.com. 3600 in a 192.0.2.25"));
+}
+
+TEST_F(ResponderTest, EmptyNonTerminalBlocksWildcard) {
+  // RFC 4592 §2.2.2: ent.wild exists (it has a child), so *.wild does not apply below it.
+  EXPECT_EQ(Ask("x.ent.wild.example.com", "A").rcode, kRcodeNxDomain);
+  const DecodedResponse r = Ask("ent.wild.example.com", "A");
+  EXPECT_EQ(r.rcode, kRcodeNoError);
+  EXPECT_THAT(r.answer, IsEmpty());
+}
+
+TEST_F(ResponderTest, WildcardCname) {
+  const DecodedResponse r = Ask("foo.cwild.example.com", "A");
+  EXPECT_THAT(r.answer, ElementsAre("foo.cwild.example.com. 3600 in cname www.example.com.",
+                                    "www.example.com. 3600 in a 192.0.2.80"));
+}
+
+TEST_F(ResponderTest, ReferralAtAndBelowCut) {
+  for (const char* name : {"sub.example.com", "deep.x.sub.example.com", "ns.sub.example.com"}) {
+    SCOPED_TRACE(name);
+    const DecodedResponse r = Ask(name, "A");
+    EXPECT_EQ(r.rcode, kRcodeNoError);
+    EXPECT_FALSE(r.aa);
+    EXPECT_THAT(r.answer, IsEmpty());
+    EXPECT_THAT(r.authority, ElementsAre("sub.example.com. 3600 in ns ns.example.net.",
+                                         "sub.example.com. 3600 in ns ns.sub.example.com."));
+    EXPECT_THAT(r.additional, ElementsAre("ns.sub.example.com. 3600 in a 192.0.2.201",
+                                          "ns.sub.example.com. 3600 in aaaa 2001:db8::201"));
+  }
+}
+
+TEST_F(ResponderTest, DsAtCutIsAuthoritativeFromParent) {
+  const DecodedResponse r = Ask("sub.example.com", "DS");
+  EXPECT_TRUE(r.aa);
+  ASSERT_EQ(r.answer.size(), 1u);
+  EXPECT_THAT(r.answer[0], ::testing::StartsWith("sub.example.com. 3600 in ds 12345 13 2 "));
+  EXPECT_THAT(r.authority, IsEmpty());
+  // Below the cut a DS query is a referral.
+  EXPECT_FALSE(Ask("x.sub.example.com", "DS").aa);
+  // At our apex with no parent zone loaded: NODATA.
+  const DecodedResponse apex = Ask("example.com", "DS");
+  EXPECT_TRUE(apex.aa);
+  EXPECT_THAT(apex.authority, ElementsAre(kNegativeSoa));
+}
+
+TEST_F(ResponderTest, RefusedOutsideZones) {
+  const DecodedResponse r = Ask("example.org", "A");
+  EXPECT_EQ(r.rcode, kRcodeRefused);
+  EXPECT_FALSE(r.aa);
+  EXPECT_THAT(r.question, ElementsAre("example.org. in a"));
+  // With EDNS: RFC 8914 EDE 20 (Not Authoritative), as NSD.
+  const DecodedResponse e = Ask("example.org", "A", {.edns = true});
+  EXPECT_TRUE(e.has_opt);
+  EXPECT_THAT(e.opt_options, ElementsAre("15:0014"));
+}
+
+TEST_F(ResponderTest, ApexNsQueryHasGlueButNoAuthority) {
+  const DecodedResponse r = Ask("example.com", "NS");
+  EXPECT_EQ(r.answer, kApexNs);
+  EXPECT_THAT(r.authority, IsEmpty());
+  EXPECT_EQ(r.additional, kApexNsGlue);
+}
+
+TEST_F(ResponderTest, AdditionalSkipsRecordsAlreadyInAnswer) {
+  const DecodedResponse r = Ask("ns1.example.com", "A");
+  EXPECT_THAT(r.answer, ElementsAre("ns1.example.com. 3600 in a 192.0.2.53"));
+  EXPECT_THAT(r.additional, ElementsAre("ns1.example.com. 3600 in aaaa 2001:db8::53",
+                                        "ns2.example.com. 3600 in a 198.51.100.53",
+                                        "ns2.example.com. 3600 in aaaa 2001:db8:1::53"));
+}
+
+TEST_F(ResponderTest, MxAndSrvTargetsInAdditional) {
+  const DecodedResponse mx = Ask("example.com", "MX");
+  EXPECT_THAT(mx.additional, ::testing::Contains("mail.example.com. 3600 in a 192.0.2.25"));
+  EXPECT_EQ(mx.additional.size(), 5u);  // mail A + 4 NS glue; mx.example.net is not ours
+  const DecodedResponse srv = Ask("_sip._tcp.example.com", "SRV");
+  EXPECT_THAT(srv.additional, ::testing::Contains("www.example.com. 3600 in aaaa 2001:db8::80"));
+  EXPECT_EQ(srv.additional.size(), 6u);
+}
+
+TEST_F(ResponderTest, AnyAnswersOneRRset) {
+  // RFC 8482 §4.1, NSD's choice: first of A/AAAA/SOA/MX/PTR in zone order.
+  const DecodedResponse apex = Ask("example.com", "ANY");
+  ASSERT_EQ(apex.answer.size(), 1u);
+  EXPECT_THAT(apex.answer[0], ::testing::HasSubstr(" in soa "));
+  EXPECT_THAT(apex.authority, IsEmpty());
+  const DecodedResponse www = Ask("www.example.com", "ANY");
+  EXPECT_THAT(www.answer, ElementsAre("www.example.com. 3600 in a 192.0.2.80"));
+}
+
+TEST_F(ResponderTest, ClassAnyIsNotAuthoritative) {
+  const DecodedResponse r = Ask("www.example.com", "A", {.qclass = kClassAny});
+  EXPECT_FALSE(r.aa);
+  EXPECT_THAT(r.answer, ElementsAre("www.example.com. 3600 in a 192.0.2.80"));
+  EXPECT_THAT(r.authority, IsEmpty());
+  EXPECT_THAT(Ask("nx.example.com", "A", {.qclass = kClassAny}).authority, IsEmpty());
+}
+
+TEST_F(ResponderTest, OtherClassesRefused) {
+  const DecodedResponse ch = Ask("example.com", "A", {.qclass = kClassCh});
+  EXPECT_EQ(ch.rcode, kRcodeRefused);
+  EXPECT_EQ(ch.question.size(), 1u);
+  const DecodedResponse hs = Ask("example.com", "A", {.qclass = 4});
+  EXPECT_EQ(hs.rcode, kRcodeRefused);
+  EXPECT_THAT(hs.question, IsEmpty());
+}
+
+TEST_F(ResponderTest, TransfersRefused) {
+  EXPECT_EQ(Ask("example.com", "AXFR").rcode, kRcodeRefused);
+  EXPECT_EQ(Ask("example.com", "IXFR").rcode, kRcodeRefused);
+}
+
+TEST_F(ResponderTest, EdnsOptEchoed) {
+  const DecodedResponse r = Ask("www.example.com", "A", {.edns = true, .do_bit = true});
+  ASSERT_TRUE(r.has_opt);
+  EXPECT_EQ(r.opt_udp_size, 1232);
+  EXPECT_TRUE(r.opt_do);
+  EXPECT_EQ(r.opt_version, 0);
+  EXPECT_THAT(r.opt_options, IsEmpty());
+  EXPECT_EQ(Ask("www.example.com", "A", {.edns = true}).opt_do, false);
+}
+
+TEST_F(ResponderTest, EdnsBadVersion) {
+  const DecodedResponse r = Ask("www.example.com", "A", {.edns = true, .edns_version = 1});
+  EXPECT_EQ(r.rcode, kRcodeBadVers);
+  EXPECT_TRUE(r.has_opt);
+  EXPECT_EQ(r.opt_version, 0);
+  EXPECT_THAT(r.answer, IsEmpty());
+  EXPECT_EQ(r.question.size(), 1u);
+}
+
+TEST_F(ResponderTest, KeepaliveEchoedOnlyWhenServerKeepsConnections) {
+  const auto query = MakeQuery("www.example.com", "A", {.edns = true, .keepalive = true});
+  DecodedResponse r = AskRaw(query, /*keepalive=*/100);
+  EXPECT_TRUE(last_keepalive_);
+  EXPECT_THAT(r.opt_options, ElementsAre("11:0064"));
+  r = AskRaw(query, 0);
+  EXPECT_FALSE(last_keepalive_);
+  EXPECT_THAT(r.opt_options, IsEmpty());
+  // Without the option in the query, nothing is announced.
+  AskRaw(MakeQuery("www.example.com", "A", {.edns = true}), 100);
+  EXPECT_FALSE(last_keepalive_);
+}
+
+}  // namespace
+}  // namespace onepass::dns
