@@ -9,6 +9,7 @@ nic_require() {
   [ -n "$iface" ] || die "no interface given"
   if [ ! -d "$SYS/class/net/$iface" ]; then
     all=$(find "$SYS/class/net" -mindepth 1 -maxdepth 1 -printf '%f ' 2>/dev/null) || all=""
+    all=${all% }
     die "interface $iface not found in $(shown "$SYS/class/net") (interfaces here: ${all:-none})"
   fi
 }

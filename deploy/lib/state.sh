@@ -12,7 +12,8 @@
 #                   ID "absent" means the file did not exist)
 #   written/ID      sha256 of what apply wrote to an /etc file (conflict check)
 #   created         when the first apply ran
-# Kinds: file (a /sys or /proc value), etc (a whole file under /etc), and
+# Kinds: file (a /sys or /proc value), etc (a whole file: under /etc, or one
+# that install.sh put in place), and
 # command kinds (channels, indir, flowhash, service) restored by a callback.
 
 DRY_RUN=${DRY_RUN:-0}
@@ -123,6 +124,32 @@ change_etc() {
     printf '%s\n' "$hash" >"$STATE_DIR/written/$(etc_id "$path")"
   else
     loud "could not write $(shown "$path")"
+    CHANGE_FAILURES=$((CHANGE_FAILURES + 1))
+  fi
+}
+
+# install_file SRC DEST MODE: like change_etc for any file (binaries too):
+# prints one line instead of a diff.
+install_file() {
+  local src=$1 dest=$2 mode=$3 hash
+  if [ -e "$dest" ] && cmp -s "$src" "$dest"; then
+    say "  keep   $(shown "$dest") (same content)"
+    return 0
+  fi
+  if [ -e "$dest" ]; then
+    say "  write  $(shown "$dest") (replaces the one there: saved for rollback)"
+  else
+    say "  write  $(shown "$dest")"
+  fi
+  CHANGE_COUNT=$((CHANGE_COUNT + 1))
+  [ "$DRY_RUN" -eq 1 ] && return 0
+  state_save_etc "$dest"
+  mkdir -p "$(dirname "$dest")"
+  if cp "$src" "$dest.onepass-new" && chmod "$mode" "$dest.onepass-new" && mv "$dest.onepass-new" "$dest"; then
+    hash=$(sha256sum <"$dest" | cut -d' ' -f1)
+    printf '%s\n' "$hash" >"$STATE_DIR/written/$(etc_id "$dest")"
+  else
+    loud "could not write $(shown "$dest")"
     CHANGE_FAILURES=$((CHANGE_FAILURES + 1))
   fi
 }
