@@ -13,27 +13,28 @@
 namespace onepass {
 
 // The counters, by name, in the order they are printed. X(name, help).
-#define ONEPASS_WORKER_COUNTERS(X)                                                      \
-  X(accepted, "connections accepted")                                                   \
-  X(served, "connections that got at least one whole response")                         \
-  X(closed_incomplete, "peer closed before sending a whole request")                    \
-  X(timeouts, "read_timeouts + write_timeouts")                                         \
-  X(rejected, "rejected_oversize + rejected_pool_full")                                 \
-  X(errors, "recv/send failures (reset, broken pipe) and accept errors")                \
-  X(single_pass, "connections finished without entering the event loop")                \
-  X(parked, "connections handed to the event loop (incomplete request, partial write)") \
-  X(responses, "whole responses sent (one send each unless the socket was full)")       \
-  X(sends, "send syscalls")                                                             \
-  X(recvs, "recv syscalls")                                                             \
-  X(closed_by_handler, "handler answered kClose")                                       \
-  X(read_timeouts, "no whole request within --read-timeout-ms (or keepalive idle)")     \
-  X(write_timeouts, "response not written within --write-timeout-ms")                   \
-  X(rejected_oversize, "buffered request exceeded the handler's MaxRequestBytes")       \
-  X(rejected_pool_full, "closed because --max-connections were parked")                 \
-  X(reset_errors, "recv/send failed (connection reset, broken pipe)")                   \
-  X(accept_errors, "accept failed with an unexpected error")                            \
-  X(accept_pauses, "accepting paused for lack of descriptors or memory (EMFILE...)")    \
-  X(closed_drain, "still open at the end of the drain timeout")                         \
+#define ONEPASS_WORKER_COUNTERS(X)                                                       \
+  X(accepted, "connections accepted")                                                    \
+  X(served, "connections that got at least one whole response")                          \
+  X(closed_incomplete, "peer closed before sending a whole request")                     \
+  X(timeouts, "read_timeouts + write_timeouts")                                          \
+  X(rejected, "rejected_oversize + rejected_pool_full")                                  \
+  X(errors, "recv/send failures (reset, broken pipe) and accept errors")                 \
+  X(single_pass, "connections finished without entering the event loop")                 \
+  X(parked, "connections handed to the event loop (incomplete request, partial write)")  \
+  X(responses, "whole responses sent (one send each unless the socket was full)")        \
+  X(sends, "send syscalls")                                                              \
+  X(recvs, "recv syscalls")                                                              \
+  X(closed_by_handler, "handler answered kClose")                                        \
+  X(read_timeouts, "no whole request within --read-timeout-ms (or keepalive idle)")      \
+  X(write_timeouts, "response not written within --write-timeout-ms")                    \
+  X(rejected_oversize, "buffered request exceeded the handler's MaxRequestBytes")        \
+  X(rejected_pool_full, "closed because --max-connections were parked")                  \
+  X(reset_errors, "recv/send failed (connection reset, broken pipe)")                    \
+  X(accept_errors, "accept failed with an unexpected error")                             \
+  X(accept_pauses, "accepting paused for lack of descriptors or memory (EMFILE...)")     \
+  X(closed_drain, "still open at the end of the drain timeout")                          \
+  X(idle_closes, "kept-alive connections closed after --keepalive-ms without a request") \
   X(handler_loops, "handler made no progress; connection closed (a handler bug)")
 
 struct StatsSnapshot {

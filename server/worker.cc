@@ -301,8 +301,13 @@ void Worker::OnConnectionEvent(int fd, short what, void* arg) {
   Worker* worker = connection->worker;
   if (what & EV_TIMEOUT) {
     const bool reading = (event_get_events(connection->event) & EV_READ) != 0;
-    WorkerStats::Add(reading ? worker->stats_.read_timeouts : worker->stats_.write_timeouts);
-    WorkerStats::Add(worker->stats_.timeouts);
+    if (reading && connection->read_deadline_is_idle) {
+      // RFC 7766 §6.2.3: the server may close an idle connection; no request was cut.
+      WorkerStats::Add(worker->stats_.idle_closes);
+    } else {
+      WorkerStats::Add(reading ? worker->stats_.read_timeouts : worker->stats_.write_timeouts);
+      WorkerStats::Add(worker->stats_.timeouts);
+    }
     worker->Close(connection);
     return;
   }

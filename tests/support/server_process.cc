@@ -63,9 +63,9 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   while (true) {
     int wait_ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
     if (wait_ms <= 0) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("onepassd did not print 'ready' within ", absl::FormatDuration(startup_timeout),
-                       "; args: ", absl::StrJoin(args, " "), "; stderr: ", server->ReadStderr()));
+      return absl::DeadlineExceededError(absl::StrCat(
+          "onepassd did not print 'ready' within ", absl::FormatDuration(startup_timeout),
+          "; args: ", absl::StrJoin(args, " "), "; stderr: ", server->ReadStderr()));
     }
     pollfd fd = {server->stdout_fd_, POLLIN, 0};
     if (poll(&fd, 1, std::min(wait_ms, 100)) <= 0) continue;
@@ -74,16 +74,20 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
     if (n <= 0) {
       // Let a failing server finish writing its error before reading it.
       usleep(100 * 1000);
-      return absl::FailedPreconditionError(absl::StrCat(
-          "onepassd exited before 'ready'; args: ", absl::StrJoin(args, " "),
-          "; stderr: ", server->ReadStderr()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("onepassd exited before 'ready'; args: ", absl::StrJoin(args, " "),
+                       "; stderr: ", server->ReadStderr()));
     }
     pending.append(buf, n);
     size_t newline;
     while ((newline = pending.find('\n')) != std::string::npos) {
       std::string line = pending.substr(0, newline);
       pending.erase(0, newline + 1);
-      if (line == "ready") return server;
+      if (line == "ready") {
+        server->stdout_text_ = pending;  // anything printed after "ready"
+        fcntl(server->stdout_fd_, F_SETFL, O_NONBLOCK);
+        return server;
+      }
       absl::string_view address = line;
       if (absl::ConsumePrefix(&address, "listening on ")) {
         server->addresses_.emplace_back(address);
@@ -106,6 +110,15 @@ std::string ServerProcess::ReadStderr() {
     stderr_text_.append(buf, n);
   }
   return stderr_text_;
+}
+
+std::string ServerProcess::ReadStdout() {
+  char buf[4096];
+  ssize_t n;
+  while (stdout_fd_ >= 0 && (n = read(stdout_fd_, buf, sizeof(buf))) > 0) {
+    stdout_text_.append(buf, n);
+  }
+  return stdout_text_;
 }
 
 int ServerProcess::Stop(absl::Duration timeout) {

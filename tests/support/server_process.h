@@ -41,6 +41,10 @@ class ServerProcess {
   // Whatever the server wrote to stderr so far (logs), read without blocking.
   std::string ReadStderr();
 
+  // Whatever the server wrote to stdout after "ready" so far, read without blocking (after
+  // Stop(): everything, e.g. the "stats accepted=N served=N ..." line).
+  std::string ReadStdout();
+
  private:
   ServerProcess() = default;
   pid_t pid_ = -1;
@@ -49,6 +53,7 @@ class ServerProcess {
   int port_ = 0;
   std::vector<std::string> addresses_;
   std::string stderr_text_;
+  std::string stdout_text_;
 };
 
 }  // namespace onepass::testing

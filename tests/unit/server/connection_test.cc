@@ -1,0 +1,230 @@
+// The transport state machine on a socketpair, without an event loop: what the single pass and
+// the parked path do with every arrival pattern.
+#include "server/connection.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/support/line_handler.h"
+
+namespace onepass {
+namespace {
+
+using Next = Connection::Next;
+using testing::LineHandler;
+using testing::LineProtocolOptions;
+
+class ConnectionTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Open(LineProtocolOptions{}); }
+  void TearDown() override { CloseBoth(); }
+
+  void Open(const LineProtocolOptions& options) {
+    CloseBoth();
+    int fds[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+    server_fd_ = fds[0];
+    client_fd_ = fds[1];
+    handler_ = std::make_unique<LineHandler>(0, options);
+    connection_ = std::make_unique<Connection>(std::max<size_t>(options.max_line_bytes + 1, 64),
+                                               options.output_bytes);
+    connection_->Reset(server_fd_);
+    env_.handler = handler_.get();
+    env_.stats = &stats_;
+    env_.max_request_bytes = options.max_line_bytes;
+    env_.keepalive = absl::ZeroDuration();
+  }
+  void CloseBoth() {
+    if (server_fd_ >= 0) close(server_fd_);
+    if (client_fd_ >= 0) close(client_fd_);
+    server_fd_ = client_fd_ = -1;
+  }
+  void ClientSends(const std::string& bytes) {
+    ASSERT_EQ(send(client_fd_, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+  }
+  // Everything the server sent so far (non-blocking).
+  std::string ClientReceives() {
+    std::string text;
+    char buf[65536];
+    ssize_t n;
+    while ((n = recv(client_fd_, buf, sizeof(buf), 0)) > 0) text.append(buf, n);
+    return text;
+  }
+  StatsSnapshot Stats() const { return stats_.Read(); }
+
+  int server_fd_ = -1;
+  int client_fd_ = -1;
+  std::unique_ptr<LineHandler> handler_;
+  std::unique_ptr<Connection> connection_;
+  WorkerStats stats_;
+  ConnectionEnv env_;
+};
+
+TEST_F(ConnectionTest, WholeRequestIsServedInOnePass) {
+  ClientSends("hello\n");
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(ClientReceives(), "worker=0 hello\n");
+  const StatsSnapshot stats = Stats();
+  EXPECT_EQ(stats.served, 1u);
+  EXPECT_EQ(stats.responses, 1u);
+  EXPECT_EQ(stats.sends, 1u);
+  EXPECT_EQ(stats.recvs, 1u);  // no recv for EAGAIN, no recv for EOF: the handler said close
+}
+
+TEST_F(ConnectionTest, PipelinedRequestsAreAnsweredWithOneSend) {
+  ClientSends("a\nb\nc\n");
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(ClientReceives(), "worker=0 a\nworker=0 b\nworker=0 c\n");
+  EXPECT_EQ(Stats().sends, 1u);
+}
+
+TEST_F(ConnectionTest, SplitArrivalGivesTheSameAnswerAtEverySplit) {
+  const std::string request = "split me\n";
+  for (size_t split = 0; split <= request.size(); ++split) {
+    Open(LineProtocolOptions{});
+    ClientSends(request.substr(0, split));
+    Next next = connection_->Advance(env_);
+    if (split < request.size()) {
+      ASSERT_EQ(next, Next::kWaitForRead) << split;
+      EXPECT_EQ(ClientReceives(), "") << split;
+      ClientSends(request.substr(split));
+      next = connection_->Advance(env_);
+    }
+    EXPECT_EQ(next, Next::kClose) << split;
+    EXPECT_EQ(ClientReceives(), "worker=0 split me\n") << split;
+  }
+}
+
+TEST_F(ConnectionTest, ByteByByte) {
+  const std::string request = "slow\n";
+  for (size_t i = 0; i + 1 < request.size(); ++i) {
+    ClientSends(request.substr(i, 1));
+    ASSERT_EQ(connection_->Advance(env_), Next::kWaitForRead) << i;
+  }
+  ClientSends("\n");
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(ClientReceives(), "worker=0 slow\n");
+}
+
+TEST_F(ConnectionTest, OversizeRequestIsClosed) {
+  LineProtocolOptions options;
+  options.max_line_bytes = 16;
+  Open(options);
+  ClientSends(std::string(40, 'z'));
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(ClientReceives(), "");
+  EXPECT_EQ(Stats().rejected_oversize, 1u);
+  EXPECT_EQ(Stats().rejected, 1u);
+}
+
+TEST_F(ConnectionTest, PeerClosingMidRequestIsCountedIncomplete) {
+  ClientSends("half");
+  EXPECT_EQ(connection_->Advance(env_), Next::kWaitForRead);
+  shutdown(client_fd_, SHUT_WR);
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(Stats().closed_incomplete, 1u);
+  EXPECT_EQ(Stats().served, 0u);
+}
+
+TEST_F(ConnectionTest, HalfClosedPeerStillGetsItsAnswer) {
+  ClientSends("last\n");
+  shutdown(client_fd_, SHUT_WR);
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(ClientReceives(), "worker=0 last\n");
+  EXPECT_EQ(Stats().closed_incomplete, 0u);
+}
+
+TEST_F(ConnectionTest, HandlerCloseSendsNothing) {
+  ClientSends("drop\n");
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(ClientReceives(), "");
+  EXPECT_EQ(Stats().closed_by_handler, 1u);
+}
+
+TEST_F(ConnectionTest, KeepaliveServesSeveralRequestsAndRestartsTheDeadline) {
+  env_.keepalive = absl::Seconds(5);
+  ClientSends("one\n");
+  EXPECT_EQ(connection_->Advance(env_), Next::kWaitForRead);
+  EXPECT_EQ(ClientReceives(), "worker=0 one\n");
+  EXPECT_TRUE(connection_->TakeMessageConsumed());
+  EXPECT_TRUE(connection_->idle());
+  ClientSends("tw");
+  EXPECT_EQ(connection_->Advance(env_), Next::kWaitForRead);
+  EXPECT_FALSE(connection_->TakeMessageConsumed());  // a partial request restarts nothing
+  EXPECT_FALSE(connection_->idle());
+  ClientSends("o\nquit\n");
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(ClientReceives(), "worker=0 two\nworker=0 quit\n");
+}
+
+TEST_F(ConnectionTest, FullOutputIsSentBeforeTheRestIsProcessed) {
+  LineProtocolOptions options;
+  options.output_bytes = 32;  // room for two answers at a time
+  Open(options);
+  ClientSends("1\n2\n3\n4\n5\n");
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(ClientReceives(), "worker=0 1\nworker=0 2\nworker=0 3\nworker=0 4\nworker=0 5\n");
+  EXPECT_EQ(Stats().sends, 3u);
+}
+
+TEST_F(ConnectionTest, FullSocketWaitsForWriteThenFinishes) {
+  LineProtocolOptions options;
+  options.output_bytes = 8 << 20;
+  Open(options);
+  ClientSends("big 4000000\n");
+  ASSERT_EQ(connection_->Advance(env_), Next::kWaitForWrite);
+  std::string received;
+  Next next = Next::kWaitForWrite;
+  for (int round = 0; round < 10000 && next == Next::kWaitForWrite; ++round) {
+    received += ClientReceives();
+    next = connection_->Advance(env_);
+  }
+  EXPECT_EQ(next, Next::kClose);
+  received += ClientReceives();
+  EXPECT_EQ(received.size(), 4000001u);
+  EXPECT_EQ(Stats().responses, 1u);
+  EXPECT_GT(Stats().sends, 1u);
+}
+
+// A handler that never makes progress must not make the server spin.
+class StuckHandler : public Handler {
+ public:
+  Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
+                  OutputBuffer& out) override {
+    const uint8_t byte = '!';
+    (void)out.Append({&byte, 1});
+    return {Action::kWriteThenRead, 0};
+  }
+  size_t MaxRequestBytes() const override { return 100; }
+};
+
+TEST_F(ConnectionTest, HandlerWithoutProgressIsCut) {
+  StuckHandler stuck;
+  env_.handler = &stuck;
+  ClientSends("x");
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(Stats().handler_loops, 1u);
+}
+
+TEST(InputBufferTest, ConsumeAndCompact) {
+  InputBuffer buffer(8);
+  absl::Span<uint8_t> tail = buffer.WritableTail();
+  ASSERT_EQ(tail.size(), 8u);
+  std::memcpy(tail.data(), "abcdefgh", 8);
+  buffer.Commit(8);
+  buffer.Consume(6);
+  EXPECT_EQ(buffer.size(), 2u);
+  tail = buffer.WritableTail();
+  EXPECT_EQ(tail.size(), 6u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(buffer.contents().data()), 2), "gh");
+  buffer.Consume(100);
+  EXPECT_TRUE(buffer.empty());
+}
+
+}  // namespace
+}  // namespace onepass
