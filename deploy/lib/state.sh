@@ -13,7 +13,7 @@
 #   written/ID      sha256 of what apply wrote to an /etc file (conflict check)
 #   created         when the first apply ran
 # Kinds: file (a /sys or /proc value), etc (a whole file: under /etc, or one
-# that install.sh put in place), and
+# that install.sh put in place), dir (a directory apply created), and
 # command kinds (channels, indir, flowhash, service) restored by a callback.
 
 DRY_RUN=${DRY_RUN:-0}
@@ -117,7 +117,7 @@ change_etc() {
   CHANGE_COUNT=$((CHANGE_COUNT + 1))
   [ "$DRY_RUN" -eq 1 ] && return 0
   state_save_etc "$path"
-  mkdir -p "$(dirname "$path")"
+  ensure_dir "$(dirname "$path")"
   if cp "$content" "$path.onepass-new" && mv "$path.onepass-new" "$path"; then
     chmod 0644 "$path"
     hash=$(sha256sum <"$path" | cut -d' ' -f1)
@@ -144,7 +144,7 @@ install_file() {
   CHANGE_COUNT=$((CHANGE_COUNT + 1))
   [ "$DRY_RUN" -eq 1 ] && return 0
   state_save_etc "$dest"
-  mkdir -p "$(dirname "$dest")"
+  ensure_dir "$(dirname "$dest")"
   if cp "$src" "$dest.onepass-new" && chmod "$mode" "$dest.onepass-new" && mv "$dest.onepass-new" "$dest"; then
     hash=$(sha256sum <"$dest" | cut -d' ' -f1)
     printf '%s\n' "$hash" >"$STATE_DIR/written/$(etc_id "$dest")"
@@ -152,6 +152,19 @@ install_file() {
     loud "could not write $(shown "$dest")"
     CHANGE_FAILURES=$((CHANGE_FAILURES + 1))
   fi
+}
+
+# Creates DIR, remembering the topmost directory it had to create, which
+# rollback removes again once it is empty.
+ensure_dir() {
+  local dir=$1 top=""
+  while [ ! -d "$dir" ]; do
+    top=$dir
+    dir=$(dirname "$dir")
+  done
+  [ -n "$top" ] || return 0
+  state_save dir "$top" ""
+  mkdir -p "$1"
 }
 
 # The manifest id of a saved /etc file (its content file, or "absent").
@@ -233,6 +246,12 @@ state_rollback() {
       [ "$DRY_RUN" -eq 1 ] || cp -p "$STATE_DIR/values/$id" "$target"
     fi
   done <"$STATE_DIR/manifest"
+  while IFS=$'\t' read -r kind target id; do
+    [ "$kind" = dir ] || continue
+    say "  remove $(shown "$target")/ (created by apply, if empty)"
+    [ "$DRY_RUN" -eq 1 ] || find "$target" -depth -type d -empty -delete 2>/dev/null || true
+    [ ! -e "$target" ] || [ "$DRY_RUN" -eq 1 ] || warn "$(shown "$target") is not empty: kept"
+  done < <(tac "$STATE_DIR/manifest")
   # shellcheck disable=SC2086 # kinds are single words
   restore_kinds "$restore_fn" $late || failures=$((failures + $?))
   if [ "$DRY_RUN" -eq 1 ]; then

@@ -1,4 +1,5 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # DEPLOY and ROOT are read by the .bats files
+# shellcheck source-path=SCRIPTDIR
 # Shared by the bats files: a fake host (tests/deploy/fake_nic.bash) and a
 # snapshot of a whole tree, to prove that rollback restores every value.
 
@@ -43,4 +44,27 @@ assert_same_snapshot() {
     echo "the tree differs from its snapshot (- before, + after)" >&2
     return 1
   fi
+}
+
+# A /proc/sys with the keys of deploy/sysctl/*.conf at Debian 12 defaults
+# (tcp_migrate_req absent: an older kernel).
+make_fake_proc_sys() {
+  local root=$1 key value
+  while read -r key value; do
+    mkdir -p "$(dirname "$root/proc/sys/${key//.//}")"
+    printf '%s\n' "$value" >"$root/proc/sys/${key//.//}"
+  done <<'KEYS'
+net.core.somaxconn 4096
+net.ipv4.tcp_max_syn_backlog 1024
+net.core.netdev_max_backlog 1000
+net.ipv4.tcp_syncookies 1
+net.ipv4.tcp_max_tw_buckets 131072
+net.ipv4.tcp_fastopen 1
+fs.file-max 9223372036854775807
+fs.nr_open 1048576
+net.ipv4.ip_local_port_range 32768	60999
+net.ipv4.tcp_tw_reuse 2
+net.core.default_qdisc fq_codel
+net.ipv4.tcp_congestion_control cubic
+KEYS
 }

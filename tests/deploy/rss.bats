@@ -39,7 +39,9 @@ rss() { "$RSS" "$@" --sysroot "$ROOT"; }
   [[ $output == *"ethtool -N eth0 rx-flow-hash tcp4 sdfn"* ]]
   [[ $output == *"+IRQBALANCE_ARGS=\"--banirq=40 --banirq=41 --banirq=42 --banirq=43\""* ]]
   [[ $output == *"server flags: --cpus 0-3"* ]]
-  [ -z "$(grep -E -- '^-[LXN] ' "$FAKE_ETHTOOL_LOG")" ]
+  run grep -E -- '^-[LXN] ' "$FAKE_ETHTOOL_LOG"
+  [ "$status" -eq 1 ]
+  run rss plan eth0
   plan_lines=$(grep -E '^  (write|keep|run|note) |^ {11}' <<<"$output")
   run rss apply eth0
   [ "$status" -eq 0 ]
