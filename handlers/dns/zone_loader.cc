@@ -140,11 +140,17 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source) {
     return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": empty zone"));
   }
   ldns_zone* raw = nullptr;
-  int line = 1;
+  // ldns counts the newlines it has read, the bad line's own included.
+  int line = 0;
   const ldns_status status =
       ldns_zone_new_frm_fp_l(&raw, file.get(), nullptr, 3600, LDNS_RR_CLASS_IN, &line);
   std::unique_ptr<ldns_zone, LdnsZoneDeleter> zone(raw);
   if (status != LDNS_STATUS_OK) {
+    // A bad last line without a newline was not counted.
+    const long pos = ftell(file.get());
+    if (pos >= 0 && static_cast<size_t>(pos) == source.text.size() && source.text.back() != '\n') {
+      ++line;
+    }
     return absl::InvalidArgumentError(
         absl::StrCat(source.display_name, ":", line, ": ", ldns_get_errorstr_by_id(status)));
   }

@@ -1,0 +1,115 @@
+#include "handlers/dns/zone_loader.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "handlers/dns/default_zone.h"
+#include "handlers/dns/dns_name.h"
+#include "handlers/dns/dns_wire.h"
+
+namespace onepass::dns {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Canonical(const char* text) {
+  // "a.b." -> wire
+  std::string out;
+  std::string label;
+  for (const char* p = text; *p; ++p) {
+    if (*p == '.') {
+      out.push_back(static_cast<char>(label.size()));
+      out += label;
+      label.clear();
+    } else {
+      label.push_back(*p);
+    }
+  }
+  out.push_back('\0');
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<Zone>> Parse(const std::string& text) {
+  return ParseZone(ZoneSource{"test.zone", text});
+}
+
+TEST(ZoneLoaderTest, DefaultZoneMatchesCommittedFile) {
+  std::ifstream in(std::string(ONEPASS_SOURCE_DIR) + "/tests/data/example.com.zone");
+  ASSERT_TRUE(in) << "tests/data/example.com.zone missing";
+  std::ostringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), std::string(DefaultZoneText()));
+}
+
+TEST(ZoneLoaderTest, DefaultZoneIndex) {
+  auto zone = Parse(std::string(DefaultZoneText()));
+  ASSERT_TRUE(zone.ok()) << zone.status();
+  const Zone& z = **zone;
+  EXPECT_EQ(z.origin(), Canonical("example.com."));
+  ASSERT_NE(z.apex_ns(), nullptr);
+  EXPECT_EQ(z.apex_ns()->records.size(), 2u);
+  EXPECT_EQ(z.negative_soa().records[0].ttl, 300u);
+  // Empty non-terminals exist, names not in the zone do not.
+  EXPECT_NE(z.FindNode(Canonical("c.example.com.")), nullptr);
+  EXPECT_NE(z.FindNode(Canonical("b.c.example.com.")), nullptr);
+  EXPECT_TRUE(z.FindNode(Canonical("b.c.example.com."))->rrsets.empty());
+  EXPECT_EQ(z.FindNode(Canonical("nx.example.com.")), nullptr);
+  EXPECT_EQ(z.ClosestEncloser(Canonical("x.y.b.c.example.com.")), Canonical("b.c.example.com."));
+  EXPECT_EQ(z.FindDelegation(Canonical("a.ns.sub.example.com.")), Canonical("sub.example.com."));
+  EXPECT_EQ(z.FindDelegation(Canonical("www.example.com.")), "");
+  // Owner names are case-folded at load; rdata keeps its case.
+  const Node* mx = z.FindNode(Canonical("example.com."));
+  ASSERT_NE(mx->Find(kTypeMx), nullptr);
+  EXPECT_EQ(mx->Find(kTypeMx)->records[0].target, Canonical("mail.example.com."));
+}
+
+TEST(ZoneLoaderTest, CaseInsensitiveOwners) {
+  auto zone = Parse(
+      "$ORIGIN Example.ORG.\n@ 60 IN SOA ns hm 1 2 3 4 5\nWWW 60 IN A 192.0.2.1\n"
+      "www 60 IN A 192.0.2.2\n");
+  ASSERT_TRUE(zone.ok()) << zone.status();
+  const Node* www = (*zone)->FindNode(Canonical("www.example.org."));
+  ASSERT_NE(www, nullptr);
+  EXPECT_EQ(www->Find(kTypeA)->records.size(), 2u);
+}
+
+TEST(ZoneLoaderTest, ErrorsNameFileAndLine) {
+  struct Case {
+    std::string text;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\nx 60 IN A 999.1.1.1\n", "test.zone:3"},
+      {"$ORIGIN a.\n@ 60 IN A 192.0.2.1\n", "no SOA"},
+      {"$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\nb. 60 IN A 192.0.2.1\n", "outside zone"},
+      {"$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\nx 60 IN CNAME y\nx 60 IN A 192.0.2.1\n",
+       "CNAME and other data"},
+      {"$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\nx 60 IN CNAME y\nx 60 IN CNAME z\n",
+       "more than one CNAME"},
+      {"$ORIGIN a.\n@ 60 CH SOA ns hm 1 2 3 4 5\n", "class IN"},
+      {"", "empty zone"},
+  };
+  for (const Case& c : cases) {
+    auto zone = Parse(c.text);
+    ASSERT_FALSE(zone.ok()) << c.text;
+    EXPECT_THAT(zone.status().message(), HasSubstr(c.error)) << c.text;
+  }
+}
+
+TEST(ZoneLoaderTest, SnapshotRejectsDuplicateOriginsAndFindsLongestZone) {
+  const std::string parent = "$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\n";
+  const std::string child = "$ORIGIN b.a.\n@ 60 IN SOA ns hm 1 2 3 4 5\n";
+  EXPECT_FALSE(BuildSnapshot({{"one", parent}, {"two", parent}}).ok());
+  auto snapshot = BuildSnapshot({{"one", parent}, {"two", child}});
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  EXPECT_EQ((*snapshot)->FindZone(Canonical("x.b.a."))->origin(), Canonical("b.a."));
+  EXPECT_EQ((*snapshot)->FindZone(Canonical("x.a."))->origin(), Canonical("a."));
+  EXPECT_EQ((*snapshot)->FindZone(Canonical("x.c.")), nullptr);
+  EXPECT_FALSE(LoadZoneFiles({"/nonexistent/zone"}).ok());
+}
+
+}  // namespace
+}  // namespace onepass::dns
