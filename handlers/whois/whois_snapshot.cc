@@ -1,0 +1,323 @@
+#include "handlers/whois/whois_snapshot.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace onepass::whois {
+namespace {
+
+// Registrar names compare as the query parser folds them: blanks to one space, ASCII upper.
+std::string RegistrarKey(absl::string_view name) {
+  std::string key;
+  bool in_blank = false;
+  for (char c : name) {
+    if (c == ' ' || c == '\t') {
+      in_blank = !key.empty();
+      continue;
+    }
+    if (in_blank) key.push_back(' ');
+    in_blank = false;
+    key.push_back(absl::ascii_toupper(static_cast<unsigned char>(c)));
+  }
+  return key;
+}
+
+std::string Upper(absl::string_view text) { return absl::AsciiStrToUpper(text); }
+
+template <typename Map>
+size_t TableBytes(const Map& map) {
+  return map.capacity() * (sizeof(typename Map::value_type) + 1);
+}
+
+}  // namespace
+
+absl::string_view TextArena::Store(absl::string_view text) {
+  if (text.empty()) return absl::string_view();
+  if (text.size() > free_bytes_) {
+    const size_t size = std::max(kChunkBytes, text.size());
+    chunks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    free_ = chunks_.back().get();
+    free_bytes_ = size;
+    reserved_ += size;
+  }
+  std::memcpy(free_, text.data(), text.size());
+  absl::string_view stored(free_, text.size());
+  free_ += text.size();
+  free_bytes_ -= text.size();
+  used_ += text.size();
+  return stored;
+}
+
+size_t WhoisSnapshot::DomainKeyHash::operator()(uint32_t index) const {
+  return absl::Hash<absl::string_view>{}(DomainName((*entries)[index]));
+}
+size_t WhoisSnapshot::DomainKeyHash::operator()(absl::string_view name) const {
+  return absl::Hash<absl::string_view>{}(name);
+}
+bool WhoisSnapshot::DomainKeyEq::operator()(uint32_t a, absl::string_view b) const {
+  return DomainName((*entries)[a]) == b;
+}
+
+WhoisSnapshot::WhoisSnapshot()
+    : domain_index_(0, DomainKeyHash{&domains_}, DomainKeyEq{&domains_}) {
+  blocks_.push_back(absl::string_view());
+}
+
+bool WhoisSnapshot::FindDomain(absl::string_view name, ReplyPieces* reply) const {
+  auto it = domain_index_.find(name);
+  if (it == domain_index_.end()) return false;
+  const DomainEntry& entry = domains_[*it];
+  const RegistrarEntry& registrar = registrars_[entry.registrar];
+  reply->Add(absl::string_view(entry.text, entry.head_bytes));
+  reply->Add(registrar.top);
+  reply->Add(absl::string_view(entry.text + entry.head_bytes, entry.dates_bytes));
+  reply->Add(registrar.middle);
+  reply->Add(blocks_[entry.statuses]);
+  reply->Add(blocks_[entry.contacts]);
+  reply->Add(blocks_[entry.nameservers]);
+  return true;
+}
+
+bool WhoisSnapshot::FindNameserver(absl::string_view name, ReplyPieces* reply) const {
+  auto it = nameservers_.find(name);
+  if (it == nameservers_.end()) return false;
+  reply->Add(it->second);
+  return true;
+}
+
+bool WhoisSnapshot::FindRegistrar(absl::string_view key, ReplyPieces* reply) const {
+  uint32_t iana_id = 0;
+  if (!key.empty() && absl::ascii_isdigit(static_cast<unsigned char>(key.front())) &&
+      absl::SimpleAtoi(key, &iana_id)) {
+    auto it = registrar_by_iana_id_.find(iana_id);
+    if (it != registrar_by_iana_id_.end()) {
+      reply->Add(registrars_[it->second].reply);
+      return true;
+    }
+  }
+  auto it = registrar_by_name_.find(key);
+  if (it == registrar_by_name_.end()) return false;
+  reply->Add(registrars_[it->second].reply);
+  return true;
+}
+
+bool WhoisSnapshot::FindContact(absl::string_view handle, ReplyPieces* reply) const {
+  auto it = contacts_.find(handle);
+  if (it == contacts_.end()) return false;
+  reply->Add(it->second);
+  return true;
+}
+
+WhoisSnapshotBuilder::WhoisSnapshotBuilder() : snapshot_(new WhoisSnapshot()) {}
+
+uint32_t WhoisSnapshotBuilder::Intern(absl::string_view text) {
+  if (text.empty()) return 0;
+  auto it = interned_.find(text);
+  if (it != interned_.end()) return it->second;
+  absl::string_view stored = snapshot_->arena_.Store(text);
+  const uint32_t id = static_cast<uint32_t>(snapshot_->blocks_.size());
+  snapshot_->blocks_.push_back(stored);
+  interned_.emplace(stored, id);
+  return id;
+}
+
+void WhoisSnapshotBuilder::NoteBody(size_t bytes) {
+  snapshot_->stats_.max_body_bytes = std::max(snapshot_->stats_.max_body_bytes, bytes);
+}
+
+absl::Status WhoisSnapshotBuilder::AddRegistrar(const RegistrarRecord& registrar) {
+  WhoisSnapshot& s = *snapshot_;
+  if (s.registrar_by_iana_id_.contains(registrar.iana_id)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("registrar IANA ID ", registrar.iana_id, " is defined twice"));
+  }
+  const std::string key = RegistrarKey(registrar.name);
+  if (s.registrar_by_name_.contains(key)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("registrar name \"", registrar.name, "\" is defined twice"));
+  }
+  RegistrarRecord stored = registrar;
+  for (absl::string_view* field :
+       {&stored.name, &stored.whois_server, &stored.url, &stored.abuse_email, &stored.abuse_phone,
+        &stored.address, &stored.phone, &stored.email}) {
+    *field = s.arena_.Store(*field);
+  }
+  WhoisSnapshot::RegistrarEntry entry;
+  scratch_.clear();
+  RenderRegistrarTop(stored, &scratch_);
+  entry.top = s.arena_.Store(scratch_);
+  scratch_.clear();
+  RenderRegistrarMiddle(stored, &scratch_);
+  entry.middle = s.arena_.Store(scratch_);
+  scratch_.clear();
+  RenderRegistrarReply(stored, &scratch_);
+  entry.reply = s.arena_.Store(scratch_);
+  NoteBody(entry.reply.size());
+  const uint32_t index = static_cast<uint32_t>(s.registrars_.size());
+  s.registrars_.push_back(entry);
+  registrars_.push_back(stored);
+  s.registrar_by_iana_id_.emplace(registrar.iana_id, index);
+  s.registrar_by_name_.emplace(s.arena_.Store(key), index);
+  ++s.stats_.registrars;
+  return absl::OkStatus();
+}
+
+absl::Status WhoisSnapshotBuilder::AddContact(const ContactRecord& contact) {
+  WhoisSnapshot& s = *snapshot_;
+  const std::string key = Upper(contact.handle);
+  if (contact_index_.contains(key)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("contact handle ", contact.handle, " is defined twice"));
+  }
+  ContactRecord stored = contact;
+  for (absl::string_view* field :
+       {&stored.handle, &stored.name, &stored.organization, &stored.street, &stored.city,
+        &stored.state, &stored.postal_code, &stored.country, &stored.phone, &stored.email}) {
+    *field = s.arena_.Store(*field);
+  }
+  scratch_.clear();
+  RenderContactReply(stored, &scratch_);
+  absl::string_view reply = s.arena_.Store(scratch_);
+  NoteBody(reply.size());
+  absl::string_view stored_key = s.arena_.Store(key);
+  s.contacts_.emplace(stored_key, reply);
+  contact_index_.emplace(stored_key, static_cast<uint32_t>(contacts_.size()));
+  contacts_.push_back(stored);
+  ++s.stats_.contacts;
+  return absl::OkStatus();
+}
+
+absl::Status WhoisSnapshotBuilder::AddNameserver(const NameserverRecord& nameserver) {
+  WhoisSnapshot& s = *snapshot_;
+  if (s.nameservers_.contains(nameserver.name)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("name server ", nameserver.name, " is defined twice"));
+  }
+  const RegistrarRecord* registrar = nullptr;
+  if (nameserver.registrar_iana_id != 0) {
+    auto it = s.registrar_by_iana_id_.find(nameserver.registrar_iana_id);
+    if (it == s.registrar_by_iana_id_.end()) {
+      return absl::NotFoundError(absl::StrCat("registrar IANA ID ", nameserver.registrar_iana_id,
+                                              " is not defined (registrars must come before the "
+                                              "name servers and domains that name them)"));
+    }
+    registrar = &registrars_[it->second];
+  }
+  scratch_.clear();
+  RenderNameserverReply(nameserver, registrar, &scratch_);
+  absl::string_view reply = s.arena_.Store(scratch_);
+  NoteBody(reply.size());
+  s.nameservers_.emplace(s.arena_.Store(nameserver.name), reply);
+  ++s.stats_.nameservers;
+  return absl::OkStatus();
+}
+
+uint32_t WhoisSnapshotBuilder::InternContacts(const DomainRecord& domain) {
+  // Contact slots + 1, 0 for none; the parser checked that the handles exist.
+  std::array<uint32_t, 3> key = {0, 0, 0};
+  const absl::string_view handles[3] = {domain.registrant, domain.admin, domain.tech};
+  for (int i = 0; i < 3; ++i) {
+    if (handles[i].empty()) continue;
+    auto it = contact_index_.find(Upper(handles[i]));
+    if (it != contact_index_.end()) key[i] = it->second + 1;
+  }
+  if (key == std::array<uint32_t, 3>{0, 0, 0}) return 0;
+  auto it = contact_blocks_.find(key);
+  if (it != contact_blocks_.end()) return it->second;
+  std::string block;
+  const absl::string_view roles[3] = {"Registrant", "Admin", "Tech"};
+  for (int i = 0; i < 3; ++i) {
+    if (key[i] != 0) RenderContactRole(roles[i], contacts_[key[i] - 1], &block);
+  }
+  const uint32_t id = Intern(block);
+  contact_blocks_.emplace(key, id);
+  return id;
+}
+
+absl::Status WhoisSnapshotBuilder::AddDomain(const DomainRecord& domain) {
+  WhoisSnapshot& s = *snapshot_;
+  if (domain.name.empty() || domain.name.size() > std::numeric_limits<uint8_t>::max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("domain name of ", domain.name.size(), " bytes; 1 to 253 expected"));
+  }
+  auto registrar = s.registrar_by_iana_id_.find(domain.registrar_iana_id);
+  if (registrar == s.registrar_by_iana_id_.end()) {
+    return absl::NotFoundError(absl::StrCat("registrar IANA ID ", domain.registrar_iana_id,
+                                            " is not defined (registrars must come before the "
+                                            "domains that name them)"));
+  }
+  for (absl::string_view handle : {domain.registrant, domain.admin, domain.tech}) {
+    if (!handle.empty() && !contact_index_.contains(Upper(handle))) {
+      return absl::NotFoundError(absl::StrCat("contact handle ", handle,
+                                              " is not defined (contacts must come before the "
+                                              "domains that name them)"));
+    }
+  }
+  if (s.domain_index_.contains(domain.name)) {
+    return absl::AlreadyExistsError(absl::StrCat("domain ", domain.name, " is defined twice"));
+  }
+
+  scratch_.clear();
+  RenderDomainHead(domain, &scratch_);
+  const size_t head_bytes = scratch_.size();
+  RenderDomainDates(domain, &scratch_);
+  const size_t dates_bytes = scratch_.size() - head_bytes;
+  if (head_bytes > std::numeric_limits<uint16_t>::max() ||
+      dates_bytes > std::numeric_limits<uint16_t>::max()) {
+    return absl::InvalidArgumentError("domain fields too long");
+  }
+  WhoisSnapshot::DomainEntry entry;
+  entry.text = s.arena_.Store(scratch_).data();
+  entry.head_bytes = static_cast<uint16_t>(head_bytes);
+  entry.dates_bytes = static_cast<uint16_t>(dates_bytes);
+  entry.name_bytes = static_cast<uint8_t>(domain.name.size());
+  entry.registrar = registrar->second;
+
+  scratch_.clear();
+  RenderStatuses(domain.statuses, &scratch_);
+  entry.statuses = Intern(scratch_);
+  entry.contacts = InternContacts(domain);
+  scratch_.clear();
+  RenderNameservers(domain.nameservers, domain.dnssec, &scratch_);
+  entry.nameservers = Intern(scratch_);
+
+  const uint32_t index = static_cast<uint32_t>(s.domains_.size());
+  s.domains_.push_back(entry);
+  s.domain_index_.insert(index);
+  ReplyPieces pieces;
+  s.FindDomain(domain.name, &pieces);
+  NoteBody(pieces.size());
+  ++s.stats_.domains;
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const WhoisSnapshot> WhoisSnapshotBuilder::Build() {
+  WhoisSnapshot& s = *snapshot_;
+  scratch_.clear();
+  RenderTail(last_update_, footer_, &scratch_);
+  s.tail_ = s.arena_.Store(scratch_);
+  s.last_update_ = s.arena_.Store(last_update_);
+  s.domains_.shrink_to_fit();
+  s.blocks_.shrink_to_fit();
+  s.stats_.shared_blocks = s.blocks_.size() - 1;
+  s.stats_.text_bytes = s.arena_.bytes_reserved();
+  s.stats_.index_bytes = s.domains_.capacity() * sizeof(WhoisSnapshot::DomainEntry) +
+                         s.domain_index_.capacity() * (sizeof(uint32_t) + 1) +
+                         s.blocks_.capacity() * sizeof(absl::string_view) +
+                         TableBytes(s.registrar_by_name_) + TableBytes(s.registrar_by_iana_id_) +
+                         TableBytes(s.nameservers_) + TableBytes(s.contacts_);
+  // Load-time helpers go now; the snapshot keeps only what serving reads.
+  interned_ = {};
+  contact_index_ = {};
+  contact_blocks_ = {};
+  return std::shared_ptr<const WhoisSnapshot>(std::move(snapshot_));
+}
+
+}  // namespace onepass::whois

@@ -1,0 +1,190 @@
+// The Whois database in memory: every reply rendered once at load time, indexed for lookup.
+//
+// A WhoisSnapshot is immutable once built and shared by all workers through
+// std::shared_ptr<const WhoisSnapshot>; a reload builds a new one and swaps the pointer.
+//
+// Memory: a domain reply is assembled from pieces so that what many domains share is stored
+// once. Per domain the snapshot keeps only its own text (the "Domain Name" and "Registry Domain
+// ID" lines and the three date lines, ~200 bytes), a 32-byte entry and a 4-byte index slot;
+// the registrar's lines, the status lines, the contact blocks and the name server block are
+// interned (stored once per distinct text), and the ">>> Last update" line and terms-of-use
+// footer once for the whole snapshot. Serving is one hash lookup and up to eight memcpys.
+#ifndef ONEPASS_HANDLERS_WHOIS_WHOIS_SNAPSHOT_H_
+#define ONEPASS_HANDLERS_WHOIS_WHOIS_SNAPSHOT_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "handlers/whois/whois_records.h"
+
+namespace onepass::whois {
+
+// A reply's body as views into the snapshot, in order (the tail is added by the caller).
+struct ReplyPieces {
+  static constexpr int kMaxPieces = 8;
+  std::array<absl::string_view, kMaxPieces> pieces;
+  int count = 0;
+
+  void Add(absl::string_view piece) {
+    if (!piece.empty()) pieces[count++] = piece;
+  }
+  size_t size() const {
+    size_t total = 0;
+    for (int i = 0; i < count; ++i) total += pieces[i].size();
+    return total;
+  }
+};
+
+// Append-only storage for rendered text in 1 MiB chunks: pieces never move once stored, so
+// views into them stay valid for the arena's life, and growth never copies what is stored.
+class TextArena {
+ public:
+  absl::string_view Store(absl::string_view text);
+  size_t bytes_used() const { return used_; }
+  size_t bytes_reserved() const { return reserved_; }
+
+ private:
+  static constexpr size_t kChunkBytes = 1 << 20;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  char* free_ = nullptr;
+  size_t free_bytes_ = 0;
+  size_t used_ = 0;
+  size_t reserved_ = 0;
+};
+
+struct WhoisSnapshotStats {
+  size_t domains = 0;
+  size_t nameservers = 0;
+  size_t registrars = 0;
+  size_t contacts = 0;
+  size_t shared_blocks = 0;   // distinct interned pieces
+  size_t text_bytes = 0;      // rendered text stored
+  size_t index_bytes = 0;     // entries and hash tables, approximately
+  size_t max_body_bytes = 0;  // largest reply body (without the tail)
+};
+
+class WhoisSnapshot {
+ public:
+  // The index functors point at domains_: a snapshot never moves or copies.
+  WhoisSnapshot(const WhoisSnapshot&) = delete;
+  WhoisSnapshot& operator=(const WhoisSnapshot&) = delete;
+
+  // Lookups by normalized key (see whois_query.h): upper-case name or handle. On a match,
+  // adds the reply body's pieces to `*reply` and returns true.
+  bool FindDomain(absl::string_view name, ReplyPieces* reply) const;
+  bool FindNameserver(absl::string_view name, ReplyPieces* reply) const;
+  // By name (blanks folded, ASCII upper-case) or, for a key of digits, by IANA ID.
+  bool FindRegistrar(absl::string_view key, ReplyPieces* reply) const;
+  bool FindContact(absl::string_view handle, ReplyPieces* reply) const;
+
+  // The end of every reply: the "Last update" line and the terms-of-use footer.
+  absl::string_view tail() const { return tail_; }
+  absl::string_view last_update() const { return last_update_; }
+  const WhoisSnapshotStats& stats() const { return stats_; }
+
+ private:
+  friend class WhoisSnapshotBuilder;
+
+  struct DomainEntry {
+    const char* text;    // head then dates, contiguous in arena_
+    uint32_t registrar;  // index in registrars_
+    uint32_t statuses;   // indexes in blocks_
+    uint32_t contacts;
+    uint32_t nameservers;
+    uint16_t head_bytes;
+    uint16_t dates_bytes;
+    uint8_t name_bytes;  // the name is at text + kDomainNameLinePrefix
+  };
+  struct RegistrarEntry {
+    absl::string_view top;     // WHOIS Server, URL lines of a domain reply
+    absl::string_view middle;  // Registrar .. Abuse Contact Phone lines of a domain reply
+    absl::string_view reply;   // the reply to "registrar NAME"
+  };
+
+  // The domain index holds entry numbers only (4 bytes a slot); hashing and comparing look
+  // the name up in the entry, and a lookup by name uses the same functors (is_transparent).
+  struct DomainKeyHash {
+    using is_transparent = void;
+    const std::vector<DomainEntry>* entries;
+    size_t operator()(uint32_t index) const;
+    size_t operator()(absl::string_view name) const;
+  };
+  struct DomainKeyEq {
+    using is_transparent = void;
+    const std::vector<DomainEntry>* entries;
+    bool operator()(uint32_t a, uint32_t b) const { return a == b; }
+    bool operator()(uint32_t a, absl::string_view b) const;
+    bool operator()(absl::string_view a, uint32_t b) const { return (*this)(b, a); }
+  };
+  static absl::string_view DomainName(const DomainEntry& entry) {
+    return absl::string_view(entry.text + kDomainNameLinePrefix, entry.name_bytes);
+  }
+
+  WhoisSnapshot();
+
+  TextArena arena_;
+  std::vector<absl::string_view> blocks_;  // interned pieces; blocks_[0] is empty
+  std::vector<DomainEntry> domains_;
+  absl::flat_hash_set<uint32_t, DomainKeyHash, DomainKeyEq> domain_index_;
+  std::vector<RegistrarEntry> registrars_;
+  absl::flat_hash_map<absl::string_view, uint32_t> registrar_by_name_;
+  absl::flat_hash_map<uint32_t, uint32_t> registrar_by_iana_id_;
+  absl::flat_hash_map<absl::string_view, absl::string_view> nameservers_;
+  absl::flat_hash_map<absl::string_view, absl::string_view> contacts_;
+  absl::string_view tail_;
+  absl::string_view last_update_;
+  WhoisSnapshotStats stats_;
+};
+
+// Builds a snapshot from records in file order. Registrars and contacts must be added before
+// the domains and name servers that name them (one pass, and an error names the line).
+// Errors say what is wrong without the file position; the caller adds it.
+class WhoisSnapshotBuilder {
+ public:
+  WhoisSnapshotBuilder();
+  WhoisSnapshotBuilder(const WhoisSnapshotBuilder&) = delete;
+  WhoisSnapshotBuilder& operator=(const WhoisSnapshotBuilder&) = delete;
+
+  absl::Status AddRegistrar(const RegistrarRecord& registrar);
+  absl::Status AddContact(const ContactRecord& contact);
+  absl::Status AddNameserver(const NameserverRecord& nameserver);
+  absl::Status AddDomain(const DomainRecord& domain);
+  // The time shown as "Last update of whois database" (RFC 3339 UTC).
+  void SetLastUpdate(absl::string_view time) { last_update_.assign(time.data(), time.size()); }
+  bool has_last_update() const { return !last_update_.empty(); }
+  // Replaces the default terms-of-use footer, one line per call.
+  void AddFooterLine(absl::string_view line) { footer_.emplace_back(line); }
+
+  // Finishes the snapshot; the builder is spent. Requires SetLastUpdate() to have been called.
+  std::shared_ptr<const WhoisSnapshot> Build();
+
+ private:
+  uint32_t Intern(absl::string_view text);
+  uint32_t InternContacts(const DomainRecord& domain);
+  void NoteBody(size_t bytes);
+
+  std::unique_ptr<WhoisSnapshot> snapshot_;
+  // Load-time only: what has been rendered, by text, and per-contact data for domain blocks.
+  absl::flat_hash_map<absl::string_view, uint32_t> interned_;
+  // Contacts and registrars by their fields (views into the snapshot's arena), for the
+  // domain and name server replies that name them.
+  absl::flat_hash_map<absl::string_view, uint32_t> contact_index_;  // handle -> contacts_
+  std::vector<ContactRecord> contacts_;
+  std::vector<RegistrarRecord> registrars_;
+  absl::flat_hash_map<std::array<uint32_t, 3>, uint32_t> contact_blocks_;
+  std::string scratch_;
+  std::string last_update_;
+  std::vector<std::string> footer_;
+};
+
+}  // namespace onepass::whois
+
+#endif  // ONEPASS_HANDLERS_WHOIS_WHOIS_SNAPSHOT_H_
