@@ -12,7 +12,7 @@
 #                                       DER OCSPRequests (SHA-1 CertID, no nonce) for each leaf
 #   responses/good.der responses/revoked.der
 #                                       the pre-signed responses: `onepassd --handler ocsp
-#                                       --ocsp_responses OUTDIR/responses` serves them
+#                                       --ocsp-responses OUTDIR/responses` serves them
 #
 # Responses are valid for DAYS days (default 7: nextUpdate = now + DAYS), certificates for 365.
 # The build runs this at build time (handlers/ocsp/CMakeLists.txt) for the default data set; tests

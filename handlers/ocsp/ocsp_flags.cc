@@ -37,12 +37,12 @@ absl::Status CheckRange(absl::string_view flag, int64_t value, int64_t low, int6
 
 absl::Status CheckPath(const std::string& path) {
   if (path.empty() || path[0] != '/') {
-    return absl::InvalidArgumentError(absl::StrCat("--ocsp_path='", path, "' must start with '/'"));
+    return absl::InvalidArgumentError(absl::StrCat("--ocsp-path='", path, "' must start with '/'"));
   }
   for (char c : path) {
     if (c <= 0x20 || c >= 0x7F || c == '?' || c == '#' || c == '%') {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--ocsp_path='", path, "' may hold only visible ASCII without '?', '#' or '%'"));
+          "--ocsp-path='", path, "' may hold only visible ASCII without '?', '#' or '%'"));
     }
   }
   return absl::OkStatus();
@@ -57,11 +57,11 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   const int64_t max_body = absl::GetFlag(FLAGS_ocsp_max_body_bytes);
   const int64_t max_response = absl::GetFlag(FLAGS_ocsp_max_response_bytes);
   // A head must at least hold a request line; beyond 1 MiB it is no longer a short request.
-  if (absl::Status s = CheckRange("ocsp_max_header_bytes", max_header, 64, 1 << 20); !s.ok()) {
+  if (absl::Status s = CheckRange("ocsp-max-header-bytes", max_header, 64, 1 << 20); !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckRange("ocsp_max_body_bytes", max_body, 0, 1 << 20); !s.ok()) return s;
-  if (absl::Status s = CheckRange("ocsp_max_response_bytes", max_response, 64, 1 << 20); !s.ok()) {
+  if (absl::Status s = CheckRange("ocsp-max-body-bytes", max_body, 0, 1 << 20); !s.ok()) return s;
+  if (absl::Status s = CheckRange("ocsp-max-response-bytes", max_response, 64, 1 << 20); !s.ok()) {
     return s;
   }
   OcspHandlerConfig config;

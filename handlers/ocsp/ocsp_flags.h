@@ -1,12 +1,13 @@
-// The ocsp handler's flags and its factory built from them.
+// The ocsp handler's flags and its factory built from them. onepassd accepts each flag with
+// dashes (as written here) or with Abseil's underscores (--ocsp_responses).
 //
-//   --ocsp_responses DIR          pre-signed DER responses, one file each (default: the set the
+//   --ocsp-responses DIR          pre-signed DER responses, one file each (default: the set the
 //                                 build generated with scripts/make-ocsp-testdata.sh, see
 //                                 DefaultOcspResponsesDir())
-//   --ocsp_path /                 URL path: POST to it, GET <path>/<base64 request>
-//   --ocsp_max_header_bytes 8192  request line + header fields (414/431 beyond)
-//   --ocsp_max_body_bytes 16384   POST body (413 beyond)
-//   --ocsp_max_response_bytes 16384  largest pre-signed response loaded
+//   --ocsp-path /                 URL path: POST to it, GET <path>/<base64 request>
+//   --ocsp-max-header-bytes 8192  request line + header fields (414/431 beyond)
+//   --ocsp-max-body-bytes 16384   POST body (413 beyond)
+//   --ocsp-max-response-bytes 16384  largest pre-signed response loaded
 #ifndef ONEPASS_HANDLERS_OCSP_OCSP_FLAGS_H_
 #define ONEPASS_HANDLERS_OCSP_OCSP_FLAGS_H_
 
@@ -22,7 +23,7 @@ namespace onepass::ocsp {
 absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags();
 
 // The directory the build generated the default data set into (compiled in): its responses/
-// subdirectory is --ocsp_responses's default, and it also holds ca.pem, good.pem, revoked.pem,
+// subdirectory is --ocsp-responses's default, and it also holds ca.pem, good.pem, revoked.pem,
 // unknown.pem and the matching *.req.der requests for demos and tests.
 std::string DefaultOcspDataDir();
 

@@ -145,7 +145,7 @@ std::string Sha1Hex(const std::string& bytes) {
 
 void OcspSnapshot::Add(NamedResponse response, absl::Time now, const OcspLoadOptions& options) {
   if (response.der.size() > options.max_response_bytes) {
-    LogWarning("ocsp: skipping %s: %d bytes, over the %d-byte limit (--ocsp_max_response_bytes)",
+    LogWarning("ocsp: skipping %s: %d bytes, over the %d-byte limit (--ocsp-max-response-bytes)",
                response.name, response.der.size(), options.max_response_bytes);
     ++stats_.skipped_invalid;
     return;
@@ -229,7 +229,7 @@ absl::StatusOr<std::shared_ptr<const OcspSnapshot>> OcspSnapshot::LoadDirectory(
     NamedResponse response{path.filename().string(), {}};
     if (size_error || size > options.max_response_bytes) {
       LogWarning("ocsp: skipping %s: %s", path.string(),
-                 size_error ? size_error.message() : "larger than --ocsp_max_response_bytes");
+                 size_error ? size_error.message() : "larger than --ocsp-max-response-bytes");
       ++snapshot->stats_.skipped_invalid;
       continue;
     }
@@ -246,7 +246,7 @@ absl::StatusOr<std::shared_ptr<const OcspSnapshot>> OcspSnapshot::LoadDirectory(
   if (stats.loaded + stats.skipped_expired == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "no OCSP response in '", directory, "' (", paths.size(),
-        " files, none a successful DER OCSPResponse): is --ocsp_responses the right directory?"));
+        " files, none a successful DER OCSPResponse): is --ocsp-responses the right directory?"));
   }
   if (stats.loaded == 0) {
     LogError(
