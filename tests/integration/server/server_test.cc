@@ -1,0 +1,347 @@
+// The Server in-process with the test line protocol (tests/support/line_handler.h): the whole
+// transport over real loopback TCP, before any real protocol exists.
+#include "server/server.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/cpu_list.h"
+#include "gtest/gtest.h"
+#include "tests/support/line_handler.h"
+#include "tests/support/tcp_client.h"
+
+namespace onepass {
+namespace {
+
+using testing::LineHandlerFactory;
+using testing::LineProtocolOptions;
+using testing::TcpClient;
+
+class ServerTest : public ::testing::Test {
+ protected:
+  ServerTest() {
+    config_.listen = {"127.0.0.1:0"};
+    config_.read_timeout = absl::Milliseconds(400);
+    config_.write_timeout = absl::Milliseconds(400);
+    config_.drain_timeout = absl::Seconds(2);
+  }
+  ~ServerTest() override {
+    if (server_ != nullptr) {
+      server_->RequestStop();
+      server_->Wait();
+    }
+  }
+
+  void StartServer(const LineProtocolOptions& options = {}) {
+    absl::StatusOr<std::unique_ptr<Server>> server =
+        Server::Create(config_, std::make_unique<LineHandlerFactory>(options));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    server_->Start();
+    port_ = server_->addresses()[0].port();
+  }
+
+  absl::StatusOr<TcpClient> Connect() { return TcpClient::Connect("127.0.0.1", port_); }
+
+  // Counters are updated before the socket is closed, but read from another thread: poll
+  // until `done` holds, for at most 5 s.
+  bool WaitForStats(const std::function<bool(const StatsSnapshot&)>& done) {
+    for (int i = 0; i < 500; ++i) {
+      if (done(server_->Stats())) return true;
+      usleep(10 * 1000);
+    }
+    ADD_FAILURE() << "stats never matched: " << server_->Stats().Format();
+    return false;
+  }
+
+  // One request on a fresh connection, reading until the server closes.
+  std::string Exchange(const std::string& request) {
+    absl::StatusOr<TcpClient> client = Connect();
+    if (!client.ok()) return absl::StrCat("connect failed: ", client.status().ToString());
+    if (absl::Status sent = client->Send(request); !sent.ok()) return sent.ToString();
+    absl::StatusOr<std::string> reply = client->ReadUntilClose();
+    return reply.ok() ? *reply : reply.status().ToString();
+  }
+
+  ServerConfig config_;
+  std::unique_ptr<Server> server_;
+  int port_ = 0;
+};
+
+// Runs `body` on a thread pinned to `cpu`.
+void OnCpu(int cpu, const std::function<void()>& body) {
+  std::thread thread([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(set), &set), 0);
+    body();
+  });
+  thread.join();
+}
+
+TEST_F(ServerTest, SinglePassAnswersAndClosesWithOneSendEach) {
+  StartServer();
+  constexpr int kConnections = 50;
+  for (int i = 0; i < kConnections; ++i) {
+    std::string reply = Exchange(absl::StrCat("hello ", i, "\n"));
+    ASSERT_NE(reply.find(absl::StrCat(" hello ", i, "\n")), std::string::npos) << reply;
+  }
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.served == kConnections; }));
+  const StatsSnapshot stats = server_->Stats();
+  EXPECT_EQ(stats.accepted, kConnections);
+  // TCP_DEFER_ACCEPT handed every socket over with its request: no event loop involved.
+  EXPECT_EQ(stats.single_pass, kConnections);
+  EXPECT_EQ(stats.parked, 0u);
+  // One send syscall per response: the length and the message never leave separately.
+  EXPECT_EQ(stats.sends, kConnections);
+  EXPECT_EQ(stats.responses, kConnections);
+  EXPECT_EQ(stats.errors, 0u);
+}
+
+TEST_F(ServerTest, PipelinedRequestsAreAllAnswered) {
+  StartServer();
+  std::string reply = Exchange("a\nb\nc\n");
+  EXPECT_EQ(std::count(reply.begin(), reply.end(), '\n'), 3) << reply;
+  EXPECT_NE(reply.find(" a\n"), std::string::npos);
+  EXPECT_NE(reply.find(" c\n"), std::string::npos);
+}
+
+TEST_F(ServerTest, PartialRequestIsFinishedFromTheEventLoop) {
+  StartServer();
+  absl::StatusOr<TcpClient> client = Connect();
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE(client->Send("hel").ok());
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 1; }));
+  ASSERT_TRUE(client->Send("lo\n").ok());
+  absl::StatusOr<std::string> reply = client->ReadUntilClose();
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_NE(reply->find(" hello\n"), std::string::npos) << *reply;
+  EXPECT_EQ(server_->Stats().served, 1u);
+}
+
+TEST_F(ServerTest, SlowlorisIsCutByThePerMessageDeadline) {
+  config_.read_timeout = absl::Milliseconds(300);
+  StartServer();
+  absl::StatusOr<TcpClient> client = Connect();
+  ASSERT_TRUE(client.ok());
+  const absl::Time start = absl::Now();
+  // One byte every 50 ms would keep a timeout that restarts on every byte alive forever.
+  bool cut = false;
+  for (int i = 0; i < 60 && !cut; ++i) {
+    cut = !client->Send("x").ok();
+    usleep(50 * 1000);
+    if (server_->Stats().read_timeouts == 1) cut = true;
+  }
+  EXPECT_TRUE(cut);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.read_timeouts == 1; }));
+  EXPECT_EQ(server_->Stats().timeouts, 1u);
+  EXPECT_EQ(server_->Stats().served, 0u);
+}
+
+TEST_F(ServerTest, OversizeRequestIsClosed) {
+  LineProtocolOptions options;
+  options.max_line_bytes = 64;
+  StartServer(options);
+  EXPECT_EQ(Exchange(std::string(1000, 'z')), "");
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.rejected_oversize == 1; }));
+  EXPECT_EQ(server_->Stats().rejected, 1u);
+}
+
+TEST_F(ServerTest, WithoutKeepaliveTheServerClosesAfterTheAnswer) {
+  StartServer();
+  absl::StatusOr<TcpClient> client = Connect();
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE(client->Send("one\n").ok());
+  absl::StatusOr<std::string> reply = client->ReadUntilClose(absl::Seconds(2));
+  ASSERT_TRUE(reply.ok()) << reply.status();  // closed well before the 400 ms read timeout
+  EXPECT_NE(reply->find(" one\n"), std::string::npos);
+}
+
+TEST_F(ServerTest, KeepaliveServesSeveralRequestsThenClosesWhenIdle) {
+  config_.keepalive = absl::Milliseconds(300);
+  StartServer();
+  absl::StatusOr<TcpClient> client = Connect();
+  ASSERT_TRUE(client.ok());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(client->Send(absl::StrCat("req", i, "\n")).ok());
+    absl::StatusOr<std::string> line = client->ReadLine();
+    ASSERT_TRUE(line.ok()) << line.status();
+    EXPECT_NE(line->find(absl::StrCat(" req", i, "\n")), std::string::npos) << *line;
+  }
+  const absl::Time idle_since = absl::Now();
+  absl::StatusOr<std::string> rest = client->ReadUntilClose(absl::Seconds(3));
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(*rest, "");
+  EXPECT_GE(absl::Now() - idle_since, absl::Milliseconds(250));
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.idle_closes == 1; }));
+  EXPECT_EQ(server_->Stats().timeouts, 0u);
+  EXPECT_EQ(server_->Stats().accepted, 1u);
+}
+
+TEST_F(ServerTest, ReaderThatNeverReadsIsCutByTheWriteTimeout) {
+  config_.write_timeout = absl::Milliseconds(300);
+  LineProtocolOptions options;
+  options.output_bytes = 16 << 20;
+  StartServer(options);
+  absl::StatusOr<TcpClient> client = Connect();
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE(client->Send("big 12000000\n").ok());  // more than both socket buffers
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.write_timeouts == 1; }));
+  EXPECT_EQ(server_->Stats().served, 0u);
+}
+
+TEST_F(ServerTest, LargeResponseIsFinishedFromTheEventLoop) {
+  LineProtocolOptions options;
+  options.output_bytes = 16 << 20;
+  StartServer(options);
+  std::string reply = Exchange("big 6000000\n");
+  EXPECT_EQ(reply.size(), 6000001u);
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.served == 1; }));
+}
+
+TEST_F(ServerTest, FullPoolClosesNewWaitingConnections) {
+  config_.cpus = {AllowedCpus()[0]};  // one worker
+  config_.max_connections = 2;
+  StartServer();
+  std::vector<TcpClient> clients;
+  for (int i = 0; i < 5; ++i) {
+    absl::StatusOr<TcpClient> client = Connect();
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE(client->Send("partial").ok());
+    clients.push_back(*std::move(client));
+  }
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.rejected_pool_full == 3; }));
+  EXPECT_EQ(server_->Stats().parked, 2u);
+  // The parked ones still work.
+  int answered = 0;
+  for (TcpClient& client : clients) {
+    if (!client.Send(" done\n").ok()) continue;
+    absl::StatusOr<std::string> reply = client.ReadUntilClose();
+    if (reply.ok() && reply->find("partial done") != std::string::npos) ++answered;
+  }
+  EXPECT_EQ(answered, 2);
+}
+
+TEST_F(ServerTest, ConnectionLandsOnTheWorkerOfTheClientsCpu) {
+  const std::vector<int> cpus = AllowedCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs to tell workers apart; this has 1";
+  config_.cpus = cpus;
+  config_.steering = Steering::kCpu;
+  StartServer();
+  ASSERT_TRUE(server_->placement().cpu_steering);
+  for (size_t k = 0; k < cpus.size(); ++k) {
+    const StatsSnapshot before = server_->StatsOf(static_cast<int>(k));
+    constexpr int kConnections = 20;
+    // On loopback the SYN is processed on the sending CPU (no RPS on lo): the steering
+    // program sees CPU cpus[k] and must pick worker k.
+    OnCpu(cpus[k], [&] {
+      for (int i = 0; i < kConnections; ++i) {
+        std::string reply = Exchange("who\n");
+        EXPECT_EQ(reply, absl::StrCat("worker=", k, " who\n")) << "client on CPU " << cpus[k];
+      }
+    });
+    EXPECT_EQ(server_->StatsOf(static_cast<int>(k)).accepted - before.accepted, kConnections);
+  }
+}
+
+TEST_F(ServerTest, ListensOnIpv6Loopback) {
+  int probe = socket(AF_INET6, SOCK_STREAM, 0);
+  if (probe < 0) GTEST_SKIP() << "no IPv6 on this machine";
+  close(probe);
+  config_.listen = {"[::1]:0", "127.0.0.1:0"};
+  StartServer();
+  ASSERT_EQ(server_->addresses().size(), 2u);
+  EXPECT_EQ(server_->addresses()[0].ToString(), absl::StrCat("[::1]:", port_));
+  absl::StatusOr<TcpClient> client = TcpClient::Connect("::1", port_);
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE(client->Send("six\n").ok());
+  absl::StatusOr<std::string> reply = client->ReadUntilClose();
+  ASSERT_TRUE(reply.ok());
+  EXPECT_NE(reply->find(" six\n"), std::string::npos);
+  absl::StatusOr<TcpClient> v4 = TcpClient::Connect("127.0.0.1", server_->addresses()[1].port());
+  ASSERT_TRUE(v4.ok()) << v4.status();
+}
+
+TEST_F(ServerTest, StopFinishesConnectionsInFlightAndRefusesNewOnes) {
+  StartServer();
+  absl::StatusOr<TcpClient> client = Connect();
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE(client->Send("in fl").ok());
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 1; }));
+  server_->RequestStop();
+  usleep(100 * 1000);
+  EXPECT_FALSE(Connect().ok());  // listeners are closed
+  ASSERT_TRUE(client->Send("ight\n").ok());
+  absl::StatusOr<std::string> reply = client->ReadUntilClose();
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_NE(reply->find(" in flight\n"), std::string::npos) << *reply;
+  server_->Wait();
+  EXPECT_EQ(server_->Stats().served, 1u);
+  EXPECT_EQ(server_->Stats().closed_drain, 0u);
+}
+
+TEST_F(ServerTest, DrainIsBoundedByItsDeadline) {
+  config_.read_timeout = absl::Seconds(30);
+  config_.drain_timeout = absl::Milliseconds(300);
+  StartServer();
+  absl::StatusOr<TcpClient> client = Connect();
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE(client->Send("never finished").ok());
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 1; }));
+  const absl::Time start = absl::Now();
+  server_->RequestStop();
+  server_->Wait();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  EXPECT_EQ(server_->Stats().closed_drain, 1u);
+}
+
+TEST_F(ServerTest, StopClosesIdleKeepaliveConnectionsAtOnce) {
+  config_.keepalive = absl::Seconds(30);
+  StartServer();
+  absl::StatusOr<TcpClient> client = Connect();
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE(client->Send("hi\n").ok());
+  ASSERT_TRUE(client->ReadLine().ok());
+  const absl::Time start = absl::Now();
+  server_->RequestStop();
+  server_->Wait();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  EXPECT_EQ(server_->Stats().closed_drain, 0u);
+}
+
+TEST_F(ServerTest, ConcurrentClientsOnEveryCpu) {
+  StartServer();
+  const std::vector<int> cpus = AllowedCpus();
+  std::vector<std::thread> threads;
+  std::atomic<int> answered{0};
+  constexpr int kPerThread = 200;
+  for (int cpu : cpus) {
+    threads.emplace_back([&, cpu] {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+      for (int i = 0; i < kPerThread; ++i) {
+        if (Exchange("x\n").find(" x\n") != std::string::npos) answered.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const uint64_t expected = kPerThread * cpus.size();
+  EXPECT_EQ(static_cast<uint64_t>(answered.load()), expected);
+  ASSERT_TRUE(WaitForStats([&](const StatsSnapshot& s) { return s.served == expected; }));
+  EXPECT_EQ(server_->Stats().sends, expected);
+}
+
+}  // namespace
+}  // namespace onepass
