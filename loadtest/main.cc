@@ -15,6 +15,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -80,6 +81,75 @@ namespace onepass::load {
 namespace {
 
 std::atomic<bool> g_stop{false};
+
+// The flags in the order --help lists them.
+constexpr const char* kFlagOrder[] = {"target",
+                                      "proto",
+                                      "concurrency",
+                                      "rate",
+                                      "ramp",
+                                      "step_duration",
+                                      "min_success",
+                                      "max_p99_ms",
+                                      "duration",
+                                      "count",
+                                      "timeout_ms",
+                                      "threads",
+                                      "cpus",
+                                      "source",
+                                      "qname",
+                                      "qtype",
+                                      "queries",
+                                      "expect_rcode",
+                                      "expect_answers",
+                                      "ocsp_request",
+                                      "ocsp_get",
+                                      "ocsp_path",
+                                      "http_host",
+                                      "expect_ocsp_status",
+                                      "whois_query",
+                                      "raw_request",
+                                      "expect_substring",
+                                      "max_response_bytes",
+                                      "max_inflight",
+                                      "samples",
+                                      "json",
+                                      "progress"};
+
+std::string DashedName(absl::string_view name) {
+  std::string dashed(name);
+  for (char& c : dashed) {
+    if (c == '_') c = '-';
+  }
+  return dashed;
+}
+
+void PrintHelp() {
+  absl::PrintF("%s\n\nFlags (\"--name value\" or \"--name=value\"):\n",
+               absl::ProgramUsageMessage());
+  for (const char* name : kFlagOrder) {
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    if (flag == nullptr) continue;
+    absl::PrintF("  --%s (default \"%s\")\n      %s\n", DashedName(name), flag->DefaultValue(),
+                 flag->Help());
+  }
+}
+
+// Lets every flag be spelled with dashes (--timeout-ms) as well as Abseil's underscores.
+std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string& arg = args[i];
+    if (arg == "--") break;
+    if (arg.size() < 3 || arg[0] != '-' || arg[1] != '-') continue;
+    size_t end = arg.find('=');
+    if (end == std::string::npos) end = arg.size();
+    for (size_t j = 2; j < end; ++j) {
+      if (arg[j] == '-') arg[j] = '_';
+    }
+  }
+  return args;
+}
 
 void OnSignal(int) { g_stop.store(true, std::memory_order_relaxed); }
 
@@ -203,7 +273,17 @@ int Main(int argc, char** argv) {
       "  onepass-load --target 127.0.0.1:53 --rate 20000 --duration 10 --threads 2 --json r.json\n"
       "  onepass-load --target 127.0.0.1:53 --ramp 5000:50000:5000 --step-duration 5\n"
       "Exit status: 0 success ratio >= --min-success, 1 bad usage, 3 too many errors.");
-  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args = NormalizeFlagNames(argc, argv);
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-h" || arg == "--helpfull") {
+      PrintHelp();
+      return 0;
+    }
+  }
+  std::vector<char*> arg_pointers;
+  for (std::string& arg : args) arg_pointers.push_back(arg.data());
+  std::vector<char*> rest =
+      absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   if (rest.size() > 1) {
     LogError("unexpected argument \"%s\" (see --help)", rest[1]);
     return 1;

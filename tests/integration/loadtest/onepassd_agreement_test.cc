@@ -1,0 +1,69 @@
+// onepass-load against the real onepassd (--handler dns, embedded default zone): every
+// answer passes the tester's own checks, and the tester's count of completed transactions
+// agrees exactly with the server's own "served" count from its exit stats line.
+#include <regex>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
+
+namespace onepass::load::testing {
+namespace {
+
+using onepass::testing::CommandResult;
+using onepass::testing::RunCommand;
+using onepass::testing::ServerProcess;
+
+long long Field(const std::string& text, const std::string& pattern) {
+  std::smatch match;
+  if (!std::regex_search(text, match, std::regex(pattern))) return -1;
+  return std::stoll(match[1]);
+}
+
+TEST(OnepassdAgreementTest, TesterAndServerCountTheSameTransactions) {
+  auto server =
+      ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "1"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  constexpr int kCount = 500;
+  absl::StatusOr<CommandResult> load =
+      RunCommand({ONEPASS_LOAD_PATH, "--target", (*server)->addresses()[0], "--proto", "dns",
+                  "--qname", "www.example.com.", "--qtype", "A", "--count", absl::StrCat(kCount),
+                  "--concurrency", "8", "--threads", "2", "--timeout-ms", "5000"},
+                 absl::Seconds(60));
+  ASSERT_TRUE(load.ok()) << load.status();
+  EXPECT_EQ(load->exit_code, 0) << load->out << load->err;
+  EXPECT_NE(load->out.find(absl::StrCat(kCount, " started, ", kCount, " ok, 0 errors")),
+            std::string::npos)
+      << load->out;
+  ASSERT_EQ((*server)->Stop(), 0) << (*server)->ReadStderr();
+  std::string stats = (*server)->ReadStdout();
+  EXPECT_EQ(Field(stats, "stats accepted=([0-9]+)"), kCount) << stats;
+  EXPECT_EQ(Field(stats, "served=([0-9]+)"), kCount) << stats;
+}
+
+TEST(OnepassdAgreementTest, NxdomainAndNodataAreJudgedAsAsked) {
+  auto server = ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::string target = (*server)->addresses()[0];
+  absl::StatusOr<CommandResult> nxdomain =
+      RunCommand({ONEPASS_LOAD_PATH, "--target", target, "--qname", "nothere.example.com.",
+                  "--expect-rcode", "NXDOMAIN", "--count", "50", "--concurrency", "4"},
+                 absl::Seconds(60));
+  ASSERT_TRUE(nxdomain.ok());
+  EXPECT_EQ(nxdomain->exit_code, 0) << nxdomain->out << nxdomain->err;
+  // Asking NOERROR of a name that does not exist: all 50 must be counted wrong.
+  absl::StatusOr<CommandResult> wrong =
+      RunCommand({ONEPASS_LOAD_PATH, "--target", target, "--qname", "nothere.example.com.",
+                  "--count", "50", "--concurrency", "4"},
+                 absl::Seconds(60));
+  ASSERT_TRUE(wrong.ok());
+  EXPECT_EQ(wrong->exit_code, 3);
+  EXPECT_NE(wrong->out.find("50 started, 0 ok, 50 errors"), std::string::npos) << wrong->out;
+  EXPECT_NE(wrong->out.find("rcode NXDOMAIN, expected NOERROR"), std::string::npos) << wrong->out;
+  (*server)->Stop();
+}
+
+}  // namespace
+}  // namespace onepass::load::testing
