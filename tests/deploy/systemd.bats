@@ -39,6 +39,7 @@ instance() {
 }
 
 @test "unprivileged, hardened, reloadable, with the planned CPUs" {
+  # shellcheck disable=SC2016 # $MAINPID and $ONEPASS_* are for systemd, not the shell
   for line in 'DynamicUser=yes' 'AmbientCapabilities=CAP_NET_BIND_SERVICE' 'CapabilityBoundingSet=CAP_NET_BIND_SERVICE' \
     'NoNewPrivileges=yes' 'ProtectSystem=strict' 'ProtectHome=yes' 'PrivateTmp=yes' 'PrivateDevices=yes' \
     'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX' 'SystemCallArchitectures=native' 'ProtectKernelTunables=yes' \
