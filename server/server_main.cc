@@ -8,13 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "common/cpu_list.h"
 #include "common/log.h"
 #include "server/limits.h"
@@ -106,6 +109,32 @@ std::vector<std::string> NormalizeArguments(int argc, char** argv) {
   return args;
 }
 
+bool WantsHelp(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-help" || arg == "-h" || arg == "--helpshort") return true;
+  }
+  return false;
+}
+
+// --help: the server's and the handlers' flags, with the names as documented (hyphens), to
+// stdout, exit 0. (Abseil's own --help exits 1; --helpfull still shows every flag.)
+void PrintHelp() {
+  std::vector<const absl::CommandLineFlag*> flags;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (IsOurFlagFile(flag->Filename())) flags.push_back(flag);
+  }
+  std::sort(flags.begin(), flags.end(),
+            [](const auto* a, const auto* b) { return a->Name() < b->Name(); });
+  std::string text = absl::StrCat("onepassd: ", kUsage, "\n\nFlags:\n");
+  for (const absl::CommandLineFlag* flag : flags) {
+    std::string default_value = flag->DefaultValue();
+    absl::StrAppend(&text, "  --", absl::StrReplaceAll(flag->Name(), {{"_", "-"}}),
+                    "  (default: ", default_value.empty() ? "none" : default_value, ")\n      ",
+                    flag->Help(), "\n");
+  }
+  std::fputs(text.c_str(), stdout);
+}
+
 absl::StatusOr<ServerConfig> ConfigFromFlags() {
   ServerConfig config;
   config.listen = absl::GetFlag(FLAGS_listen);
@@ -154,6 +183,10 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   usage_config.contains_help_flags = IsOurFlagFile;
   absl::SetFlagsUsageConfig(usage_config);
   std::vector<std::string> args = NormalizeArguments(argc, argv);
+  if (WantsHelp(args)) {
+    PrintHelp();
+    return 0;
+  }
   std::vector<char*> cargs;
   for (std::string& arg : args) cargs.push_back(arg.data());
   std::vector<char*> positional =
