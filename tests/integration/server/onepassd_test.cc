@@ -106,7 +106,7 @@ TEST(OnepassdTest, ServesStopsOnSigtermAndPrintsStats) {
   const std::string port = absl::StrCat((*server)->port());
   if (testing::ProgramExists("nc")) {
     absl::StatusOr<CommandResult> nc =
-        RunCommand({"nc", "-q", "2", "127.0.0.1", port}, absl::Seconds(10), "hello nc\n");
+        RunCommand({"nc", "-N", "127.0.0.1", port}, absl::Seconds(10), "hello nc\n");
     ASSERT_TRUE(nc.ok()) << nc.status();
     EXPECT_TRUE(absl::StrContains(nc->out, " hello nc\n")) << nc->out << nc->err;
   }
