@@ -53,7 +53,7 @@ choose_cpus() {
     n=$((n + 1))
   done
   if [ "$(wc -w <<<"$cpus")" -gt "$limit" ]; then
-    warn "$iface has at most $limit queues: using $limit of the $(wc -w <<<"$cpus") local physical cores"
+    warn "$iface has at most $limit queue(s): using $limit of the $(wc -w <<<"$cpus") local physical cores"
   fi
   printf '%s' "${out% }"
 }
@@ -186,9 +186,9 @@ plan_and_apply() {
   read -r -a cpu_of <<<"$cpus"
 
   if [ "$DRY_RUN" -eq 1 ]; then
-    say "plan for $iface (dry run: nothing is changed): $n queues on CPUs $(cpulist_format "$cpus")"
+    say "plan for $iface (dry run: nothing is changed): $n queue(s) on CPUs $(cpulist_format "$cpus")"
   else
-    say "apply for $iface: $n queues on CPUs $(cpulist_format "$cpus")"
+    say "apply for $iface: $n queue(s) on CPUs $(cpulist_format "$cpus")"
     state_open "$STATE_ROOT/$iface"
   fi
 
@@ -234,7 +234,11 @@ plan_and_apply() {
     say "  keep   indirection table: not reported by the driver"
   fi
   local hash
-  if hash=$(eth_flowhash "$iface"); then
+  if [ "$n" -eq 1 ]; then
+    say "  keep   tcp4 hash: one queue, nothing to spread"
+  elif hash=$(eth_flowhash "$iface") && [ "$hash" = r ]; then
+    say "  keep   tcp4 hash: the driver reports no hash fields to choose (its RSS, if any, is fixed)"
+  elif hash=$(eth_flowhash "$iface"); then
     if [[ $hash == *s* && $hash == *d* && $hash == *f* && $hash == *n* ]]; then
       say "  keep   tcp4 hash on $(describe_flowhash "$hash")"
     else

@@ -86,6 +86,10 @@ change_file() {
     warn "$(shown "$path") does not exist: skipped"
     return 0
   fi
+  if ! cur=$(cat "$path" 2>/dev/null); then
+    say "  skip   $(shown "$path"): the kernel refuses to read it (XPS on a single-queue device does that)"
+    return 0
+  fi
   cur=$(read_value "$path")
   if [ "$(normalize "$how" "$cur")" = "$(normalize "$how" "$new")" ]; then
     say "  keep   $(shown "$path") = $cur"

@@ -33,7 +33,7 @@ rss() { "$RSS" "$@" --sysroot "$ROOT"; }
   echo "$output"
   snapshot "$ROOT" >"$BATS_TEST_TMPDIR/after"
   assert_same_snapshot "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
-  [[ $output == *"plan for eth0 (dry run: nothing is changed): 4 queues on CPUs 0-3"* ]]
+  [[ $output == *"plan for eth0 (dry run: nothing is changed): 4 queue(s) on CPUs 0-3"* ]]
   [[ $output == *"write  /proc/irq/42/smp_affinity_list = 2   (was 0-7)"* ]]
   [[ $output == *"write  /sys/class/net/eth0/queues/tx-3/xps_cpus = 8   (was 00)"* ]]
   [[ $output == *"ethtool -N eth0 rx-flow-hash tcp4 sdfn"* ]]
@@ -118,7 +118,7 @@ rss() { "$RSS" "$@" --sysroot "$ROOT"; }
   run rss plan eth0
   echo "$output"
   [ "$status" -eq 0 ]
-  [[ $output == *"2 queues on CPUs 0-1"* ]]
+  [[ $output == *"2 queue(s) on CPUs 0-1"* ]]
   [[ $output == *"ethtool -L eth0 combined 2"* ]]
   [[ $output == *"server flags: --cpus 0-1"* ]]
 }
@@ -129,7 +129,7 @@ rss() { "$RSS" "$@" --sysroot "$ROOT"; }
   run rss plan eth0
   echo "$output"
   [ "$status" -eq 0 ]
-  [[ $output == *"at most 2 queues: using 2 of the 4 local physical cores"* ]]
+  [[ $output == *"at most 2 queue(s): using 2 of the 4 local physical cores"* ]]
   [[ $output == *"server flags: --cpus 0-1"* ]]
 }
 
