@@ -72,6 +72,10 @@ do_install() {
   for f in "$HERE"/lib/*.sh; do install_file "$f" "$lib/lib/${f##*/}" 0644; done
   for f in "$HERE"/sysctl/*.conf; do install_file "$f" "$lib/sysctl/${f##*/}" 0644; done
   install_file "$HERE/README.md" "$lib/README.md" 0644
+  # The installed directory is a whole deploy/: its install.sh --uninstall works.
+  install_file "$HERE/install.sh" "$lib/install.sh" 0755
+  install_file "$HERE/systemd/onepass@.service" "$lib/systemd/onepass@.service" 0644
+  for f in "$HERE"/default/*; do install_file "$f" "$lib/default/${f##*/}" 0644; done
   tmp=$(mktemp -d)
   for f in onepass-rss onepass-sysctl; do
     printf '#!/bin/sh\nexec %s/lib/onepass-deploy/%s "$@"\n' "$prefix" "$f" >"$tmp/$f"
@@ -120,7 +124,7 @@ do_uninstall() {
   STATE_DIR=$STATE_ROOT
   state_rollback no_command_kinds "" ""
   if [ "$DRY_RUN" -eq 0 ]; then
-    for d in "$lib/lib" "$lib/sysctl" "$lib"; do rmdir "$d" 2>/dev/null || true; done
+    for d in "$lib/lib" "$lib/sysctl" "$lib/systemd" "$lib/default" "$lib"; do rmdir "$d" 2>/dev/null || true; done
     if real_systemd; then systemctl daemon-reload; fi
   fi
 }

@@ -194,6 +194,10 @@ plan_and_apply() {
 
   say "channels"
   local changed=0
+  if { [ "$mode" = combined ] && [ "${CH_COMB:-0}" != "$n" ]; } ||
+    { [ "$mode" = rxtx ] && { [ "${CH_RX:-0}" != "$n" ] || [ "${CH_TX:-0}" != "$n" ]; }; }; then
+    loud "changing the channel count restarts $iface's queues: traffic stops for a moment (use a maintenance window)"
+  fi
   case $mode in
     combined)
       if [ "${CH_COMB:-0}" != "$n" ]; then

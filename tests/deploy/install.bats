@@ -29,6 +29,7 @@ install_() { "$INSTALL" --root "$ROOT" --binary "$BATS_TEST_TMPDIR/onepassd" "$@
     cmp "$DEPLOY/default/$f" "$ROOT/etc/default/$f"
   done
   cmp "$DEPLOY/sysctl/90-onepass.conf" "$ROOT/etc/sysctl.d/90-onepass.conf"
+  [ -x "$ROOT/usr/local/lib/onepass-deploy/install.sh" ]
   [ "$(cat "$ROOT/proc/sys/net/core/somaxconn")" = 65535 ]
   # The installed copy runs from its own directory.
   make_fake_nic_in "$ROOT"
@@ -51,7 +52,8 @@ make_fake_nic_in() {
   run install_
   [ "$status" -eq 0 ]
   [[ $output == *"replaces the one there: saved for rollback"* ]]
-  run "$INSTALL" --root "$ROOT" --uninstall
+  # Uninstalled by the installed copy, as the README says.
+  run "$ROOT/usr/local/lib/onepass-deploy/install.sh" --root "$ROOT" --uninstall
   echo "$output"
   [ "$status" -eq 0 ]
   snapshot "$ROOT" >"$BATS_TEST_TMPDIR/after"
