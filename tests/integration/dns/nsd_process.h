@@ -1,0 +1,34 @@
+// Runs NSD on loopback for the differential test: a generated nsd.conf in a temporary
+// directory, checked with nsd-checkconf, `nsd -d` in the foreground, killed by its PID.
+#ifndef ONEPASS_TESTS_INTEGRATION_DNS_NSD_PROCESS_H_
+#define ONEPASS_TESTS_INTEGRATION_DNS_NSD_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace onepass::dns::testing {
+
+class NsdProcess {
+ public:
+  // Serves `zone_file` (origin `origin`, e.g. "example.com") on 127.0.0.1 at a free port.
+  static absl::StatusOr<std::unique_ptr<NsdProcess>> Start(const std::string& zone_file,
+                                                           const std::string& origin);
+  ~NsdProcess();  // SIGTERM, then SIGKILL after 5 s; removes the directory
+
+  int port() const { return port_; }
+  std::string Log() const;
+
+ private:
+  NsdProcess() = default;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string dir_;
+};
+
+}  // namespace onepass::dns::testing
+
+#endif  // ONEPASS_TESTS_INTEGRATION_DNS_NSD_PROCESS_H_
