@@ -34,6 +34,10 @@ inline constexpr absl::Duration kDefaultWriteTimeout = absl::Milliseconds(2000);
 inline constexpr absl::Duration kDefaultDrainTimeout = absl::Milliseconds(5000);
 // EMFILE/ENFILE: stop accepting on that worker for this long instead of spinning (nginx, NSD).
 inline constexpr absl::Duration kDefaultAcceptPause = absl::Seconds(1);
+// When more than half of a worker's --max-connections are parked, a kept-alive connection
+// waits at most this long for its next request (NSD, Unbound; RFC 7766 §6.2.3 lets a busy
+// server close idle connections sooner).
+inline constexpr absl::Duration kBusyKeepalive = absl::Milliseconds(200);
 // TCP_DEFER_ACCEPT [s]: the kernel holds a handshaken connection until its first bytes arrive,
 // for about this long (rounded up to its SYN-ACK retransmission schedule), then hands it over
 // anyway. Kept at the minimum so that a silent client costs at most ~1 s of a request sock

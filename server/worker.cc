@@ -270,7 +270,12 @@ void Worker::Wait(Connection* connection, Connection::Next next) {
     if (!connection->read_deadline_armed || consumed) {
       // A per-message deadline: it restarts only when a whole request was consumed, never on
       // a partial read, so a client trickling bytes is cut off (DESIGN.md Limits).
-      connection->read_deadline = After(now, idle ? config_.keepalive : config_.read_timeout);
+      absl::Duration wait = config_.read_timeout;
+      if (idle) {
+        const bool busy = active_.size() * 2 > static_cast<size_t>(max_connections_);
+        wait = busy ? std::min(config_.keepalive, kBusyKeepalive) : config_.keepalive;
+      }
+      connection->read_deadline = After(now, wait);
       connection->read_deadline_armed = true;
       connection->read_deadline_is_idle = idle;
     } else if (connection->read_deadline_is_idle && !connection->in().empty()) {

@@ -152,6 +152,41 @@ TEST(OnepassdTest, SigtermFinishesARequestInFlight) {
   EXPECT_EQ(StatValue(out, "closed_drain"), 0) << out;
 }
 
+TEST(OnepassdTest, OutOfDescriptorsPausesAcceptingInsteadOfSpinning) {
+  // A descriptor limit so low that a few parked connections exhaust it.
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(
+      {"-c", absl::StrCat("ulimit -n 24 && exec ", kLineServer,
+                          " --handler line --listen 127.0.0.1:0 --cpus 0 --read-timeout-ms 5000")},
+      "/bin/sh");
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::vector<TcpClient> clients;
+  for (int i = 0; i < 30; ++i) {
+    absl::StatusOr<TcpClient> client = TcpClient::Connect("127.0.0.1", (*server)->port());
+    ASSERT_TRUE(client.ok()) << client.status();
+    ASSERT_TRUE(client->Send("partial").ok());  // parked: holds a descriptor
+    clients.push_back(*std::move(client));
+  }
+  bool paused = false;
+  for (int i = 0; i < 300 && !paused; ++i) {
+    paused = absl::StrContains((*server)->ReadStderr(), "not accepting for");
+    if (!paused) usleep(10 * 1000);
+  }
+  ASSERT_TRUE(paused) << (*server)->ReadStderr();
+  usleep(1500 * 1000);  // over one pause: a spinning server would log and count thousands
+  clients.clear();      // frees the server's descriptors as it sees the closes
+  usleep(1500 * 1000);  // the pause ends and accepting resumes
+  absl::StatusOr<TcpClient> late = TcpClient::Connect("127.0.0.1", (*server)->port());
+  ASSERT_TRUE(late.ok());
+  ASSERT_TRUE(late->Send("late\n").ok());
+  absl::StatusOr<std::string> reply = late->ReadUntilClose();
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_TRUE(absl::StrContains(*reply, " late\n")) << *reply;
+  EXPECT_EQ((*server)->Stop(), 0);
+  const int pauses = StatValue((*server)->ReadStdout(), "accept_pauses");
+  EXPECT_GE(pauses, 1);
+  EXPECT_LE(pauses, 5);
+}
+
 TEST(OnepassdTest, DnsOverTcpWithKdig) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server =
       ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0"});
