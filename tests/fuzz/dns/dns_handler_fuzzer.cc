@@ -1,0 +1,99 @@
+// Fuzzes the DNS handler end to end without a socket: the input is both a raw message for the
+// responder and a TCP byte stream for the session (framer + pipelining), replayed whole and
+// split in two. Checks the contracts the server relies on: consumed <= input, every response
+// is one whole length-prefixed message of at most 65535 bytes with the query's ID, and a
+// split input sends a prefix of what the whole input sends.
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "handlers/dns/default_zone.h"
+#include "handlers/dns/dns_framer.h"
+#include "handlers/dns/dns_handler.h"
+#include "handlers/dns/dns_wire.h"
+#include "handlers/dns/zone_loader.h"
+
+namespace {
+
+using namespace onepass;       // NOLINT
+using namespace onepass::dns;  // NOLINT
+
+const DnsHandlerFactory& Factory() {
+  static const DnsHandlerFactory* factory = [] {
+    auto snapshot = BuildSnapshot({ZoneSource{"default", std::string(DefaultZoneText())}});
+    if (!snapshot.ok()) std::abort();
+    return new DnsHandlerFactory(*snapshot, ResponderConfig{});
+  }();
+  return *factory;
+}
+
+void CheckOutput(absl::Span<const uint8_t> out) {
+  while (!out.empty()) {
+    const Frame frame = NextFrame(out);
+    if (frame.status != FrameStatus::kFrame) std::abort();  // responses are whole messages
+    out.remove_prefix(frame.frame_bytes);
+  }
+}
+
+// Runs the stream through a handler the way the server does; returns everything "sent".
+std::string Replay(Handler& handler, OutputBuffer& out, absl::Span<const uint8_t> input,
+                   size_t cut) {
+  std::vector<uint8_t> pending;
+  std::string sent;
+  size_t fed = 0;
+  for (int round = 0; round < 10000; ++round) {
+    if (fed < input.size()) {
+      const size_t end = fed < cut ? cut : input.size();
+      pending.insert(pending.end(), input.begin() + fed, input.begin() + end);
+      fed = end;
+    }
+    RequestContext context;
+    context.keepalive = absl::Seconds(1);
+    context.peer_closed = fed == input.size();
+    const Verdict v = handler.Process(pending, context, out);
+    if (v.consumed > pending.size()) std::abort();
+    CheckOutput(out.contents());
+    pending.erase(pending.begin(), pending.begin() + v.consumed);
+    if (v.action != Action::kClose) {
+      sent.append(reinterpret_cast<const char*>(out.data()), out.size());
+    }
+    out.Clear();
+    if (v.action == Action::kClose || v.action == Action::kWriteThenClose) break;
+    if (v.action == Action::kReadMore && fed == input.size()) break;
+    if (v.action == Action::kWriteThenRead && pending.empty() && fed == input.size()) break;
+  }
+  return sent;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static std::unique_ptr<Handler> handler = Factory().CreateHandler();
+  static OutputBuffer out(Factory().OutputBufferBytes());
+  const absl::Span<const uint8_t> input(data, size);
+
+  // 1. The input as one message.
+  {
+    static DnsResponder responder(
+        BuildSnapshot({ZoneSource{"default", std::string(DefaultZoneText())}}).value(),
+        ResponderConfig{});
+    static std::vector<uint8_t> buffer(kMaxMessageBytes);
+    const Response r = responder.Respond(input, absl::MakeSpan(buffer), 5);
+    if (r.kind == Response::Kind::kAnswer) {
+      if (r.size < kHeaderBytes || r.size > kMaxMessageBytes) std::abort();
+      if (buffer[0] != data[0] || buffer[1] != data[1]) std::abort();  // ID echoed
+      if ((buffer[2] & 0x80) == 0) std::abort();                       // QR set
+    }
+  }
+  // 2. The input as a TCP stream, whole and split in two. A split may close earlier (after the
+  // last complete query of the first chunk, the single pass) but never sends other bytes.
+  const std::string whole = Replay(*handler, out, input, size);
+  if (size > 1) {
+    const size_t cut = 1 + (data[0] % (size - 1));
+    const std::string split = Replay(*handler, out, input, cut);
+    if (whole.compare(0, split.size(), split) != 0) std::abort();
+  }
+  return 0;
+}
