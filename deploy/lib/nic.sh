@@ -142,30 +142,33 @@ eth_channels() {
   done <<<"$out"
 }
 
-# eth_flowhash IFACE -> the tcp4 RSS hash fields as ethtool -N letters
+# eth_flowhash IFACE FLOW -> the RSS hash fields of FLOW (tcp4, tcp6) as ethtool -N letters
 # (s: IP SA, d: IP DA, f: src port, n: dst port, ...); returns 1 if unsupported.
 eth_flowhash() {
   local out letters=""
-  out=$("$ETHTOOL" -n "$1" rx-flow-hash tcp4 2>/dev/null) || return 1
+  out=$("$ETHTOOL" -n "$1" rx-flow-hash "$2" 2>/dev/null) || return 1
   grep -q 'L2DA' <<<"$out" && letters+=m
   grep -q 'VLAN tag' <<<"$out" && letters+=v
   grep -q 'L3 proto' <<<"$out" && letters+=t
   grep -q 'IP SA' <<<"$out" && letters+=s
+  # (ethtool prints the same words for IPv6 addresses.)
   grep -q 'IP DA' <<<"$out" && letters+=d
   grep -q 'L4 bytes 0 & 1' <<<"$out" && letters+=f
   grep -q 'L4 bytes 2 & 3' <<<"$out" && letters+=n
   printf '%s' "${letters:-r}"
 }
 
-# eth_indir IFACE: sets INDIR_SIZE and INDIR_QUEUES (the distinct queues the
-# RSS indirection table points to, ascending); returns 1 if unsupported.
+# eth_indir IFACE: sets INDIR_SIZE, INDIR_QUEUES (the distinct queues the RSS
+# indirection table points to, ascending) and INDIR_FUNC (toeplitz, xor...);
+# returns 1 if unsupported.
 eth_indir() {
   local out
-  INDIR_SIZE=0 INDIR_QUEUES=""
+  INDIR_SIZE=0 INDIR_QUEUES="" INDIR_FUNC=""
   out=$("$ETHTOOL" -x "$1" 2>/dev/null) || return 1
   local entries
   entries=$(awk '/indirection table/ { t = 1; next } t && /^ *[0-9]+:/ { for (i = 2; i <= NF; i++) print $i; next } t && !/^ *[0-9]+:/ { t = 0 }' <<<"$out")
   [ -n "$entries" ] || return 1
   INDIR_SIZE=$(wc -l <<<"$entries")
   INDIR_QUEUES=$(sort -n -u <<<"$entries" | tr '\n' ' ' | sed 's/ $//')
+  INDIR_FUNC=$(awk '/RSS hash function:/ { f = 1; next } f && /: on/ { sub(":", "", $1); print $1; exit }' <<<"$out")
 }

@@ -237,20 +237,24 @@ plan_and_apply() {
   else
     say "  keep   indirection table: not reported by the driver"
   fi
-  local hash
-  if [ "$n" -eq 1 ]; then
-    say "  keep   tcp4 hash: one queue, nothing to spread"
-  elif hash=$(eth_flowhash "$iface") && [ "$hash" = r ]; then
-    say "  keep   tcp4 hash: the driver reports no hash fields to choose (its RSS, if any, is fixed)"
-  elif hash=$(eth_flowhash "$iface"); then
-    if [[ $hash == *s* && $hash == *d* && $hash == *f* && $hash == *n* ]]; then
-      say "  keep   tcp4 hash on $(describe_flowhash "$hash")"
+  local hash flow
+  # Both ports in the hash, or every connection from one client address (a
+  # resolver, a load balancer) lands on one queue.
+  for flow in tcp4 tcp6; do
+    if [ "$n" -eq 1 ]; then
+      say "  keep   $flow hash: one queue, nothing to spread"
+    elif hash=$(eth_flowhash "$iface" "$flow") && [ "$hash" = r ]; then
+      say "  keep   $flow hash: the driver reports no hash fields to choose (its RSS, if any, is fixed)"
+    elif hash=$(eth_flowhash "$iface" "$flow"); then
+      if [[ $hash == *s* && $hash == *d* && $hash == *f* && $hash == *n* ]]; then
+        say "  keep   $flow hash on $(describe_flowhash "$hash")"
+      else
+        change_cmd flowhash "$flow" "$hash" "$ETHTOOL -N $iface rx-flow-hash $flow sdfn   (was $(describe_flowhash "$hash"))" -- "$ETHTOOL" -N "$iface" rx-flow-hash "$flow" sdfn || true
+      fi
     else
-      change_cmd flowhash tcp4 "$hash" "$ETHTOOL -N $iface rx-flow-hash tcp4 sdfn   (was $(describe_flowhash "$hash"))" -- "$ETHTOOL" -N "$iface" rx-flow-hash tcp4 sdfn || true
+      say "  keep   $flow hash: not reported by the driver (ethtool -n $iface rx-flow-hash $flow)"
     fi
-  else
-    say "  keep   tcp4 hash: not reported by the driver (ethtool -n $iface rx-flow-hash tcp4)"
-  fi
+  done
 
   say "queues: IRQ of queue i on CPU i, XPS: CPU i sends on queue i, no RPS"
   local all_irqs

@@ -8,7 +8,8 @@
 #   sys/class/net/IFACE/device/{numa_node,local_cpulist,driver,msi_irqs/N}
 #   sys/class/net/IFACE/queues/{rx-i/rps_cpus,tx-i/xps_cpus}
 #   proc/interrupts, proc/irq/N/smp_affinity_list
-#   .fake-nic/IFACE/{max_combined,combined,indir,tcp4}: what ethtool reports
+#   .fake-nic/IFACE/{max_combined,combined,indir,tcp4,tcp6}: what ethtool reports
+#       (tcp4 hashes on addresses only, as some drivers default; tcp6 on ports too)
 # IRQ 39 is the NIC's link interrupt ("eth0"); queue i has IRQ 40+i
 # ("eth0-TxRx-i").
 
@@ -72,5 +73,6 @@ fake_nic() {
   echo "$max" >"$root/.fake-nic/$iface/max_combined"
   echo default >"$root/.fake-nic/$iface/indir"
   echo sd >"$root/.fake-nic/$iface/tcp4"
+  echo sdfn >"$root/.fake-nic/$iface/tcp6"
   fake_nic_layout "$root" "$iface" "$n"
 }

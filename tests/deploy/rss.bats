@@ -79,9 +79,11 @@ rss() { "$RSS" "$@" --sysroot "$ROOT"; }
   echo 0f >"$ROOT/sys/class/net/eth0/queues/rx-1/rps_cpus"
   echo 3 >"$ROOT/proc/irq/42/smp_affinity_list"
   echo 'ONEPASS_CPU_FLAGS=""' >"$ROOT/etc/default/onepass"
+  echo sd >"$ROOT/.fake-nic/eth0/tcp6"
   snapshot "$ROOT" >"$BATS_TEST_TMPDIR/before"
   run rss apply eth0
   [ "$status" -eq 0 ]
+  [ "$(cat "$ROOT/.fake-nic/eth0/tcp6")" = sdfn ]
   [ "$(cat "$ROOT/sys/class/net/eth0/queues/rx-1/rps_cpus")" = 0 ]
   grep -qx 'ONEPASS_CPU_FLAGS="--cpus 0-3"' "$ROOT/etc/default/onepass"
   run rss rollback eth0
