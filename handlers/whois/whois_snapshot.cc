@@ -260,10 +260,6 @@ absl::Status WhoisSnapshotBuilder::AddDomain(const DomainRecord& domain) {
                                               "domains that name them)"));
     }
   }
-  if (s.domain_index_.contains(domain.name)) {
-    return absl::AlreadyExistsError(absl::StrCat("domain ", domain.name, " is defined twice"));
-  }
-
   scratch_.clear();
   RenderDomainHead(domain, &scratch_);
   const size_t head_bytes = scratch_.size();
@@ -280,20 +276,41 @@ absl::Status WhoisSnapshotBuilder::AddDomain(const DomainRecord& domain) {
   entry.name_bytes = static_cast<uint8_t>(domain.name.size());
   entry.registrar = registrar->second;
 
-  scratch_.clear();
-  RenderStatuses(domain.statuses, &scratch_);
-  entry.statuses = Intern(scratch_);
+  // The shared pieces are looked up by their fields first: most domains repeat a status set
+  // and a name server set already seen, and the fields are shorter than the rendered text.
+  key_.assign("s");
+  for (absl::string_view status : domain.statuses) absl::StrAppend(&key_, status, ",");
+  auto statuses = blocks_by_fields_.find(key_);
+  if (statuses != blocks_by_fields_.end()) {
+    entry.statuses = statuses->second;
+  } else {
+    scratch_.clear();
+    RenderStatuses(domain.statuses, &scratch_);
+    entry.statuses = Intern(scratch_);
+    blocks_by_fields_.emplace(key_, entry.statuses);
+  }
   entry.contacts = InternContacts(domain);
-  scratch_.clear();
-  RenderNameservers(domain.nameservers, domain.dnssec, &scratch_);
-  entry.nameservers = Intern(scratch_);
+  key_.assign(domain.dnssec.data(), domain.dnssec.size());
+  for (absl::string_view host : domain.nameservers) absl::StrAppend(&key_, ",", host);
+  auto nameservers = blocks_by_fields_.find(key_);
+  if (nameservers != blocks_by_fields_.end()) {
+    entry.nameservers = nameservers->second;
+  } else {
+    scratch_.clear();
+    RenderNameservers(domain.nameservers, domain.dnssec, &scratch_);
+    entry.nameservers = Intern(scratch_);
+    blocks_by_fields_.emplace(key_, entry.nameservers);
+  }
 
   const uint32_t index = static_cast<uint32_t>(s.domains_.size());
   s.domains_.push_back(entry);
-  s.domain_index_.insert(index);
-  ReplyPieces pieces;
-  s.FindDomain(domain.name, &pieces);
-  NoteBody(pieces.size());
+  if (!s.domain_index_.insert(index).second) {
+    s.domains_.pop_back();  // the load fails; the stored text is dropped with the snapshot
+    return absl::AlreadyExistsError(absl::StrCat("domain ", domain.name, " is defined twice"));
+  }
+  NoteBody(head_bytes + dates_bytes + s.registrars_[entry.registrar].top.size() +
+           s.registrars_[entry.registrar].middle.size() + s.blocks_[entry.statuses].size() +
+           s.blocks_[entry.contacts].size() + s.blocks_[entry.nameservers].size());
   ++s.stats_.domains;
   return absl::OkStatus();
 }
@@ -307,7 +324,7 @@ std::shared_ptr<const WhoisSnapshot> WhoisSnapshotBuilder::Build() {
   s.domains_.shrink_to_fit();
   s.blocks_.shrink_to_fit();
   s.stats_.shared_blocks = s.blocks_.size() - 1;
-  s.stats_.text_bytes = s.arena_.bytes_reserved();
+  s.stats_.text_bytes = s.arena_.bytes_used();
   s.stats_.index_bytes = s.domains_.capacity() * sizeof(WhoisSnapshot::DomainEntry) +
                          s.domain_index_.capacity() * (sizeof(uint32_t) + 1) +
                          s.blocks_.capacity() * sizeof(absl::string_view) +
@@ -315,6 +332,7 @@ std::shared_ptr<const WhoisSnapshot> WhoisSnapshotBuilder::Build() {
                          TableBytes(s.nameservers_) + TableBytes(s.contacts_);
   // Load-time helpers go now; the snapshot keeps only what serving reads.
   interned_ = {};
+  blocks_by_fields_ = {};
   contact_index_ = {};
   contact_blocks_ = {};
   return std::shared_ptr<const WhoisSnapshot>(std::move(snapshot_));

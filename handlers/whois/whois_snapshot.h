@@ -120,7 +120,9 @@ class WhoisSnapshot {
   struct DomainKeyEq {
     using is_transparent = void;
     const std::vector<DomainEntry>* entries;
-    bool operator()(uint32_t a, uint32_t b) const { return a == b; }
+    bool operator()(uint32_t a, uint32_t b) const {
+      return DomainName((*entries)[a]) == DomainName((*entries)[b]);
+    }
     bool operator()(uint32_t a, absl::string_view b) const;
     bool operator()(absl::string_view a, uint32_t b) const { return (*this)(b, a); }
   };
@@ -174,6 +176,10 @@ class WhoisSnapshotBuilder {
   std::unique_ptr<WhoisSnapshot> snapshot_;
   // Load-time only: what has been rendered, by text, and per-contact data for domain blocks.
   absl::flat_hash_map<absl::string_view, uint32_t> interned_;
+  // Status and name server blocks by the fields they were rendered from ("s" + statuses,
+  // DNSSEC + hosts), to skip rendering what was seen before.
+  absl::flat_hash_map<std::string, uint32_t> blocks_by_fields_;
+  std::string key_;
   // Contacts and registrars by their fields (views into the snapshot's arena), for the
   // domain and name server replies that name them.
   absl::flat_hash_map<absl::string_view, uint32_t> contact_index_;  // handle -> contacts_
