@@ -22,6 +22,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/cpu_list.h"
 #include "common/log.h"
@@ -426,15 +427,8 @@ int Main(int argc, char** argv) {
                   step.result.achieved_rate(), step.result.success_ratio(), p99_ms,
                   step.pass ? "pass" : step.why_not);
     std::fflush(stdout);
-    bool client_bound = step.result.client_bound;
     steps.push_back(std::move(step));
     if (!steps.back().pass) break;
-    if (client_bound) {
-      absl::FPrintF(
-          stdout, "the client is the bottleneck at this rate: %s; stopping the ramp\n",
-          steps.back().result.client_notes.empty() ? "" : steps.back().result.client_notes[0]);
-      break;
-    }
   }
   PrintRampTable(steps, capacity, stdout);
   if (!steps.empty() && steps.back().result.client_bound) {

@@ -1,7 +1,8 @@
 // onepass-reference: the minimal server the benchmarks measure onepassd against, in the same
 // run on the same CPUs. Per thread: one SO_REUSEPORT listener with TCP_DEFER_ACCEPT and one
 // epoll loop; accept, read the request, write a fixed valid answer (DNS: the query's ID and
-// question with one A record; whois: a fixed text), close. It does no other work: no limits,
+// question with one A record; whois: a fixed text; ocsp: HTTP 200 with a fixed DER body from
+// --response-file), close. It does no other work: no limits,
 // no timeouts, no data; the distance between it and onepassd is onepassd's own cost.
 //
 // Like onepassd it prints "listening on ADDR:PORT" then "ready", and at SIGTERM/SIGINT
@@ -18,9 +19,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -38,7 +43,9 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:0", "ADDR:PORT ([ADDR]:PORT for IPv6);
 ABSL_FLAG(int, threads, 1, "worker threads, each with its own SO_REUSEPORT listener");
 ABSL_FLAG(std::string, cpus, "", "pin worker i to the i-th CPU of this list");
 ABSL_FLAG(int, cpu, -1, "pin the single worker to this CPU (same as --cpus N)");
-ABSL_FLAG(std::string, proto, "dns", "dns | whois: which fixed answer to write");
+ABSL_FLAG(std::string, proto, "dns", "dns | whois | ocsp: which fixed answer to write");
+ABSL_FLAG(std::string, response_file, "",
+          "ocsp: the DER OCSPResponse every request gets (e.g. a pre-signed good.der)");
 ABSL_FLAG(int, backlog, 65535, "listen backlog (capped by net.core.somaxconn)");
 
 namespace onepass::reference {
@@ -55,9 +62,26 @@ void OnSignal(int) {
 }
 
 bool g_whois = false;
+bool g_ocsp = false;
+std::string g_ocsp_reply;  // the whole HTTP response, built once
+
+// Content-Length of an HTTP request head (0 if absent), by a case-insensitive search.
+size_t ContentLength(const std::string& head) {
+  std::string lower = head;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  size_t at = lower.find("\r\ncontent-length:");
+  if (at == std::string::npos) return 0;
+  return static_cast<size_t>(std::strtoul(lower.c_str() + at + 17, nullptr, 10));
+}
 
 // Returns the answer for a complete request, "" while incomplete, "\x01" for a request to drop.
 std::string Answer(const std::string& request) {
+  if (g_ocsp) {
+    size_t end = request.find("\r\n\r\n");
+    if (end == std::string::npos) return "";
+    if (request.size() < end + 4 + ContentLength(request.substr(0, end))) return "";
+    return g_ocsp_reply;
+  }
   if (g_whois) {
     if (request.find('\n') == std::string::npos) return "";
     return "domain: reference.example\r\nstatus: fixed answer of onepass-reference\r\n";
@@ -176,11 +200,24 @@ int Main(int argc, char** argv) {
       "minimal reference server for onepass benchmarks: accept, read, fixed answer, close.");
   absl::ParseCommandLine(argc, argv);
   std::string proto = absl::GetFlag(FLAGS_proto);
-  if (proto != "dns" && proto != "whois") {
-    LogError("--proto must be dns or whois");
+  if (proto != "dns" && proto != "whois" && proto != "ocsp") {
+    LogError("--proto must be dns, whois or ocsp");
     return 1;
   }
   g_whois = proto == "whois";
+  g_ocsp = proto == "ocsp";
+  if (g_ocsp) {
+    std::ifstream file(absl::GetFlag(FLAGS_response_file), std::ios::binary);
+    std::stringstream body;
+    body << file.rdbuf();
+    if (!file || body.str().empty()) {
+      LogError("--proto ocsp needs --response-file FILE holding a DER OCSPResponse");
+      return 1;
+    }
+    g_ocsp_reply = absl::StrCat("HTTP/1.1 200 OK\r\nContent-Type: application/ocsp-response\r\n",
+                                "Content-Length: ", body.str().size(),
+                                "\r\nConnection: close\r\n\r\n", body.str());
+  }
   int threads = absl::GetFlag(FLAGS_threads);
   std::vector<int> cpus;
   if (!absl::GetFlag(FLAGS_cpus).empty()) {

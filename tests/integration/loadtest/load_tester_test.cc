@@ -171,6 +171,20 @@ TEST(LoadTesterTest, WhoisEmptyRepliesAreShort) {
   EXPECT_EQ(JsonInt(run.json, "wrong", "errors"), 0);
 }
 
+TEST(LoadTesterTest, RampReportsTheHighestPassingRate) {
+  // Every answer from connection 150 on is wrong: the steps at 100/s and 200/s (0.5 s each,
+  // 50 + 100 connections) pass, the step at 300/s fails, and the ramp stops there.
+  FakeServer server(DnsRequestComplete, [](int index, const std::string& request) {
+    return FakeAction{FakeAction::kReply, DnsAnswer(request, /*wrong_id=*/index >= 150)};
+  });
+  LoadRun run = RunLoad({"--target", server.address(), "--ramp", "100:400:100",
+                         "--step-duration", "0.5", "--max-p99-ms", "1000"});
+  EXPECT_EQ(run.command.exit_code, 0) << run.command.out << run.command.err;
+  EXPECT_NE(run.json.find("\"capacity_conn_per_s\": 200.0"), std::string::npos) << run.json;
+  EXPECT_NE(run.command.out.find("capacity: 200 conn/s"), std::string::npos) << run.command.out;
+  EXPECT_EQ(server.accepted(), 300);  // the 400/s step never ran
+}
+
 TEST(LoadTesterTest, BadUsageExitsWithOne) {
   absl::StatusOr<CommandResult> missing = RunCommand({ONEPASS_LOAD_PATH}, absl::Seconds(20));
   ASSERT_TRUE(missing.ok());

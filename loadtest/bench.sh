@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Measures onepassd against the minimal reference server (onepass-reference) in the same run,
+# on the same CPUs, with the same client: the RATIO is the figure that travels between
+# machines; the absolute conn/s depend on the machine.
+#
+#   loadtest/bench.sh [--seconds 10] [--server-cpus 0] [--client-cpus 1-N] [--proto dns|ocsp|whois]
+#                     [--concurrency 64] [--bin DIR] [--out DIR]
+#
+# Binaries: --bin DIR (a build directory, or a folder holding the three binaries; default
+# build/release, then build/ci), or their paths in ONEPASSD, ONEPASS_LOAD, ONEPASS_REFERENCE.
+# Each server gets one worker per server CPU, pinned; the tester gets one thread per client
+# CPU, pinned, closed loop. Loopback receive processing is steered to the server CPUs (RPS;
+# needs root, restored at exit). Prints conn/s, latency and the ratio onepassd / reference.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=loadtest/bench_lib.sh
+source "$here/bench_lib.sh"
+
+seconds=10
+server_cpus=0
+client_cpus=""
+proto=dns
+concurrency=""
+BIN_DIR=""
+out_dir=""
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --seconds) seconds=$2; shift 2 ;;
+    --server-cpus) server_cpus=$2; shift 2 ;;
+    --client-cpus) client_cpus=$2; shift 2 ;;
+    --proto) proto=$2; shift 2 ;;
+    --concurrency) concurrency=$2; shift 2 ;;
+    --bin) BIN_DIR=$2; shift 2 ;;
+    --out) out_dir=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "bench: unknown option $1" >&2; usage >&2; exit 1 ;;
+  esac
+done
+if [ -z "$BIN_DIR" ]; then
+  for BIN_DIR in "$here/../build/release" "$here/../build/ci" "$here/../build/static"; do
+    [ -x "$BIN_DIR/server/onepassd" ] && break
+  done
+fi
+onepassd=$(find_binary onepassd "${ONEPASSD:-}")
+load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
+reference=$(find_binary onepass-reference "${ONEPASS_REFERENCE:-}")
+
+cores=$(nproc)
+if [ -z "$client_cpus" ]; then
+  client_cpus=""
+  for ((cpu = 0; cpu < cores; cpu++)); do
+    [[ " $(expand_cpus "$server_cpus") " == *" $cpu "* ]] || client_cpus+="${client_cpus:+,}$cpu"
+  done
+  [ -n "$client_cpus" ] || { echo "bench: no CPU left for the client; pass --client-cpus" >&2; exit 1; }
+fi
+n_server=$(count_cpus "$server_cpus")
+n_client=$(count_cpus "$client_cpus")
+concurrency=${concurrency:-$((64 * n_client))}
+protocol_args "$proto" || exit 1
+
+work=$(mktemp -d)
+cleanup() {
+  stop_server >/dev/null 2>&1 || true
+  restore_rps
+  if [ -n "$out_dir" ]; then
+    mkdir -p "$out_dir"
+    cp "$work"/*.json "$out_dir"/ 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "bench: $(uname -r), nproc=$cores, $proto, server CPUs $server_cpus ($n_server workers), client CPUs $client_cpus ($n_client threads), closed loop $concurrency in flight, ${seconds}s per server"
+steer_rps "$server_cpus"
+
+# run_one NAME SERVER-CMD...: one measurement; leaves $work/NAME.json
+run_one() {
+  local name=$1
+  shift
+  start_server "$work/$name.out" "$@" || return 1
+  "$load" --target "$SERVER_ADDR" "${load_args[@]}" --threads "$n_client" --cpus "$client_cpus" \
+    --concurrency "$concurrency" --duration "$seconds" --timeout-ms 2000 \
+    --source 127.0.0.2-127.0.0.254 --min-success 0 --json "$work/$name.json" > "$work/$name.txt" || true
+  local stats
+  stats=$(stop_server)
+  sed 's/^/  /' "$work/$name.txt"
+  echo "  server: ${stats:-no stats line}"
+}
+
+echo
+echo "== onepassd ($onepassd)"
+run_one onepassd "$onepassd" "${server_args[@]}" --listen 127.0.0.1:0 --workers "$n_server" --cpus "$server_cpus"
+echo
+echo "== reference ($reference)"
+run_one reference "$reference" "${reference_args[@]}" --listen 127.0.0.1:0 --threads "$n_server" --cpus "$server_cpus"
+
+echo
+printf '%-10s %12s %10s %8s %10s %10s %10s %10s %s\n' server "ok conn/s" ok errors "p50 us" "p99 us" "p99.9 us" "max us" client
+for name in onepassd reference; do
+  f="$work/$name.json"
+  [ -s "$f" ] || { echo "$name: no result"; continue; }
+  bound=$(json_bool "$f" client_bound)
+  printf '%-10s %12s %10s %8s %10s %10s %10s %10s %s\n' "$name" \
+    "$(json_number "$f" ok_per_s)" "$(json_number "$f" ok)" "$(json_number "$f" total errors)" \
+    "$(json_number "$f" p50 latency_us)" "$(json_number "$f" p99 latency_us)" \
+    "$(json_number "$f" p99_9 latency_us)" "$(json_number "$f" max latency_us)" \
+    "$([ "$bound" = true ] && echo CLIENT-BOUND || echo ok)"
+done
+r=$(ratio "$(json_number "$work/onepassd.json" ok_per_s 2>/dev/null)" \
+  "$(json_number "$work/reference.json" ok_per_s 2>/dev/null)")
+echo "ratio onepassd/reference: $r  (nproc=$cores, server CPUs $server_cpus, client CPUs $client_cpus)"
+if grep -q '"client_bound": true' "$work"/*.json 2>/dev/null; then
+  echo "note: the client was the bottleneck in at least one run: the figures are lower bounds; give the client more CPUs (--client-cpus)"
+fi

@@ -1,0 +1,177 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # SERVER_ADDR and friends are read by the sourcing scripts
+# Shared by loadtest/bench.sh and loadtest/scaling.sh (sourced, not run). Plain bash + coreutils
+# (no python, no jq) so the scripts run from a static build directory on a bare machine.
+
+# Finds a binary: $2 (an explicit path from the environment) or $BIN_DIR/{.,server,loadtest}/$1.
+find_binary() {
+  local name=$1 explicit=$2 dir
+  if [ -n "$explicit" ]; then
+    [ -x "$explicit" ] || { echo "bench: $explicit is not executable" >&2; return 1; }
+    echo "$explicit"
+    return 0
+  fi
+  for dir in "$BIN_DIR" "$BIN_DIR/server" "$BIN_DIR/loadtest"; do
+    if [ -x "$dir/$name" ]; then
+      echo "$dir/$name"
+      return 0
+    fi
+  done
+  echo "bench: cannot find $name under $BIN_DIR (build it, or set its path in the environment)" >&2
+  return 1
+}
+
+# "0-2,5" -> "0 1 2 5"
+expand_cpus() {
+  local item from to cpu out=()
+  IFS=',' read -ra items <<< "$1"
+  for item in "${items[@]}"; do
+    if [[ $item == *-* ]]; then
+      from=${item%-*}
+      to=${item#*-}
+      for ((cpu = from; cpu <= to; cpu++)); do out+=("$cpu"); done
+    else
+      out+=("$item")
+    fi
+  done
+  echo "${out[*]}"
+}
+
+count_cpus() { local cpus; read -ra cpus <<< "$(expand_cpus "$1")"; echo "${#cpus[@]}"; }
+
+# CPU list -> the hex mask rps_cpus takes: 32-bit groups, most significant first, comma-joined.
+cpu_mask() {
+  local cpu max=0 group groups=() words=()
+  for cpu in $(expand_cpus "$1"); do ((cpu > max)) && max=$cpu; done
+  for ((group = 0; group <= max / 32; group++)); do words[group]=0; done
+  for cpu in $(expand_cpus "$1"); do
+    words[cpu / 32]=$((words[cpu / 32] | (1 << (cpu % 32))))
+  done
+  for ((group = max / 32; group >= 0; group--)); do groups+=("$(printf '%08x' "${words[group]}")"); done
+  local IFS=,
+  echo "${groups[*]}"
+}
+
+RPS_FILE=/sys/class/net/lo/queues/rx-0/rps_cpus
+RPS_SAVED=""
+
+# On loopback a packet's receive path (the SYN, the handshake, the request) runs on the
+# SENDER's CPU, so a pinned server would leave its kernel work on the client's cores.
+# Steering loopback receive processing to the server's CPUs with RPS charges the server what
+# it would pay behind a NIC (DESIGN.md, last paragraph). Restored by restore_rps (trap EXIT).
+steer_rps() {
+  local mask
+  mask=$(cpu_mask "$1")
+  if [ ! -w "$RPS_FILE" ]; then
+    echo "bench: WARNING: cannot write $RPS_FILE (not root?): loopback receive work stays on the client's CPUs; figures under-charge the server"
+    return 0
+  fi
+  RPS_SAVED=$(cat "$RPS_FILE")
+  if echo "$mask" > "$RPS_FILE" 2>/dev/null; then
+    echo "bench: steering loopback receive processing to the server CPUs $1 (rps_cpus $RPS_SAVED -> $mask; restored at exit)"
+  else
+    echo "bench: WARNING: could not write $mask to $RPS_FILE; loopback receive work stays on the sender's CPUs"
+    RPS_SAVED=""
+  fi
+}
+
+restore_rps() {
+  if [ -n "$RPS_SAVED" ]; then
+    echo "$RPS_SAVED" > "$RPS_FILE" 2>/dev/null || true
+    RPS_SAVED=""
+  fi
+}
+
+SERVER_PID=""
+# shellcheck disable=SC2034  # read by the scripts that source this file
+SERVER_ADDR=""
+SERVER_OUT=""
+
+# start_server OUTFILE CMD...: starts CMD in the background, waits for "ready" (20 s at most)
+# and reads the first "listening on" address.
+start_server() {
+  SERVER_OUT=$1
+  shift
+  "$@" > "$SERVER_OUT" 2> "$SERVER_OUT.err" &
+  SERVER_PID=$!
+  local tries
+  for ((tries = 0; tries < 200; tries++)); do
+    if grep -q '^ready$' "$SERVER_OUT" 2>/dev/null; then
+      SERVER_ADDR=$(sed -n 's/^listening on //p' "$SERVER_OUT" | head -n 1)
+      return 0
+    fi
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      echo "bench: $1 exited before ready:" >&2
+      cat "$SERVER_OUT.err" >&2
+      SERVER_PID=""
+      return 1
+    fi
+    sleep 0.1
+  done
+  echo "bench: $1 did not print ready within 20 s" >&2
+  stop_server
+  return 1
+}
+
+# Stops the server started last (SIGTERM, then SIGKILL after 10 s); prints its stats line.
+stop_server() {
+  [ -n "$SERVER_PID" ] || return 0
+  kill -TERM "$SERVER_PID" 2>/dev/null || true
+  local tries
+  for ((tries = 0; tries < 100; tries++)); do
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+  fi
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=""
+  grep '^stats ' "$SERVER_OUT" || true
+}
+
+# json_number FILE KEY [SECTION]: the number after "KEY": (inside "SECTION": {...} if given).
+json_number() {
+  local text
+  text=$(cat "$1")
+  if [ -n "${3:-}" ]; then
+    text=$(grep -o "\"$3\": {[^}]*}" <<< "$text" | head -n 1)
+  fi
+  grep -o "\"$2\": -\?[0-9.]*" <<< "$text" | head -n 1 | sed 's/.*: //'
+}
+
+json_bool() { grep -o "\"$2\": \(true\|false\)" "$1" | head -n 1 | sed 's/.*: //'; }
+
+# ratio A B -> A/B with 3 decimals ("n/a" when B is 0 or missing)
+ratio() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
+
+# The OCSP data set the build generates (scripts/make-ocsp-testdata.sh): $ONEPASS_OCSP_DATA or
+# ocsp-testdata in/next to $BIN_DIR. It holds good.req.der and responses/good.der.
+ocsp_data_dir() {
+  local dir
+  for dir in "${ONEPASS_OCSP_DATA:-}" "$BIN_DIR/ocsp-testdata" "$BIN_DIR/../ocsp-testdata"; do
+    if [ -n "$dir" ] && [ -f "$dir/good.req.der" ] && [ -f "$dir/responses/good.der" ]; then
+      echo "$dir"
+      return 0
+    fi
+  done
+  echo "bench: no OCSP data (good.req.der, responses/good.der): set ONEPASS_OCSP_DATA or run scripts/make-ocsp-testdata.sh DIR" >&2
+  return 1
+}
+
+# Sets load_args, server_args (onepassd) and reference_args for a protocol.
+protocol_args() {
+  server_args=(--handler "$1")
+  reference_args=(--proto "$1")
+  case $1 in
+    dns) load_args=(--proto dns --qname www.example.com. --qtype A) ;;
+    whois) load_args=(--proto whois --whois-query example.com) ;;
+    ocsp)
+      local data
+      data=$(ocsp_data_dir) || return 1
+      load_args=(--proto ocsp --ocsp-request "$data/good.req.der")
+      server_args+=(--ocsp-responses "$data/responses")
+      reference_args+=(--response-file "$data/responses/good.der") ;;
+    *) echo "bench: protocol must be dns, ocsp or whois" >&2; return 1 ;;
+  esac
+}

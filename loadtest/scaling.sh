@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The multi-core scaling curve: for N server CPUs (default 1 2 4 8), onepassd with N pinned
+# workers and the reference server with N SO_REUSEPORT threads, one after the other, each
+# driven by the same closed-loop tester on the client CPUs (default 8-15), with loopback
+# receive processing steered to the server CPUs (RPS, as RSS would behind a NIC). Prints
+# N, conn/s of both, their ratio, onepassd per core and p99.
+#
+#   loadtest/scaling.sh [--seconds 8] [--counts "1 2 4 8"] [--client-cpus 8-15] [--proto dns|ocsp|whois]
+#                       [--concurrency 512] [--bin DIR] [--out DIR]
+#
+# Made for a 16-core machine, from a static build directory (no packages needed: bash,
+# coreutils, awk). Binaries: --bin DIR or ONEPASSD, ONEPASS_LOAD, ONEPASS_REFERENCE.
+# Bounded: the whole run stays under 6 minutes (--seconds is lowered to fit).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=loadtest/bench_lib.sh
+source "$here/bench_lib.sh"
+
+seconds=8
+counts="1 2 4 8"
+client_cpus=8-15
+proto=dns
+concurrency=""
+BIN_DIR=""
+out_dir=""
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --seconds) seconds=$2; shift 2 ;;
+    --counts) counts=$2; shift 2 ;;
+    --client-cpus) client_cpus=$2; shift 2 ;;
+    --proto) proto=$2; shift 2 ;;
+    --concurrency) concurrency=$2; shift 2 ;;
+    --bin) BIN_DIR=$2; shift 2 ;;
+    --out) out_dir=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "scaling: unknown option $1" >&2; usage >&2; exit 1 ;;
+  esac
+done
+if [ -z "$BIN_DIR" ]; then
+  for BIN_DIR in "$here/../build/static" "$here/../build/release" "$here/../build/ci" "$here"; do
+    [ -x "$BIN_DIR/server/onepassd" ] || [ -x "$BIN_DIR/onepassd" ] && break
+  done
+fi
+onepassd=$(find_binary onepassd "${ONEPASSD:-}")
+load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
+reference=$(find_binary onepass-reference "${ONEPASS_REFERENCE:-}")
+
+read -ra ns <<< "$counts"
+runs=$((2 * ${#ns[@]}))
+# Each run costs its seconds plus ~3 s of start, drain and stop: keep the total under 6 min.
+max_seconds=$((330 / runs - 3))
+if ((seconds > max_seconds)); then
+  echo "scaling: --seconds lowered from $seconds to $max_seconds to stay under 6 minutes"
+  seconds=$max_seconds
+fi
+n_client=$(count_cpus "$client_cpus")
+concurrency=${concurrency:-$((64 * n_client))}
+cores=$(nproc)
+protocol_args "$proto" || exit 1
+
+work=$(mktemp -d)
+cleanup() {
+  stop_server >/dev/null 2>&1 || true
+  restore_rps
+  if [ -n "$out_dir" ]; then
+    mkdir -p "$out_dir"
+    cp "$work"/*.json "$out_dir"/ 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "scaling: $(uname -r), nproc=$cores, $proto, client CPUs $client_cpus ($n_client threads, $concurrency in flight), ${seconds}s per run, $runs runs"
+
+measure() {  # measure NAME SERVER-CMD...: leaves $work/NAME.json
+  local name=$1
+  shift
+  if ! start_server "$work/$name.out" "$@"; then
+    echo "scaling: $name did not start" >&2
+    return 0
+  fi
+  "$load" --target "$SERVER_ADDR" "${load_args[@]}" --threads "$n_client" --cpus "$client_cpus" \
+    --concurrency "$concurrency" --duration "$seconds" --timeout-ms 2000 \
+    --source 127.0.0.2-127.0.0.254 --min-success 0 --json "$work/$name.json" > "$work/$name.txt" || true
+  stop_server > /dev/null
+}
+
+rows=()
+for n in "${ns[@]}"; do
+  server_cpus="0-$((n - 1))"
+  [ "$n" -eq 1 ] && server_cpus=0
+  overlap=""
+  for cpu in $(expand_cpus "$server_cpus"); do
+    [[ " $(expand_cpus "$client_cpus") " == *" $cpu "* ]] && overlap=$cpu
+    ((cpu < cores)) || overlap=$cpu
+  done
+  if [ -n "$overlap" ]; then
+    echo "scaling: skipping N=$n: CPU $overlap is a client CPU or absent (nproc=$cores)"
+    continue
+  fi
+  steer_rps "$server_cpus"
+  echo "scaling: N=$n server CPUs $server_cpus"
+  measure "onepassd-$n" "$onepassd" "${server_args[@]}" --listen 127.0.0.1:0 --workers "$n" --cpus "$server_cpus"
+  measure "reference-$n" "$reference" "${reference_args[@]}" --listen 127.0.0.1:0 --threads "$n" --cpus "$server_cpus"
+  restore_rps
+  o="$work/onepassd-$n.json"
+  r="$work/reference-$n.json"
+  o_rate=$(json_number "$o" ok_per_s 2>/dev/null || echo 0)
+  r_rate=$(json_number "$r" ok_per_s 2>/dev/null || echo 0)
+  flags=""
+  grep -q '"client_bound": true' "$o" "$r" 2>/dev/null && flags=" CLIENT-BOUND"
+  rows+=("$(printf '%3s %14s %14s %7s %12s %11s %11s %s' "$n" "${o_rate:-0}" "${r_rate:-0}" \
+    "$(ratio "$o_rate" "$r_rate")" "$(awk -v a="${o_rate:-0}" -v n="$n" 'BEGIN { printf "%.0f", a / n }')" \
+    "$(json_number "$o" p99 latency_us 2>/dev/null || echo -)" \
+    "$(json_number "$r" p99 latency_us 2>/dev/null || echo -)" "$flags")")
+done
+
+echo
+printf '%3s %14s %14s %7s %12s %11s %11s\n' N "onepassd/s" "reference/s" ratio "per core" "p99 us" "ref p99 us"
+for row in "${rows[@]}"; do echo "$row"; done
+echo "(conn/s = completed OK transactions per second; CLIENT-BOUND rows are lower bounds: the tester's threads were saturated)"

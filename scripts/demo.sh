@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The main job, end to end: onepassd serves each protocol in turn on its embedded default data
+# (DNS: the example.com zone; OCSP: the pre-signed responses the build generates; Whois: the
+# embedded database), and the bundled load tester drives it with a new TCP connection per
+# transaction, checking every answer, then prints what the server sustained.
+#
+#   scripts/demo.sh [BUILD_DIR] [--seconds 5] [--protos "dns ocsp whois"]
+#
+# BUILD_DIR defaults to build/release (scripts/main.sh builds it). Everything it starts, it
+# stops (by PID, at exit). A protocol whose handler is not in this onepassd is skipped.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=loadtest/bench_lib.sh
+source "$root/loadtest/bench_lib.sh"
+
+BIN_DIR="$root/build/release"
+if [ $# -gt 0 ] && [[ $1 != --* ]]; then
+  BIN_DIR=$1
+  shift
+fi
+seconds=5
+protos="dns ocsp whois"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --seconds) seconds=$2; shift 2 ;;
+    --protos) protos=$2; shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "demo: unknown option $1" >&2; exit 1 ;;
+  esac
+done
+onepassd=$(find_binary onepassd "${ONEPASSD:-}")
+load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
+
+work=$(mktemp -d)
+trap 'stop_server >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+
+# Server on CPU 0, the tester on the others (on a 1-CPU machine they share it).
+cores=$(nproc)
+server_cpus=0
+client_cpus=0
+[ "$cores" -gt 1 ] && client_cpus="1-$((cores - 1))"
+client_threads=$(count_cpus "$client_cpus")
+
+echo "demo: onepassd on CPU $server_cpus, onepass-load on CPUs $client_cpus ($client_threads threads), ${seconds}s per protocol, nproc=$cores"
+summary=()
+for proto in $protos; do
+  server_extra=()
+  case $proto in
+    dns) args=(--proto dns --qname www.example.com. --qtype A) ;;
+    whois) args=(--proto whois --whois-query example.com --expect-substring EXAMPLE.COM) ;;
+    ocsp)
+      # The build generates the default data set (scripts/make-ocsp-testdata.sh) next to the
+      # binaries; the tester asks for the "good" certificate's status.
+      if ! data=$(ocsp_data_dir 2>/dev/null); then
+        echo "demo: ocsp skipped: no OCSP data set in $BIN_DIR/ocsp-testdata (set ONEPASS_OCSP_DATA, or scripts/make-ocsp-testdata.sh DIR)"
+        continue
+      fi
+      server_extra=(--ocsp-responses "$data/responses")
+      args=(--proto ocsp --ocsp-request "$data/good.req.der") ;;
+    *) echo "demo: unknown protocol $proto" >&2; continue ;;
+  esac
+  echo
+  echo "== $proto: onepassd --handler $proto (embedded default data)"
+  if ! start_server "$work/$proto.out" "$onepassd" --handler "$proto" "${server_extra[@]}" --listen 127.0.0.1:0 \
+      --workers 1 --cpus "$server_cpus" 2>/dev/null; then
+    echo "demo: $proto skipped: this onepassd cannot serve it yet"
+    continue
+  fi
+  "$load" --target "$SERVER_ADDR" "${args[@]}" --threads "$client_threads" --cpus "$client_cpus" \
+    --concurrency $((32 * client_threads)) --duration "$seconds" --progress \
+    --json "$work/$proto.json" || true
+  if [ "$proto" = dns ] && [ -s "$work/dns.json" ]; then
+    # The same server at half that rate, open loop: the latency a client sees below saturation,
+    # measured from each connection's intended start (a stall cannot hide).
+    half=$(awk -v r="$(json_number "$work/dns.json" ok_per_s)" 'BEGIN { printf "%d", r / 2 }')
+    if [ "${half:-0}" -gt 0 ]; then
+      echo "-- open loop at $half conn/s (half the closed-loop rate)"
+      "$load" --target "$SERVER_ADDR" "${args[@]}" --threads "$client_threads" --cpus "$client_cpus" \
+        --rate "$half" --duration "$seconds" --json "$work/dns-open.json" || true
+    fi
+  fi
+  echo "server: $(stop_server)"
+  for f in "$work/$proto.json" "$work/$proto-open.json"; do
+    [ -s "$f" ] || continue
+    mode=closed
+    [[ $f == *-open.json ]] && mode="open $(json_number "$f" requested_rate | cut -d. -f1)/s"
+    summary+=("$(printf '%-6s %-14s %10s %10s %8s %9s %9s %10s %s' "$proto" "$mode" \
+      "$(json_number "$f" ok_per_s)" "$(json_number "$f" ok)" "$(json_number "$f" total errors)" \
+      "$(json_number "$f" p50 latency_us)" "$(json_number "$f" p99 latency_us)" \
+      "$(json_number "$f" p99_9 latency_us)" \
+      "$(grep -q '"client_bound": true' "$f" && echo 'client-bound' || echo '')")")
+  done
+done
+
+echo
+echo "== summary (conn/s = whole transactions per second, each a new TCP connection; latency in us)"
+printf '%-6s %-14s %10s %10s %8s %9s %9s %10s\n' proto loop "conn/s" ok errors p50 p99 p99.9
+for row in "${summary[@]}"; do echo "$row"; done
+echo "(loopback, server and client on one machine; loadtest/bench.sh compares against a minimal reference server)"
