@@ -324,5 +324,17 @@ TEST_F(OcspHandlerTest, FactoryContract) {
   EXPECT_NE(factory_->CreateHandler(), nullptr);
 }
 
+// The fuzzer's set-up: a response signed for the CertIDs of a request made elsewhere.
+TEST_F(OcspHandlerTest, ResponseSignedForAnotherRequestsCertIds) {
+  std::unique_ptr<TestPki> elsewhere = TestPki::Create("elsewhere");
+  const std::string request = elsewhere->MakeRequest({{77}});
+  const std::string response =
+      pki_->SignResponseForRequest(request, CertStatus::kGood, kThisUpdate, kNextUpdate);
+  ASSERT_FALSE(response.empty());
+  snapshot_ = OcspSnapshot::FromResponses({{"r", response}}, kNow);
+  Rebuild(OcspHandlerConfig{});
+  EXPECT_EQ(Send(Post(request)).bytes, Presigned(response, "604800"));
+}
+
 }  // namespace
 }  // namespace onepass::ocsp

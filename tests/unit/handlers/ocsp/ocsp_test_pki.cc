@@ -102,6 +102,39 @@ std::string TestPki::SignResponse(const std::vector<CertRef>& certs, absl::Time 
   return der;
 }
 
+std::string TestPki::SignResponseForRequest(const std::string& request_der, CertStatus status,
+                                            absl::Time this_update, absl::Time next_update) const {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(request_der.data());
+  OCSP_REQUEST* request = d2i_OCSP_REQUEST(nullptr, &p, static_cast<long>(request_der.size()));
+  if (request == nullptr) return "";
+  OCSP_BASICRESP* basic = OCSP_BASICRESP_new();
+  ASN1_GENERALIZEDTIME* this_time = ASN1_GENERALIZEDTIME_set(nullptr, absl::ToTimeT(this_update));
+  ASN1_GENERALIZEDTIME* next_time = ASN1_GENERALIZEDTIME_set(nullptr, absl::ToTimeT(next_update));
+  Check(basic != nullptr && this_time != nullptr && next_time != nullptr, "response setup");
+  const bool revoked = status == CertStatus::kRevoked;
+  for (int i = 0; i < OCSP_request_onereq_count(request); ++i) {
+    OCSP_CERTID* id = OCSP_onereq_get0_id(OCSP_request_onereq_get0(request, i));
+    Check(
+        OCSP_basic_add1_status(basic, id,
+                               revoked ? V_OCSP_CERTSTATUS_REVOKED
+                                       : (status == CertStatus::kGood ? V_OCSP_CERTSTATUS_GOOD
+                                                                      : V_OCSP_CERTSTATUS_UNKNOWN),
+                               revoked ? OCSP_REVOKED_STATUS_KEYCOMPROMISE : -1,
+                               revoked ? this_time : nullptr, this_time, next_time) != nullptr,
+        "OCSP_basic_add1_status");
+  }
+  Check(OCSP_basic_sign(basic, cert_, key_, EVP_sha256(), nullptr, 0) == 1, "OCSP_basic_sign");
+  OCSP_RESPONSE* response = OCSP_response_create(OCSP_RESPONSE_STATUS_SUCCESSFUL, basic);
+  Check(response != nullptr, "OCSP_response_create");
+  std::string der = ToDer<OCSP_RESPONSE, i2d_OCSP_RESPONSE>(response);
+  OCSP_RESPONSE_free(response);
+  OCSP_BASICRESP_free(basic);
+  ASN1_GENERALIZEDTIME_free(this_time);
+  ASN1_GENERALIZEDTIME_free(next_time);
+  OCSP_REQUEST_free(request);
+  return der;
+}
+
 std::string TestPki::MakeRequest(const std::vector<CertRef>& certs, bool nonce) const {
   OCSP_REQUEST* request = OCSP_REQUEST_new();
   Check(request != nullptr, "OCSP_REQUEST_new");

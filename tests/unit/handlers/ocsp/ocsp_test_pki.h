@@ -38,6 +38,11 @@ class TestPki {
   std::string SignResponse(const std::vector<CertRef>& certs, absl::Time this_update,
                            absl::optional<absl::Time> next_update) const;
 
+  // Like SignResponse, for the CertIDs of an existing DER OCSPRequest (whatever CA they name):
+  // lets a fuzzer's fixed seed requests hit its snapshot. Empty if `request_der` does not parse.
+  std::string SignResponseForRequest(const std::string& request_der, CertStatus status,
+                                     absl::Time this_update, absl::Time next_update) const;
+
   // A DER OCSPRequest with one Request per cert, optionally with a nonce extension.
   std::string MakeRequest(const std::vector<CertRef>& certs, bool nonce = false) const;
 
