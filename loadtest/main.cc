@@ -368,8 +368,10 @@ int Main(int argc, char** argv) {
   if (static_cast<uint64_t>(config.max_inflight_per_thread) * config.threads > usable) {
     config.max_inflight_per_thread =
         static_cast<int>(std::max<uint64_t>(1, usable / config.threads));
-    LogInfo("open-file limit %d: at most %d connections in flight per thread", file_limit,
-            config.max_inflight_per_thread);
+    if (config.concurrency == 0) {  // only the open loop uses more slots than connections
+      LogInfo("open-file limit %d: at most %d connections in flight per thread", file_limit,
+              config.max_inflight_per_thread);
+    }
   }
 
   struct sigaction action = {};

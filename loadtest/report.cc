@@ -127,8 +127,12 @@ void JudgeClientLimits(RunResult* result) {
     } else if (behind) {
       result->client_bound = true;
       result->client_notes.push_back(absl::StrFormat(
-          "open-loop schedule fell behind: p90 start lag %.2f ms, %d of %d starts never made",
-          lag_p90 / 1e6, total.unstarted, intended));
+          "open-loop schedule fell behind: p90 start lag %.2f ms, %d of %d starts never made%s",
+          lag_p90 / 1e6, total.unstarted, intended,
+          result->max_thread_cpu_ratio() < 0.5
+              ? " (the client threads were mostly idle: other processes on this machine "
+                "delay their wakeups)"
+              : ""));
     } else if (lag_p99 > late) {
       result->client_notes.push_back(absl::StrFormat(
           "p99 start lag %.2f ms (a busy machine or client): latency percentiles above it "
