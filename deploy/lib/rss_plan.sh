@@ -132,14 +132,17 @@ step_irqbalance() {
         say "  keep   irqbalance is not running"
       else
         loud "stopping irqbalance: from now on NO interrupt on this host is rebalanced (rollback starts it again)"
-        if [ "$real" -eq 1 ]; then
+        if [ "$real" -eq 1 ] && command -v systemctl >/dev/null 2>&1; then
           change_cmd service irqbalance stopped "systemctl stop irqbalance" -- systemctl stop irqbalance || true
         else
-          say "  note   systemctl stop irqbalance (not run: not the real system)"
+          say "  note   systemctl stop irqbalance (not run: not the real system, or no systemctl)"
         fi
       fi
       ;;
     ban)
+      if [ "$real" -eq 1 ] && [ -n "$pids" ] && ! command -v systemctl >/dev/null 2>&1; then
+        loud "irqbalance runs but systemctl is missing: restart irqbalance by hand after apply so it reads the bans"
+      fi
       if [ -z "$pids" ] && [ ! -e "$f" ]; then
         say "  keep   irqbalance is neither installed nor running: nothing to ban"
         return
@@ -149,10 +152,10 @@ step_irqbalance() {
       change_etc "$f" "$tmp"
       rm -f "$tmp"
       if [ -n "$pids" ]; then
-        if [ "$real" -eq 1 ]; then
+        if [ "$real" -eq 1 ] && command -v systemctl >/dev/null 2>&1; then
           change_cmd service irqbalance running "systemctl restart irqbalance (rereads the bans)" -- systemctl restart irqbalance || true
         else
-          say "  note   systemctl restart irqbalance (not run: not the real system)"
+          say "  note   systemctl restart irqbalance (not run: not the real system, or no systemctl)"
         fi
       fi
       ;;
@@ -256,16 +259,25 @@ plan_and_apply() {
     fi
   done
 
-  say "queues: IRQ of queue i on CPU i, XPS: CPU i sends on queue i, no RPS"
   local all_irqs
   all_irqs=$(nic_irqs "$iface")
+  for ((i = 0; i < n; i++)); do
+    while read -r irq q _; do
+      if [ -n "$irq" ] && [ "$q" = "$i" ]; then irqs+="$irq "; fi
+    done <<<"$all_irqs"
+  done
+  # irqbalance first: once it has read its bans it cannot move the
+  # interrupts pinned next.
+  say "irqbalance"
+  step_irqbalance "$iface" "$cpus" "${irqs% }"
+
+  say "queues: IRQ of queue i on CPU i, XPS: CPU i sends on queue i, no RPS"
   for ((i = 0; i < n; i++)); do
     cpu=${cpu_of[i]}
     local found=0
     while read -r irq q _; do
       if [ -z "$irq" ] || [ "$q" != "$i" ]; then continue; fi
       found=1
-      irqs+="$irq "
       change_file "$PROC/irq/$irq/smp_affinity_list" "$cpu" list
     done <<<"$all_irqs"
     if [ "$found" -eq 0 ]; then
@@ -278,9 +290,6 @@ plan_and_apply() {
     change_file "$(nic_dir "$iface")/queues/rx-$i/rps_cpus" 0 mask
     change_file "$(nic_dir "$iface")/queues/tx-$i/xps_cpus" "$(mask_from_cpus "$cpu")" mask
   done
-
-  say "irqbalance"
-  step_irqbalance "$iface" "$cpus" "${irqs% }"
 
   local flags
   flags="--cpus $(cpulist_format "$cpus")"
