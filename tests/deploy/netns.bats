@@ -54,14 +54,16 @@ queue_values() {
   in_srv sh -c "cd /sys/class/net/$VS/queues && for f in */rps_cpus */rps_flow_cnt */xps_cpus */xps_rxqs; do [ -r \"\$f\" ] && printf '%s=%s\n' \"\$f\" \"\$(cat \"\$f\")\"; done"
 }
 
-find_onepassd() {
-  local f newest=""
-  if [ -n "${ONEPASSD:-}" ]; then
-    printf '%s' "$ONEPASSD"
+# find_built VAR PATH_IN_BUILD: $VAR if set, else the newest
+# build/*/PATH_IN_BUILD that answers --help (a build that works).
+find_built() {
+  local given=${!1:-} f newest=""
+  if [ -n "$given" ]; then
+    printf '%s' "$given"
     return
   fi
-  for f in "$BATS_TEST_DIRNAME"/../../build/*/server/onepassd; do
-    [ -x "$f" ] || continue
+  for f in "$BATS_TEST_DIRNAME"/../../build/*/"$2"; do
+    if [ ! -x "$f" ] || ! "$f" --help >/dev/null 2>&1; then continue; fi
     if [ -z "$newest" ] || [ "$f" -nt "$newest" ]; then newest=$f; fi
   done
   printf '%s' "$newest"
@@ -122,7 +124,7 @@ find_onepassd() {
 }
 
 @test "netns: onepassd pinned as planned answers kdig from the client namespace" {
-  ONEPASSD_BIN=$(find_onepassd)
+  ONEPASSD_BIN=$(find_built ONEPASSD server/onepassd)
   [ -n "$ONEPASSD_BIN" ] || skip "onepassd not built (build/*/server/onepassd or \$ONEPASSD): server part skipped"
   command -v kdig >/dev/null || skip "kdig not installed (apt-get install knot-dnsutils)"
   run in_srv "$DEPLOY/onepass-rss" apply "$VS" "${RSS_OPTS[@]}"
@@ -155,6 +157,18 @@ find_onepassd() {
   [ "$status" -eq 0 ]
   [[ $output == *"status: NOERROR"* ]]
   [[ $output =~ www\.example\.com\.[[:space:]]+[0-9]+[[:space:]]+IN[[:space:]]+A[[:space:]]+192\.0\.2\.80 ]]
+  load_bin=$(find_built ONEPASS_LOAD loadtest/onepass-load)
+  expected_accepted=1
+  if [ -n "$load_bin" ]; then
+    # 2000 connections from two client threads, each on one of the planned CPUs.
+    run in_cli timeout 60 "$load_bin" --target "10.77.0.1:$port" --proto dns --qname www.example.com. \
+      --count 2000 --concurrency 8 --threads 2 --cpus "${flags#--cpus }" --timeout-ms 2000
+    echo "$output"
+    [ "$status" -eq 0 ]
+    expected_accepted=2001
+  else
+    echo "# onepass-load not built: load part skipped" >&3
+  fi
   # From the host (another namespace, no route) the server cannot be reached.
   run timeout 5 kdig +tcp +timeout=1 +retry=0 @10.77.0.1 -p "$port" www.example.com A
   [[ $output != *"192.0.2.80"* ]]
@@ -165,6 +179,11 @@ find_onepassd() {
   done
   wait "$SERVER_PID" # exits 0 after its drain; teardown kills it if it hangs
   SERVER_PID=""
+  cat "$log"
+  accepted=$(sed -n 's/^stats .*\baccepted=\([0-9]*\).*/\1/p' "$log")
+  served=$(sed -n 's/^stats .*\bserved=\([0-9]*\).*/\1/p' "$log")
+  [ "$accepted" -eq "$expected_accepted" ]
+  [ "$served" -eq "$expected_accepted" ]
   run in_srv "$DEPLOY/onepass-rss" rollback "$VS" "${RSS_OPTS[@]}"
   [ "$status" -eq 0 ]
 }
