@@ -6,6 +6,8 @@
 # the veth's real sysfs queues; onepassd runs pinned as planned and answers
 # kdig from the other namespace. /etc and the saved state go to a temporary
 # directory; veth has no interrupts, so nothing outside the namespaces changes.
+# onepassd runs with the unit's command line (port 53, IPv4 and IPv6), as an
+# unprivileged user holding only CAP_NET_BIND_SERVICE, as the unit runs it.
 # Needs root and `ip netns`; skips with a message otherwise.
 
 setup() {
@@ -25,6 +27,10 @@ setup() {
   ip link set "$VC" netns "$NS_CLI"
   in_srv ip addr add 10.77.0.1/24 dev "$VS"
   in_cli ip addr add 10.77.0.2/24 dev "$VC"
+  if [ -e /proc/sys/net/ipv6 ]; then
+    in_srv ip -6 addr add fd77::1/64 dev "$VS" nodad
+    in_cli ip -6 addr add fd77::2/64 dev "$VC" nodad
+  fi
   in_srv ip link set lo up
   in_cli ip link set lo up
   in_srv ip link set "$VS" up
@@ -123,7 +129,7 @@ find_built() {
   assert_same_snapshot "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
 }
 
-@test "netns: onepassd pinned as planned answers kdig from the client namespace" {
+@test "netns: onepassd started as the unit starts it, pinned as planned, answers kdig and onepass-load from the client namespace" {
   ONEPASSD_BIN=$(find_built ONEPASSD server/onepassd)
   [ -n "$ONEPASSD_BIN" ] || skip "onepassd not built (build/*/server/onepassd or \$ONEPASSD): server part skipped"
   command -v kdig >/dev/null || skip "kdig not installed (apt-get install knot-dnsutils)"
@@ -134,9 +140,26 @@ find_built() {
   # shellcheck disable=SC1091
   . "$WORK/etc/default/onepass"
   [ "$ONEPASS_CPU_FLAGS" = "$flags" ]
+  # The rest of the unit's command line, from the shipped defaults file:
+  # port 53 on every address of the namespace, IPv4 and IPv6.
+  # shellcheck disable=SC1091
+  . "$DEPLOY/default/onepass-dns"
+  if [ ! -e /proc/sys/net/ipv6 ]; then
+    echo "# IPv6 disabled in this kernel: listening on IPv4 only" >&3
+    ONEPASS_LISTEN=${ONEPASS_LISTEN/--listen \[::\]:53/}
+  fi
+  # As the unit runs it: not root, only CAP_NET_BIND_SERVICE, no new privileges.
+  as_unit=()
+  if command -v setpriv >/dev/null; then
+    # shellcheck disable=SC2054 # capability lists are comma-separated
+    as_unit=(setpriv --reuid=65534 --regid=65534 --clear-groups --nnp --inh-caps=-all,+net_bind_service
+      --ambient-caps=-all,+net_bind_service --bounding-set=-all,+net_bind_service)
+  else
+    echo "# setpriv missing: onepassd runs as root" >&3
+  fi
   log=$BATS_TEST_TMPDIR/server.log
-  # shellcheck disable=SC2086 # "--cpus LIST" is two arguments, as in the unit
-  ip netns exec "$NS_SRV" "$ONEPASSD_BIN" --handler dns $ONEPASS_CPU_FLAGS --listen 10.77.0.1:0 >"$log" 2>&1 &
+  # shellcheck disable=SC2086 # unquoted as systemd expands $VARS: split on spaces
+  ip netns exec "$NS_SRV" "${as_unit[@]}" "$ONEPASSD_BIN" --handler dns $ONEPASS_CPU_FLAGS $ONEPASS_LISTEN $ONEPASS_ARGS >"$log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 100); do
     grep -q '^ready' "$log" && break
@@ -145,8 +168,9 @@ find_built() {
   done
   cat "$log"
   grep -q '^ready' "$log"
-  port=$(sed -n 's/^listening on 10\.77\.0\.1:\([0-9]*\)$/\1/p' "$log" | head -n 1)
-  [ -n "$port" ]
+  grep -qx 'listening on 0.0.0.0:53' "$log"
+  port=53
+  [ -z "${as_unit[*]}" ] || [ "$(stat -c %u "/proc/$SERVER_PID")" -eq 65534 ]
   # Every planned CPU has a server thread pinned to it alone.
   for cpu in $(cpulist_expand_via_lib "${flags#--cpus }"); do
     grep -h '^Cpus_allowed_list:' /proc/"$SERVER_PID"/task/*/status | grep -qP "^Cpus_allowed_list:\t$cpu$" ||
@@ -157,15 +181,22 @@ find_built() {
   [ "$status" -eq 0 ]
   [[ $output == *"status: NOERROR"* ]]
   [[ $output =~ www\.example\.com\.[[:space:]]+[0-9]+[[:space:]]+IN[[:space:]]+A[[:space:]]+192\.0\.2\.80 ]]
-  load_bin=$(find_built ONEPASS_LOAD loadtest/onepass-load)
   expected_accepted=1
+  if [ -e /proc/sys/net/ipv6 ]; then
+    run in_cli timeout 10 kdig +tcp +timeout=3 +retry=0 @fd77::1 -p "$port" www.example.com AAAA
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ $output =~ www\.example\.com\.[[:space:]]+[0-9]+[[:space:]]+IN[[:space:]]+AAAA[[:space:]]+2001:db8::80 ]]
+    expected_accepted=2
+  fi
+  load_bin=$(find_built ONEPASS_LOAD loadtest/onepass-load)
   if [ -n "$load_bin" ]; then
     # 2000 connections from two client threads, each on one of the planned CPUs.
     run in_cli timeout 60 "$load_bin" --target "10.77.0.1:$port" --proto dns --qname www.example.com. \
       --count 2000 --concurrency 8 --threads 2 --cpus "${flags#--cpus }" --timeout-ms 2000
     echo "$output"
     [ "$status" -eq 0 ]
-    expected_accepted=2001
+    expected_accepted=$((expected_accepted + 2000))
   else
     echo "# onepass-load not built: load part skipped" >&3
   fi
