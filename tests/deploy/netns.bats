@@ -60,6 +60,24 @@ queue_values() {
   in_srv sh -c "cd /sys/class/net/$VS/queues && for f in */rps_cpus */rps_flow_cnt */xps_cpus */xps_rxqs; do [ -r \"\$f\" ] && printf '%s=%s\n' \"\$f\" \"\$(cat \"\$f\")\"; done"
 }
 
+# Keys of deploy/sysctl that each network namespace has its own copy of (the
+# others, fs.* and net.core.netdev_max_backlog, are host-wide: not touched here).
+PER_NETNS_KEYS="net.core.somaxconn net.ipv4.tcp_max_syn_backlog net.ipv4.tcp_syncookies net.ipv4.tcp_max_tw_buckets net.ipv4.tcp_fastopen net.ipv4.tcp_migrate_req net.ipv4.ip_local_port_range net.ipv4.tcp_tw_reuse"
+
+# The shipped profiles cut down to PER_NETNS_KEYS, in $WORK/profiles.
+netns_profiles() {
+  local f line key
+  mkdir -p "$WORK/profiles"
+  for f in "$DEPLOY"/sysctl/90-onepass.conf "$DEPLOY"/sysctl/90-onepass-client.conf; do
+    while IFS= read -r line; do
+      key=${line%%=*}
+      key=${key//[[:space:]-]/}
+      if [[ $line =~ ^-?[a-z] ]] && [[ " $PER_NETNS_KEYS " != *" $key "* ]]; then continue; fi
+      printf '%s\n' "$line"
+    done <"$f" >"$WORK/profiles/${f##*/}"
+  done
+}
+
 # find_built VAR PATH_IN_BUILD: $VAR if set, else the newest
 # build/*/PATH_IN_BUILD that answers --help (a build that works).
 find_built() {
@@ -129,6 +147,31 @@ find_built() {
   assert_same_snapshot "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
 }
 
+@test "netns: onepass-sysctl applies and rolls back the per-namespace keys on the real /proc/sys" {
+  netns_profiles
+  host_before=$(sysctl -n net.core.somaxconn net.ipv4.ip_local_port_range)
+  before=$(in_srv sysctl -a 2>/dev/null | grep -E '^net\.(core\.somaxconn|ipv4\.(tcp_|ip_local))' | sort)
+  for p in server client; do
+    run in_srv "$DEPLOY/onepass-sysctl" apply "$p" --profile-dir "$WORK/profiles" "${RSS_OPTS[@]}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+  done
+  [ "$(in_srv sysctl -n net.core.somaxconn)" = 65535 ]
+  [ "$(in_srv sysctl -n net.ipv4.ip_local_port_range | tr '\t' ' ')" = "10000 65535" ]
+  [ "$(in_srv sysctl -n net.ipv4.tcp_fastopen)" = 3 ]
+  [ -f "$WORK/etc/sysctl.d/90-onepass.conf" ]
+  # The host's own values did not move.
+  [ "$(sysctl -n net.core.somaxconn net.ipv4.ip_local_port_range)" = "$host_before" ]
+  for p in client server; do
+    run in_srv "$DEPLOY/onepass-sysctl" rollback "$p" "${RSS_OPTS[@]}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+  done
+  after=$(in_srv sysctl -a 2>/dev/null | grep -E '^net\.(core\.somaxconn|ipv4\.(tcp_|ip_local))' | sort)
+  [ "$before" = "$after" ] || { diff <(echo "$before") <(echo "$after"); return 1; }
+  [ ! -e "$WORK/etc/sysctl.d" ]
+}
+
 @test "netns: onepassd started as the unit starts it, pinned as planned, answers kdig and onepass-load from the client namespace" {
   ONEPASSD_BIN=$(find_built ONEPASSD server/onepassd)
   [ -n "$ONEPASSD_BIN" ] || skip "onepassd not built (build/*/server/onepassd or \$ONEPASSD): server part skipped"
@@ -157,6 +200,10 @@ find_built() {
   else
     echo "# setpriv missing: onepassd runs as root" >&3
   fi
+  # The server profile's per-namespace keys, so --backlog 65535 is not capped.
+  netns_profiles
+  run in_srv "$DEPLOY/onepass-sysctl" apply server --profile-dir "$WORK/profiles" "${RSS_OPTS[@]}"
+  [ "$status" -eq 0 ]
   log=$BATS_TEST_TMPDIR/server.log
   # shellcheck disable=SC2086 # unquoted as systemd expands $VARS: split on spaces
   ip netns exec "$NS_SRV" "${as_unit[@]}" "$ONEPASSD_BIN" --handler dns $ONEPASS_CPU_FLAGS $ONEPASS_LISTEN $ONEPASS_ARGS >"$log" 2>&1 &
@@ -169,6 +216,8 @@ find_built() {
   cat "$log"
   grep -q '^ready' "$log"
   grep -qx 'listening on 0.0.0.0:53' "$log"
+  run grep -c 'capped by net.core.somaxconn' "$log"
+  [ "$output" = 0 ]
   port=53
   [ -z "${as_unit[*]}" ] || [ "$(stat -c %u "/proc/$SERVER_PID")" -eq 65534 ]
   # Every planned CPU has a server thread pinned to it alone.
