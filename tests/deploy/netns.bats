@@ -49,6 +49,8 @@ teardown() {
   # Deleting a namespace destroys the veth end inside it, and so its peer.
   [ -z "${NS_SRV:-}" ] || ip netns del "$NS_SRV" 2>/dev/null || true
   [ -z "${NS_CLI:-}" ] || ip netns del "$NS_CLI" 2>/dev/null || true
+  # A pair that never made it into its namespace is still here.
+  [ -z "${VS:-}" ] || ip link del "$VS" 2>/dev/null || true
 }
 
 # ip netns exec mounts the namespace's own /sys, so sysfs paths are the veth's.
