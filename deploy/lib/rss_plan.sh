@@ -61,16 +61,17 @@ choose_cpus() {
 # Before a channel change the driver recreates its queues and interrupts:
 # save every value we could need to restore while it still exists.
 save_all_nic_values() {
-  local iface=$1 f irq
+  local iface=$1 f irq files=()
   [ "$DRY_RUN" -eq 1 ] && return 0
-  for f in "$(nic_dir "$iface")"/queues/rx-*/rps_cpus "$(nic_dir "$iface")"/queues/tx-*/xps_cpus; do
-    [ -r "$f" ] && state_save file "$f" "$(read_value "$f")"
-  done
+  files=("$(nic_dir "$iface")"/queues/rx-*/rps_cpus "$(nic_dir "$iface")"/queues/tx-*/xps_cpus)
   while read -r irq _ _; do
-    [ -n "$irq" ] || continue
-    f=$PROC/irq/$irq/smp_affinity_list
-    [ -r "$f" ] && state_save file "$f" "$(read_value "$f")"
+    if [ -n "$irq" ]; then files+=("$PROC/irq/$irq/smp_affinity_list"); fi
   done < <(nic_irqs "$iface")
+  for f in "${files[@]}"; do
+    # Only values the kernel lets us read (XPS of a single-queue device it does not).
+    if cat "$f" >/dev/null 2>&1; then state_save file "$f" "$(read_value "$f")"; fi
+  done
+  return 0
 }
 
 # Replaces this interface's block in /etc/default/irqbalance (or adds it),
