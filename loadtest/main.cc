@@ -369,8 +369,8 @@ int Main(int argc, char** argv) {
     config.max_inflight_per_thread =
         static_cast<int>(std::max<uint64_t>(1, usable / config.threads));
     if (config.concurrency == 0) {  // only the open loop uses more slots than connections
-      LogInfo("open-file limit %d: at most %d connections in flight per thread", file_limit,
-              config.max_inflight_per_thread);
+      LogDebug("open-file limit %d: at most %d connections in flight per thread", file_limit,
+               config.max_inflight_per_thread);
     }
   }
 
@@ -433,10 +433,13 @@ int Main(int argc, char** argv) {
     if (!steps.back().pass) break;
   }
   PrintRampTable(steps, capacity, stdout);
-  if (!steps.empty() && steps.back().result.client_bound) {
-    absl::FPrintF(stdout,
-                  "CLIENT-BOUND at the last step: the capacity is a lower bound for the "
-                  "server; add --threads or CPUs\n");
+  for (const RampStep& step : steps) {
+    if (step.pass && step.rate == capacity && step.result.client_bound) {
+      absl::FPrintF(stdout,
+                    "CLIENT-BOUND at the capacity step (%s): the capacity is a lower bound for "
+                    "the server; add --threads or CPUs\n",
+                    absl::StrJoin(step.result.client_notes, "; "));
+    }
   }
   if (!json_path.empty()) {
     absl::Status written = WriteFile(json_path, RampJson(config, SettingsJson(config, ramp_text),
