@@ -20,8 +20,9 @@ uint16_t KeepaliveUnits(absl::Duration keepalive) {
 
 }  // namespace
 
-DnsHandler::DnsHandler(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config)
-    : responder_(std::move(snapshot), config) {}
+DnsHandler::DnsHandler(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config,
+                       std::shared_ptr<const PrecompiledAnswers> precompiled)
+    : responder_(std::move(snapshot), config, std::move(precompiled)) {}
 
 size_t DnsHandler::MaxRequestBytes() const { return kMaxFrameBytes; }
 
@@ -75,10 +76,14 @@ Verdict DnsHandler::Process(absl::Span<const uint8_t> input, const RequestContex
 
 DnsHandlerFactory::DnsHandlerFactory(std::shared_ptr<const ZoneSnapshot> snapshot,
                                      ResponderConfig config)
-    : snapshot_(std::move(snapshot)), config_(config) {}
+    : snapshot_(std::move(snapshot)),
+      precompiled_(config.precompile_max_bytes > 0
+                       ? PrecompiledAnswers::Build(snapshot_, config, config.precompile_max_bytes)
+                       : nullptr),
+      config_(config) {}
 
 std::unique_ptr<Handler> DnsHandlerFactory::CreateHandler() const {
-  return std::make_unique<DnsHandler>(snapshot_, config_);
+  return std::make_unique<DnsHandler>(snapshot_, config_, precompiled_);
 }
 
 size_t DnsHandlerFactory::OutputBufferBytes() const {

@@ -20,7 +20,8 @@ inline constexpr size_t kSoftOutputLimit = 64 * 1024;
 
 class DnsHandler final : public Handler {
  public:
-  DnsHandler(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config);
+  DnsHandler(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config,
+             std::shared_ptr<const PrecompiledAnswers> precompiled);
 
   // Interface
   Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
@@ -33,6 +34,7 @@ class DnsHandler final : public Handler {
 
 class DnsHandlerFactory final : public HandlerFactory {
  public:
+  // Renders the precompiled answers (config.precompile_max_bytes) once, for all workers.
   DnsHandlerFactory(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config);
 
   // Interface
@@ -41,9 +43,12 @@ class DnsHandlerFactory final : public HandlerFactory {
   size_t OutputBufferBytes() const override;
 
   const ZoneSnapshot& snapshot() const { return *snapshot_; }
+  // Null when precompilation is off.
+  const PrecompiledAnswers* precompiled() const { return precompiled_.get(); }
 
  private:
   std::shared_ptr<const ZoneSnapshot> snapshot_;
+  std::shared_ptr<const PrecompiledAnswers> precompiled_;
   ResponderConfig config_;
 };
 

@@ -68,6 +68,7 @@ bool ReadQuestion(Reader& reader, ParsedQuery& query) {
   query.qname_size = static_cast<uint8_t>(size);
   query.qtype = ReadU16(reader.at());
   query.qclass = ReadU16(reader.at() + 2);
+  WriteU16(query.qname_lower + size, query.qtype);
   reader.Skip(4);
   return true;
 }

@@ -33,8 +33,10 @@ struct ParsedQuery {
   uint16_t id = 0;
   uint16_t flags = 0;  // the query's flag word as received
   // The question, valid when status is kOk or kNotAuth.
-  uint8_t qname[kMaxNameBytes];        // as sent (case preserved, RFC 4343 §4.1)
-  uint8_t qname_lower[kMaxNameBytes];  // canonical: what lookups use
+  uint8_t qname[kMaxNameBytes];  // as sent (case preserved, RFC 4343 §4.1)
+  // Canonical: what lookups use. Followed by QTYPE (big-endian) so that name + type is one
+  // contiguous key for the precompiled answers.
+  uint8_t qname_lower[kMaxNameBytes + 2];
   uint8_t qname_size = 0;
   uint16_t qtype = 0;
   uint16_t qclass = 0;
@@ -42,6 +44,9 @@ struct ParsedQuery {
 
   absl::string_view canonical_qname() const {
     return {reinterpret_cast<const char*>(qname_lower), qname_size};
+  }
+  absl::string_view answer_key() const {
+    return {reinterpret_cast<const char*>(qname_lower), size_t{qname_size} + 2};
   }
 };
 

@@ -1,5 +1,6 @@
 #include "handlers/dns/dns_responder.h"
 
+#include <cstring>
 #include <utility>
 
 #include "handlers/dns/dns_wire.h"
@@ -21,8 +22,9 @@ void AddToCount(uint8_t* message, int offset, uint16_t n) {
 
 }  // namespace
 
-DnsResponder::DnsResponder(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config)
-    : snapshot_(std::move(snapshot)), config_(config) {
+DnsResponder::DnsResponder(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config,
+                           std::shared_ptr<const PrecompiledAnswers> precompiled)
+    : snapshot_(std::move(snapshot)), precompiled_(std::move(precompiled)), config_(config) {
   plan_.entries.reserve(64);
 }
 
@@ -50,7 +52,8 @@ Response DnsResponder::Respond(absl::Span<const uint8_t> message, absl::Span<uin
       response.size = WriteError(kRcodeNotAuth, false, -1, query_.edns.present);
       break;
     case QueryStatus::kOk:
-      response.size = WriteAnswer(keepalive_timeout, response.keepalive);
+      response.size = WritePrecompiled(keepalive_timeout, response.keepalive);
+      if (response.size == 0) response.size = WriteAnswer(keepalive_timeout, response.keepalive);
       break;
   }
   if (response.size == 0) response.kind = Response::Kind::kClose;  // no room even for a header
@@ -74,6 +77,27 @@ size_t DnsResponder::WriteError(uint16_t rcode, bool with_question, int ede, boo
   const uint16_t flags = kFlagQr | (query_.flags & (kOpcodeMask | kFlagRd)) | (rcode & kRcodeMask);
   if (!WriteHeaderAndQuestion(flags, with_question)) return 0;
   if (with_opt && !WriteOpt(static_cast<uint8_t>(rcode >> 4), ede, 0)) return 0;
+  return writer_.size();
+}
+
+size_t DnsResponder::WritePrecompiled(uint16_t keepalive_timeout, bool& keepalive) {
+  if (precompiled_ == nullptr || query_.qclass != kClassIn ||
+      (query_.edns.present && query_.edns.version != 0)) {
+    return 0;
+  }
+  const std::string* answer = precompiled_->Find(query_.answer_key());
+  if (answer == nullptr) return 0;
+  const bool echo_keepalive = query_.edns.present && query_.edns.keepalive && keepalive_timeout > 0;
+  if (!writer_.WriteBytes(answer->data(), answer->size())) return 0;
+  uint8_t* message = writer_.data();
+  WriteU16(message, query_.id);
+  message[2] |= static_cast<uint8_t>((query_.flags & kFlagRd) >> 8);
+  // Same length as the canonical name it replaces: the pointers to offset 12 stay valid.
+  std::memcpy(message + kHeaderBytes, query_.qname, query_.qname_size);
+  if (query_.edns.present) {
+    if (!WriteOpt(0, -1, echo_keepalive ? keepalive_timeout : 0)) return 0;
+    keepalive = echo_keepalive;
+  }
   return writer_.size();
 }
 

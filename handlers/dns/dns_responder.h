@@ -10,6 +10,7 @@
 #include "handlers/dns/answer_plan.h"
 #include "handlers/dns/dns_query.h"
 #include "handlers/dns/message_writer.h"
+#include "handlers/dns/precompiled_answers.h"
 #include "handlers/dns/zone_snapshot.h"
 
 namespace onepass::dns {
@@ -18,6 +19,8 @@ struct ResponderConfig {
   // The UDP payload size we advertise in our OPT (RFC 6891 §6.2.5); 1232 is the DNS flag day
   // 2020 value, NSD's default.
   uint16_t edns_udp_size = 1232;
+  // Memory for answers rendered at load time (precompiled_answers.h); 0 turns it off.
+  size_t precompile_max_bytes = size_t{256} << 20;
 };
 
 struct Response {
@@ -34,7 +37,10 @@ struct Response {
 
 class DnsResponder {
  public:
-  DnsResponder(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config);
+  // `precompiled` may be null (everything is rendered per query); if given it must have been
+  // built from the same snapshot and config.
+  DnsResponder(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config,
+               std::shared_ptr<const PrecompiledAnswers> precompiled);
 
   // Answers `message` into `out` (up to 65535 bytes are used). `keepalive_timeout` is the idle
   // timeout to announce in units of 100 ms when the query asks for it (0: do not announce).
@@ -46,10 +52,13 @@ class DnsResponder {
   size_t WriteError(uint16_t rcode, bool with_question, int ede, bool with_opt);
   size_t WriteAnswer(uint16_t keepalive_timeout, bool& keepalive);
   bool WriteHeaderAndQuestion(uint16_t flags, bool with_question);
+  // The precompiled answer patched for this query, or 0 if there is none.
+  size_t WritePrecompiled(uint16_t keepalive_timeout, bool& keepalive);
   // Appends our OPT (RFC 6891 §6.1.2) and counts it in ARCOUNT.
   bool WriteOpt(uint8_t extended_rcode, int ede, uint16_t keepalive_timeout);
 
   std::shared_ptr<const ZoneSnapshot> snapshot_;
+  std::shared_ptr<const PrecompiledAnswers> precompiled_;
   ResponderConfig config_;
   // Per-worker scratch reused for every query.
   ParsedQuery query_;

@@ -70,6 +70,7 @@ class Zone {
   // MINIMUM) (RFC 2308 §3).
   const RRset& negative_soa() const { return negative_soa_; }
   size_t node_count() const { return nodes_.size(); }
+  const absl::flat_hash_map<std::string, Node>& nodes() const { return nodes_; }
 
   // The deepest existing node at or above `name` (which must be in the zone): the closest
   // encloser of RFC 4592 §3.3.1. Returns its name, a suffix of `name`.

@@ -78,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   {
     static DnsResponder responder(
         BuildSnapshot({ZoneSource{"default", std::string(DefaultZoneText())}}).value(),
-        ResponderConfig{});
+        ResponderConfig{}, nullptr);
     static std::vector<uint8_t> buffer(kMaxMessageBytes);
     const Response r = responder.Respond(input, absl::MakeSpan(buffer), 5);
     if (r.kind == Response::Kind::kAnswer) {

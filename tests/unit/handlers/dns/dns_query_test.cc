@@ -110,7 +110,7 @@ TEST(QueryParserTest, LongestNameAccepted) {
 }
 
 TEST(ErrorResponseTest, RcodeFlagsAndQuestion) {
-  DnsResponder responder(testing::DefaultSnapshot(), ResponderConfig{});
+  DnsResponder responder(testing::DefaultSnapshot(), ResponderConfig{}, nullptr);
   struct Expect {
     std::vector<uint8_t> message;
     int rcode;

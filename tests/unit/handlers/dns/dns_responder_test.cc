@@ -7,7 +7,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
+#include "handlers/dns/precompiled_answers.h"
 #include "tests/unit/handlers/dns/dns_test_util.h"
 
 namespace onepass::dns {
@@ -28,9 +30,15 @@ const std::string kNegativeSoa =
     "example.com. 300 in soa ns1.example.com. hostmaster.example.com. 2026112901 7200 3600 "
     "1209600 300";
 
-class ResponderTest : public ::testing::Test {
+// Run twice: answers rendered per query, and answers precompiled at load time.
+class ResponderTest : public ::testing::TestWithParam<bool> {
  protected:
-  ResponderTest() : responder_(testing::DefaultSnapshot(), ResponderConfig{}) {}
+  ResponderTest() : responder_(testing::DefaultSnapshot(), ResponderConfig{}, Precompiled()) {}
+
+  static std::shared_ptr<const PrecompiledAnswers> Precompiled() {
+    if (!GetParam()) return nullptr;
+    return PrecompiledAnswers::Build(testing::DefaultSnapshot(), ResponderConfig{}, 1 << 20);
+  }
 
   DecodedResponse AskRaw(const std::vector<uint8_t>& query, uint16_t keepalive = 0) {
     std::vector<uint8_t> out(65535);
@@ -50,7 +58,7 @@ class ResponderTest : public ::testing::Test {
   bool last_keepalive_ = false;
 };
 
-TEST_F(ResponderTest, ExactAnswerWithApexNsAndGlue) {
+TEST_P(ResponderTest, ExactAnswerWithApexNsAndGlue) {
   const DecodedResponse r = Ask("www.example.com", "A");
   EXPECT_EQ(r.rcode, kRcodeNoError);
   EXPECT_TRUE(r.qr && r.aa && r.rd);
@@ -63,7 +71,7 @@ TEST_F(ResponderTest, ExactAnswerWithApexNsAndGlue) {
   EXPECT_FALSE(r.has_opt);
 }
 
-TEST_F(ResponderTest, KeepsQuestionCaseAndMatchesCaseInsensitively) {
+TEST_P(ResponderTest, KeepsQuestionCaseAndMatchesCaseInsensitively) {
   std::vector<uint8_t> query = MakeQuery("WwW.ExAmPlE.cOm", "A");
   std::vector<uint8_t> out(65535);
   const Response response = responder_.Respond(query, absl::MakeSpan(out), 0);
@@ -76,7 +84,7 @@ TEST_F(ResponderTest, KeepsQuestionCaseAndMatchesCaseInsensitively) {
   EXPECT_THAT(r->answer, ElementsAre("www.example.com. 3600 in a 192.0.2.80"));
 }
 
-TEST_F(ResponderTest, CompressesNames) {
+TEST_P(ResponderTest, CompressesNames) {
   std::vector<uint8_t> out(65535);
   const Response response =
       responder_.Respond(MakeQuery("www.example.com", "A"), absl::MakeSpan(out), 0);
@@ -88,7 +96,7 @@ TEST_F(ResponderTest, CompressesNames) {
   EXPECT_EQ(out[answer_start + 1], 12);
 }
 
-TEST_F(ResponderTest, NxDomainHasNegativeSoa) {
+TEST_P(ResponderTest, NxDomainHasNegativeSoa) {
   const DecodedResponse r = Ask("nx.example.com", "A");
   EXPECT_EQ(r.rcode, kRcodeNxDomain);
   EXPECT_TRUE(r.aa);
@@ -97,7 +105,7 @@ TEST_F(ResponderTest, NxDomainHasNegativeSoa) {
   EXPECT_THAT(r.additional, IsEmpty());
 }
 
-TEST_F(ResponderTest, NoDataHasNegativeSoa) {
+TEST_P(ResponderTest, NoDataHasNegativeSoa) {
   const DecodedResponse r = Ask("www.example.com", "MX");
   EXPECT_EQ(r.rcode, kRcodeNoError);
   EXPECT_TRUE(r.aa);
@@ -105,13 +113,13 @@ TEST_F(ResponderTest, NoDataHasNegativeSoa) {
   EXPECT_THAT(r.authority, ElementsAre(kNegativeSoa));
 }
 
-TEST_F(ResponderTest, EmptyNonTerminalIsNoData) {
+TEST_P(ResponderTest, EmptyNonTerminalIsNoData) {
   const DecodedResponse r = Ask("b.c.example.com", "A");
   EXPECT_EQ(r.rcode, kRcodeNoError);
   EXPECT_THAT(r.authority, ElementsAre(kNegativeSoa));
 }
 
-TEST_F(ResponderTest, CnameChainFollowedInZone) {
+TEST_P(ResponderTest, CnameChainFollowedInZone) {
   const DecodedResponse r = Ask("alias.example.com", "A");
   EXPECT_EQ(r.rcode, kRcodeNoError);
   EXPECT_TRUE(r.aa);
@@ -121,7 +129,7 @@ TEST_F(ResponderTest, CnameChainFollowedInZone) {
   EXPECT_EQ(r.authority, kApexNs);
 }
 
-TEST_F(ResponderTest, CnameLoopStops) {
+TEST_P(ResponderTest, CnameLoopStops) {
   const DecodedResponse r = Ask("loop1.example.com", "A");
   EXPECT_EQ(r.rcode, kRcodeNoError);
   EXPECT_THAT(r.answer, ElementsAre("loop1.example.com. 3600 in cname loop2.example.com.",
@@ -129,7 +137,7 @@ TEST_F(ResponderTest, CnameLoopStops) {
   EXPECT_THAT(r.authority, IsEmpty());
 }
 
-TEST_F(ResponderTest, CnameOutOfZoneAnswersCnameOnly) {
+TEST_P(ResponderTest, CnameOutOfZoneAnswersCnameOnly) {
   const DecodedResponse r = Ask("ext.example.com", "A");
   EXPECT_EQ(r.rcode, kRcodeNoError);
   EXPECT_TRUE(r.aa);
@@ -137,14 +145,14 @@ TEST_F(ResponderTest, CnameOutOfZoneAnswersCnameOnly) {
   EXPECT_THAT(r.authority, IsEmpty());
 }
 
-TEST_F(ResponderTest, CnameToMissingNameIsNxDomain) {
+TEST_P(ResponderTest, CnameToMissingNameIsNxDomain) {
   const DecodedResponse r = Ask("tonx.example.com", "A");
   EXPECT_EQ(r.rcode, kRcodeNxDomain);
   EXPECT_THAT(r.answer, ElementsAre("tonx.example.com. 3600 in cname nothere.example.com."));
   EXPECT_THAT(r.authority, ElementsAre(kNegativeSoa));
 }
 
-TEST_F(ResponderTest, CnameIntoDelegationIsAuthoritativeReferral) {
+TEST_P(ResponderTest, CnameIntoDelegationIsAuthoritativeReferral) {
   const DecodedResponse r = Ask("tosub.example.com", "A");
   EXPECT_TRUE(r.aa);
   EXPECT_THAT(r.answer, ElementsAre("tosub.example.com. 3600 in cname host.sub.example.com."));
@@ -152,38 +160,38 @@ TEST_F(ResponderTest, CnameIntoDelegationIsAuthoritativeReferral) {
                                        "sub.example.com. 3600 in ns ns.sub.example.com."));
 }
 
-TEST_F(ResponderTest, QtypeCnameAnswersTheCname) {
+TEST_P(ResponderTest, QtypeCnameAnswersTheCname) {
   const DecodedResponse r = Ask("ftp.example.com", "CNAME");
   EXPECT_THAT(r.answer, ElementsAre("ftp.example.com. 3600 in cname www.example.com."));
   EXPECT_EQ(r.authority, kApexNs);
 }
 
-TEST_F(ResponderTest, WildcardSynthesisesOwner) {
+TEST_P(ResponderTest, WildcardSynthesisesOwner) {
   const DecodedResponse r = Ask("anything.wild.example.com", "A");
   EXPECT_EQ(r.rcode, kRcodeNoError);
   EXPECT_TRUE(r.aa);
   EXPECT_THAT(r.answer, ElementsAre("anything.wild.example.com. 3600 in a 192.0.2.100"));
 }
 
-TEST_F(ResponderTest, WildcardDeeperNameAlsoMatches) {
+TEST_P(ResponderTest, WildcardDeeperNameAlsoMatches) {
   const DecodedResponse r = Ask("a.b.wild.example.com", "TXT");
   EXPECT_THAT(r.answer, ElementsAre("a.b.wild.example.com. 3600 in txt \"synthesised\""));
 }
 
-TEST_F(ResponderTest, WildcardNoData) {
+TEST_P(ResponderTest, WildcardNoData) {
   const DecodedResponse r = Ask("x.wild.example.com", "AAAA");
   EXPECT_EQ(r.rcode, kRcodeNoError);
   EXPECT_THAT(r.answer, IsEmpty());
   EXPECT_THAT(r.authority, ElementsAre(kNegativeSoa));
 }
 
-TEST_F(ResponderTest, WildcardMxGetsAdditional) {
+TEST_P(ResponderTest, WildcardMxGetsAdditional) {
   const DecodedResponse r = Ask("x.wild.example.com", "MX");
   EXPECT_THAT(r.answer, ElementsAre("x.wild.example.com. 3600 in mx 10 mail.example.com."));
   EXPECT_THAT(r.additional, ::testing::Contains("mail.example.com. 3600 in a 192.0.2.25"));
 }
 
-TEST_F(ResponderTest, EmptyNonTerminalBlocksWildcard) {
+TEST_P(ResponderTest, EmptyNonTerminalBlocksWildcard) {
   // RFC 4592 §2.2.2: ent.wild exists (it has a child), so *.wild does not apply below it.
   EXPECT_EQ(Ask("x.ent.wild.example.com", "A").rcode, kRcodeNxDomain);
   const DecodedResponse r = Ask("ent.wild.example.com", "A");
@@ -191,13 +199,13 @@ TEST_F(ResponderTest, EmptyNonTerminalBlocksWildcard) {
   EXPECT_THAT(r.answer, IsEmpty());
 }
 
-TEST_F(ResponderTest, WildcardCname) {
+TEST_P(ResponderTest, WildcardCname) {
   const DecodedResponse r = Ask("foo.cwild.example.com", "A");
   EXPECT_THAT(r.answer, ElementsAre("foo.cwild.example.com. 3600 in cname www.example.com.",
                                     "www.example.com. 3600 in a 192.0.2.80"));
 }
 
-TEST_F(ResponderTest, ReferralAtAndBelowCut) {
+TEST_P(ResponderTest, ReferralAtAndBelowCut) {
   for (const char* name : {"sub.example.com", "deep.x.sub.example.com", "ns.sub.example.com"}) {
     SCOPED_TRACE(name);
     const DecodedResponse r = Ask(name, "A");
@@ -211,7 +219,7 @@ TEST_F(ResponderTest, ReferralAtAndBelowCut) {
   }
 }
 
-TEST_F(ResponderTest, DsAtCutIsAuthoritativeFromParent) {
+TEST_P(ResponderTest, DsAtCutIsAuthoritativeFromParent) {
   const DecodedResponse r = Ask("sub.example.com", "DS");
   EXPECT_TRUE(r.aa);
   ASSERT_EQ(r.answer.size(), 1u);
@@ -225,7 +233,7 @@ TEST_F(ResponderTest, DsAtCutIsAuthoritativeFromParent) {
   EXPECT_THAT(apex.authority, ElementsAre(kNegativeSoa));
 }
 
-TEST_F(ResponderTest, RefusedOutsideZones) {
+TEST_P(ResponderTest, RefusedOutsideZones) {
   const DecodedResponse r = Ask("example.org", "A");
   EXPECT_EQ(r.rcode, kRcodeRefused);
   EXPECT_FALSE(r.aa);
@@ -236,14 +244,14 @@ TEST_F(ResponderTest, RefusedOutsideZones) {
   EXPECT_THAT(e.opt_options, ElementsAre("15:0014"));
 }
 
-TEST_F(ResponderTest, ApexNsQueryHasGlueButNoAuthority) {
+TEST_P(ResponderTest, ApexNsQueryHasGlueButNoAuthority) {
   const DecodedResponse r = Ask("example.com", "NS");
   EXPECT_EQ(r.answer, kApexNs);
   EXPECT_THAT(r.authority, IsEmpty());
   EXPECT_EQ(r.additional, kApexNsGlue);
 }
 
-TEST_F(ResponderTest, AdditionalSkipsRecordsAlreadyInAnswer) {
+TEST_P(ResponderTest, AdditionalSkipsRecordsAlreadyInAnswer) {
   const DecodedResponse r = Ask("ns1.example.com", "A");
   EXPECT_THAT(r.answer, ElementsAre("ns1.example.com. 3600 in a 192.0.2.53"));
   EXPECT_THAT(r.additional, ElementsAre("ns1.example.com. 3600 in aaaa 2001:db8::53",
@@ -251,7 +259,7 @@ TEST_F(ResponderTest, AdditionalSkipsRecordsAlreadyInAnswer) {
                                         "ns2.example.com. 3600 in aaaa 2001:db8:1::53"));
 }
 
-TEST_F(ResponderTest, MxAndSrvTargetsInAdditional) {
+TEST_P(ResponderTest, MxAndSrvTargetsInAdditional) {
   const DecodedResponse mx = Ask("example.com", "MX");
   EXPECT_THAT(mx.additional, ::testing::Contains("mail.example.com. 3600 in a 192.0.2.25"));
   EXPECT_EQ(mx.additional.size(), 5u);  // mail A + 4 NS glue; mx.example.net is not ours
@@ -260,7 +268,7 @@ TEST_F(ResponderTest, MxAndSrvTargetsInAdditional) {
   EXPECT_EQ(srv.additional.size(), 6u);
 }
 
-TEST_F(ResponderTest, AnyAnswersOneRRset) {
+TEST_P(ResponderTest, AnyAnswersOneRRset) {
   // RFC 8482 §4.1, NSD's choice: first of A/AAAA/SOA/MX/PTR in zone order.
   const DecodedResponse apex = Ask("example.com", "ANY");
   ASSERT_EQ(apex.answer.size(), 1u);
@@ -270,7 +278,7 @@ TEST_F(ResponderTest, AnyAnswersOneRRset) {
   EXPECT_THAT(www.answer, ElementsAre("www.example.com. 3600 in a 192.0.2.80"));
 }
 
-TEST_F(ResponderTest, ClassAnyIsNotAuthoritative) {
+TEST_P(ResponderTest, ClassAnyIsNotAuthoritative) {
   const DecodedResponse r = Ask("www.example.com", "A", {.qclass = kClassAny});
   EXPECT_FALSE(r.aa);
   EXPECT_THAT(r.answer, ElementsAre("www.example.com. 3600 in a 192.0.2.80"));
@@ -278,7 +286,7 @@ TEST_F(ResponderTest, ClassAnyIsNotAuthoritative) {
   EXPECT_THAT(Ask("nx.example.com", "A", {.qclass = kClassAny}).authority, IsEmpty());
 }
 
-TEST_F(ResponderTest, OtherClassesRefused) {
+TEST_P(ResponderTest, OtherClassesRefused) {
   const DecodedResponse ch = Ask("example.com", "A", {.qclass = kClassCh});
   EXPECT_EQ(ch.rcode, kRcodeRefused);
   EXPECT_EQ(ch.question.size(), 1u);
@@ -287,12 +295,12 @@ TEST_F(ResponderTest, OtherClassesRefused) {
   EXPECT_THAT(hs.question, IsEmpty());
 }
 
-TEST_F(ResponderTest, TransfersRefused) {
+TEST_P(ResponderTest, TransfersRefused) {
   EXPECT_EQ(Ask("example.com", "AXFR").rcode, kRcodeRefused);
   EXPECT_EQ(Ask("example.com", "IXFR").rcode, kRcodeRefused);
 }
 
-TEST_F(ResponderTest, EdnsOptEchoed) {
+TEST_P(ResponderTest, EdnsOptEchoed) {
   const DecodedResponse r = Ask("www.example.com", "A", {.edns = true, .do_bit = true});
   ASSERT_TRUE(r.has_opt);
   EXPECT_EQ(r.opt_udp_size, 1232);
@@ -302,7 +310,7 @@ TEST_F(ResponderTest, EdnsOptEchoed) {
   EXPECT_EQ(Ask("www.example.com", "A", {.edns = true}).opt_do, false);
 }
 
-TEST_F(ResponderTest, EdnsBadVersion) {
+TEST_P(ResponderTest, EdnsBadVersion) {
   const DecodedResponse r = Ask("www.example.com", "A", {.edns = true, .edns_version = 1});
   EXPECT_EQ(r.rcode, kRcodeBadVers);
   EXPECT_TRUE(r.has_opt);
@@ -311,7 +319,7 @@ TEST_F(ResponderTest, EdnsBadVersion) {
   EXPECT_EQ(r.question.size(), 1u);
 }
 
-TEST_F(ResponderTest, KeepaliveEchoedOnlyWhenServerKeepsConnections) {
+TEST_P(ResponderTest, KeepaliveEchoedOnlyWhenServerKeepsConnections) {
   const auto query = MakeQuery("www.example.com", "A", {.edns = true, .keepalive = true});
   DecodedResponse r = AskRaw(query, /*keepalive=*/100);
   EXPECT_TRUE(last_keepalive_);
@@ -322,6 +330,48 @@ TEST_F(ResponderTest, KeepaliveEchoedOnlyWhenServerKeepsConnections) {
   // Without the option in the query, nothing is announced.
   AskRaw(MakeQuery("www.example.com", "A", {.edns = true}), 100);
   EXPECT_FALSE(last_keepalive_);
+}
+
+INSTANTIATE_TEST_SUITE_P(RenderedAndPrecompiled, ResponderTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Precompiled" : "Rendered"; });
+
+// Every precompiled answer, patched for a query in mixed case with RD and EDNS variants, is
+// byte for byte what the normal path renders.
+TEST(PrecompiledAnswersTest, SameBytesAsRendered) {
+  auto snapshot = testing::DefaultSnapshot();
+  auto precompiled = PrecompiledAnswers::Build(snapshot, ResponderConfig{}, 1 << 20);
+  ASSERT_TRUE(precompiled->complete());
+  DnsResponder fast(snapshot, ResponderConfig{}, precompiled);
+  DnsResponder slow(snapshot, ResponderConfig{}, nullptr);
+  std::vector<uint8_t> a(65535), b(65535);
+  size_t checked = 0;
+  for (const auto& zone : snapshot->zones()) {
+    for (const auto& [name, node] : zone->nodes()) {
+      std::string text = NameToText(name);
+      for (size_t i = 0; i < text.size(); i += 2) text[i] = static_cast<char>(toupper(text[i]));
+      for (const char* type : {"A", "AAAA", "MX", "NS", "DS", "CNAME", "TXT", "SRV", "SOA"}) {
+        for (const QueryOptions& options : {QueryOptions{}, QueryOptions{.id = 77, .rd = false},
+                                            QueryOptions{.edns = true, .do_bit = true},
+                                            QueryOptions{.edns = true, .keepalive = true}}) {
+          const auto query = MakeQuery(text, type, options);
+          const Response ra = fast.Respond(query, absl::MakeSpan(a), 20);
+          const Response rb = slow.Respond(query, absl::MakeSpan(b), 20);
+          ASSERT_EQ(ra.size, rb.size) << text << " " << type;
+          EXPECT_EQ(ra.keepalive, rb.keepalive);
+          EXPECT_EQ(std::vector<uint8_t>(a.begin(), a.begin() + ra.size),
+                    std::vector<uint8_t>(b.begin(), b.begin() + rb.size))
+              << text << " " << type;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 500u);
+  EXPECT_GT(precompiled->count(), 50u);
+  // A limit stops the build early; what was stored is still used.
+  auto partial = PrecompiledAnswers::Build(snapshot, ResponderConfig{}, 2000);
+  EXPECT_FALSE(partial->complete());
+  EXPECT_LE(partial->bytes(), 2000u);
 }
 
 }  // namespace

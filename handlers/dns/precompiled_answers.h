@@ -1,0 +1,49 @@
+// Responses rendered at load time (NSD-style precompilation, DESIGN.md): for every name in
+// every zone and the types a client is likely to ask there (the types present, plus A and
+// AAAA), the whole response to a lowercase, RD=0, EDNS-less query with ID 0. Answering such a
+// query is then one hash lookup, one copy, and three patches: the ID, the RD bit and the
+// question name's case (same length, so every compression pointer stays valid). An OPT, if
+// the query had one, is appended after. Immutable, shared by all workers like the snapshot.
+#ifndef ONEPASS_HANDLERS_DNS_PRECOMPILED_ANSWERS_H_
+#define ONEPASS_HANDLERS_DNS_PRECOMPILED_ANSWERS_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "handlers/dns/zone_snapshot.h"
+
+namespace onepass::dns {
+
+struct ResponderConfig;
+
+class PrecompiledAnswers {
+ public:
+  // Renders answers until `max_bytes` of them are stored (the rest is answered the normal
+  // way). Uses the responder itself, so a precompiled answer is byte for byte what the normal
+  // path would send.
+  static std::shared_ptr<const PrecompiledAnswers> Build(
+      std::shared_ptr<const ZoneSnapshot> snapshot, const ResponderConfig& config,
+      size_t max_bytes);
+
+  // `key`: canonical name followed by the big-endian QTYPE. nullptr if not precompiled.
+  const std::string* Find(absl::string_view key) const {
+    auto it = answers_.find(key);
+    return it == answers_.end() ? nullptr : &it->second;
+  }
+  size_t count() const { return answers_.size(); }
+  size_t bytes() const { return bytes_; }
+  // False when max_bytes stopped the build early.
+  bool complete() const { return complete_; }
+
+ private:
+  absl::flat_hash_map<std::string, std::string> answers_;
+  size_t bytes_ = 0;
+  bool complete_ = true;
+};
+
+}  // namespace onepass::dns
+
+#endif  // ONEPASS_HANDLERS_DNS_PRECOMPILED_ANSWERS_H_
