@@ -36,7 +36,7 @@ absl::Span<uint8_t> InputBuffer::WritableTail() {
 
 Connection::Connection(size_t input_capacity, size_t output_capacity)
     : in_(std::make_unique<InputBuffer>(input_capacity)),
-      out_(std::make_unique<OutputBuffer>(output_capacity)) {}
+      out_(output_capacity > 0 ? std::make_unique<OutputBuffer>(output_capacity) : nullptr) {}
 
 Connection::~Connection() {
   if (event != nullptr) event_free(event);
@@ -45,7 +45,7 @@ Connection::~Connection() {
 void Connection::Reset(int fd) {
   fd_ = fd;
   in_->Clear();
-  out_->Clear();
+  if (out_ != nullptr) out_->Clear();
   close_after_write_ = false;
   need_process_ = false;
   peer_closed_ = false;

@@ -71,6 +71,7 @@ class Connection {
     kWaitForWrite,  // the socket buffer is full; out() holds the rest of the response
   };
 
+  // `output_capacity` 0: no output buffer of its own (see GiveOutput).
   Connection(size_t input_capacity, size_t output_capacity);
   ~Connection();
   Connection(const Connection&) = delete;
@@ -83,15 +84,23 @@ class Connection {
   void TakeOver(Connection& other);
 
   // Runs the state machine until the connection is done or must wait. Updates env.stats.
+  // Requires an output buffer (has_output()).
   Next Advance(const ConnectionEnv& env);
 
+  // The output buffer travels: a parked connection that waits for a request holds none; its
+  // worker lends it one for each turn and takes it back unless a response is left in it
+  // (kWaitForWrite). That halves the memory a crowd of slow clients can pin (DESIGN.md Limits).
+  bool has_output() const { return out_ != nullptr; }
+  std::unique_ptr<OutputBuffer> TakeOutput() { return std::move(out_); }
+  void GiveOutput(std::unique_ptr<OutputBuffer> out) { out_ = std::move(out); }
+
   int fd() const { return fd_; }
-  OutputBuffer& out() { return *out_; }
+  OutputBuffer& out() { return *out_; }  // requires has_output()
   const InputBuffer& in() const { return *in_; }
   bool served() const { return served_; }
 
   // Between requests of a kept-alive connection: nothing buffered, at least one response sent.
-  bool idle() const { return served_ && in_->empty() && out_->empty(); }
+  bool idle() const { return served_ && in_->empty() && (out_ == nullptr || out_->empty()); }
 
   // Deadlines, kept by the worker. Advance sets message_consumed when it consumed a whole
   // request, which restarts the read deadline (RFC 7766 §6.2.3, DESIGN.md Limits).

@@ -111,6 +111,7 @@ absl::Status Worker::Init() {
   SetAccepting(true);
 
   scratch_ = std::make_unique<Connection>(input_buffer_bytes_, output_buffer_bytes_);
+  output_buffers_ = 1;
   pool_.reserve(max_connections_);
   free_.reserve(max_connections_);
   active_.reserve(max_connections_);
@@ -225,7 +226,13 @@ void Worker::ServeAccepted(int fd) {
     scratch_->Reset(-1);
     return;
   }
-  Connection* connection = AcquireConnection();
+  // A connection left with part of a response keeps the scratch's output buffer, so the
+  // scratch needs another before the next single pass.
+  const bool keeps_output = next == Connection::Next::kWaitForWrite;
+  Connection* connection = nullptr;
+  if (!keeps_output || spare_outputs_.size() > 0 || output_buffers_ <= max_connections_) {
+    connection = AcquireConnection();
+  }
   if (connection == nullptr) {
     WorkerStats::Add(stats_.rejected_pool_full);
     WorkerStats::Add(stats_.rejected);
@@ -233,7 +240,12 @@ void Worker::ServeAccepted(int fd) {
     scratch_->Reset(-1);
     return;
   }
-  connection->TakeOver(*scratch_);
+  connection->TakeOver(*scratch_);  // free pooled connections hold no output buffer
+  if (keeps_output) {
+    RefillScratchOutput();  // cannot fail: checked above
+  } else {
+    ReleaseOutput(connection);
+  }
   WorkerStats::Add(stats_.parked);
   connection->active_index = active_.size();
   active_.push_back(connection);
@@ -248,12 +260,36 @@ Connection* Worker::AcquireConnection() {
   }
   if (static_cast<int>(pool_.size()) >= max_connections_) return nullptr;
   // Grows the pool: allocation happens only until the pool has seen its peak.
-  auto connection = std::make_unique<Connection>(input_buffer_bytes_, output_buffer_bytes_);
+  auto connection = std::make_unique<Connection>(input_buffer_bytes_, /*output_capacity=*/0);
   connection->event = event_new(base_.get(), -1, 0, &Worker::OnConnectionEvent, nullptr);
   if (connection->event == nullptr) return nullptr;
   connection->worker = this;
   pool_.push_back(std::move(connection));
   return pool_.back().get();
+}
+
+bool Worker::RefillScratchOutput() {
+  if (scratch_->has_output()) return true;
+  if (!spare_outputs_.empty()) {
+    scratch_->GiveOutput(std::move(spare_outputs_.back()));
+    spare_outputs_.pop_back();
+    return true;
+  }
+  if (output_buffers_ > max_connections_) return false;
+  scratch_->GiveOutput(std::make_unique<OutputBuffer>(output_buffer_bytes_));
+  ++output_buffers_;
+  return true;
+}
+
+void Worker::ReleaseOutput(Connection* connection) {
+  if (!connection->has_output()) return;
+  std::unique_ptr<OutputBuffer> out = connection->TakeOutput();
+  out->Clear();
+  if (!scratch_->has_output()) {
+    scratch_->GiveOutput(std::move(out));
+  } else {
+    spare_outputs_.push_back(std::move(out));
+  }
 }
 
 void Worker::Wait(Connection* connection, Connection::Next next) {
@@ -316,17 +352,29 @@ void Worker::OnConnectionEvent(int fd, short what, void* arg) {
     worker->Close(connection);
     return;
   }
+  if (!connection->has_output()) connection->GiveOutput(worker->scratch_->TakeOutput());
   const Connection::Next next = connection->Advance(worker->env_);
   if (next == Connection::Next::kClose) {
     worker->Close(connection);
-  } else {
-    worker->Wait(connection, next);
+    return;
   }
+  if (next == Connection::Next::kWaitForRead) {
+    worker->ReleaseOutput(connection);
+  } else if (!worker->RefillScratchOutput()) {
+    // Every output buffer is held by a connection waiting to write: this one cannot keep its
+    // own without leaving the single pass without one.
+    WorkerStats::Add(worker->stats_.rejected_pool_full);
+    WorkerStats::Add(worker->stats_.rejected);
+    worker->Close(connection);
+    return;
+  }
+  worker->Wait(connection, next);
 }
 
 void Worker::Close(Connection* connection) {
   event_del(connection->event);
   close(connection->fd());
+  ReleaseOutput(connection);
   connection->Reset(-1);
   // Swap-remove from the parked list.
   Connection* last = active_.back();

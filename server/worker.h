@@ -65,6 +65,12 @@ class Worker {
   void Wait(Connection* connection, Connection::Next next);
   void Close(Connection* connection);
   Connection* AcquireConnection();
+  // Makes sure the scratch connection has an output buffer: a spare one, or a new one while
+  // fewer than max_connections_ + 1 exist. False when none can be had.
+  bool RefillScratchOutput();
+  // Takes `connection`'s output buffer (if any) back: to the scratch connection if it lacks
+  // one, else to the spares.
+  void ReleaseOutput(Connection* connection);
   void BeginDrain();
   void CloseListeners();
 
@@ -95,6 +101,10 @@ class Worker {
   std::vector<std::unique_ptr<Connection>> pool_;
   std::vector<Connection*> free_;
   std::vector<Connection*> active_;
+  // Output buffers not in use; with those held by the scratch and by parked connections that
+  // wait to write, never more than max_connections_ + 1 (output_buffers_).
+  std::vector<std::unique_ptr<OutputBuffer>> spare_outputs_;
+  int output_buffers_ = 0;
 
   bool accepting_ = false;
   bool paused_ = false;

@@ -232,6 +232,29 @@ TEST_F(ServerTest, FullPoolClosesNewWaitingConnections) {
   EXPECT_EQ(answered, 2);
 }
 
+TEST_F(ServerTest, OutputBuffersOfBlockedWritersAreBounded) {
+  config_.cpus = {AllowedCpus()[0]};  // one worker
+  config_.max_connections = 1;
+  config_.write_timeout = absl::Seconds(2);
+  LineProtocolOptions options;
+  options.output_bytes = 16 << 20;
+  StartServer(options);
+  // Two readers that never read: the first keeps an output buffer while it waits to write,
+  // the second would need another one beyond the limit and is closed.
+  std::vector<TcpClient> clients;
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<TcpClient> client = Connect();
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE(client->Send("big 12000000\n").ok());
+    clients.push_back(*std::move(client));
+    ASSERT_TRUE(WaitForStats([&](const StatsSnapshot& s) { return s.accepted == i + 1u; }));
+  }
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.rejected_pool_full == 1; }));
+  EXPECT_EQ(server_->Stats().parked, 1u);
+  // Single passes still work meanwhile: the scratch connection got a buffer of its own.
+  EXPECT_NE(Exchange("still\n").find(" still\n"), std::string::npos);
+}
+
 TEST_F(ServerTest, ConnectionLandsOnTheWorkerOfTheClientsCpu) {
   const std::vector<int> cpus = AllowedCpus();
   if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs to tell workers apart; this has 1";
