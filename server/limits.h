@@ -64,7 +64,9 @@ struct ServerConfig {
   // Connections parked in event loops at once (incomplete request, unfinished write,
   // keepalive), for the whole server, split evenly over workers. A connection that would
   // exceed it is closed and counted (rejected_pool_full). RFC 9210 §4.5, NSD/Unbound: 5000.
-  // Each parked connection holds an input and an output buffer (about 128 KiB for DNS).
+  // Each parked connection holds an input buffer (handler's MaxRequestBytes: 64 KiB for DNS);
+  // only one waiting to write also holds an output buffer (OutputBufferBytes: 128 KiB for DNS).
+  // Pools grow on demand up to this bound and are reused: no allocation in steady state.
   int max_connections = kDefaultMaxConnections;
   // Per-message deadline [ms]: a request must arrive whole within this time of the previous
   // one being consumed (or of accept). It does not restart on every byte: slowloris is cut.
