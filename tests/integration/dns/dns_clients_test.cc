@@ -126,6 +126,24 @@ TEST_F(DnsClientsTest, PipelinedQueriesAnsweredInOrder) {
   }
 }
 
+TEST_F(DnsClientsTest, ThousandPipelinedQueriesPastTheOutputLimit) {
+  // ~185 KB of answers: the handler stops at 64 KiB of unsent output, the server sends, and
+  // the handler resumes on the queries still buffered (RFC 9210 §4.5).
+  std::vector<std::vector<uint8_t>> queries;
+  for (int i = 0; i < 1000; ++i) {
+    queries.push_back(testing::MakeQuery("www.example.com", "A", {.id = static_cast<uint16_t>(i)}));
+  }
+  auto replies = testing::ExchangeTcp(server_->port(), queries, absl::Seconds(20));
+  ASSERT_TRUE(replies.ok()) << replies.status();
+  ASSERT_EQ(replies->size(), 1000u);
+  for (int i = 0; i < 1000; i += 97) {
+    auto r = testing::DecodeResponse((*replies)[i]);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->id, i);
+    EXPECT_EQ(r->answer.size(), 1u);
+  }
+}
+
 TEST_F(DnsClientsTest, ServerClosesAfterAnswerWithoutKeepalive) {
   auto client = onepass::testing::TcpClient::Connect("127.0.0.1", server_->port());
   ASSERT_TRUE(client.ok()) << client.status();
