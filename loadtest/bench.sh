@@ -4,13 +4,14 @@
 # machines; the absolute conn/s depend on the machine.
 #
 #   loadtest/bench.sh [--seconds 10] [--server-cpus 0] [--client-cpus 1-N] [--proto dns|ocsp|whois]
-#                     [--concurrency 64] [--bin DIR] [--out DIR]
+#                     [--concurrency 64] [--rounds 1] [--bin DIR] [--out DIR]
 #
 # Binaries: --bin DIR (a build directory, or a folder holding the three binaries; default
 # build/release, then build/ci), or their paths in ONEPASSD, ONEPASS_LOAD, ONEPASS_REFERENCE.
 # Each server gets one worker per server CPU, pinned; the tester gets one thread per client
 # CPU, pinned, closed loop. Loopback receive processing is steered to the server CPUs (RPS;
 # needs root, restored at exit). Prints conn/s, latency and the ratio onepassd / reference.
+# --rounds R alternates the two servers R times (a busy machine drifts) and compares the sums.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=loadtest/bench_lib.sh
@@ -23,7 +24,8 @@ proto=dns
 concurrency=""
 BIN_DIR=""
 out_dir=""
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+rounds=1
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
@@ -31,6 +33,7 @@ while [ $# -gt 0 ]; do
     --client-cpus) client_cpus=$2; shift 2 ;;
     --proto) proto=$2; shift 2 ;;
     --concurrency) concurrency=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     --bin) BIN_DIR=$2; shift 2 ;;
     --out) out_dir=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -89,28 +92,38 @@ run_one() {
   echo "  server: ${stats:-no stats line}"
 }
 
-echo
-echo "== onepassd ($onepassd)"
-run_one onepassd "$onepassd" "${server_args[@]}" --listen 127.0.0.1:0 --workers "$n_server" --cpus "$server_cpus"
-echo
-echo "== reference ($reference)"
-run_one reference "$reference" "${reference_args[@]}" --listen 127.0.0.1:0 --threads "$n_server" --cpus "$server_cpus"
+names=()
+for ((round = 1; round <= rounds; round++)); do
+  echo
+  echo "== onepassd ($onepassd), round $round of $rounds"
+  run_one "onepassd-$round" "$onepassd" "${server_args[@]}" --listen 127.0.0.1:0 --workers "$n_server" --cpus "$server_cpus"
+  echo
+  echo "== reference ($reference), round $round of $rounds"
+  run_one "reference-$round" "$reference" "${reference_args[@]}" --listen 127.0.0.1:0 --threads "$n_server" --cpus "$server_cpus"
+  names+=("onepassd-$round" "reference-$round")
+done
 
 echo
-printf '%-10s %12s %10s %8s %10s %10s %10s %10s %s\n' server "ok conn/s" ok errors "p50 us" "p99 us" "p99.9 us" "max us" client
-for name in onepassd reference; do
+printf '%-12s %12s %10s %8s %10s %10s %10s %10s %s\n' server "ok conn/s" ok errors "p50 us" "p99 us" "p99.9 us" "max us" client
+sum_onepassd=0
+sum_reference=0
+for name in "${names[@]}"; do
   f="$work/$name.json"
   [ -s "$f" ] || { echo "$name: no result"; continue; }
   bound=$(json_bool "$f" client_bound)
-  printf '%-10s %12s %10s %8s %10s %10s %10s %10s %s\n' "$name" \
-    "$(json_number "$f" ok_per_s)" "$(json_number "$f" ok)" "$(json_number "$f" total errors)" \
+  rate=$(json_number "$f" ok_per_s)
+  printf '%-12s %12s %10s %8s %10s %10s %10s %10s %s\n' "$name" \
+    "$rate" "$(json_number "$f" ok)" "$(json_number "$f" total errors)" \
     "$(json_number "$f" p50 latency_us)" "$(json_number "$f" p99 latency_us)" \
     "$(json_number "$f" p99_9 latency_us)" "$(json_number "$f" max latency_us)" \
     "$([ "$bound" = true ] && echo CLIENT-BOUND || echo ok)"
+  if [[ $name == onepassd-* ]]; then
+    sum_onepassd=$(awk -v a="$sum_onepassd" -v b="$rate" 'BEGIN { print a + b }')
+  else
+    sum_reference=$(awk -v a="$sum_reference" -v b="$rate" 'BEGIN { print a + b }')
+  fi
 done
-r=$(ratio "$(json_number "$work/onepassd.json" ok_per_s 2>/dev/null)" \
-  "$(json_number "$work/reference.json" ok_per_s 2>/dev/null)")
-echo "ratio onepassd/reference: $r  (nproc=$cores, server CPUs $server_cpus, client CPUs $client_cpus)"
+echo "ratio onepassd/reference: $(ratio "$sum_onepassd" "$sum_reference")  (conn/s summed over $rounds round(s); nproc=$cores, server CPUs $server_cpus, client CPUs $client_cpus, $proto)"
 if grep -q '"client_bound": true' "$work"/*.json 2>/dev/null; then
   echo "note: the client was the bottleneck in at least one run: the figures are lower bounds; give the client more CPUs (--client-cpus)"
 fi
