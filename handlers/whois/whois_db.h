@@ -48,6 +48,9 @@ class WhoisDbParser {
 
   // Builds the snapshot. `fallback_last_update` (RFC 3339) is used when the data had no
   // "meta last-update" record; when both are missing it is an error.
+  // A hint: about how many domains the data holds.
+  void ReserveDomains(size_t count) { builder_.ReserveDomains(count); }
+
   absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> Finish(
       absl::string_view fallback_last_update = "");
 
