@@ -19,8 +19,8 @@ namespace {
 struct FileCloser {
   void operator()(FILE* f) const { fclose(f); }
 };
-struct LdnsZoneDeleter {
-  void operator()(ldns_zone* z) const { ldns_zone_deep_free(z); }
+struct LdnsRrDeleter {
+  void operator()(ldns_rr* rr) const { ldns_rr_free(rr); }
 };
 
 std::string RdfName(const ldns_rdf* rdf) {
@@ -93,21 +93,18 @@ absl::Status AddRecord(const ZoneSource& source, const std::string& origin, cons
   free(text);
   while (!rr_text.empty() && rr_text.back() == '\n') rr_text.pop_back();
   if (!IsSubdomain(owner, origin)) {
-    return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": record outside zone ",
-                                                   NameToText(origin), ": ", rr_text));
+    return absl::InvalidArgumentError(
+        absl::StrCat("record outside zone ", NameToText(origin), ": ", rr_text));
   }
   if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source.display_name, ": only class IN is served: ", rr_text));
+    return absl::InvalidArgumentError(absl::StrCat("only class IN is served: ", rr_text));
   }
   if (type == kTypeSoa && owner != origin) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source.display_name, ": SOA not at the zone apex: ", rr_text));
+    return absl::InvalidArgumentError(absl::StrCat("SOA not at the zone apex: ", rr_text));
   }
   if (type == kTypeOpt || type == kTypeTsig || type == kTypeAxfr || type == kTypeIxfr ||
       type == kTypeAny) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source.display_name, ": meta type in zone data: ", rr_text));
+    return absl::InvalidArgumentError(absl::StrCat("meta type in zone data: ", rr_text));
   }
   Node& node = nodes[owner];
   RRset* rrset = nullptr;
@@ -123,7 +120,7 @@ absl::Status AddRecord(const ZoneSource& source, const std::string& origin, cons
     if (existing.rdata == record.rdata) return absl::OkStatus();  // RFC 2181 §5: a set
   }
   if ((type == kTypeCname || type == kTypeSoa) && !rrset->records.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": more than one ",
+    return absl::InvalidArgumentError(absl::StrCat("more than one ",
                                                    type == kTypeCname ? "CNAME" : "SOA", " at ",
                                                    NameToText(owner), " (RFC 1034 §3.6.2)"));
   }
@@ -139,34 +136,67 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source) {
   if (source.text.empty() || file == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": empty zone"));
   }
-  ldns_zone* raw = nullptr;
-  // ldns counts the newlines it has read, the bad line's own included.
-  int line = 0;
-  const ldns_status status =
-      ldns_zone_new_frm_fp_l(&raw, file.get(), nullptr, 3600, LDNS_RR_CLASS_IN, &line);
-  std::unique_ptr<ldns_zone, LdnsZoneDeleter> zone(raw);
-  if (status != LDNS_STATUS_OK) {
+  // Record by record with ldns_rr_new_frm_fp_l rather than ldns_zone_new_frm_fp_l, whose error
+  // path leaks every record read so far (ldns 1.8.3 frees the zone shallowly).
+  ldns_rdf* origin_rdf = nullptr;    // $ORIGIN, owned; ldns replaces it in place
+  ldns_rdf* previous_rdf = nullptr;  // the last owner, for blank owners; owned
+  struct RdfsFree {
+    ldns_rdf** a;
+    ldns_rdf** b;
+    ~RdfsFree() {
+      if (*a != nullptr) ldns_rdf_deep_free(*a);
+      if (*b != nullptr) ldns_rdf_deep_free(*b);
+    }
+  } rdfs_free{&origin_rdf, &previous_rdf};
+  uint32_t default_ttl = 3600;
+  bool ttl_directive = false;
+  int line = 0;  // ldns counts the newlines it has read, the bad line's own included
+  std::string origin;
+  absl::flat_hash_map<std::string, Node> nodes;
+  auto error_at_line = [&](absl::string_view what) {
     // A bad last line without a newline was not counted.
     const long pos = ftell(file.get());
+    int at = line;
     if (pos >= 0 && static_cast<size_t>(pos) == source.text.size() && source.text.back() != '\n') {
-      ++line;
+      ++at;
     }
-    return absl::InvalidArgumentError(
-        absl::StrCat(source.display_name, ":", line, ": ", ldns_get_errorstr_by_id(status)));
+    return absl::InvalidArgumentError(absl::StrCat(source.display_name, ":", at, ": ", what));
+  };
+  while (!feof(file.get())) {
+    ldns_rr* raw = nullptr;
+    const ldns_status status =
+        ldns_rr_new_frm_fp_l(&raw, file.get(), &default_ttl, &origin_rdf, &previous_rdf, &line);
+    std::unique_ptr<ldns_rr, LdnsRrDeleter> rr(raw);
+    switch (status) {
+      case LDNS_STATUS_OK:
+        break;
+      case LDNS_STATUS_SYNTAX_EMPTY:
+      case LDNS_STATUS_SYNTAX_ORIGIN:
+        continue;
+      case LDNS_STATUS_SYNTAX_TTL:
+        ttl_directive = true;
+        continue;
+      case LDNS_STATUS_SYNTAX_INCLUDE:
+        return error_at_line("$INCLUDE is not supported; give each file to --zone");
+      default:
+        return error_at_line(ldns_get_errorstr_by_id(status));
+    }
+    // RFC 1035 §5.1: without $TTL, an omitted TTL is the last one stated.
+    if (!ttl_directive) default_ttl = ldns_rr_ttl(rr.get());
+    if (origin.empty()) {
+      // RFC 1035 §5.2: the zone starts with its SOA, whose owner is the origin.
+      if (ldns_rr_get_type(rr.get()) != LDNS_RR_TYPE_SOA) {
+        return error_at_line("the first record must be the zone's SOA (RFC 1035 §5.2)");
+      }
+      origin = RdfName(ldns_rr_owner(rr.get()));
+    }
+    if (absl::Status s = AddRecord(source, origin, rr.get(), nodes); !s.ok()) {
+      return error_at_line(s.message());
+    }
   }
-  const ldns_rr* soa = ldns_zone_soa(zone.get());
-  if (soa == nullptr) {
+  if (origin.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source.display_name, ": no SOA record (RFC 1035 §5.2)"));
-  }
-  const std::string origin = RdfName(ldns_rr_owner(soa));
-  absl::flat_hash_map<std::string, Node> nodes;
-  if (absl::Status s = AddRecord(source, origin, soa, nodes); !s.ok()) return s;
-  const ldns_rr_list* rrs = ldns_zone_rrs(zone.get());
-  for (size_t i = 0; i < ldns_rr_list_rr_count(rrs); ++i) {
-    if (absl::Status s = AddRecord(source, origin, ldns_rr_list_rr(rrs, i), nodes); !s.ok()) {
-      return s;
-    }
   }
   // RFC 1034 §3.6.2: no other data at a CNAME's owner. Then add the empty non-terminals
   // between each owner and the apex (RFC 4592 §2.2.2), which block wildcard synthesis.

@@ -66,6 +66,21 @@ TEST(ZoneLoaderTest, DefaultZoneIndex) {
   EXPECT_EQ(mx->Find(kTypeMx)->records[0].target, Canonical("mail.example.com."));
 }
 
+TEST(ZoneLoaderTest, TtlDefaults) {
+  // RFC 1035 §5.1: without $TTL an omitted TTL is the last one stated; $TTL sets it after.
+  auto zone = Parse(
+      "$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\nx IN A 192.0.2.1\ny 120 IN A 192.0.2.2\n"
+      "z IN A 192.0.2.3\n$TTL 30\nw IN A 192.0.2.4\n");
+  ASSERT_TRUE(zone.ok()) << zone.status();
+  auto ttl = [&](const char* name) {
+    return (*zone)->FindNode(Canonical(name))->Find(kTypeA)->records[0].ttl;
+  };
+  EXPECT_EQ(ttl("x.a."), 60u);
+  EXPECT_EQ(ttl("y.a."), 120u);
+  EXPECT_EQ(ttl("z.a."), 120u);
+  EXPECT_EQ(ttl("w.a."), 30u);
+}
+
 TEST(ZoneLoaderTest, CaseInsensitiveOwners) {
   auto zone = Parse(
       "$ORIGIN Example.ORG.\n@ 60 IN SOA ns hm 1 2 3 4 5\nWWW 60 IN A 192.0.2.1\n"
@@ -83,8 +98,13 @@ TEST(ZoneLoaderTest, ErrorsNameFileAndLine) {
   };
   const std::vector<Case> cases = {
       {"$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\nx 60 IN A 999.1.1.1\n", "test.zone:3"},
-      {"$ORIGIN a.\n@ 60 IN A 192.0.2.1\n", "no SOA"},
-      {"$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\nb. 60 IN A 192.0.2.1\n", "outside zone"},
+      {"$ORIGIN a.\n@ 60 IN A 192.0.2.1\n", "test.zone:2: the first record must be the zone's SOA"},
+      {"$ORIGIN a.\n; only a comment\n", "no SOA"},
+      {"$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\n$INCLUDE other.zone\n", "$INCLUDE"},
+      {"$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\n@ 60 IN SOA ns hm 2 2 3 4 5\n",
+       "test.zone:3: more than one SOA"},
+      {"$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\nb. 60 IN A 192.0.2.1\n",
+       "test.zone:3: record outside zone"},
       {"$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\nx 60 IN CNAME y\nx 60 IN A 192.0.2.1\n",
        "CNAME and other data"},
       {"$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\nx 60 IN CNAME y\nx 60 IN CNAME z\n",
