@@ -205,6 +205,9 @@ TEST_F(OcspEndToEndTest, SmugglingShapesAreRejected) {
             "HTTP/1.1 400 Bad Request");
   EXPECT_EQ(RawStatusLine("GET / HTTP/1.1\r\nHost : h\r\n\r\n"), "HTTP/1.1 400 Bad Request");
   EXPECT_EQ(RawStatusLine("GET / HTTP/1.1\r\nHost: h\rX: y\r\n\r\n"), "HTTP/1.1 400 Bad Request");
+  // A Content-Length over --ocsp-max-body-bytes is refused before any body arrives.
+  EXPECT_EQ(RawStatusLine("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999\r\n\r\n"),
+            "HTTP/1.1 413 Content Too Large");
   // The peer half-closes mid-request: 400, not a hang.
   EXPECT_EQ(RawStatusLine("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc"),
             "HTTP/1.1 400 Bad Request");
@@ -214,6 +217,48 @@ TEST_F(OcspEndToEndTest, SmugglingShapesAreRejected) {
                                        "\r\nContent-Length: ",
                                        der.size(), "\r\n\r\n", der)),
             "HTTP/1.1 200 OK");
+}
+
+TEST_F(OcspEndToEndTest, FlagsForPathAndLimits) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(
+      {"--handler", "ocsp", "--listen", "127.0.0.1:0", "--workers", "1", "--ocsp-responses",
+       Data("responses"), "--ocsp-path", "/ocsp", "--ocsp-max-body-bytes", "200"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string base = absl::StrCat("http://127.0.0.1:", (*server)->port());
+  CommandResult result =
+      RunOk({"openssl", "ocsp", "-issuer", Data("ca.pem"), "-cert", Data("good.pem"), "-url",
+             base + "/ocsp", "-CAfile", Data("ca.pem"), "-timeout", "10"});
+  EXPECT_TRUE(absl::StrContains(result.out, "good.pem: good")) << result.out << result.err;
+  const std::vector<std::string> post = {
+      "curl",      "-sS", "--max-time",   "10", "-o",
+      "/dev/null", "-w",  "%{http_code}", "-H", "Content-Type: application/ocsp-request"};
+  auto status = [&](const std::string& body_file, const std::string& url) {
+    std::vector<std::string> argv = post;
+    argv.insert(argv.end(), {"--data-binary", "@" + body_file, url});
+    return RunOk(argv).out;
+  };
+  EXPECT_EQ(status(Data("good.req.der"), base + "/ocsp"), "200");
+  EXPECT_EQ(status(Data("good.req.der"), base + "/"), "404");
+  const std::string body = absl::StrCat(*dir_, "/201.bin");
+  std::ofstream(body, std::ios::binary) << std::string(201, 'x');
+  EXPECT_EQ(status(body, base + "/ocsp"), "413");
+  EXPECT_EQ((*server)->Stop(), 0);
+}
+
+TEST_F(OcspEndToEndTest, BadFlagsStopStartup) {
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--ocsp-responses", *dir_ + "/no/such/dir"},
+        std::vector<std::string>{"--ocsp-responses", *dir_ + "/data"},  // no responses in it
+        std::vector<std::string>{"--ocsp-path", "ocsp"},
+        std::vector<std::string>{"--ocsp-max-header-bytes", "10"}}) {
+    std::vector<std::string> args = {"--handler", "ocsp", "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(args);
+    EXPECT_FALSE(server.ok()) << flags[0] << " " << flags[1];
+    if (!server.ok()) {
+      EXPECT_TRUE(absl::StrContains(server.status().message(), "ocsp")) << server.status();
+    }
+  }
 }
 
 // Without --ocsp-responses the server serves the set the build generated (DefaultOcspDataDir).
