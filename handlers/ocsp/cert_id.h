@@ -4,7 +4,10 @@
 // the hash of its issuer's name and key and its serial number, under one hash algorithm: the
 // same certificate asked with SHA-1 (what clients mostly send, RFC 5019 §2.1.1) and with SHA-256
 // gives two different CertIDs, so each needs its own index entry (and a pre-signed response
-// whose SingleResponse carries that CertID). The key therefore includes the algorithm.
+// whose SingleResponse carries that CertID). The key therefore includes the algorithm. Aliasing
+// a SHA-256 CertID to a response signed for the SHA-1 one (computable at load time from the
+// issuer certificate) would not help: clients find their SingleResponse by comparing CertIDs,
+// algorithm included (OpenSSL's OCSP_resp_find), so the signer must produce one per algorithm.
 #ifndef ONEPASS_HANDLERS_OCSP_CERT_ID_H_
 #define ONEPASS_HANDLERS_OCSP_CERT_ID_H_
 
