@@ -3,6 +3,7 @@
 // agrees exactly with the server's own "served" count from its exit stats line.
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -62,7 +63,64 @@ TEST(OnepassdAgreementTest, NxdomainAndNodataAreJudgedAsAsked) {
   EXPECT_EQ(wrong->exit_code, 3);
   EXPECT_NE(wrong->out.find("50 started, 0 ok, 50 errors"), std::string::npos) << wrong->out;
   EXPECT_NE(wrong->out.find("rcode NXDOMAIN, expected NOERROR"), std::string::npos) << wrong->out;
+  // NODATA (www has no MX): wrong when answers are expected, fine when they are not.
+  absl::StatusOr<CommandResult> nodata =
+      RunCommand({ONEPASS_LOAD_PATH, "--target", target, "--qname", "www.example.com.", "--qtype",
+                  "MX", "--count", "20", "--concurrency", "2"},
+                 absl::Seconds(60));
+  ASSERT_TRUE(nodata.ok());
+  EXPECT_NE(nodata->out.find("20 started, 0 ok, 20 errors"), std::string::npos) << nodata->out;
+  EXPECT_NE(nodata->out.find("no answer records"), std::string::npos) << nodata->out;
+  absl::StatusOr<CommandResult> nodata_ok =
+      RunCommand({ONEPASS_LOAD_PATH, "--target", target, "--qname", "www.example.com.", "--qtype",
+                  "MX", "--expect-answers=false", "--count", "20", "--concurrency", "2"},
+                 absl::Seconds(60));
+  ASSERT_TRUE(nodata_ok.ok());
+  EXPECT_EQ(nodata_ok->exit_code, 0) << nodata_ok->out << nodata_ok->err;
   (*server)->Stop();
+}
+
+// The same agreement for the other two protocols, on their default data.
+void ExpectAgreement(const std::vector<std::string>& server_args,
+                     const std::vector<std::string>& load_args) {
+  auto server = ServerProcess::Start(server_args);
+  ASSERT_TRUE(server.ok()) << server.status();
+  constexpr int kCount = 300;
+  std::vector<std::string> argv = {ONEPASS_LOAD_PATH,
+                                   "--target",
+                                   (*server)->addresses()[0],
+                                   "--count",
+                                   absl::StrCat(kCount),
+                                   "--concurrency",
+                                   "6",
+                                   "--timeout-ms",
+                                   "5000"};
+  argv.insert(argv.end(), load_args.begin(), load_args.end());
+  absl::StatusOr<CommandResult> load = RunCommand(argv, absl::Seconds(60));
+  ASSERT_TRUE(load.ok()) << load.status();
+  EXPECT_EQ(load->exit_code, 0) << load->out << load->err;
+  EXPECT_NE(load->out.find(absl::StrCat(kCount, " started, ", kCount, " ok, 0 errors")),
+            std::string::npos)
+      << load->out;
+  ASSERT_EQ((*server)->Stop(), 0) << (*server)->ReadStderr();
+  std::string stats = (*server)->ReadStdout();
+  EXPECT_EQ(Field(stats, "served=([0-9]+)"), kCount) << stats;
+}
+
+TEST(OnepassdAgreementTest, WhoisOnTheEmbeddedDatabase) {
+  ExpectAgreement(
+      {"--handler", "whois", "--listen", "127.0.0.1:0", "--workers", "1"},
+      {"--proto", "whois", "--whois-query", "example.com", "--expect-substring", "EXAMPLE.COM"});
+}
+
+TEST(OnepassdAgreementTest, OcspOnTheDefaultDataSetByPostAndGet) {
+  const std::string data = OCSP_DATA_DIR;
+  for (const char* method : {"--ocsp-get=false", "--ocsp-get=true"}) {
+    SCOPED_TRACE(method);
+    ExpectAgreement({"--handler", "ocsp", "--ocsp-responses", data + "/responses", "--listen",
+                     "127.0.0.1:0", "--workers", "1"},
+                    {"--proto", "ocsp", "--ocsp-request", data + "/good.req.der", method});
+  }
 }
 
 }  // namespace
