@@ -75,8 +75,8 @@ absl::StatusOr<int> ParseRcode(absl::string_view text) {
   if (absl::EqualsIgnoreCase(text, "any")) return -1;
   int number = 0;
   if (absl::SimpleAtoi(text, &number)) {
-    if (number < 0 || number > 15) {
-      return absl::InvalidArgumentError(absl::StrCat("rcode out of range 0..15: ", text));
+    if (number < 0 || number > 4095) {  // 12 bits with EDNS (RFC 6891 §6.1.3)
+      return absl::InvalidArgumentError(absl::StrCat("rcode out of range 0..4095: ", text));
     }
     return number;
   }
@@ -114,6 +114,23 @@ absl::StatusOr<std::unique_ptr<DnsClient>> DnsClient::Create(const std::vector<D
     message.push_back(static_cast<char>(type & 0xFF));
     message.push_back(0);
     message.push_back(1);  // class IN
+    if (config.edns_udp_size > 0) {
+      // OPT pseudo-RR (RFC 6891 §6.1.2): root owner, type 41, CLASS = UDP payload size, TTL =
+      // extended RCODE 0, version 0, DO flag; no options.
+      message[11] = 1;  // ARCOUNT
+      const char opt[] = {0,
+                          0,
+                          41,
+                          static_cast<char>(config.edns_udp_size >> 8),
+                          static_cast<char>(config.edns_udp_size & 0xFF),
+                          0,
+                          0,
+                          static_cast<char>(config.dnssec_ok ? 0x80 : 0),
+                          0,
+                          0,
+                          0};
+      message.append(opt, sizeof(opt));
+    }
     std::string framed;
     framed.push_back(static_cast<char>(message.size() >> 8));  // RFC 1035 §4.2.2 prefix
     framed.push_back(static_cast<char>(message.size() & 0xFF));
@@ -168,7 +185,12 @@ CheckResult DnsClient::Check(absl::string_view request, absl::string_view respon
   uint16_t arcount = Read16(message, 10);
   // An error answer may come without the question (RFC 6891 §7 allows it for FORMERR and
   // NOTIMP); every other answer echoes it byte for byte.
-  absl::string_view question = query.substr(kHeaderSize);
+  size_t question_end = kHeaderSize;
+  if (!SkipName(query, &question_end) || question_end + 4 > query.size()) {
+    return CheckResult::Wrong("malformed request");  // only with a request not built here
+  }
+  absl::string_view question = query.substr(kHeaderSize, question_end + 4 - kHeaderSize);
+  bool request_has_opt = Read16(query, 10) != 0;
   size_t offset = kHeaderSize;
   if (qdcount == 1) {
     if (message.size() < kHeaderSize + question.size() ||
@@ -180,10 +202,16 @@ CheckResult DnsClient::Check(absl::string_view request, absl::string_view respon
     return CheckResult::Wrong("question count not 1", absl::StrCat("QDCOUNT ", qdcount));
   }
   uint32_t records = uint32_t{ancount} + nscount + arcount;
+  int opt_count = 0;
+  int extended_rcode = 0;  // upper 8 bits of the 12-bit RCODE, from the OPT TTL
   for (uint32_t i = 0; i < records; ++i) {
     if (!SkipName(message, &offset) || offset + 10 > message.size()) {
       return CheckResult::Wrong("malformed record",
                                 absl::StrCat("record ", i + 1, " of ", records, " out of bounds"));
+    }
+    if (i >= uint32_t{ancount} + nscount && Read16(message, offset) == 41) {  // OPT
+      ++opt_count;
+      extended_rcode = static_cast<uint8_t>(message[offset + 4]);
     }
     size_t rdlength = Read16(message, offset + 8);
     offset += 10 + rdlength;
@@ -196,6 +224,15 @@ CheckResult DnsClient::Check(absl::string_view request, absl::string_view respon
     return CheckResult::Wrong("malformed record",
                               absl::StrCat(message.size() - offset, " bytes after the records"));
   }
+  // RFC 6891 §7: an OPT in the reply if and only if the query had one; §6.1.1: at most one.
+  if (opt_count > 1) return CheckResult::Wrong("more than one OPT record");
+  if (request_has_opt && opt_count == 0) {
+    return CheckResult::Wrong("no OPT in reply to an EDNS query");
+  }
+  if (!request_has_opt && opt_count > 0) {
+    return CheckResult::Wrong("OPT in reply to a query without EDNS");
+  }
+  rcode |= extended_rcode << 4;
   if (config_.expect_rcode >= 0 && rcode != config_.expect_rcode) {
     return CheckResult::Wrong(
         "unexpected rcode",

@@ -2,8 +2,9 @@
 //
 // Checks, in order: the length prefix, ID, QR, opcode, TC (never set over TCP), the question
 // echoed byte for byte (RFC 1035 §4.1.2; case preserved as sent), every resource record in
-// bounds (names, compression pointers, RDLENGTH), the expected RCODE, and at least one answer
-// when NOERROR with answers is expected. Trailing bytes after the first whole message are not
+// bounds (names, compression pointers, RDLENGTH), an OPT record exactly when the query had one
+// (RFC 6891 §7), the expected RCODE (12 bits with EDNS), and at least one answer when NOERROR
+// with answers is expected. Trailing bytes after the first whole message are not
 // judged: the client closes once it has one message, whatever the server sends next.
 #ifndef ONEPASS_LOADTEST_DNS_REQUEST_H_
 #define ONEPASS_LOADTEST_DNS_REQUEST_H_
@@ -27,12 +28,14 @@ struct DnsQuery {
 struct DnsCheckConfig {
   int expect_rcode = 0;        // RCODE the answers must carry; -1 accepts any
   bool expect_answers = true;  // with NOERROR expected: ANCOUNT must be > 0
+  int edns_udp_size = 0;       // > 0: queries carry an OPT record with this payload size
+  bool dnssec_ok = false;      // with EDNS: set the DO bit (RFC 3225)
 };
 
 // Parses "name type" lines ('#' starts a comment; blank lines skipped).
 absl::StatusOr<std::vector<DnsQuery>> ParseDnsQueryList(absl::string_view text);
 
-// "NOERROR" -> 0, "NXDOMAIN" -> 3, "any" -> -1, or a number 0..15.
+// "NOERROR" -> 0, "NXDOMAIN" -> 3, "any" -> -1, or a number 0..4095.
 absl::StatusOr<int> ParseRcode(absl::string_view text);
 // 0 -> "NOERROR", unknown -> "RCODE12".
 std::string RcodeName(int rcode);

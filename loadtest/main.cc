@@ -62,6 +62,10 @@ ABSL_FLAG(std::string, qtype, "A", "dns: query type");
 ABSL_FLAG(std::string, queries, "", "dns: file of \"name type\" lines, cycled (overrides --qname)");
 ABSL_FLAG(std::string, expect_rcode, "NOERROR", "dns: RCODE every answer must carry, or \"any\"");
 ABSL_FLAG(bool, expect_answers, true, "dns: with NOERROR expected, require ANCOUNT > 0");
+ABSL_FLAG(int, edns_size, 0,
+          "dns: > 0 adds an EDNS OPT record with this UDP payload size (then the reply must "
+          "carry one too, RFC 6891 §7)");
+ABSL_FLAG(bool, dnssec_ok, false, "dns: with --edns-size, set the DO bit");
 ABSL_FLAG(std::string, ocsp_request, "", "ocsp: file holding a DER OCSPRequest; required");
 ABSL_FLAG(bool, ocsp_get, false,
           "ocsp: send GET with the base64 request in the URL (RFC 6960 A.1)");
@@ -103,6 +107,8 @@ constexpr const char* kFlagOrder[] = {"target",
                                       "queries",
                                       "expect_rcode",
                                       "expect_answers",
+                                      "edns_size",
+                                      "dnssec_ok",
                                       "ocsp_request",
                                       "ocsp_get",
                                       "ocsp_path",
@@ -180,6 +186,12 @@ absl::StatusOr<std::unique_ptr<ProtocolClient>> MakeProtocol(const SocketAddress
     if (!rcode.ok()) return rcode.status();
     check.expect_rcode = *rcode;
     check.expect_answers = absl::GetFlag(FLAGS_expect_answers);
+    check.edns_udp_size = absl::GetFlag(FLAGS_edns_size);
+    check.dnssec_ok = absl::GetFlag(FLAGS_dnssec_ok);
+    if (check.edns_udp_size < 0 || check.edns_udp_size > 65535 ||
+        (check.dnssec_ok && check.edns_udp_size == 0)) {
+      return absl::InvalidArgumentError("--edns-size must be 0..65535 (and > 0 for --dnssec-ok)");
+    }
     absl::StatusOr<std::unique_ptr<DnsClient>> client = DnsClient::Create(queries, check);
     if (!client.ok()) return client.status();
     return std::unique_ptr<ProtocolClient>(std::move(*client));

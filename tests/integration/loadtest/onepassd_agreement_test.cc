@@ -107,6 +107,12 @@ void ExpectAgreement(const std::vector<std::string>& server_args,
   EXPECT_EQ(Field(stats, "served=([0-9]+)"), kCount) << stats;
 }
 
+TEST(OnepassdAgreementTest, EdnsQueriesGetOneOptBack) {
+  ExpectAgreement({"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "1"},
+                  {"--proto", "dns", "--qname", "www.example.com.", "--qtype", "AAAA",
+                   "--edns-size", "1232", "--dnssec-ok"});
+}
+
 TEST(OnepassdAgreementTest, WhoisOnTheEmbeddedDatabase) {
   ExpectAgreement(
       {"--handler", "whois", "--listen", "127.0.0.1:0", "--workers", "1"},

@@ -73,7 +73,8 @@ TEST(DnsRequestTest, ParsesQueryListsAndRcodes) {
   EXPECT_EQ(*ParseRcode("servfail"), 2);
   EXPECT_EQ(*ParseRcode("any"), -1);
   EXPECT_EQ(*ParseRcode("5"), 5);
-  EXPECT_FALSE(ParseRcode("16").ok());
+  EXPECT_EQ(*ParseRcode("16"), 16);
+  EXPECT_FALSE(ParseRcode("4096").ok());
   EXPECT_FALSE(ParseRcode("BOGUS").ok());
   EXPECT_EQ(RcodeName(2), "SERVFAIL");
 }
@@ -166,6 +167,58 @@ TEST(DnsRequestTest, WholeAnswerIsJudgedBeforeTheCloseAndEverySplitAgrees) {
   EXPECT_EQ(FeedWhole(*client, request, good.substr(0, 20), false).verdict, Verdict::kIncomplete);
   // Bytes after the first message are not judged: the client has closed by then.
   EXPECT_EQ(FeedWhole(*client, request, good + "junk", true).verdict, Verdict::kOk);
+}
+
+// The header and question of `request` (without its OPT), one A record, then `opts` OPT
+// records whose TTL carries `extended_rcode`.
+std::string EdnsAnswer(const std::string& request, int opts, uint8_t extended_rcode = 0) {
+  std::string query = request.substr(2);
+  size_t question_end = 12;
+  while (query[question_end] != 0) question_end += 1 + static_cast<uint8_t>(query[question_end]);
+  question_end += 1 + 4;
+  std::string message = query.substr(0, question_end);
+  message[2] = static_cast<char>(0x84);
+  message[7] = 1;
+  message[11] = static_cast<char>(opts);
+  message += std::string("\xC0\x0C\x00\x01\x00\x01\x00\x00\x0E\x10\x00\x04\xC0\x00\x02\x01", 16);
+  for (int i = 0; i < opts; ++i) {
+    message += std::string("\x00\x00\x29\x04\xD0", 5);
+    message.push_back(static_cast<char>(extended_rcode));
+    message += std::string("\x00\x00\x00\x00\x00", 5);
+  }
+  std::string framed;
+  framed.push_back(static_cast<char>(message.size() >> 8));
+  framed.push_back(static_cast<char>(message.size() & 0xFF));
+  return framed + message;
+}
+
+TEST(DnsRequestTest, EdnsQueriesCarryAnOptAndRequireOneBack) {
+  DnsCheckConfig config;
+  config.edns_udp_size = 1232;
+  config.dnssec_ok = true;
+  auto client = DnsClient::Create({{"www.example.com.", "A"}}, config);
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::string request = Request(**client);
+  EXPECT_EQ(request[13], 1);  // ARCOUNT
+  // Root owner, type 41, class 1232, TTL with DO (RFC 3225), RDLENGTH 0.
+  EXPECT_EQ(request.substr(request.size() - 11),
+            std::string("\x00\x00\x29\x04\xD0\x00\x00\x80\x00\x00\x00", 11));
+  EXPECT_EQ(FeedWhole(**client, request, EdnsAnswer(request, 1), true).verdict, Verdict::kOk);
+  EXPECT_STREQ(FeedWhole(**client, request, EdnsAnswer(request, 0), true).reason,
+               "no OPT in reply to an EDNS query");
+  EXPECT_STREQ(FeedWhole(**client, request, EdnsAnswer(request, 2), true).reason,
+               "more than one OPT record");
+  // Extended RCODE 1 (upper bits) = 16, BADVERS: not the NOERROR asked for (RFC 6891 §6.1.3).
+  CheckResult badvers = FeedWhole(**client, request, EdnsAnswer(request, 1, 1), true);
+  EXPECT_STREQ(badvers.reason, "unexpected rcode");
+  EXPECT_EQ(SplitDisagreement(**client, request, EdnsAnswer(request, 1), true), "");
+}
+
+TEST(DnsRequestTest, OptInReplyToAPlainQueryIsWrong) {
+  auto client = MakeClient();
+  std::string request = Request(*client);
+  EXPECT_STREQ(FeedWhole(*client, request, EdnsAnswer(request, 1), true).reason,
+               "OPT in reply to a query without EDNS");
 }
 
 }  // namespace
