@@ -1,0 +1,103 @@
+// Fuzzes the transport state machine (server/connection.h) against arbitrary client behaviour
+// AND arbitrary handler verdicts: whatever a peer sends and whatever a (buggy) handler answers,
+// Connection::Advance must return (no spin), never read or write out of bounds, and keep its
+// counters consistent. Input: a script of operations, each one byte plus arguments:
+//   0: client sends the next (b % 32) bytes    1: client shuts down its sending side
+//   2: client reads what the server sent       3: server runs Advance
+// and every Handler::Process call takes its verdict from the script too.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+
+#include "server/connection.h"
+
+namespace {
+
+class Script {
+ public:
+  Script(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  bool done() const { return pos_ >= size_; }
+  uint8_t Next() { return pos_ < size_ ? data_[pos_++] : 0; }
+  const uint8_t* Take(size_t* n) {
+    if (*n > size_ - pos_) *n = size_ - pos_;
+    const uint8_t* start = data_ + pos_;
+    pos_ += *n;
+    return start;
+  }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+};
+
+// A handler whose every verdict is chosen by the fuzzer, including wrong ones (consumed beyond
+// the input, kWriteThenRead without progress, kReadMore with output).
+class ScriptedHandler : public onepass::Handler {
+ public:
+  explicit ScriptedHandler(Script* script) : script_(script) {}
+  onepass::Verdict Process(absl::Span<const uint8_t> input, const onepass::RequestContext& context,
+                           onepass::OutputBuffer& out) override {
+    const uint8_t choice = script_->Next();
+    const size_t append = script_->Next() % 48;
+    uint8_t bytes[48] = {};
+    (void)out.Append({bytes, append});
+    onepass::Verdict verdict;
+    verdict.action = static_cast<onepass::Action>(choice % 4);
+    verdict.consumed = input.empty() ? 0 : script_->Next() % (input.size() + 3);
+    return verdict;
+  }
+  size_t MaxRequestBytes() const override { return 40; }
+
+ private:
+  Script* script_;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds) != 0) return 0;
+  Script script(data, size);
+  ScriptedHandler handler(&script);
+  onepass::WorkerStats stats;
+  onepass::ConnectionEnv env;
+  env.handler = &handler;
+  env.stats = &stats;
+  env.max_request_bytes = handler.MaxRequestBytes();
+  onepass::Connection connection(64, 256);
+  connection.Reset(fds[0]);
+  bool closed = false;
+  while (!script.done() && !closed) {
+    switch (script.Next() % 4) {
+      case 0: {
+        size_t n = script.Next() % 32;
+        const uint8_t* bytes = script.Take(&n);
+        if (n > 0) (void)send(fds[1], bytes, n, MSG_NOSIGNAL);
+        break;
+      }
+      case 1:
+        shutdown(fds[1], SHUT_WR);
+        break;
+      case 2: {
+        uint8_t sink[4096];
+        while (recv(fds[1], sink, sizeof(sink), 0) > 0) {
+        }
+        break;
+      }
+      case 3:
+        closed = connection.Advance(env) == onepass::Connection::Next::kClose;
+        if (connection.in().size() > connection.in().capacity()) abort();
+        break;
+    }
+  }
+  const onepass::StatsSnapshot counters = stats.Read();
+  if (counters.responses < counters.served || counters.served > 1) abort();
+  if (counters.rejected != counters.rejected_oversize) abort();
+  close(fds[0]);
+  close(fds[1]);
+  return 0;
+}
