@@ -2,8 +2,8 @@
 // leak, and the split-invariance contract of ProtocolClient::Check holds: the first verdict
 // reached on a growing prefix is the verdict of the whole reply.
 //
-// Input: byte 0 picks the protocol (dns, ocsp, whois, raw); byte 1 bit 0 says whether the
-// server closed after the rest; the rest is the reply.
+// Input: byte 0 picks the protocol (dns, ocsp, whois, raw, dns with EDNS); byte 1 bit 0 says
+// whether the server closed after the rest; the rest is the reply.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -30,7 +30,7 @@ const unsigned char kOcspRequest[] = {
     0x53, 0x02, 0x09, 0x00, 0x80, 0x6d, 0xaa, 0x39, 0x3c, 0x3f, 0xd1, 0xd9};
 
 struct Clients {
-  std::unique_ptr<ProtocolClient> clients[4];
+  std::unique_ptr<ProtocolClient> clients[5];
   Clients() {
     clients[0] = std::move(*onepass::load::DnsClient::Create({{"www.example.com.", "A"}}, {}));
     onepass::load::OcspClientConfig ocsp;
@@ -40,6 +40,11 @@ struct Clients {
     clients[1] = std::move(*onepass::load::OcspClient::Create(ocsp));
     clients[2] = std::make_unique<onepass::load::WhoisClient>("example.com", "EXAMPLE");
     clients[3] = std::make_unique<onepass::load::RawClient>("x", "");
+    onepass::load::DnsCheckConfig edns;
+    edns.edns_udp_size = 1232;
+    edns.dnssec_ok = true;
+    edns.expect_rcode = -1;
+    clients[4] = std::move(*onepass::load::DnsClient::Create({{"example.com.", "MX"}}, edns));
   }
 };
 
@@ -48,7 +53,7 @@ struct Clients {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Clients* all = new Clients();
   if (size < 2 || size > 8192) return 0;
-  const ProtocolClient& client = *all->clients[data[0] % 4];
+  const ProtocolClient& client = *all->clients[data[0] % 5];
   bool closed = (data[1] & 1) != 0;
   std::string reply(reinterpret_cast<const char*>(data + 2), size - 2);
   std::string request;
