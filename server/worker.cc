@@ -382,7 +382,8 @@ void Worker::Close(Connection* connection) {
   last->active_index = connection->active_index;
   active_.pop_back();
   free_.push_back(connection);
-  if (draining_ && active_.empty()) event_base_loopbreak(base_.get());
+  // Done draining once the listeners are closed (nothing new can come) and nothing is parked.
+  if (draining_ && listeners_.empty() && active_.empty()) event_base_loopbreak(base_.get());
 }
 
 void Worker::OnStopRequested(int fd, short what, void* arg) {
