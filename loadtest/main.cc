@@ -27,6 +27,7 @@
 #include "common/cpu_list.h"
 #include "common/log.h"
 #include "loadtest/dns_request.h"
+#include "loadtest/flag_names.h"
 #include "loadtest/load_config.h"
 #include "loadtest/load_runner.h"
 #include "loadtest/ocsp_request.h"
@@ -140,22 +141,6 @@ void PrintHelp() {
     absl::PrintF("  --%s (default \"%s\")\n      %s\n", DashedName(name), flag->DefaultValue(),
                  flag->Help());
   }
-}
-
-// Lets every flag be spelled with dashes (--timeout-ms) as well as Abseil's underscores.
-std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string& arg = args[i];
-    if (arg == "--") break;
-    if (arg.size() < 3 || arg[0] != '-' || arg[1] != '-') continue;
-    size_t end = arg.find('=');
-    if (end == std::string::npos) end = arg.size();
-    for (size_t j = 2; j < end; ++j) {
-      if (arg[j] == '-') arg[j] = '_';
-    }
-  }
-  return args;
 }
 
 void OnSignal(int) { g_stop.store(true, std::memory_order_relaxed); }

@@ -8,6 +8,7 @@
 #ifndef ONEPASS_LOADTEST_OCSP_REQUEST_H_
 #define ONEPASS_LOADTEST_OCSP_REQUEST_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -51,6 +52,7 @@ class OcspClient : public ProtocolClient {
   OcspClientConfig config_;
   std::string http_request_;
   std::unique_ptr<CertIds> cert_ids_;
+  const uint64_t instance_;  // unique per client: keys the per-thread last-good-body cache
 };
 
 }  // namespace onepass::load

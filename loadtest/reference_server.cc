@@ -38,6 +38,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
 #include "common/log.h"
+#include "loadtest/flag_names.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "ADDR:PORT ([ADDR]:PORT for IPv6); port 0 picks one");
 ABSL_FLAG(int, threads, 1, "worker threads, each with its own SO_REUSEPORT listener");
@@ -198,7 +199,10 @@ int Main(int argc, char** argv) {
   SetLogProgramName("onepass-reference");
   absl::SetProgramUsageMessage(
       "minimal reference server for onepass benchmarks: accept, read, fixed answer, close.");
-  absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args = load::NormalizeFlagNames(argc, argv);
+  std::vector<char*> arg_pointers;
+  for (std::string& arg : args) arg_pointers.push_back(arg.data());
+  absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   std::string proto = absl::GetFlag(FLAGS_proto);
   if (proto != "dns" && proto != "whois" && proto != "ocsp") {
     LogError("--proto must be dns, whois or ocsp");

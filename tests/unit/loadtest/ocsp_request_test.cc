@@ -143,5 +143,22 @@ TEST(OcspRequestTest, RejectsEachWrongResponse) {
             Verdict::kOk);
 }
 
+TEST(OcspRequestTest, RepeatedBodiesGetTheSameVerdictPerClient) {
+  // The last good body is remembered per thread and per client: a second client with other
+  // expectations must still judge the same bytes on its own.
+  std::string request = Request(*MakeClient());
+  std::string good = HttpResponse(ReadTestdata("response.der"));
+  auto successful = MakeClient(false, 0);
+  auto unauthorized = MakeClient(false, 6);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(FeedWhole(*successful, request, good, true).verdict, Verdict::kOk);
+    EXPECT_STREQ(FeedWhole(*unauthorized, request, good, true).reason, "unexpected OCSP status");
+    EXPECT_STREQ(
+        FeedWhole(*successful, request, HttpResponse(ReadTestdata("other_response.der")), true)
+            .reason,
+        "requested certificate not in the response");
+  }
+}
+
 }  // namespace
 }  // namespace onepass::load
