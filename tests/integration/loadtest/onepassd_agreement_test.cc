@@ -1,6 +1,10 @@
 // onepass-load against the real onepassd (--handler dns, embedded default zone): every
 // answer passes the tester's own checks, and the tester's count of completed transactions
 // agrees exactly with the server's own "served" count from its exit stats line.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -111,6 +115,19 @@ TEST(OnepassdAgreementTest, EdnsQueriesGetOneOptBack) {
   ExpectAgreement({"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "1"},
                   {"--proto", "dns", "--qname", "www.example.com.", "--qtype", "AAAA",
                    "--edns-size", "1232", "--dnssec-ok"});
+}
+
+TEST(OnepassdAgreementTest, QueryListIsCycled) {
+  // Names of the default zone with answers of several kinds: apex, CNAME chain, wildcard, MX.
+  std::string path = absl::StrCat(::testing::TempDir(), "/queries_", getpid(), ".txt");
+  {
+    std::ofstream file(path);
+    file << "# name type\nexample.com. SOA\nalias.example.com. A\nfoo.wild.example.com. TXT\n"
+            "example.com. MX\n";
+  }
+  ExpectAgreement({"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "1"},
+                  {"--proto", "dns", "--queries", path});
+  std::remove(path.c_str());
 }
 
 TEST(OnepassdAgreementTest, WhoisOnTheEmbeddedDatabase) {
