@@ -63,8 +63,8 @@ for proto in $protos; do
   echo
   echo "== $proto: onepassd --handler $proto (embedded default data)"
   if ! start_server "$work/$proto.out" "$onepassd" --handler "$proto" "${server_extra[@]}" --listen 127.0.0.1:0 \
-      --workers 1 --cpus "$server_cpus" 2>/dev/null; then
-    echo "demo: $proto skipped: this onepassd cannot serve it yet"
+      --workers 1 --cpus "$server_cpus"; then
+    echo "demo: $proto skipped: this onepassd could not start its handler (reason above)"
     continue
   fi
   "$load" --target "$SERVER_ADDR" "${args[@]}" --threads "$client_threads" --cpus "$client_cpus" \
