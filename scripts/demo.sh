@@ -39,7 +39,8 @@ trap 'exit 130' INT TERM
 cores=$(nproc)
 server_cpus=0
 client_cpus=0
-[ "$cores" -gt 1 ] && client_cpus="1-$((cores - 1))"
+[ "$cores" -gt 1 ] && client_cpus=1
+[ "$cores" -gt 2 ] && client_cpus="1-$((cores - 1))"
 client_threads=$(count_cpus "$client_cpus")
 
 echo "demo: onepassd on CPU $server_cpus, onepass-load on CPUs $client_cpus ($client_threads threads), ${seconds}s per protocol, nproc=$cores"
