@@ -189,6 +189,24 @@ TEST(LoadTesterTest, RampReportsTheHighestPassingRate) {
   EXPECT_EQ(server.accepted(), 120);  // the 40/s step never ran
 }
 
+TEST(LoadTesterTest, RawBytesAreSentAsIsAndAnyReplyCounts) {
+  FakeServer server(LineComplete, [](int index, const std::string& request) {
+    if (request != std::string("PING\0\n", 6)) return FakeAction{FakeAction::kReply, "bad"};
+    if (index % 4 == 3) return FakeAction{FakeAction::kCloseSilently, ""};
+    return FakeAction{FakeAction::kReply, "PONG"};
+  });
+  std::string path = absl::StrCat(::testing::TempDir(), "/raw_", getpid(), ".bin");
+  {
+    std::ofstream file(path, std::ios::binary);
+    file.write("PING\0\n", 6);
+  }
+  LoadRun run = RunLoad({"--target", server.address(), "--proto", "raw", "--raw-request", path,
+                         "--expect-substring", "PONG", "--count", "8", "--concurrency", "1"});
+  std::remove(path.c_str());
+  EXPECT_EQ(JsonInt(run.json, "ok"), 6) << run.json << run.command.err;
+  EXPECT_EQ(JsonInt(run.json, "short", "errors"), 2);
+}
+
 TEST(LoadTesterTest, BadUsageExitsWithOne) {
   absl::StatusOr<CommandResult> missing = RunCommand({ONEPASS_LOAD_PATH}, absl::Seconds(20));
   ASSERT_TRUE(missing.ok());
