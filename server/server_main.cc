@@ -113,34 +113,6 @@ std::vector<std::string> NormalizeArguments(int argc, char** argv) {
   return args;
 }
 
-// Written by the signal handler, read by the main thread.
-int g_signal_pipe[2] = {-1, -1};
-
-extern "C" void OnSignal(int signal_number) {
-  const int saved_errno = errno;
-  const unsigned char byte = static_cast<unsigned char>(signal_number);
-  ssize_t ignored = write(g_signal_pipe[1], &byte, 1);  // async-signal-safe
-  (void)ignored;
-  errno = saved_errno;
-}
-
-absl::Status InstallSignalPipe() {
-  if (pipe2(g_signal_pipe, O_CLOEXEC) != 0 || fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK) != 0) {
-    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
-  }
-  struct sigaction action = {};
-  action.sa_handler = OnSignal;
-  action.sa_flags = SA_RESTART;
-  sigemptyset(&action.sa_mask);
-  for (int signal_number : {SIGTERM, SIGINT, SIGUSR1}) {
-    if (sigaction(signal_number, &action, nullptr) != 0) {
-      return absl::InternalError(absl::StrCat("sigaction: ", std::strerror(errno)));
-    }
-  }
-  signal(SIGPIPE, SIG_IGN);  // sends use MSG_NOSIGNAL; this covers anything else
-  return absl::OkStatus();
-}
-
 bool WantsHelp(const std::vector<std::string>& args) {
   for (const std::string& arg : args) {
     if (arg == "--help" || arg == "-help" || arg == "-h" || arg == "--helpshort") return true;
@@ -241,19 +213,17 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   }
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(*config, *std::move(factory));
   if (!server.ok()) return Fail(server.status());
-  // SIGTERM/SIGINT/SIGUSR1 only write their number to a pipe that this thread reads (the
-  // self-pipe pattern): nothing else runs in a handler. Workers start with the signals blocked,
-  // so they land here; should one reach any thread anyway, it still only writes the pipe, and
-  // from now on no signal can end the process without the drain. (Before, during data loading
-  // and binding, SIGTERM simply ends it: there is nothing to drain.)
-  absl::Status signals_ok = InstallSignalPipe();
-  if (!signals_ok.ok()) return Fail(signals_ok);
+  // SIGTERM/SIGINT/SIGUSR1 are blocked in every thread (the workers inherit the mask) and
+  // taken by sigwait on this thread only: no handler ever runs, nothing to make
+  // async-signal-safe, nothing interrupts a worker. (Before this point, during data loading and
+  // binding, SIGTERM simply ends the process: there is nothing to drain.)
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // sends use MSG_NOSIGNAL; this covers anything else
 
   (*server)->Start();
 
@@ -263,11 +233,9 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   std::printf("ready\n");
   std::fflush(stdout);
 
-  pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);  // the workers keep them blocked
   while (true) {
-    unsigned char signal_number = 0;
-    ssize_t n = read(g_signal_pipe[0], &signal_number, 1);  // SA_RESTART: no EINTR here
-    if (n != 1) continue;
+    int signal_number = 0;
+    if (sigwait(&signals, &signal_number) != 0) continue;
     if (signal_number == SIGUSR1) {
       LogInfo("stats %s", (*server)->Stats().Format());
       continue;
