@@ -53,13 +53,15 @@ bool WaitExit(pid_t pid, absl::Duration timeout) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::Start(const std::string& zone_file,
-                                                              const std::string& origin) {
+absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::Start(const std::vector<ZoneFile>& zones) {
+  if (zones.empty()) return absl::InvalidArgumentError("no zone");
   std::unique_ptr<NsdProcess> nsd(new NsdProcess());
   char dir_template[] = "/tmp/onepass-nsd-XXXXXX";
   if (mkdtemp(dir_template) == nullptr) return absl::InternalError("mkdtemp");
   nsd->dir_ = dir_template;
-  std::filesystem::copy_file(zone_file, nsd->dir_ + "/zone");
+  for (size_t i = 0; i < zones.size(); ++i) {
+    std::filesystem::copy_file(zones[i].path, absl::StrCat(nsd->dir_, "/zone", i));
+  }
   absl::StatusOr<int> port = FreePort();
   if (!port.ok()) return port.status();
   nsd->port_ = *port;
@@ -81,10 +83,10 @@ absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::Start(const std::string&
         << "  tcp-count: 200\n"
         << "  verbosity: 1\n"
         << "remote-control:\n"
-        << "  control-enable: no\n"
-        << "zone:\n"
-        << "  name: " << origin << "\n"
-        << "  zonefile: zone\n";
+        << "  control-enable: no\n";
+    for (size_t i = 0; i < zones.size(); ++i) {
+      out << "zone:\n  name: " << zones[i].origin << "\n  zonefile: zone" << i << "\n";
+    }
   }
   auto check = onepass::testing::RunCommand({"nsd-checkconf", conf}, absl::Seconds(20));
   if (!check.ok()) return check.status();
@@ -105,7 +107,7 @@ absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::Start(const std::string&
   }
   nsd->pid_ = pid;
   // Ready when it answers a query (bounded: 15 s).
-  const auto probe = MakeQuery(origin, "SOA");
+  const auto probe = MakeQuery(zones[0].origin, "SOA");
   const absl::Time deadline = absl::Now() + absl::Seconds(15);
   while (true) {
     int status = 0;

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -14,9 +15,12 @@ namespace onepass::dns::testing {
 
 class NsdProcess {
  public:
-  // Serves `zone_file` (origin `origin`, e.g. "example.com") on 127.0.0.1 at a free port.
-  static absl::StatusOr<std::unique_ptr<NsdProcess>> Start(const std::string& zone_file,
-                                                           const std::string& origin);
+  struct ZoneFile {
+    std::string origin;  // e.g. "example.com"
+    std::string path;
+  };
+  // Serves the zones on 127.0.0.1 at a free port.
+  static absl::StatusOr<std::unique_ptr<NsdProcess>> Start(const std::vector<ZoneFile>& zones);
   ~NsdProcess();  // SIGTERM, then SIGKILL after 5 s; removes the directory
 
   int port() const { return port_; }
