@@ -110,8 +110,6 @@ absl::Status Worker::Init() {
   }
   SetAccepting(true);
 
-  scratch_ = std::make_unique<Connection>(input_buffer_bytes_, output_buffer_bytes_);
-  output_buffers_ = 1;
   pool_.reserve(max_connections_);
   free_.reserve(max_connections_);
   active_.reserve(max_connections_);
@@ -129,6 +127,10 @@ void Worker::Run() {
                cpu_, std::strerror(error));
     }
   }
+  // Allocated here, after pinning, so that the buffers of the hot path are first touched (and
+  // placed, on a NUMA machine) on the worker's own node. The pool grows on this thread too.
+  scratch_ = std::make_unique<Connection>(input_buffer_bytes_, output_buffer_bytes_);
+  output_buffers_ = 1;
   event_base_dispatch(base_.get());
   CloseListeners();
 }
