@@ -53,7 +53,10 @@ Response DnsResponder::Respond(absl::Span<const uint8_t> message, absl::Span<uin
       break;
     case QueryStatus::kOk:
       response.size = WritePrecompiled(keepalive_timeout, response.keepalive);
-      if (response.size == 0) response.size = WriteAnswer(keepalive_timeout, response.keepalive);
+      if (response.size == 0) {
+        writer_.Start(out);  // drop whatever a precompiled answer too big for `out` left
+        response.size = WriteAnswer(keepalive_timeout, response.keepalive);
+      }
       break;
   }
   if (response.size == 0) response.kind = Response::Kind::kClose;  // no room even for a header

@@ -368,6 +368,17 @@ TEST(PrecompiledAnswersTest, SameBytesAsRendered) {
   }
   EXPECT_GT(checked, 500u);
   EXPECT_GT(precompiled->count(), 50u);
+  // An output too small for the precompiled answer plus its OPT falls back to rendering,
+  // which truncates cleanly (TC) instead of sending a half-patched message.
+  const auto edns_query = MakeQuery("www.example.com", "A", {.edns = true});
+  for (size_t room : {size_t{40}, size_t{60}, size_t{184}, size_t{190}, size_t{195}}) {
+    std::vector<uint8_t> small(room);
+    const Response r = fast.Respond(edns_query, absl::MakeSpan(small), 0);
+    ASSERT_EQ(r.kind, Response::Kind::kAnswer) << room;
+    auto decoded = testing::DecodeResponse(small.data(), r.size);
+    ASSERT_TRUE(decoded.ok()) << room << ": " << decoded.status();
+    EXPECT_EQ(decoded->id, 0x1234);
+  }
   // A limit stops the build early; what was stored is still used.
   auto partial = PrecompiledAnswers::Build(snapshot, ResponderConfig{}, 2000);
   EXPECT_FALSE(partial->complete());
