@@ -9,6 +9,7 @@
 #ifndef ONEPASS_SERVER_CONNECTION_H_
 #define ONEPASS_SERVER_CONNECTION_H_
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -114,6 +115,9 @@ class Connection {
   // Kept by the owning worker (its libevent event, its index in the worker's list of parked
   // connections); not moved by TakeOver.
   Worker* worker = nullptr;
+  // The peer's address (IPv4 as v4-mapped IPv6) while it counts against the per-client limit.
+  std::array<uint8_t, 16> peer{};
+  bool peer_counted = false;
   struct event* event = nullptr;
   size_t active_index = 0;
 

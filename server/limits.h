@@ -26,9 +26,10 @@ enum class Steering {
 };
 
 // Defaults. DESIGN.md "Limits" gives the sources.
-inline constexpr int kDefaultBacklog = 4096;         // libevent's -1 would mean 128
-inline constexpr int kDefaultAcceptBurst = 64;       // accepts per listener wakeup
-inline constexpr int kDefaultMaxConnections = 5000;  // parked connections, whole server
+inline constexpr int kDefaultBacklog = 4096;                // libevent's -1 would mean 128
+inline constexpr int kDefaultAcceptBurst = 64;              // accepts per listener wakeup
+inline constexpr int kDefaultMaxConnections = 5000;         // parked connections, whole server
+inline constexpr int kDefaultMaxConnectionsPerClient = 25;  // parked, per address, per worker
 inline constexpr absl::Duration kDefaultReadTimeout = absl::Milliseconds(2000);
 inline constexpr absl::Duration kDefaultWriteTimeout = absl::Milliseconds(2000);
 inline constexpr absl::Duration kDefaultDrainTimeout = absl::Milliseconds(5000);
@@ -68,6 +69,11 @@ struct ServerConfig {
   // only one waiting to write also holds an output buffer (OutputBufferBytes: 128 KiB for DNS).
   // Pools grow on demand up to this bound and are reused: no allocation in steady state.
   int max_connections = kDefaultMaxConnections;
+  // Parked connections one client address may hold on one worker (RFC 9210 §4.5 and NSD: 25
+  // per client). Kept per worker, so no worker shares a table: with steering a client's
+  // connections spread over the workers, so the server-wide bound is this times the workers.
+  // Counted only for parked connections: the single pass holds nothing worth limiting.
+  int max_connections_per_client = kDefaultMaxConnectionsPerClient;
   // Per-message deadline [ms]: a request must arrive whole within this time of the previous
   // one being consumed (or of accept). It does not restart on every byte: slowloris is cut.
   absl::Duration read_timeout = kDefaultReadTimeout;

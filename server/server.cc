@@ -20,8 +20,9 @@ absl::Status ValidateConfig(const ServerConfig& config) {
   if (config.accept_burst <= 0) {
     return absl::InvalidArgumentError("--accept-burst must be positive");
   }
-  if (config.max_connections <= 0) {
-    return absl::InvalidArgumentError("--max-connections must be positive");
+  if (config.max_connections <= 0 || config.max_connections_per_client <= 0) {
+    return absl::InvalidArgumentError(
+        "--max-connections and --max-connections-per-client must be positive");
   }
   if (config.read_timeout <= absl::ZeroDuration() || config.write_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--read-timeout-ms and --write-timeout-ms must be positive");

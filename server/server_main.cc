@@ -49,6 +49,9 @@ ABSL_FLAG(int, max_connections, onepass::kDefaultMaxConnections,
           "Connections that may wait in the event loops at once (incomplete request, full "
           "socket buffer, keepalive), for the whole server, split evenly over the workers. "
           "Beyond it new waiting connections are closed and counted (rejected_pool_full).");
+ABSL_FLAG(int, max_connections_per_client, onepass::kDefaultMaxConnectionsPerClient,
+          "Connections one client address may have waiting in one worker's event loop; "
+          "beyond it they are closed and counted (rejected_per_client).");
 ABSL_FLAG(int, read_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultReadTimeout),
           "A request must arrive whole within this many ms of accept or of the previous "
           "request; trickling bytes does not extend it (slowloris).");
@@ -165,6 +168,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.backlog = absl::GetFlag(FLAGS_backlog);
   config.accept_burst = absl::GetFlag(FLAGS_accept_burst);
   config.max_connections = absl::GetFlag(FLAGS_max_connections);
+  config.max_connections_per_client = absl::GetFlag(FLAGS_max_connections_per_client);
   config.read_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_read_timeout_ms));
   config.write_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_write_timeout_ms));
   config.keepalive = absl::Milliseconds(absl::GetFlag(FLAGS_keepalive_ms));

@@ -18,7 +18,7 @@ namespace onepass {
   X(served, "connections that got at least one whole response")                          \
   X(closed_incomplete, "peer closed before sending a whole request")                     \
   X(timeouts, "read_timeouts + write_timeouts")                                          \
-  X(rejected, "rejected_oversize + rejected_pool_full")                                  \
+  X(rejected, "rejected_oversize + rejected_pool_full + rejected_per_client")            \
   X(errors, "recv/send failures (reset, broken pipe) and accept errors")                 \
   X(single_pass, "connections finished without entering the event loop")                 \
   X(parked, "connections handed to the event loop (incomplete request, partial write)")  \
@@ -30,6 +30,7 @@ namespace onepass {
   X(write_timeouts, "response not written within --write-timeout-ms")                    \
   X(rejected_oversize, "buffered request exceeded the handler's MaxRequestBytes")        \
   X(rejected_pool_full, "closed because --max-connections were parked")                  \
+  X(rejected_per_client, "its address had --max-connections-per-client parked")          \
   X(reset_errors, "recv/send failed (connection reset, broken pipe)")                    \
   X(accept_errors, "accept failed with an unexpected error")                             \
   X(accept_pauses, "accepting paused for lack of descriptors or memory (EMFILE...)")     \

@@ -1,6 +1,7 @@
 #include "server/worker.h"
 
 #include <event2/event.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/eventfd.h>
@@ -113,6 +114,7 @@ absl::Status Worker::Init() {
   pool_.reserve(max_connections_);
   free_.reserve(max_connections_);
   active_.reserve(max_connections_);
+  parked_per_client_.reserve(max_connections_);
   return absl::OkStatus();
 }
 
@@ -242,6 +244,14 @@ void Worker::ServeAccepted(int fd) {
     scratch_->Reset(-1);
     return;
   }
+  if (!CountPeer(fd, connection)) {
+    free_.push_back(connection);
+    WorkerStats::Add(stats_.rejected_per_client);
+    WorkerStats::Add(stats_.rejected);
+    close(fd);
+    scratch_->Reset(-1);
+    return;
+  }
   connection->TakeOver(*scratch_);  // free pooled connections hold no output buffer
   if (keeps_output) {
     RefillScratchOutput();  // cannot fail: checked above
@@ -268,6 +278,33 @@ Connection* Worker::AcquireConnection() {
   connection->worker = this;
   pool_.push_back(std::move(connection));
   return pool_.back().get();
+}
+
+bool Worker::CountPeer(int fd, Connection* connection) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  std::array<uint8_t, 16> key{};
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    if (address.ss_family == AF_INET6) {
+      std::memcpy(key.data(), &reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr, 16);
+    } else if (address.ss_family == AF_INET) {
+      key[10] = key[11] = 0xff;  // ::ffff:a.b.c.d
+      std::memcpy(key.data() + 12, &reinterpret_cast<sockaddr_in*>(&address)->sin_addr, 4);
+    }
+  }
+  auto [it, inserted] = parked_per_client_.try_emplace(key, 0);
+  if (it->second >= config_.max_connections_per_client) return false;
+  ++it->second;
+  connection->peer = key;
+  connection->peer_counted = true;
+  return true;
+}
+
+void Worker::UncountPeer(Connection* connection) {
+  if (!connection->peer_counted) return;
+  connection->peer_counted = false;
+  auto it = parked_per_client_.find(connection->peer);
+  if (it != parked_per_client_.end() && --it->second <= 0) parked_per_client_.erase(it);
 }
 
 bool Worker::RefillScratchOutput() {
@@ -377,6 +414,7 @@ void Worker::Close(Connection* connection) {
   event_del(connection->event);
   close(connection->fd());
   ReleaseOutput(connection);
+  UncountPeer(connection);
   connection->Reset(-1);
   // Swap-remove from the parked list.
   Connection* last = active_.back();

@@ -10,9 +10,12 @@
 #ifndef ONEPASS_SERVER_WORKER_H_
 #define ONEPASS_SERVER_WORKER_H_
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "handlers/handler.h"
 #include "server/connection.h"
@@ -65,6 +68,10 @@ class Worker {
   void Wait(Connection* connection, Connection::Next next);
   void Close(Connection* connection);
   Connection* AcquireConnection();
+  // Counts `fd`'s peer against --max-connections-per-client into `connection`; false (and
+  // nothing counted) when that address already has its share parked here.
+  bool CountPeer(int fd, Connection* connection);
+  void UncountPeer(Connection* connection);
   // Makes sure the scratch connection has an output buffer: a spare one, or a new one while
   // fewer than max_connections_ + 1 exist. False when none can be had.
   bool RefillScratchOutput();
@@ -105,6 +112,8 @@ class Worker {
   // wait to write, never more than max_connections_ + 1 (output_buffers_).
   std::vector<std::unique_ptr<OutputBuffer>> spare_outputs_;
   int output_buffers_ = 0;
+  // Parked connections per client address (reserved at Init: no rehash on the data path).
+  absl::flat_hash_map<std::array<uint8_t, 16>, int> parked_per_client_;
 
   bool accepting_ = false;
   bool paused_ = false;

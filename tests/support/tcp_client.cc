@@ -16,7 +16,7 @@
 namespace onepass::testing {
 
 absl::StatusOr<TcpClient> TcpClient::Connect(const std::string& host, int port,
-                                             absl::Duration timeout) {
+                                             absl::Duration timeout, const std::string& source) {
   sockaddr_storage storage{};
   socklen_t length = 0;
   auto* sin = reinterpret_cast<sockaddr_in*>(&storage);
@@ -35,6 +35,18 @@ absl::StatusOr<TcpClient> TcpClient::Connect(const std::string& host, int port,
   int fd = socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
   TcpClient client(fd);
+  if (!source.empty()) {
+    sockaddr_storage local{};
+    auto* local4 = reinterpret_cast<sockaddr_in*>(&local);
+    auto* local6 = reinterpret_cast<sockaddr_in6*>(&local);
+    local.ss_family = storage.ss_family;
+    const bool parsed = storage.ss_family == AF_INET
+                            ? inet_pton(AF_INET, source.c_str(), &local4->sin_addr) == 1
+                            : inet_pton(AF_INET6, source.c_str(), &local6->sin6_addr) == 1;
+    if (!parsed || bind(fd, reinterpret_cast<sockaddr*>(&local), length) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot bind the source ", source));
+    }
+  }
   if (connect(fd, reinterpret_cast<sockaddr*>(&storage), length) != 0) {
     if (errno != EINPROGRESS) {
       return absl::UnavailableError(absl::StrCat("connect: ", std::strerror(errno)));

@@ -12,9 +12,11 @@ namespace onepass::testing {
 
 class TcpClient {
  public:
-  // Connects to `host` (numeric IPv4 or IPv6, e.g. "127.0.0.1", "::1") on `port`.
+  // Connects to `host` (numeric IPv4 or IPv6, e.g. "127.0.0.1", "::1") on `port`, from
+  // `source` (a numeric address of the same family, e.g. "127.0.0.2") when not empty.
   static absl::StatusOr<TcpClient> Connect(const std::string& host, int port,
-                                           absl::Duration timeout = absl::Seconds(5));
+                                           absl::Duration timeout = absl::Seconds(5),
+                                           const std::string& source = "");
   TcpClient(TcpClient&& other) noexcept;
   TcpClient& operator=(TcpClient&& other) noexcept;
   ~TcpClient();

@@ -237,6 +237,38 @@ TEST_F(ServerTest, FullPoolClosesNewWaitingConnections) {
   EXPECT_EQ(answered, 2);
 }
 
+TEST_F(ServerTest, OneClientAddressCannotTakeAllTheSlots) {
+  config_.cpus = {AllowedCpus()[0]};  // one worker
+  config_.max_connections_per_client = 2;
+  StartServer();
+  std::vector<TcpClient> clients;
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<TcpClient> client = Connect();
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE(client->Send("partial").ok());
+    clients.push_back(*std::move(client));
+  }
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.rejected_per_client == 2; }));
+  EXPECT_EQ(server_->Stats().rejected, 2u);
+  // Another address still gets a slot; a closed connection gives its slot back.
+  absl::StatusOr<TcpClient> other =
+      TcpClient::Connect("127.0.0.1", port_, absl::Seconds(5), "127.0.0.2");
+  ASSERT_TRUE(other.ok()) << other.status();
+  ASSERT_TRUE(other->Send("partial").ok());
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 3; }));
+  clients.clear();
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.closed_incomplete >= 2; }));
+  absl::StatusOr<TcpClient> again = Connect();
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(again->Send("part").ok());
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 4; }));
+  ASSERT_TRUE(again->Send("ial\n").ok());
+  absl::StatusOr<std::string> reply = again->ReadUntilClose();
+  ASSERT_TRUE(reply.ok());
+  EXPECT_NE(reply->find(" partial\n"), std::string::npos) << *reply;
+  EXPECT_EQ(server_->Stats().rejected_per_client, 2u);
+}
+
 TEST_F(ServerTest, OutputBuffersOfBlockedWritersAreBounded) {
   config_.cpus = {AllowedCpus()[0]};  // one worker
   config_.max_connections = 1;
