@@ -45,21 +45,21 @@ void MessageWriter::Rollback(size_t size) {
 }
 
 bool MessageWriter::WriteBytes(const void* bytes, size_t n) {
-  if (capacity_ - size_ < n) return false;
+  if (Room() < n) return false;
   std::memcpy(buffer_ + size_, bytes, n);
   size_ += n;
   return true;
 }
 
 bool MessageWriter::WriteU16(uint16_t value) {
-  if (capacity_ - size_ < 2) return false;
+  if (Room() < 2) return false;
   dns::WriteU16(buffer_ + size_, value);
   size_ += 2;
   return true;
 }
 
 bool MessageWriter::WriteU32(uint32_t value) {
-  if (capacity_ - size_ < 4) return false;
+  if (Room() < 4) return false;
   dns::WriteU32(buffer_ + size_, value);
   size_ += 4;
   return true;
@@ -92,7 +92,7 @@ bool MessageWriter::WriteName(const uint8_t* name, size_t size) {
   }
   const size_t start = size_;
   const size_t literal = match >= 0 ? match_pos : size;
-  if (capacity_ - size_ < literal + (match >= 0 ? 2 : 0)) return false;
+  if (Room() < literal + (match >= 0 ? 2 : 0)) return false;
   std::memcpy(buffer_ + size_, name, literal);
   size_ += literal;
   if (match >= 0) {
@@ -106,7 +106,7 @@ bool MessageWriter::WriteName(const uint8_t* name, size_t size) {
 }
 
 bool MessageWriter::WriteRecord(absl::string_view owner, uint16_t type, const Record& record) {
-  if (!WriteName(owner) || capacity_ - size_ < 10) return false;
+  if (!WriteName(owner) || Room() < 10) return false;
   uint8_t* fixed = buffer_ + size_;
   dns::WriteU16(fixed, type);
   dns::WriteU16(fixed + 2, kClassIn);

@@ -48,6 +48,8 @@ class MessageWriter {
     uint16_t size;
     uint16_t offset;  // where it starts in the message
   };
+  // Bytes left before the capacity; 0 when a Reserve() took the capacity below the size.
+  size_t Room() const { return capacity_ > size_ ? capacity_ - size_ : 0; }
   int Find(const uint8_t* name, size_t size) const;
   void Remember(const uint8_t* name, size_t size, size_t offset);
 

@@ -13,6 +13,7 @@
 #include "handlers/dns/dns_framer.h"
 #include "handlers/dns/dns_handler.h"
 #include "handlers/dns/dns_wire.h"
+#include "handlers/dns/precompiled_answers.h"
 #include "handlers/dns/zone_loader.h"
 
 namespace {
@@ -86,6 +87,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (buffer[0] != data[0] || buffer[1] != data[1]) std::abort();  // ID echoed
       if ((buffer[2] & 0x80) == 0) std::abort();                       // QR set
     }
+  }
+  // 1b. Into an output just big enough or too small (the writer's bounds; ASan sees overruns
+  // of this exactly-sized buffer).
+  if (size > 0) {
+    static DnsResponder small_responder(
+        BuildSnapshot({ZoneSource{"default", std::string(DefaultZoneText())}}).value(),
+        ResponderConfig{},
+        PrecompiledAnswers::Build(
+            BuildSnapshot({ZoneSource{"default", std::string(DefaultZoneText())}}).value(),
+            ResponderConfig{}, 1 << 20));
+    std::vector<uint8_t> small(1 + (data[size - 1] * 3) % 400);
+    const Response r = small_responder.Respond(input, absl::MakeSpan(small), 7);
+    if (r.kind == Response::Kind::kAnswer && r.size > small.size()) std::abort();
   }
   // 2. The input as a TCP stream, whole and split in two. A split may close earlier (after the
   // last complete query of the first chunk, the single pass) but never sends other bytes.
