@@ -2,8 +2,8 @@
 // (framer, parser, planner, writer, precompiled or rendered) makes no heap allocation.
 // This binary replaces the global operator new to count.
 #include <atomic>
-#include <memory>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
