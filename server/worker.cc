@@ -189,9 +189,10 @@ void Worker::AcceptBurst(int listener_fd, int limit) {
           PauseAccepting(errno);
           return;
         default:
+          // Unexpected and possibly lasting: pausing is what keeps it from spinning.
           WorkerStats::Add(stats_.accept_errors);
           WorkerStats::Add(stats_.errors);
-          LogWarning("worker %d: accept: %s", index_, std::strerror(errno));
+          PauseAccepting(errno);
           return;
       }
     }
