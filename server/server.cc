@@ -95,9 +95,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerConfig& confi
       return absl::InternalError(
           absl::StrCat("the ", server->factory_->Name(), " handler could not be created"));
     }
-    auto worker = std::make_unique<Worker>(
-        w, place.worker_cpus[w], std::move(listeners->by_worker[w]), std::move(handler),
-        server->factory_->OutputBufferBytes(), config, per_worker);
+    auto worker =
+        std::make_unique<Worker>(w, place.worker_cpus[w], std::move(listeners->by_worker[w]),
+                                 server->factory_, std::move(handler), config, per_worker);
     if (absl::Status init = worker->Init(); !init.ok()) return init;
     server->workers_.push_back(std::move(worker));
   }
@@ -132,9 +132,52 @@ void Server::Wait() {
   threads_.clear();
 }
 
+absl::Status Server::Reload(absl::StatusOr<std::unique_ptr<HandlerFactory>> loaded) {
+  absl::Status status = loaded.status();
+  std::vector<std::unique_ptr<Handler>> handlers;
+  if (status.ok() && (*loaded)->Name() != factory_->Name()) {
+    status = absl::InvalidArgumentError(
+        absl::StrCat("the new data is for ", (*loaded)->Name(), ", not ", factory_->Name()));
+  }
+  // The workers' buffers were sized for the first data at startup and are pooled: larger
+  // needs would mean reallocating under parked connections, so such a reload is refused.
+  if (status.ok() && !workers_.empty() &&
+      (*loaded)->OutputBufferBytes() > workers_.front()->output_buffer_bytes()) {
+    status = absl::FailedPreconditionError(absl::StrCat(
+        "the new data needs ", (*loaded)->OutputBufferBytes(), "-byte output buffers, more than ",
+        "the ", workers_.front()->output_buffer_bytes(),
+        " allocated at startup; restart onepassd"));
+  }
+  for (size_t w = 0; status.ok() && w < workers_.size(); ++w) {
+    std::unique_ptr<Handler> handler = (*loaded)->CreateHandler();
+    if (handler == nullptr) {
+      status = absl::InternalError(
+          absl::StrCat("the ", (*loaded)->Name(), " handler could not be created"));
+    } else if (handler->MaxRequestBytes() >= workers_[w]->input_buffer_bytes()) {
+      status = absl::FailedPreconditionError(absl::StrCat(
+          "the new data accepts ", handler->MaxRequestBytes(), "-byte requests, more than the ",
+          workers_[w]->input_buffer_bytes() - 1, " allocated at startup; restart onepassd"));
+    } else {
+      handlers.push_back(std::move(handler));
+    }
+  }
+  if (!status.ok()) {
+    reload_failures_.fetch_add(1, std::memory_order_relaxed);
+    return status;
+  }
+  const uint64_t generation = reloads_.fetch_add(1, std::memory_order_relaxed) + 1;
+  factory_ = *std::move(loaded);
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    workers_[w]->OfferHandler(factory_, std::move(handlers[w]), generation);
+  }
+  return absl::OkStatus();
+}
+
 StatsSnapshot Server::Stats() const {
   StatsSnapshot total;
   for (const auto& worker : workers_) total += worker->ReadStats();
+  total.reloads = reloads_.load(std::memory_order_relaxed);
+  total.reload_failures = reload_failures_.load(std::memory_order_relaxed);
   return total;
 }
 

@@ -4,10 +4,13 @@
 // Usage (server/main.cc, tests/integration/server/):
 //   auto server = Server::Create(config, std::move(factory));   // binds every listener
 //   server->Start();                                              // one thread per worker
+//   server->Reload(NewHandlerFactory(name));                      // SIGHUP: new data
 //   ... server->RequestStop();  server->Wait();                   // drain and join
 #ifndef ONEPASS_SERVER_SERVER_H_
 #define ONEPASS_SERVER_SERVER_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -52,6 +55,14 @@ class Server {
   // Joins the worker threads (after RequestStop they return within the drain timeout).
   void Wait();
 
+  // The main thread (SIGHUP), after Start: `factory` holds freshly loaded data (or the error
+  // of loading it). On success every worker gets a new Handler from it and swaps it in on its
+  // own thread between two events (Worker::OfferHandler): no connection is dropped or
+  // delayed, and the previous data is freed when the last worker lets it go. On failure
+  // (load error, another protocol, buffers the running workers lack) nothing changes and the
+  // error says why; the workers keep the previous data. Counted as reloads/reload_failures.
+  absl::Status Reload(absl::StatusOr<std::unique_ptr<HandlerFactory>> factory);
+
   // Any thread: the counters summed over workers, or those of worker `index`.
   StatsSnapshot Stats() const;
   StatsSnapshot StatsOf(int worker) const;
@@ -59,7 +70,10 @@ class Server {
  private:
   Server() = default;
 
-  std::unique_ptr<HandlerFactory> factory_;  // outlives the handlers it made
+  // The newest data; each worker also holds the factory of the handler it runs.
+  std::shared_ptr<const HandlerFactory> factory_;
+  std::atomic<uint64_t> reloads_{0};
+  std::atomic<uint64_t> reload_failures_{0};
   WorkerPlacement placement_;
   std::vector<SocketAddress> addresses_;
   std::vector<std::unique_ptr<Worker>> workers_;

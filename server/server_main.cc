@@ -73,7 +73,9 @@ constexpr char kUsage[] =
     "\n"
     "Flag names may be written with '-' or '_' (--read-timeout-ms = --read_timeout_ms).\n"
     "Prints 'listening on ADDR:PORT' per address and 'ready' once bound; on SIGTERM drains and\n"
-    "prints 'stats ...'. SIGUSR1 logs the counters.";
+    "prints 'stats ...'. SIGUSR1 logs the counters. SIGHUP reloads the handler's data from\n"
+    "the same flags (zone files, OCSP responses, Whois database) without dropping a\n"
+    "connection; if the new data fails to load, the previous data stays in service.";
 
 // Flags shown by --help: the server's and every handler's (--helpfull shows Abseil's too).
 bool IsOurFlagFile(absl::string_view file) {
@@ -217,7 +219,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   }
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(*config, *std::move(factory));
   if (!server.ok()) return Fail(server.status());
-  // SIGTERM/SIGINT/SIGUSR1 are blocked in every thread (the workers inherit the mask) and
+  // SIGTERM/SIGINT/SIGUSR1/SIGHUP are blocked in every thread (the workers inherit the mask) and
   // taken by sigwait on this thread only: no handler ever runs, nothing to make
   // async-signal-safe, nothing interrupts a worker. (Before this point, during data loading and
   // binding, SIGTERM simply ends the process: there is nothing to drain.)
@@ -226,6 +228,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGUSR1);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // sends use MSG_NOSIGNAL; this covers anything else
 
@@ -242,6 +245,18 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
     if (sigwait(&signals, &signal_number) != 0) continue;
     if (signal_number == SIGUSR1) {
       LogInfo("stats %s", (*server)->Stats().Format());
+      continue;
+    }
+    if (signal_number == SIGHUP) {
+      // NSD/Knot/nginx semantics: re-read the data named by the same flags; the workers
+      // switch between connections. The load runs here, so the workers never wait for it.
+      LogInfo("SIGHUP: reloading %s data", handler_name);
+      const absl::Status reloaded = (*server)->Reload(make_factory(handler_name));
+      if (reloaded.ok()) {
+        LogInfo("reloaded %s data; handed to %d workers", handler_name, (*server)->worker_count());
+      } else {
+        LogError("reload failed: %s; still serving the previous data", reloaded.message());
+      }
       continue;
     }
     LogInfo("%s: draining (up to %s)", signal_number == SIGINT ? "SIGINT" : "SIGTERM",

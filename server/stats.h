@@ -36,7 +36,9 @@ namespace onepass {
   X(accept_pauses, "accepting paused for lack of descriptors or memory (EMFILE...)")     \
   X(closed_drain, "still open at the end of the drain timeout")                          \
   X(idle_closes, "kept-alive connections closed after --keepalive-ms without a request") \
-  X(handler_loops, "handler made no progress; connection closed (a handler bug)")
+  X(handler_loops, "handler made no progress; connection closed (a handler bug)")        \
+  X(reloads, "SIGHUP data reloads handed to the workers (server-wide, not per worker)")  \
+  X(reload_failures, "SIGHUP reloads refused; the previous data stayed (server-wide)")
 
 struct StatsSnapshot {
 #define ONEPASS_SNAPSHOT_FIELD(name, help) uint64_t name = 0;

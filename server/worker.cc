@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -44,7 +45,7 @@ void FreeBase(event_base* base) {
 }  // namespace
 
 Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
-               std::unique_ptr<Handler> handler, size_t output_buffer_bytes,
+               std::shared_ptr<const HandlerFactory> factory, std::unique_ptr<Handler> handler,
                const ServerConfig& config, int max_connections)
     : index_(index),
       cpu_(cpu),
@@ -52,11 +53,13 @@ Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
       max_connections_(max_connections),
       // One byte beyond MaxRequestBytes so that an oversize request is seen as such.
       input_buffer_bytes_(std::max(handler->MaxRequestBytes() + 1, kMinInputBufferBytes)),
-      output_buffer_bytes_(output_buffer_bytes),
+      output_buffer_bytes_(factory->OutputBufferBytes()),
+      factory_(std::move(factory)),
       handler_(std::move(handler)),
       listeners_(std::move(listeners)),
       base_(nullptr, FreeBase),
       stop_event_(nullptr, FreeEvent),
+      offer_event_(nullptr, FreeEvent),
       resume_timer_(nullptr, FreeEvent),
       drain_timer_(nullptr, FreeEvent) {
   env_.handler = handler_.get();
@@ -75,6 +78,7 @@ Worker::~Worker() {
   scratch_.reset();
   accept_events_.clear();
   stop_event_.reset();
+  offer_event_.reset();
   resume_timer_.reset();
   drain_timer_.reset();
   base_.reset();
@@ -93,12 +97,19 @@ absl::Status Worker::Init() {
   if (!stop_fd_.valid()) {
     return absl::InternalError(absl::StrCat("eventfd: ", std::strerror(errno)));
   }
+  offer_fd_.Reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!offer_fd_.valid()) {
+    return absl::InternalError(absl::StrCat("eventfd: ", std::strerror(errno)));
+  }
   stop_event_.reset(
       event_new(base_.get(), stop_fd_.get(), EV_READ | EV_PERSIST, &Worker::OnStopRequested, this));
+  offer_event_.reset(event_new(base_.get(), offer_fd_.get(), EV_READ | EV_PERSIST,
+                               &Worker::OnHandlerOffered, this));
   resume_timer_.reset(evtimer_new(base_.get(), &Worker::OnAcceptResume, this));
   drain_timer_.reset(evtimer_new(base_.get(), &Worker::OnDrainDeadline, this));
-  if (stop_event_ == nullptr || resume_timer_ == nullptr || drain_timer_ == nullptr ||
-      event_add(stop_event_.get(), nullptr) != 0) {
+  if (stop_event_ == nullptr || offer_event_ == nullptr || resume_timer_ == nullptr ||
+      drain_timer_ == nullptr || event_add(stop_event_.get(), nullptr) != 0 ||
+      event_add(offer_event_.get(), nullptr) != 0) {
     return absl::ResourceExhaustedError("cannot create the worker's events");
   }
   for (const ScopedFd& listener : listeners_) {
@@ -141,6 +152,46 @@ void Worker::RequestStop() {
   uint64_t one = 1;
   ssize_t ignored = write(stop_fd_.get(), &one, sizeof(one));  // eventfd: never short
   (void)ignored;
+}
+
+void Worker::OfferHandler(std::shared_ptr<const HandlerFactory> factory,
+                          std::unique_ptr<Handler> handler, uint64_t generation) {
+  std::unique_ptr<Handler> unused_handler;  // an offer not taken yet, freed outside the lock
+  std::shared_ptr<const HandlerFactory> unused_factory;
+  {
+    std::lock_guard<std::mutex> lock(offer_mutex_);
+    unused_handler = std::exchange(offered_handler_, std::move(handler));
+    unused_factory = std::exchange(offered_factory_, std::move(factory));
+    offered_generation_ = generation;
+  }
+  uint64_t one = 1;
+  ssize_t ignored = write(offer_fd_.get(), &one, sizeof(one));  // eventfd: never short
+  (void)ignored;
+}
+
+void Worker::OnHandlerOffered(int fd, short what, void* arg) {
+  Worker* worker = static_cast<Worker*>(arg);
+  uint64_t count;
+  ssize_t ignored = read(fd, &count, sizeof(count));
+  (void)ignored;
+  std::unique_ptr<Handler> handler;
+  std::shared_ptr<const HandlerFactory> factory;
+  uint64_t generation = 0;
+  {
+    std::lock_guard<std::mutex> lock(worker->offer_mutex_);
+    handler = std::move(worker->offered_handler_);
+    factory = std::move(worker->offered_factory_);
+    generation = worker->offered_generation_;
+  }
+  if (handler == nullptr) return;  // taken with an earlier wakeup
+  // Between events: no Advance is running, so every connection's next call sees the new
+  // handler. The old handler goes first, then (if no other worker holds it) the old data.
+  worker->handler_ = std::move(handler);
+  worker->env_.handler = worker->handler_.get();
+  worker->env_.max_request_bytes = worker->handler_->MaxRequestBytes();
+  worker->factory_ = std::move(factory);
+  LogInfo("worker %d: serving reload %d; %d parked connections continue with it", worker->index_,
+          generation, worker->active_.size());
 }
 
 void Worker::SetAccepting(bool on) {

@@ -1,6 +1,7 @@
 // One worker: a thread pinned to one CPU with its own listening sockets (one per --listen
 // address), its own libevent event_base (no locks), its own Handler, buffers and counters.
-// Workers share no mutable state; the only cross-thread call is RequestStop (an eventfd write).
+// Workers share no mutable state; the cross-thread calls are RequestStop (an eventfd write) and
+// OfferHandler (a mailbox under a mutex the worker takes once per reload, plus an eventfd).
 //
 // The path of a connection (DESIGN.md):
 //   listener readable → accept4 up to --accept-burst times → for each socket, at once: recv
@@ -13,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -31,9 +33,11 @@ namespace onepass {
 class Worker {
  public:
   // `cpu` < 0: not pinned. `listeners` are bound, listening, non-blocking sockets.
+  // `handler` was made by `factory`, which the worker keeps alive as long as it uses it.
   // `max_connections`: the most connections parked at once on this worker.
-  Worker(int index, int cpu, std::vector<ScopedFd> listeners, std::unique_ptr<Handler> handler,
-         size_t output_buffer_bytes, const ServerConfig& config, int max_connections);
+  Worker(int index, int cpu, std::vector<ScopedFd> listeners,
+         std::shared_ptr<const HandlerFactory> factory, std::unique_ptr<Handler> handler,
+         const ServerConfig& config, int max_connections);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -45,8 +49,19 @@ class Worker {
   // Any thread, async-signal-safe: stop accepting, finish connections in flight within
   // config.drain_timeout, then make Run return.
   void RequestStop();
+  // Any thread (SIGHUP, server/server.cc): the worker swaps in `handler` (made by `factory`)
+  // between two events of its loop, so no connection sees two handlers in one call; parked
+  // connections simply continue with the new one (handlers keep no per-connection state). The
+  // old handler is destroyed there, and the old factory when its last worker lets it go. An
+  // offer not yet taken is replaced by a newer one. The handler must fit this worker's
+  // buffers: OutputBufferBytes() <= output_buffer_bytes(), MaxRequestBytes() <
+  // input_buffer_bytes() (Server::Reload checks).
+  void OfferHandler(std::shared_ptr<const HandlerFactory> factory, std::unique_ptr<Handler> handler,
+                    uint64_t generation);
 
   int index() const { return index_; }
+  size_t input_buffer_bytes() const { return input_buffer_bytes_; }
+  size_t output_buffer_bytes() const { return output_buffer_bytes_; }
   int cpu() const { return cpu_; }
   // Any thread.
   StatsSnapshot ReadStats() const { return stats_.Read(); }
@@ -55,6 +70,7 @@ class Worker {
   static void OnAcceptable(int fd, short what, void* arg);
   static void OnConnectionEvent(int fd, short what, void* arg);
   static void OnStopRequested(int fd, short what, void* arg);
+  static void OnHandlerOffered(int fd, short what, void* arg);
   static void OnAcceptResume(int fd, short what, void* arg);
   static void OnDrainDeadline(int fd, short what, void* arg);
 
@@ -87,17 +103,26 @@ class Worker {
   const int max_connections_;
   const size_t input_buffer_bytes_;
   const size_t output_buffer_bytes_;
+  // Declared before handler_ so that the handler goes first: it may read the factory's data.
+  std::shared_ptr<const HandlerFactory> factory_;
   std::unique_ptr<Handler> handler_;
   ConnectionEnv env_;
   WorkerStats stats_;
 
-  ScopedFd stop_fd_;  // eventfd: RequestStop writes, the loop reads
+  ScopedFd stop_fd_;   // eventfd: RequestStop writes, the loop reads
+  ScopedFd offer_fd_;  // eventfd: OfferHandler writes, the loop reads
+  // The mailbox of OfferHandler: the worker's loop takes it once per reload, never per request.
+  std::mutex offer_mutex_;
+  std::shared_ptr<const HandlerFactory> offered_factory_;
+  std::unique_ptr<Handler> offered_handler_;
+  uint64_t offered_generation_ = 0;
   std::vector<ScopedFd> listeners_;
 
   // Declared before every event so that it is freed after them.
   std::unique_ptr<event_base, void (*)(event_base*)> base_;
   std::vector<std::unique_ptr<event, void (*)(event*)>> accept_events_;
   std::unique_ptr<event, void (*)(event*)> stop_event_;
+  std::unique_ptr<event, void (*)(event*)> offer_event_;
   std::unique_ptr<event, void (*)(event*)> resume_timer_;
   std::unique_ptr<event, void (*)(event*)> drain_timer_;
 

