@@ -20,10 +20,10 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "common/cpu_list.h"
 #include "common/log.h"
+#include "server/arguments.h"
 #include "server/limits.h"
 #include "server/server.h"
 
@@ -72,6 +72,7 @@ constexpr char kUsage[] =
     "  onepassd --handler dns --listen 127.0.0.1:5300 [--listen [::1]:5300] [flags]\n"
     "\n"
     "Flag names may be written with '-' or '_' (--read-timeout-ms = --read_timeout_ms).\n"
+    "List flags (--listen, and the handlers' file lists) may be repeated or comma-separated.\n"
     "Prints 'listening on ADDR:PORT' per address and 'ready' once bound; on SIGTERM drains and\n"
     "prints 'stats ...'. SIGUSR1 logs the counters. SIGHUP reloads the handler's data from\n"
     "the same flags (zone files, OCSP responses, Whois database) without dropping a\n"
@@ -80,42 +81,6 @@ constexpr char kUsage[] =
 // Flags shown by --help: the server's and every handler's (--helpfull shows Abseil's too).
 bool IsOurFlagFile(absl::string_view file) {
   return absl::StrContains(file, "server/") || absl::StrContains(file, "handlers/");
-}
-
-// Lets the flags be written --read-timeout-ms (as documented) as well as --read_timeout_ms (as
-// Abseil names them), and lets --listen repeat: every --listen value is merged into one
-// comma-separated --listen, which Abseil parses as a list.
-std::vector<std::string> NormalizeArguments(int argc, char** argv) {
-  std::vector<std::string> args = {argv[0]};
-  std::vector<std::string> listen;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--") {
-      for (; i < argc; ++i) args.emplace_back(argv[i]);
-      break;
-    }
-    if (arg.size() > 1 && arg[0] == '-' && !(arg[1] >= '0' && arg[1] <= '9')) {
-      size_t start = arg.find_first_not_of('-');
-      size_t end = std::min(arg.find('='), arg.size());
-      for (size_t k = start; k < end && start != std::string::npos; ++k) {
-        if (arg[k] == '-') arg[k] = '_';
-      }
-      absl::string_view name = absl::string_view(arg).substr(0, end);
-      if (name == "--listen" || name == "-listen") {
-        if (end < arg.size()) {
-          listen.push_back(arg.substr(end + 1));
-        } else if (i + 1 < argc) {
-          listen.emplace_back(argv[++i]);
-        } else {
-          args.push_back(arg);  // let Abseil report the missing value
-        }
-        continue;
-      }
-    }
-    args.push_back(std::move(arg));
-  }
-  if (!listen.empty()) args.push_back(absl::StrCat("--listen=", absl::StrJoin(listen, ",")));
-  return args;
 }
 
 bool WantsHelp(const std::vector<std::string>& args) {

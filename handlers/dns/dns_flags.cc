@@ -14,8 +14,9 @@
 
 // absl list flags take one comma-separated value (a repeated --zone replaces the earlier one).
 ABSL_FLAG(std::vector<std::string>, zone, {},
-          "DNS: comma-separated RFC 1035 zone files to serve (origin = owner of the SOA); "
-          "without it the embedded example.com zone is served");
+          "DNS: RFC 1035 zone file to serve (origin = owner of the SOA); repeat the flag "
+          "or separate with commas for several zones. Without it the embedded example.com "
+          "zone is served. SIGHUP re-reads the files");
 ABSL_FLAG(int, dns_edns_udp_size, 1232,
           "DNS: UDP payload size advertised in EDNS(0) OPT records (RFC 6891 §6.2.5), 512..65535");
 

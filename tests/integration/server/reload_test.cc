@@ -1,7 +1,7 @@
 // SIGHUP reloads the handler's data: the real onepassd --handler dns with a zone file in a temp
 // directory, a real client (kdig) to see the new answer, and a load loop of raw DNS-over-TCP
 // queries running through the reload that must see no failed connection. A broken zone file
-// and SIGHUP keep the previous data. Also: repeated --zone flags all serve.
+// and SIGHUP keep the previous data. Also: repeated --zone flags all serve (server/arguments.h).
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -71,8 +71,8 @@ std::string WwwQuery() {
 
 // The A record's address as it appears in the answer's RDATA.
 std::string AddressBytes(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
-  return std::string({static_cast<char>(a), static_cast<char>(b), static_cast<char>(c),
-                      static_cast<char>(d)});
+  return std::string(
+      {static_cast<char>(a), static_cast<char>(b), static_cast<char>(c), static_cast<char>(d)});
 }
 
 std::string Kdig(int port, const std::string& name) {
@@ -169,6 +169,23 @@ TEST(ReloadTest, SighupSwapsTheZoneWithoutDroppingAConnection) {
   EXPECT_EQ(StatValue(out, "reloads"), 1) << out;
   EXPECT_EQ(StatValue(out, "reload_failures"), 1) << out;
   EXPECT_EQ(StatValue(out, "errors"), 0) << out;
+}
+
+// Repeated list flags merge (server/arguments.h): both zones serve, also with the hyphenated
+// spelling and mixed with a comma list.
+TEST(ListFlagsTest, RepeatedZoneFlagsAllServe) {
+  if (!testing::ProgramExists("kdig")) GTEST_SKIP() << "kdig is not installed";
+  const std::string data = ONEPASS_SOURCE_DIR "/tests/data/";
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0", "--zone",
+                            data + "example.com.zone", "--zone=" + data + "example.net.zone"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_EQ(Kdig((*server)->port(), "www.example.com"), "192.0.2.80\n");
+  EXPECT_EQ(Kdig((*server)->port(), "www.example.net"), "198.51.100.80\n");
+  EXPECT_EQ((*server)->Stop(), 0);
+  const std::string log = (*server)->ReadStderr();
+  EXPECT_TRUE(absl::StrContains(log, "serving zone example.com.")) << log;
+  EXPECT_TRUE(absl::StrContains(log, "serving zone example.net.")) << log;
 }
 
 }  // namespace
