@@ -46,7 +46,9 @@ enum class Action {
 struct Verdict {
   Action action = Action::kReadMore;
   // Bytes at the front of the input that are done with; the server drops them before the next
-  // call. Always <= input.size().
+  // call. Always <= input.size(). With kWriteThenClose, consumed < input.size() also tells the
+  // server that the client may still be sending (an answer before the end of the request):
+  // it then closes gracefully (server/: lingering close) so that the answer is not reset.
   size_t consumed = 0;
 };
 

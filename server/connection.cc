@@ -47,6 +47,10 @@ void Connection::Reset(int fd) {
   in_->Clear();
   if (out_ != nullptr) out_->Clear();
   close_after_write_ = false;
+  linger_after_write_ = false;
+  lingering_ = false;
+  read_in_pieces_ = false;
+  discarded_ = 0;
   need_process_ = false;
   peer_closed_ = false;
   served_ = false;
@@ -55,6 +59,7 @@ void Connection::Reset(int fd) {
   read_deadline_armed = false;
   read_deadline_is_idle = false;
   write_deadline_armed = false;
+  linger_deadline_armed = false;
 }
 
 void Connection::TakeOver(Connection& other) {
@@ -62,6 +67,10 @@ void Connection::TakeOver(Connection& other) {
   std::swap(in_, other.in_);
   std::swap(out_, other.out_);
   close_after_write_ = other.close_after_write_;
+  linger_after_write_ = other.linger_after_write_;
+  lingering_ = other.lingering_;
+  read_in_pieces_ = other.read_in_pieces_;
+  discarded_ = other.discarded_;
   need_process_ = other.need_process_;
   peer_closed_ = other.peer_closed_;
   served_ = other.served_;
@@ -72,6 +81,8 @@ void Connection::TakeOver(Connection& other) {
   read_deadline_is_idle = other.read_deadline_is_idle;
   write_deadline = other.write_deadline;
   write_deadline_armed = other.write_deadline_armed;
+  linger_deadline = other.linger_deadline;
+  linger_deadline_armed = other.linger_deadline_armed;
   other.Reset(-1);
 }
 
@@ -113,15 +124,46 @@ void Connection::CountEndOfInput(const ConnectionEnv& env) {
   if (!in_->empty() || !served_) WorkerStats::Add(env.stats->closed_incomplete);
 }
 
+Connection::Next Connection::BeginLinger(const ConnectionEnv& env) {
+  WorkerStats::Add(env.stats->lingering_closes);
+  // FIN after the response: the client sees the end of it and, being done, closes too.
+  shutdown(fd_, SHUT_WR);
+  lingering_ = true;
+  in_->Clear();
+  return Discard(env);
+}
+
+Connection::Next Connection::Discard(const ConnectionEnv& env) {
+  for (int reads = 0; reads < kReadsPerTurn; ++reads) {
+    absl::Span<uint8_t> tail = in_->WritableTail();
+    ssize_t received = recv(fd_, tail.data(), tail.size(), MSG_DONTWAIT);
+    WorkerStats::Add(env.stats->recvs);
+    if (received == 0) return Next::kClose;  // the client's EOF: nothing unread, no RST
+    if (received < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return Next::kLinger;
+      return Next::kClose;  // reset by the client: nothing left to protect
+    }
+    discarded_ += static_cast<size_t>(received);
+    if (discarded_ > kLingerMaxBytes) {
+      WorkerStats::Add(env.stats->linger_cut);
+      return Next::kClose;
+    }
+  }
+  return Next::kLinger;
+}
+
 Connection::Next Connection::Advance(const ConnectionEnv& env) {
+  if (lingering_) return Discard(env);
   int reads = 0;
   bool last_read_short = false;
+  bool last_read_full = false;
   int calls_without_progress = 0;
   while (true) {
     if (!out_->empty()) {
       Next next;
       if (!Flush(env, &next)) return next;
-      if (close_after_write_) return Next::kClose;
+      if (close_after_write_) return linger_after_write_ ? BeginLinger(env) : Next::kClose;
       if (!in_->empty()) need_process_ = true;  // requests left after the handler stopped early
     }
 
@@ -151,6 +193,13 @@ Connection::Next Connection::Advance(const ConnectionEnv& env) {
           return Next::kClose;
         case Action::kWriteThenClose:
           close_after_write_ = true;
+          // Linger only when the client may still be sending: request bytes left unconsumed
+          // (the handler answered before the end of the request), the last recv filled the
+          // buffer (more may wait in the socket), or the request came in pieces (more pieces
+          // may follow an early error: a handler may consume all it was given). The usual
+          // single pass, one short read consumed whole, closes at once.
+          linger_after_write_ =
+              env.linger && !peer_closed_ && (!in_->empty() || last_read_full || read_in_pieces_);
           if (out_->empty()) {
             WorkerStats::Add(env.stats->closed_by_handler);
             return Next::kClose;
@@ -204,6 +253,8 @@ Connection::Next Connection::Advance(const ConnectionEnv& env) {
     WorkerStats::Add(env.stats->recvs);
     if (received > 0) {
       last_read_short = static_cast<size_t>(received) < tail.size();
+      last_read_full = !last_read_short;
+      if (!in_->empty()) read_in_pieces_ = true;
       in_->Commit(static_cast<size_t>(received));
       need_process_ = true;
       calls_without_progress = 0;

@@ -62,6 +62,8 @@ struct ConnectionEnv {
   WorkerStats* stats = nullptr;
   size_t max_request_bytes = 0;
   absl::Duration keepalive = absl::ZeroDuration();
+  // Lingering close (--linger-ms > 0): see Next::kLinger.
+  bool linger = false;
 };
 
 class Connection {
@@ -70,6 +72,13 @@ class Connection {
     kClose,         // done (the caller closes the socket; counters are already updated)
     kWaitForRead,   // incomplete request, or the read budget of this turn is spent
     kWaitForWrite,  // the socket buffer is full; out() holds the rest of the response
+    // The response is sent and the write side shut down, but the client may still be sending
+    // (the handler answered kWriteThenClose with request bytes left over, e.g. an HTTP 413/431
+    // before the body was read). close() with unread data makes the kernel send RST, which can
+    // destroy the response before the client reads it (RFC 9112 §9.6; nginx lingering_close).
+    // So the connection reads and discards, up to kLingerMaxBytes, until the client's EOF:
+    // wait for it to become readable, within --linger-ms. Only then is it closed.
+    kLinger,
   };
 
   // `output_capacity` 0: no output buffer of its own (see GiveOutput).
@@ -101,7 +110,11 @@ class Connection {
   bool served() const { return served_; }
 
   // Between requests of a kept-alive connection: nothing buffered, at least one response sent.
-  bool idle() const { return served_ && in_->empty() && (out_ == nullptr || out_->empty()); }
+  bool idle() const {
+    return served_ && !lingering_ && in_->empty() && (out_ == nullptr || out_->empty());
+  }
+  // Sent its last response and discards input until the client's EOF (Next::kLinger).
+  bool lingering() const { return lingering_; }
 
   // Deadlines, kept by the worker. Advance sets message_consumed when it consumed a whole
   // request, which restarts the read deadline (RFC 7766 §6.2.3, DESIGN.md Limits).
@@ -111,6 +124,8 @@ class Connection {
   bool read_deadline_is_idle = false;
   SteadyTime write_deadline{};
   bool write_deadline_armed = false;
+  SteadyTime linger_deadline{};
+  bool linger_deadline_armed = false;
 
   // Kept by the owning worker (its libevent event, its index in the worker's list of parked
   // connections); not moved by TakeOver.
@@ -126,11 +141,20 @@ class Connection {
   bool Flush(const ConnectionEnv& env, Next* next);
   // Counts a connection closed by the peer or by the handler at end of input.
   void CountEndOfInput(const ConnectionEnv& env);
+  // Shuts the write side down and starts discarding input (Next::kLinger).
+  Next BeginLinger(const ConnectionEnv& env);
+  // Reads and drops what the client still sends: kClose at its EOF (or an error, or beyond
+  // kLingerMaxBytes), kLinger while it may send more.
+  Next Discard(const ConnectionEnv& env);
 
   int fd_ = -1;
   std::unique_ptr<InputBuffer> in_;
   std::unique_ptr<OutputBuffer> out_;
   bool close_after_write_ = false;
+  bool linger_after_write_ = false;
+  bool lingering_ = false;
+  bool read_in_pieces_ = false;  // a recv appended to a partial request
+  size_t discarded_ = 0;
   bool need_process_ = false;
   bool peer_closed_ = false;
   bool served_ = false;

@@ -44,6 +44,12 @@ inline constexpr absl::Duration kBusyKeepalive = absl::Milliseconds(200);
 // anyway. Kept at the minimum so that a silent client costs at most ~1 s of a request sock
 // before the read timeout starts; it must not be longer than the read timeout it precedes.
 inline constexpr int kDeferAcceptSeconds = 1;
+// Lingering close (Connection::Next::kLinger): how long to wait for the client's EOF after an
+// early final response, and how many bytes to discard at most before closing anyway (nginx:
+// lingering_time 30 s, lingering_timeout 5 s; ours is shorter, for connections that should
+// take milliseconds).
+inline constexpr absl::Duration kDefaultLinger = absl::Milliseconds(500);
+inline constexpr size_t kLingerMaxBytes = 64 * 1024;
 // A Worker::Serve call reads at most this many times before yielding to other connections.
 inline constexpr int kReadsPerTurn = 16;
 // The input buffer never holds less than this, so pipelined requests arrive in few recvs.
@@ -84,6 +90,11 @@ struct ServerConfig {
   absl::Duration keepalive = absl::ZeroDuration();
   // On stop: how long connections in flight may take to finish before they are closed.
   absl::Duration drain_timeout = kDefaultDrainTimeout;
+  // After a response that ends a connection while the client may still be sending (e.g. an
+  // HTTP 431 before the whole header arrived), read and discard for up to this long (at most
+  // kLingerMaxBytes) until the client's EOF, so that close() does not reset the connection and
+  // destroy the response. 0: close at once.
+  absl::Duration linger = kDefaultLinger;
   absl::Duration accept_pause = kDefaultAcceptPause;
 };
 

@@ -27,8 +27,10 @@ absl::Status ValidateConfig(const ServerConfig& config) {
   if (config.read_timeout <= absl::ZeroDuration() || config.write_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--read-timeout-ms and --write-timeout-ms must be positive");
   }
-  if (config.keepalive < absl::ZeroDuration() || config.drain_timeout < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("--keepalive-ms and --drain-timeout-ms must not be negative");
+  if (config.keepalive < absl::ZeroDuration() || config.drain_timeout < absl::ZeroDuration() ||
+      config.linger < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "--keepalive-ms, --drain-timeout-ms and --linger-ms must not be negative");
   }
   return absl::OkStatus();
 }

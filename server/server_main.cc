@@ -62,6 +62,12 @@ ABSL_FLAG(int, keepalive_ms, 0,
           "N ms of idleness (RFC 7766 section 6.2.3; DNS echoes it as edns-tcp-keepalive).");
 ABSL_FLAG(int, drain_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultDrainTimeout),
           "On SIGTERM/SIGINT: stop accepting, then give connections in flight this many ms.");
+ABSL_FLAG(int, linger_ms, absl::ToInt64Milliseconds(onepass::kDefaultLinger),
+          "After a response that ends a connection while the client may still be sending "
+          "(e.g. HTTP 431 before the whole header came), shut down the write side and read and "
+          "discard for up to this many ms (64 KiB at most) until the client closes, so that "
+          "close() does not reset the connection and destroy the response (nginx "
+          "lingering_close). 0: close at once.");
 
 namespace onepass {
 namespace {
@@ -140,6 +146,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.write_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_write_timeout_ms));
   config.keepalive = absl::Milliseconds(absl::GetFlag(FLAGS_keepalive_ms));
   config.drain_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_drain_timeout_ms));
+  config.linger = absl::Milliseconds(absl::GetFlag(FLAGS_linger_ms));
   return config;
 }
 

@@ -37,6 +37,8 @@ namespace onepass {
   X(closed_drain, "still open at the end of the drain timeout")                          \
   X(idle_closes, "kept-alive connections closed after --keepalive-ms without a request") \
   X(handler_loops, "handler made no progress; connection closed (a handler bug)")        \
+  X(lingering_closes, "closed after discarding input the client sent past the response") \
+  X(linger_cut, "lingering close ended by --linger-ms or the byte bound, not by EOF")    \
   X(reloads, "SIGHUP data reloads handed to the workers (server-wide, not per worker)")  \
   X(reload_failures, "SIGHUP reloads refused; the previous data stayed (server-wide)")
 

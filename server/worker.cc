@@ -66,6 +66,7 @@ Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
   env_.stats = &stats_;
   env_.max_request_bytes = handler_->MaxRequestBytes();
   env_.keepalive = config_.keepalive;
+  env_.linger = config_.linger > absl::ZeroDuration();
 }
 
 Worker::~Worker() {
@@ -387,7 +388,15 @@ void Worker::Wait(Connection* connection, Connection::Next next) {
   const SteadyTime now = std::chrono::steady_clock::now();
   short flags = 0;
   SteadyTime deadline;
-  if (next == Connection::Next::kWaitForRead) {
+  if (next == Connection::Next::kLinger) {
+    // One deadline for the whole linger, not restarted by the bytes discarded.
+    if (!connection->linger_deadline_armed) {
+      connection->linger_deadline = After(now, config_.linger);
+      connection->linger_deadline_armed = true;
+    }
+    deadline = connection->linger_deadline;
+    flags = EV_READ;
+  } else if (next == Connection::Next::kWaitForRead) {
     const bool consumed = connection->TakeMessageConsumed();
     const bool idle = connection->idle() && config_.keepalive > absl::ZeroDuration();
     if (draining_ && connection->idle()) {
@@ -432,6 +441,12 @@ void Worker::OnConnectionEvent(int fd, short what, void* arg) {
   Connection* connection = static_cast<Connection*>(arg);
   Worker* worker = connection->worker;
   if (what & EV_TIMEOUT) {
+    if (connection->lingering()) {
+      // The response was sent long ago; the client just never closed. Not an error.
+      WorkerStats::Add(worker->stats_.linger_cut);
+      worker->Close(connection);
+      return;
+    }
     const bool reading = (event_get_events(connection->event) & EV_READ) != 0;
     if (reading && connection->read_deadline_is_idle) {
       // RFC 7766 §6.2.3: the server may close an idle connection; no request was cut.
@@ -449,7 +464,7 @@ void Worker::OnConnectionEvent(int fd, short what, void* arg) {
     worker->Close(connection);
     return;
   }
-  if (next == Connection::Next::kWaitForRead) {
+  if (next == Connection::Next::kWaitForRead || next == Connection::Next::kLinger) {
     worker->ReleaseOutput(connection);
   } else if (!worker->RefillScratchOutput()) {
     // Every output buffer is held by a connection waiting to write: this one cannot keep its

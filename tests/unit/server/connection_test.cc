@@ -226,5 +226,78 @@ TEST(InputBufferTest, ConsumeAndCompact) {
   EXPECT_TRUE(buffer.empty());
 }
 
+// Lingering close (Next::kLinger): a final response sent while request bytes are left over
+// shuts the write side down and discards input until the client's EOF, instead of a close()
+// that would reset the connection under the unread bytes.
+bool ClientSeesEof(int fd) {
+  char byte;
+  return recv(fd, &byte, 1, 0) == 0;
+}
+
+TEST_F(ConnectionTest, LeftoverInputLingersUntilTheClientCloses) {
+  env_.linger = true;
+  ClientSends("hello\nthe client is still sen");
+  EXPECT_EQ(connection_->Advance(env_), Next::kLinger);
+  EXPECT_TRUE(connection_->lingering());
+  EXPECT_FALSE(connection_->idle());
+  EXPECT_EQ(ClientReceives(), "worker=0 hello\n");
+  EXPECT_TRUE(ClientSeesEof(client_fd_));  // FIN after the response
+  ClientSends("ding more\nand more\n");
+  EXPECT_EQ(connection_->Advance(env_), Next::kLinger);  // discarded, not answered
+  EXPECT_EQ(ClientReceives(), "");
+  shutdown(client_fd_, SHUT_WR);
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(Stats().lingering_closes, 1u);
+  EXPECT_EQ(Stats().linger_cut, 0u);
+  EXPECT_EQ(Stats().responses, 1u);
+}
+
+TEST_F(ConnectionTest, NoLingerWhenEverythingWasConsumedOrLingerIsOff) {
+  env_.linger = true;
+  ClientSends("hello\n");  // the usual single pass: nothing left, a short read
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(Stats().lingering_closes, 0u);
+  Open(LineProtocolOptions{});
+  env_.linger = false;
+  ClientSends("hello\nmore");
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(Stats().lingering_closes, 0u);
+  // The client already half-closed: the linger meets its EOF at once, in the same pass.
+  Open(LineProtocolOptions{});
+  env_.linger = true;
+  ClientSends("hello\nmore");
+  shutdown(client_fd_, SHUT_WR);
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(ClientReceives(), "worker=0 hello\n");
+  EXPECT_EQ(Stats().linger_cut, 0u);
+}
+
+TEST_F(ConnectionTest, RequestInPiecesLingers) {
+  env_.linger = true;
+  ClientSends("hel");
+  ASSERT_EQ(connection_->Advance(env_), Next::kWaitForRead);
+  ClientSends("lo\n");  // an early answer to a client still sending looks the same
+  EXPECT_EQ(connection_->Advance(env_), Next::kLinger);
+  EXPECT_EQ(ClientReceives(), "worker=0 hello\n");
+  close(client_fd_);
+  client_fd_ = -1;
+  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(Stats().lingering_closes, 1u);
+}
+
+TEST_F(ConnectionTest, LingerDiscardsAtMostTheByteBound) {
+  env_.linger = true;
+  ClientSends("hello\nx");
+  ASSERT_EQ(connection_->Advance(env_), Next::kLinger);
+  const std::string chunk(8192, 'x');
+  Next next = Next::kLinger;
+  for (int i = 0; i < 64 && next == Next::kLinger; ++i) {
+    ClientSends(chunk);
+    next = connection_->Advance(env_);
+  }
+  EXPECT_EQ(next, Next::kClose);
+  EXPECT_EQ(Stats().linger_cut, 1u);
+}
+
 }  // namespace
 }  // namespace onepass
