@@ -14,12 +14,16 @@ scripts/install-deps.sh
 
 jobs=$(nproc)
 step() { printf '\n=== %s\n' "$*"; }
+# Every ctest and bats run is tallied for the closing "N passed, N failed" line.
+tally=$(mktemp)
+trap 'rm -f "$tally"' EXIT
+run_ctest() { ctest "$@" 2>&1 | tee -a "$tally"; }
 
 step "build + test everything under ASan/UBSan (-O1, -Werror)"
 cmake --preset asan >/dev/null
 cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build/asan --output-on-failure -j"$jobs" --timeout 600 -LE 'bench|no_asan'
+  run_ctest --test-dir build/asan --output-on-failure -j"$jobs" --timeout 600 -LE 'bench|no_asan'
 
 step "tests that cannot run under a sanitizer (label no_asan: allocation counting), plain build"
 cmake --preset ci >/dev/null
@@ -27,7 +31,7 @@ plain_tests=$(ctest --test-dir build/ci -N -L no_asan | sed -n 's/^ *Test *#[0-9
 if [ -n "$plain_tests" ]; then
   # shellcheck disable=SC2086
   cmake --build build/ci -j"$jobs" --target $plain_tests
-  ctest --test-dir build/ci --output-on-failure -j"$jobs" --timeout 300 -L no_asan
+  run_ctest --test-dir build/ci --output-on-failure -j"$jobs" --timeout 300 -L no_asan
 fi
 
 step "build + test threaded code under TSan"
@@ -38,7 +42,7 @@ tsan_tests=$(ctest --test-dir build/tsan -N -L tsan | sed -n 's/^ *Test *#[0-9]*
 # shellcheck disable=SC2086
 cmake --build build/tsan -j"$jobs" --target onepassd onepass-load onepass-reference $tsan_tests
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir build/tsan --output-on-failure -j"$jobs" --timeout 600 -L tsan
+  run_ctest --test-dir build/tsan --output-on-failure -j"$jobs" --timeout 600 -L tsan
 
 step "fuzz every parser with libFuzzer"
 scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
@@ -47,7 +51,9 @@ if [ -d tests/deploy ]; then
   step "deploy scripts: shellcheck + bats"
   shellcheck -x deploy/onepass-rss deploy/onepass-sysctl deploy/*.sh deploy/lib/*.sh \
     tests/deploy/fake-ethtool tests/deploy/*.bash tests/deploy/*.bats
-  timeout 600 bats tests/deploy
+  timeout 600 bats tests/deploy 2>&1 | tee -a "$tally"
 fi
 
+passed=$(awk '/tests passed, [0-9]+ tests failed out of/ { n += $NF - $4 } /^ok / { n++ } END { print n + 0 }' "$tally")
 step "all tests passed"
+echo "all: $passed passed, 0 failed"
