@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
 #include "gtest/gtest.h"
@@ -425,6 +426,59 @@ TEST_F(ServerTest, ConcurrentClientsOnEveryCpu) {
   EXPECT_EQ(static_cast<uint64_t>(answered.load()), expected);
   ASSERT_TRUE(WaitForStats([&](const StatsSnapshot& s) { return s.served == expected; }));
   EXPECT_EQ(server_->Stats().sends, expected);
+}
+
+// Server::Reload (SIGHUP in onepassd): refused data changes nothing; accepted data reaches
+// every worker between events, and a connection parked mid-request finishes on the new one.
+TEST_F(ServerTest, ReloadSwapsHandlersAndRefusesWhatTheBuffersCannotHold) {
+  config_.workers = 2;
+  StartServer();
+  absl::StatusOr<TcpClient> parked = Connect();
+  ASSERT_TRUE(parked.ok());
+  ASSERT_TRUE(parked->Send("hel").ok());
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 1; }));
+
+  // Refused: a load error, larger output buffers, larger requests than allocated.
+  EXPECT_FALSE(server_->Reload(absl::UnavailableError("zone: no such file")).ok());
+  LineProtocolOptions bigger_output;
+  bigger_output.output_bytes = 1 << 20;
+  absl::Status refused = server_->Reload(std::make_unique<LineHandlerFactory>(bigger_output));
+  EXPECT_TRUE(absl::StrContains(refused.message(), "output buffers")) << refused;
+  LineProtocolOptions bigger_requests;
+  bigger_requests.max_line_bytes = 1 << 20;
+  refused = server_->Reload(std::make_unique<LineHandlerFactory>(bigger_requests));
+  EXPECT_TRUE(absl::StrContains(refused.message(), "requests")) << refused;
+  EXPECT_EQ(server_->Stats().reload_failures, 3u);
+  EXPECT_EQ(server_->Stats().reloads, 0u);
+  // Still the old limit (256): a 16-byte partial line waits instead of being refused.
+  absl::StatusOr<TcpClient> waits = Connect();
+  ASSERT_TRUE(waits.ok());
+  ASSERT_TRUE(waits->Send("0123456789abcdef").ok());
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 2; }));
+  EXPECT_EQ(server_->Stats().rejected_oversize, 0u);
+
+  // Accepted: requests of at most 8 bytes from now on.
+  LineProtocolOptions smaller;
+  smaller.max_line_bytes = 8;
+  ASSERT_TRUE(server_->Reload(std::make_unique<LineHandlerFactory>(smaller)).ok());
+  EXPECT_EQ(server_->Stats().reloads, 1u);
+  // Every worker switches: with CPU steering a client on a worker's CPU reaches that worker.
+  const WorkerPlacement& placement = server_->placement();
+  for (int w = 0; w < server_->worker_count(); ++w) {
+    auto exchange = [&] { EXPECT_EQ(Exchange("0123456789abcdef"), "") << w; };
+    if (placement.cpu_steering) {
+      OnCpu(placement.worker_cpus[w], exchange);
+      EXPECT_TRUE(WaitForStats(
+          [&](const StatsSnapshot&) { return server_->StatsOf(w).rejected_oversize >= 1; }));
+    } else {
+      exchange();
+    }
+  }
+  // The connection parked before the reload finishes on the new handler.
+  ASSERT_TRUE(parked->Send("lo\n").ok());
+  absl::StatusOr<std::string> reply = parked->ReadUntilClose();
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_TRUE(absl::StrContains(*reply, " hello\n")) << *reply;
 }
 
 }  // namespace
