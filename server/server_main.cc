@@ -159,6 +159,13 @@ int Fail(const absl::Status& status) {
 
 int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   SetLogProgramName("onepassd");
+  // A reload (systemctl reload: SIGHUP) that arrives while the data is still loading must not
+  // kill the process (systemd counts death by SIGHUP as a clean exit: no restart). Held
+  // pending from the start, it is taken by sigwait below once serving, and reloads then.
+  sigset_t hangup;
+  sigemptyset(&hangup);
+  sigaddset(&hangup, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &hangup, nullptr);
   absl::SetProgramUsageMessage(kUsage);
   absl::FlagsUsageConfig usage_config;
   usage_config.contains_helpshort_flags = IsOurFlagFile;
