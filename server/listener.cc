@@ -1,5 +1,6 @@
 #include "server/listener.h"
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -43,6 +44,25 @@ absl::StatusOr<ScopedFd> OpenOne(const SocketAddress& address, int backlog) {
   return fd;
 }
 
+// SO_REUSEPORT lets every socket of the same user join the port's group, so a second onepassd
+// started by mistake would silently take a share of the connections. A probe bound without
+// SO_REUSEPORT fails with EADDRINUSE while any listener holds the port (SO_REUSEADDR still
+// lets it bind over TIME-WAIT sockets left by an earlier run), which turns that mistake into
+// the usual startup error. The probe never listens and is closed at once.
+absl::Status ProbePortIsFree(const SocketAddress& address) {
+  ScopedFd probe(socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!probe.valid()) return absl::OkStatus();  // the real bind reports socket errors
+  int one = 1;
+  setsockopt(probe.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (address.family() == AF_INET6) {
+    setsockopt(probe.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  }
+  if (bind(probe.get(), address.get(), address.length) != 0 && errno == EADDRINUSE) {
+    return BindError(address, EADDRINUSE);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<sock_filter> BuildCpuSteeringProgram(absl::Span<const int> worker_cpus) {
@@ -73,6 +93,10 @@ absl::StatusOr<ListenerSet> OpenListeners(absl::Span<const SocketAddress> addres
   const std::vector<sock_filter> program = BuildCpuSteeringProgram(steering_cpus);
   for (const SocketAddress& requested : addresses) {
     SocketAddress address = requested;
+    if (address.port() != 0) {
+      absl::Status free = ProbePortIsFree(address);
+      if (!free.ok()) return free;
+    }
     for (int w = 0; w < workers; ++w) {
       absl::StatusOr<ScopedFd> fd = OpenOne(address, backlog);
       if (!fd.ok()) return fd.status();

@@ -95,6 +95,21 @@ TEST(OnepassdTest, PortInUseIsOneLineAndNonZero) {
   close(holder);
 }
 
+TEST(OnepassdTest, SecondInstanceOnTheSamePortIsRefused) {
+  // SO_REUSEPORT would let a second server of the same user join the port's group and take a
+  // share of the connections unnoticed; it must fail at startup instead.
+  auto first = ServerProcess::Start({"--handler", "line", "--listen", "127.0.0.1:0"}, kLineServer);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ExpectOneLineError({kLineServer, "--handler", "line", "--listen", (*first)->addresses()[0]},
+                     "in use");
+  EXPECT_EQ((*first)->Stop(), 0);
+  // Once it is gone the port is free again, TIME-WAIT sockets or not.
+  auto again = ServerProcess::Start({"--handler", "line", "--listen", (*first)->addresses()[0]},
+                                    kLineServer);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->Stop(), 0);
+}
+
 TEST(OnepassdTest, ServesStopsOnSigtermAndPrintsStats) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server =
       ServerProcess::Start({"--handler", "line", "--listen", "127.0.0.1:0", "--listen=[::1]:0",
