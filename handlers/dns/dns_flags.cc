@@ -12,7 +12,7 @@
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/zone_loader.h"
 
-// absl list flags take one comma-separated value (a repeated --zone replaces the earlier one).
+// server/arguments.cc merges a repeated --zone (any list flag) into one comma-separated value.
 ABSL_FLAG(std::vector<std::string>, zone, {},
           "DNS: RFC 1035 zone file to serve (origin = owner of the SOA); repeat the flag "
           "or separate with commas for several zones. Without it the embedded example.com "
