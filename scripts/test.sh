@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's second command: installs what is needed, builds, and passes every test:
 #   1. every test (unit, end-to-end with real clients, differential against NSD, fuzz corpus
-#      replay) in one ASan+UBSan build with -O1 and -Werror;
+#      replay) in one ASan+UBSan build with -Werror;
 #   2. the threaded tests (label tsan: the server and every end-to-end test) under TSan;
 #   3. libFuzzer (clang) runs of every fuzz target for a bounded time;
 #   4. the deploy scripts' tests (bats, shellcheck).
@@ -19,7 +19,7 @@ tally=$(mktemp)
 trap 'rm -f "$tally"' EXIT
 run_ctest() { ctest "$@" 2>&1 | tee -a "$tally"; }
 
-step "build + test everything under ASan/UBSan (-O1, -Werror)"
+step "build + test everything under ASan/UBSan (-Werror)"
 cmake --preset asan >/dev/null
 cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
