@@ -18,8 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include "absl/strings/string_view.h"
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "handlers/output_buffer.h"

@@ -15,11 +15,24 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
 extern char** environ;
 
 namespace onepass::testing {
+
+int StatValue(absl::string_view stdout_text, absl::string_view key) {
+  for (absl::string_view line : absl::StrSplit(stdout_text, '\n')) {
+    if (!absl::ConsumePrefix(&line, "stats ")) continue;
+    for (absl::string_view pair : absl::StrSplit(line, ' ')) {
+      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, '=');
+      int value = 0;
+      if (kv.first == key && absl::SimpleAtoi(kv.second, &value)) return value;
+    }
+  }
+  return -1;
+}
 
 std::string OnepassdPath() {
 #ifdef ONEPASSD_PATH

@@ -12,9 +12,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace onepass::testing {
+
+// The value of `key` in the "stats k=v ..." line onepassd prints at exit, or -1 if absent.
+int StatValue(absl::string_view stdout_text, absl::string_view key);
 
 // Path of the onepassd binary under test (compiled in by CMake as ONEPASSD_PATH).
 std::string OnepassdPath();

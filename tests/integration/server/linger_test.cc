@@ -20,21 +20,10 @@ namespace onepass {
 namespace {
 
 using testing::ServerProcess;
+using testing::StatValue;
 using testing::TcpClient;
 
 const std::string kLineServer = LINE_SERVER_PATH;
-
-int StatValue(const std::string& stdout_text, absl::string_view key) {
-  for (absl::string_view line : absl::StrSplit(stdout_text, '\n')) {
-    if (!absl::ConsumePrefix(&line, "stats ")) continue;
-    for (absl::string_view pair : absl::StrSplit(line, ' ')) {
-      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, '=');
-      int value = 0;
-      if (kv.first == key && absl::SimpleAtoi(kv.second, &value)) return value;
-    }
-  }
-  return -1;
-}
 
 // Sends `head`, then `chunks` writes of `chunk_bytes` filler with pauses (the server answers
 // after the first ones), then reads until the server closes.

@@ -28,6 +28,7 @@ using testing::CommandResult;
 using testing::OnepassdPath;
 using testing::RunCommand;
 using testing::ServerProcess;
+using testing::StatValue;
 using testing::TcpClient;
 
 const std::string kLineServer = LINE_SERVER_PATH;
@@ -41,18 +42,6 @@ void ExpectOneLineError(const std::vector<std::string>& argv, absl::string_view 
   EXPECT_EQ(std::count(result->err.begin(), result->err.end(), '\n'), 1) << result->err;
   EXPECT_TRUE(absl::StrContains(result->err, expected)) << result->err;
   EXPECT_EQ(result->out, "");
-}
-
-int StatValue(const std::string& stdout_text, absl::string_view key) {
-  for (absl::string_view line : absl::StrSplit(stdout_text, '\n')) {
-    if (!absl::ConsumePrefix(&line, "stats ")) continue;
-    for (absl::string_view pair : absl::StrSplit(line, ' ')) {
-      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, '=');
-      int value = 0;
-      if (kv.first == key && absl::SimpleAtoi(kv.second, &value)) return value;
-    }
-  }
-  return -1;
 }
 
 TEST(OnepassdTest, HelpDescribesTheFlagsAndExitsZero) {

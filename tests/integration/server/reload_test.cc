@@ -29,19 +29,8 @@ namespace {
 using testing::CommandResult;
 using testing::RunCommand;
 using testing::ServerProcess;
+using testing::StatValue;
 using testing::TcpClient;
-
-int StatValue(const std::string& stdout_text, absl::string_view key) {
-  for (absl::string_view line : absl::StrSplit(stdout_text, '\n')) {
-    if (!absl::ConsumePrefix(&line, "stats ")) continue;
-    for (absl::string_view pair : absl::StrSplit(line, ' ')) {
-      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, '=');
-      int value = 0;
-      if (kv.first == key && absl::SimpleAtoi(kv.second, &value)) return value;
-    }
-  }
-  return -1;
-}
 
 std::string ZoneText(int serial, absl::string_view www_address) {
   return absl::StrCat(

@@ -132,7 +132,7 @@ TEST(WhoisDbTest, SharedPiecesAreStoredOnce) {
   EXPECT_EQ(com.pieces[1].data(), net.pieces[1].data());  // registrar top
   EXPECT_EQ(com.pieces[3].data(), net.pieces[3].data());  // registrar middle
   EXPECT_EQ(com.pieces[4].data(), net.pieces[4].data());  // statuses
-  ASSERT_EQ(com.count, 6);  // a thin domain has no contact piece
+  ASSERT_EQ(com.count, 6);                                // a thin domain has no contact piece
   EXPECT_NE(com.pieces[5].data(), net.pieces[5].data());  // DNSSEC differs
 }
 
