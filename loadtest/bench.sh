@@ -62,18 +62,7 @@ n_client=$(count_cpus "$client_cpus")
 concurrency=${concurrency:-$((64 * n_client))}
 protocol_args "$proto" || exit 1
 
-work=$(mktemp -d)
-cleanup() {
-  stop_server >/dev/null 2>&1 || true
-  restore_rps
-  if [ -n "$out_dir" ]; then
-    mkdir -p "$out_dir"
-    cp "$work"/*.json "$out_dir"/ 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_work_dir
 
 echo "bench: $(uname -r), nproc=$cores, $proto, server CPUs $server_cpus ($n_server workers), client CPUs $client_cpus ($n_client threads), closed loop $concurrency in flight, ${seconds}s per server"
 steer_rps "$server_cpus"

@@ -175,3 +175,20 @@ protocol_args() {
     *) echo "bench: protocol must be dns, ocsp or whois" >&2; return 1 ;;
   esac
 }
+
+# Makes the scratch folder $work and arranges that, on any exit, the server is stopped,
+# loopback RPS restored, the JSON reports copied to $out_dir (when set) and $work removed.
+make_work_dir() {
+  work=$(mktemp -d)
+  trap cleanup_work_dir EXIT
+  trap 'exit 130' INT TERM
+}
+cleanup_work_dir() {
+  stop_server >/dev/null 2>&1 || true
+  restore_rps
+  if [ -n "${out_dir:-}" ]; then
+    mkdir -p "$out_dir"
+    cp "$work"/*.json "$out_dir"/ 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}

@@ -59,18 +59,7 @@ concurrency=${concurrency:-$((64 * n_client))}
 cores=$(nproc)
 protocol_args "$proto" || exit 1
 
-work=$(mktemp -d)
-cleanup() {
-  stop_server >/dev/null 2>&1 || true
-  restore_rps
-  if [ -n "$out_dir" ]; then
-    mkdir -p "$out_dir"
-    cp "$work"/*.json "$out_dir"/ 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_work_dir
 
 echo "scaling: $(uname -r), nproc=$cores, $proto, client CPUs $client_cpus ($n_client threads, $concurrency in flight), ${seconds}s per run, $runs runs"
 
