@@ -8,7 +8,8 @@
 //  - A HandlerFactory is built once at startup from the protocol's data (zone, OCSP responses,
 //    Whois database): an immutable snapshot shared by all workers. It is thread-safe.
 //  - Each worker asks the factory for its own Handler and uses it only on its own thread, so a
-//    Handler may keep per-worker scratch space without locks.
+//    Handler may keep per-worker scratch space without locks. It counts what it answered into
+//    the worker's HandlerCounters block (handlers/handler_counters.h), which outlives it.
 //  - A Handler keeps no per-connection state between calls: everything it needs is in the
 //    unconsumed input bytes the server hands back. That is what lets the server take a
 //    connection from accept to close in one pass with no per-connection allocation.
@@ -22,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "handlers/handler_counters.h"
 #include "handlers/output_buffer.h"
 
 namespace onepass {
@@ -29,7 +31,8 @@ namespace onepass {
 // What the server does with the connection after Handler::Process.
 enum class Action {
   // No complete request at the front of the input (and nothing appended): read more bytes,
-  // within the read timeout and up to Handler::MaxRequestBytes() of buffered input.
+  // within the read timeout and up to HandlerFactory::MaxRequestBytes() of buffered
+  // input.
   kReadMore,
   // Send what was appended to `out`, then keep reading requests on this connection. Used for
   // keepalive (RFC 7766 §6.2.3) and when the handler stopped early because `out` was full:
@@ -76,10 +79,6 @@ class Handler {
   // response does not fit. Must not keep pointers into `input` or `out` after returning.
   virtual Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
                           OutputBuffer& out) = 0;
-
-  // The most unconsumed input bytes a connection may buffer while the handler answers
-  // kReadMore; the server closes a connection that exceeds it (a request that cannot complete).
-  virtual size_t MaxRequestBytes() const = 0;
 };
 
 class HandlerFactory {
@@ -89,8 +88,20 @@ class HandlerFactory {
   // The protocol's name as given to --handler ("dns", "ocsp", "whois").
   virtual absl::string_view Name() const = 0;
 
-  // A handler for one worker thread. Called once per worker at startup.
-  virtual std::unique_ptr<Handler> CreateHandler() const = 0;
+  // The counters this protocol's handlers keep, in index order. Fixed for the protocol: every
+  // factory of it returns the same list, in static storage (a reload keeps counting into the
+  // same blocks). Empty for a protocol that counts nothing.
+  virtual absl::Span<const CounterSpec> Counters() const { return {}; }
+
+  // A handler for one worker thread. Called once per worker at startup and on each reload.
+  // The handler counts into `counters` (Counters().size() of them, owned by the worker, which
+  // keeps them alive longer than the handler) on the worker's thread only.
+  virtual std::unique_ptr<Handler> CreateHandler(HandlerCounters& counters) const = 0;
+
+  // The most unconsumed input bytes a connection may buffer while the handler answers
+  // kReadMore; the server closes a connection that exceeds it (a request that cannot complete).
+  // The server sizes its input buffers from it.
+  virtual size_t MaxRequestBytes() const = 0;
 
   // Capacity of the OutputBuffers the server should give this handler's responses: the largest
   // response plus room for pipelined ones (DNS: 2 + 65535 bytes per message).

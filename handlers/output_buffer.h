@@ -42,10 +42,6 @@ class OutputBuffer {
   // Adds `n` bytes written into WritableTail() to the contents. Requires n <= available().
   void Commit(size_t n) { size_ += n; }
 
-  // Drops the last size() - new_size bytes (undoing a partly built response).
-  void Truncate(size_t new_size) {
-    if (new_size < size_) size_ = new_size;
-  }
   // Drops the first `n` bytes (after a partial send), keeping the rest at the front.
   void Consume(size_t n) {
     if (n >= size_) {

@@ -91,15 +91,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerConfig& confi
   // --max-connections is for the whole server (RFC 9210 §4.5 counts per server): each worker
   // gets an equal share, rounded up.
   const int per_worker = (config.max_connections + workers - 1) / workers;
+  server->counter_specs_ = server->factory_->Counters();
   for (int w = 0; w < workers; ++w) {
-    std::unique_ptr<Handler> handler = server->factory_->CreateHandler();
-    if (handler == nullptr) {
-      return absl::InternalError(
-          absl::StrCat("the ", server->factory_->Name(), " handler could not be created"));
-    }
     auto worker =
         std::make_unique<Worker>(w, place.worker_cpus[w], std::move(listeners->by_worker[w]),
-                                 server->factory_, std::move(handler), config, per_worker);
+                                 server->factory_, config, per_worker);
     if (absl::Status init = worker->Init(); !init.ok()) return init;
     server->workers_.push_back(std::move(worker));
   }
@@ -150,15 +146,23 @@ absl::Status Server::Reload(absl::StatusOr<std::unique_ptr<HandlerFactory>> load
         "the ", workers_.front()->output_buffer_bytes(),
         " allocated at startup; restart onepassd"));
   }
+  if (status.ok() && !workers_.empty() &&
+      (*loaded)->MaxRequestBytes() >= workers_.front()->input_buffer_bytes()) {
+    status = absl::FailedPreconditionError(absl::StrCat(
+        "the new data accepts ", (*loaded)->MaxRequestBytes(), "-byte requests, more than the ",
+        workers_.front()->input_buffer_bytes() - 1, " allocated at startup; restart onepassd"));
+  }
+  // The counts go on in the workers' blocks, by index: the list must be the one they hold.
+  if (status.ok() && (*loaded)->Counters().size() != counter_specs_.size()) {
+    status = absl::InternalError(absl::StrCat("the new ", (*loaded)->Name(), " handler has ",
+                                              (*loaded)->Counters().size(), " counters, not ",
+                                              counter_specs_.size()));
+  }
   for (size_t w = 0; status.ok() && w < workers_.size(); ++w) {
-    std::unique_ptr<Handler> handler = (*loaded)->CreateHandler();
+    std::unique_ptr<Handler> handler = (*loaded)->CreateHandler(workers_[w]->handler_counters());
     if (handler == nullptr) {
       status = absl::InternalError(
           absl::StrCat("the ", (*loaded)->Name(), " handler could not be created"));
-    } else if (handler->MaxRequestBytes() >= workers_[w]->input_buffer_bytes()) {
-      status = absl::FailedPreconditionError(absl::StrCat(
-          "the new data accepts ", handler->MaxRequestBytes(), "-byte requests, more than the ",
-          workers_[w]->input_buffer_bytes() - 1, " allocated at startup; restart onepassd"));
     } else {
       handlers.push_back(std::move(handler));
     }
@@ -184,5 +188,21 @@ StatsSnapshot Server::Stats() const {
 }
 
 StatsSnapshot Server::StatsOf(int worker) const { return workers_[worker]->ReadStats(); }
+
+std::vector<uint64_t> Server::HandlerCounts() const {
+  std::vector<uint64_t> totals(counter_specs_.size(), 0);
+  for (const auto& worker : workers_) {
+    const HandlerCounters& counters = worker->handler_counters();
+    for (size_t i = 0; i < totals.size(); ++i) totals[i] += counters.Read(i);
+  }
+  return totals;
+}
+
+std::string Server::FormatStats() const {
+  std::string text = Stats().Format();
+  const std::string handler = FormatCounters(counter_specs_, HandlerCounts());
+  if (!handler.empty()) absl::StrAppend(&text, " ", handler);
+  return text;
+}
 
 }  // namespace onepass

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "handlers/handler.h"
 #include "server/limits.h"
 #include "server/placement.h"
@@ -66,12 +67,21 @@ class Server {
   // Any thread: the counters summed over workers, or those of worker `index`.
   StatsSnapshot Stats() const;
   StatsSnapshot StatsOf(int worker) const;
+  // Any thread: the handler's counters (handler_counter_specs(), from HandlerFactory::Counters)
+  // summed over workers, by index; they survive reloads.
+  absl::Span<const CounterSpec> handler_counter_specs() const { return counter_specs_; }
+  std::vector<uint64_t> HandlerCounts() const;
+  // Stats().Format() followed by the handler's counters: `family{label="value"}=N` pairs.
+  std::string FormatStats() const;
 
  private:
   Server() = default;
 
   // The newest data; each worker also holds the factory of the handler it runs.
   std::shared_ptr<const HandlerFactory> factory_;
+  // The protocol's counter list (static storage): the same for every reload's factory, and
+  // read without touching factory_, which the main thread swaps on reload.
+  absl::Span<const CounterSpec> counter_specs_;
   std::atomic<uint64_t> reloads_{0};
   std::atomic<uint64_t> reload_failures_{0};
   WorkerPlacement placement_;

@@ -223,7 +223,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
     int signal_number = 0;
     if (sigwait(&signals, &signal_number) != 0) continue;
     if (signal_number == SIGUSR1) {
-      LogInfo("stats %s", (*server)->Stats().Format());
+      LogInfo("stats %s", (*server)->FormatStats());
       continue;
     }
     if (signal_number == SIGHUP) {
@@ -244,7 +244,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   }
   (*server)->RequestStop();
   (*server)->Wait();
-  std::printf("stats %s\n", (*server)->Stats().Format().c_str());
+  std::printf("stats %s\n", (*server)->FormatStats().c_str());
   std::fflush(stdout);
   return 0;
 }

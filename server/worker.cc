@@ -45,17 +45,18 @@ void FreeBase(event_base* base) {
 }  // namespace
 
 Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
-               std::shared_ptr<const HandlerFactory> factory, std::unique_ptr<Handler> handler,
-               const ServerConfig& config, int max_connections)
+               std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
+               int max_connections)
     : index_(index),
       cpu_(cpu),
       config_(config),
       max_connections_(max_connections),
       // One byte beyond MaxRequestBytes so that an oversize request is seen as such.
-      input_buffer_bytes_(std::max(handler->MaxRequestBytes() + 1, kMinInputBufferBytes)),
+      input_buffer_bytes_(std::max(factory->MaxRequestBytes() + 1, kMinInputBufferBytes)),
       output_buffer_bytes_(factory->OutputBufferBytes()),
+      handler_counters_(factory->Counters().size()),
       factory_(std::move(factory)),
-      handler_(std::move(handler)),
+      handler_(factory_->CreateHandler(handler_counters_)),
       listeners_(std::move(listeners)),
       base_(nullptr, FreeBase),
       stop_event_(nullptr, FreeEvent),
@@ -64,7 +65,7 @@ Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
       drain_timer_(nullptr, FreeEvent) {
   env_.handler = handler_.get();
   env_.stats = &stats_;
-  env_.max_request_bytes = handler_->MaxRequestBytes();
+  env_.max_request_bytes = factory_->MaxRequestBytes();
   env_.keepalive = config_.keepalive;
   env_.linger = config_.linger > absl::ZeroDuration();
 }
@@ -86,6 +87,10 @@ Worker::~Worker() {
 }
 
 absl::Status Worker::Init() {
+  if (handler_ == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("the ", factory_->Name(), " handler could not be created"));
+  }
   // One event_base per worker thread, used by that thread only: no locking (libevent_core).
   std::unique_ptr<event_config, void (*)(event_config*)> event_cfg(event_config_new(),
                                                                    event_config_free);
@@ -189,7 +194,7 @@ void Worker::OnHandlerOffered(int fd, short what, void* arg) {
   // handler. The old handler goes first, then (if no other worker holds it) the old data.
   worker->handler_ = std::move(handler);
   worker->env_.handler = worker->handler_.get();
-  worker->env_.max_request_bytes = worker->handler_->MaxRequestBytes();
+  worker->env_.max_request_bytes = factory->MaxRequestBytes();
   worker->factory_ = std::move(factory);
   LogInfo("worker %d: serving reload %d; %d parked connections continue with it", worker->index_,
           generation, worker->active_.size());

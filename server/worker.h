@@ -33,11 +33,12 @@ namespace onepass {
 class Worker {
  public:
   // `cpu` < 0: not pinned. `listeners` are bound, listening, non-blocking sockets.
-  // `handler` was made by `factory`, which the worker keeps alive as long as it uses it.
+  // The worker creates its handler with `factory` (on this thread), counting into its own
+  // HandlerCounters, and keeps the factory alive as long as it uses the handler.
   // `max_connections`: the most connections parked at once on this worker.
   Worker(int index, int cpu, std::vector<ScopedFd> listeners,
-         std::shared_ptr<const HandlerFactory> factory, std::unique_ptr<Handler> handler,
-         const ServerConfig& config, int max_connections);
+         std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
+         int max_connections);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -54,8 +55,8 @@ class Worker {
   // connections simply continue with the new one (handlers keep no per-connection state). The
   // old handler is destroyed there, and the old factory when its last worker lets it go. An
   // offer not yet taken is replaced by a newer one. The handler must fit this worker's
-  // buffers: OutputBufferBytes() <= output_buffer_bytes(), MaxRequestBytes() <
-  // input_buffer_bytes() (Server::Reload checks).
+  // buffers: the factory's OutputBufferBytes() <= output_buffer_bytes(), MaxRequestBytes() <
+  // input_buffer_bytes(), and count into handler_counters() (Server::Reload checks).
   void OfferHandler(std::shared_ptr<const HandlerFactory> factory, std::unique_ptr<Handler> handler,
                     uint64_t generation);
 
@@ -65,6 +66,11 @@ class Worker {
   int cpu() const { return cpu_; }
   // Any thread.
   StatsSnapshot ReadStats() const { return stats_.Read(); }
+  // The handler's counters (HandlerFactory::Counters), kept across reloads. Only handlers for
+  // this worker may be given the block (CreateHandler), and only this worker's thread writes
+  // it; any thread may read it.
+  HandlerCounters& handler_counters() { return handler_counters_; }
+  const HandlerCounters& handler_counters() const { return handler_counters_; }
 
  private:
   static void OnAcceptable(int fd, short what, void* arg);
@@ -103,6 +109,8 @@ class Worker {
   const int max_connections_;
   const size_t input_buffer_bytes_;
   const size_t output_buffer_bytes_;
+  // Declared before the handlers, which count into it: it outlives them.
+  HandlerCounters handler_counters_;
   // Declared before handler_ so that the handler goes first: it may read the factory's data.
   std::shared_ptr<const HandlerFactory> factory_;
   std::unique_ptr<Handler> handler_;

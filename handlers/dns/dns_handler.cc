@@ -24,8 +24,6 @@ DnsHandler::DnsHandler(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderCo
                        std::shared_ptr<const PrecompiledAnswers> precompiled)
     : responder_(std::move(snapshot), config, std::move(precompiled)) {}
 
-size_t DnsHandler::MaxRequestBytes() const { return kMaxFrameBytes; }
-
 Verdict DnsHandler::Process(absl::Span<const uint8_t> input, const RequestContext& context,
                             OutputBuffer& out) {
   const uint16_t keepalive_units = KeepaliveUnits(context.keepalive);
@@ -82,9 +80,11 @@ DnsHandlerFactory::DnsHandlerFactory(std::shared_ptr<const ZoneSnapshot> snapsho
                        : nullptr),
       config_(config) {}
 
-std::unique_ptr<Handler> DnsHandlerFactory::CreateHandler() const {
+std::unique_ptr<Handler> DnsHandlerFactory::CreateHandler(HandlerCounters& counters) const {
   return std::make_unique<DnsHandler>(snapshot_, config_, precompiled_);
 }
+
+size_t DnsHandlerFactory::MaxRequestBytes() const { return kMaxFrameBytes; }
 
 size_t DnsHandlerFactory::OutputBufferBytes() const {
   // Pipelined answers up to the soft limit, plus one largest message that must fit whole.

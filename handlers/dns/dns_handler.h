@@ -26,7 +26,6 @@ class DnsHandler final : public Handler {
   // Interface
   Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
                   OutputBuffer& out) override;
-  size_t MaxRequestBytes() const override;
 
  private:
   DnsResponder responder_;
@@ -39,7 +38,8 @@ class DnsHandlerFactory final : public HandlerFactory {
 
   // Interface
   absl::string_view Name() const override { return "dns"; }
-  std::unique_ptr<Handler> CreateHandler() const override;
+  std::unique_ptr<Handler> CreateHandler(HandlerCounters& counters) const override;
+  size_t MaxRequestBytes() const override;
   size_t OutputBufferBytes() const override;
 
   const ZoneSnapshot& snapshot() const { return *snapshot_; }

@@ -1,6 +1,9 @@
 #include "handlers/ocsp/ocsp_flags.h"
 
+#include <sys/stat.h>
+
 #include <cstdint>
+#include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
@@ -9,13 +12,10 @@
 #include "handlers/ocsp/ocsp_handler.h"
 #include "handlers/ocsp/ocsp_snapshot.h"
 
-#ifndef ONEPASS_OCSP_DEFAULT_DATA_DIR
-#error "ONEPASS_OCSP_DEFAULT_DATA_DIR must be defined by handlers/ocsp/CMakeLists.txt"
-#endif
-
-ABSL_FLAG(std::string, ocsp_responses, ONEPASS_OCSP_DEFAULT_DATA_DIR "/responses",
+ABSL_FLAG(std::string, ocsp_responses, "",
           "ocsp: directory of pre-signed DER OCSP responses, one file per certificate (as "
-          "`openssl ocsp -respout` writes them). Default: the test set the build generated.");
+          "`openssl ocsp -respout` writes them). Default: /etc/onepass/ocsp. A test set: "
+          "scripts/make-ocsp-testdata.sh OUT, then --ocsp-responses OUT/responses.");
 ABSL_FLAG(std::string, ocsp_path, "/",
           "ocsp: URL path of the responder: POST to it, GET <path>/<url-encoded base64 request>");
 ABSL_FLAG(int64_t, ocsp_max_header_bytes, 8192,
@@ -48,9 +48,23 @@ absl::Status CheckPath(const std::string& path) {
   return absl::OkStatus();
 }
 
-}  // namespace
+// --ocsp-responses, or the installed default when it exists; otherwise an error that says
+// what to pass (an operator who forgot the flag should not see "cannot open /etc/...").
+absl::StatusOr<std::string> ResponsesDir() {
+  std::string dir = absl::GetFlag(FLAGS_ocsp_responses);
+  if (!dir.empty()) return dir;
+  dir = std::string(kDefaultOcspResponsesDir);
+  struct stat info;
+  if (stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return absl::NotFoundError(absl::StrCat(
+        "ocsp: no --ocsp-responses given and no ", dir,
+        " directory; pass --ocsp-responses DIR (pre-signed DER responses, one file each), "
+        "e.g. the test set of scripts/make-ocsp-testdata.sh OUT in OUT/responses"));
+  }
+  return dir;
+}
 
-std::string DefaultOcspDataDir() { return ONEPASS_OCSP_DEFAULT_DATA_DIR; }
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   const int64_t max_header = absl::GetFlag(FLAGS_ocsp_max_header_bytes);
@@ -74,8 +88,10 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   OcspLoadOptions options;
   options.max_response_bytes = config.max_response_bytes;
   // Loading at startup is the one place the clock is read: to skip already-expired responses.
+  absl::StatusOr<std::string> dir = ResponsesDir();
+  if (!dir.ok()) return dir.status();
   absl::StatusOr<std::shared_ptr<const OcspSnapshot>> snapshot =
-      OcspSnapshot::LoadDirectory(absl::GetFlag(FLAGS_ocsp_responses), absl::Now(), options);
+      OcspSnapshot::LoadDirectory(*dir, absl::Now(), options);
   if (!snapshot.ok()) return snapshot.status();
   return std::make_unique<OcspHandlerFactory>(std::move(config), *std::move(snapshot));
 }

@@ -45,7 +45,6 @@ absl::string_view TextArena::Store(absl::string_view text) {
     chunks_.push_back(std::make_unique_for_overwrite<char[]>(size));
     free_ = chunks_.back().get();
     free_bytes_ = size;
-    reserved_ += size;
   }
   std::memcpy(free_, text.data(), text.size());
   absl::string_view stored(free_, text.size());

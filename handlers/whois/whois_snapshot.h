@@ -49,7 +49,6 @@ class TextArena {
  public:
   absl::string_view Store(absl::string_view text);
   size_t bytes_used() const { return used_; }
-  size_t bytes_reserved() const { return reserved_; }
 
  private:
   static constexpr size_t kChunkBytes = 1 << 20;
@@ -57,7 +56,6 @@ class TextArena {
   char* free_ = nullptr;
   size_t free_bytes_ = 0;
   size_t used_ = 0;
-  size_t reserved_ = 0;
 };
 
 struct WhoisSnapshotStats {

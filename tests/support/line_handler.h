@@ -32,7 +32,6 @@ class LineHandler : public Handler {
   // Handler:
   Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
                   OutputBuffer& out) override;
-  size_t MaxRequestBytes() const override { return options_.max_line_bytes; }
 
  private:
   const int worker_;
@@ -44,9 +43,10 @@ class LineHandlerFactory : public HandlerFactory {
   explicit LineHandlerFactory(const LineProtocolOptions& options = {}) : options_(options) {}
   // HandlerFactory:
   absl::string_view Name() const override { return "line"; }
-  std::unique_ptr<Handler> CreateHandler() const override {
+  std::unique_ptr<Handler> CreateHandler(HandlerCounters& counters) const override {
     return std::make_unique<LineHandler>(next_worker_.fetch_add(1), options_);
   }
+  size_t MaxRequestBytes() const override { return options_.max_line_bytes; }
   size_t OutputBufferBytes() const override { return options_.output_bytes; }
 
  private:

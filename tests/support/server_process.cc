@@ -26,9 +26,14 @@ int StatValue(absl::string_view stdout_text, absl::string_view key) {
   for (absl::string_view line : absl::StrSplit(stdout_text, '\n')) {
     if (!absl::ConsumePrefix(&line, "stats ")) continue;
     for (absl::string_view pair : absl::StrSplit(line, ' ')) {
-      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, '=');
+      // The value follows the last '=': a handler counter's name holds one, as in
+      // ocsp_responses{status="successful"}=3.
+      const size_t equals = pair.rfind('=');
+      if (equals == absl::string_view::npos) continue;
       int value = 0;
-      if (kv.first == key && absl::SimpleAtoi(kv.second, &value)) return value;
+      if (pair.substr(0, equals) == key && absl::SimpleAtoi(pair.substr(equals + 1), &value)) {
+        return value;
+      }
     }
   }
   return -1;

@@ -18,6 +18,7 @@
 namespace onepass::testing {
 
 // The value of `key` in the "stats k=v ..." line onepassd prints at exit, or -1 if absent.
+// Handler counters have keys like `whois_replies{result="match"}`.
 int StatValue(absl::string_view stdout_text, absl::string_view key);
 
 // Path of the onepassd binary under test (compiled in by CMake as ONEPASSD_PATH).

@@ -71,7 +71,8 @@ std::string Replay(Handler& handler, OutputBuffer& out, absl::Span<const uint8_t
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static std::unique_ptr<Handler> handler = Factory().CreateHandler();
+  static HandlerCounters counters(Factory().Counters().size());
+  static std::unique_ptr<Handler> handler = Factory().CreateHandler(counters);
   static OutputBuffer out(Factory().OutputBufferBytes());
   const absl::Span<const uint8_t> input(data, size);
 

@@ -57,11 +57,13 @@ struct Fuzz {
     factory = std::make_unique<OcspHandlerFactory>(
         config, OcspSnapshot::FromResponses({{"known", std::move(response)}}, kNow));
     Require(factory->snapshot().stats().loaded == 1, "loading the known response");
-    handler = factory->CreateHandler();
+    counters = std::make_unique<HandlerCounters>(factory->Counters().size());
+    handler = factory->CreateHandler(*counters);
     whole = std::make_unique<OutputBuffer>(factory->OutputBufferBytes());
     part = std::make_unique<OutputBuffer>(factory->OutputBufferBytes());
   }
   std::unique_ptr<OcspHandlerFactory> factory;
+  std::unique_ptr<HandlerCounters> counters;
   std::unique_ptr<Handler> handler;
   std::unique_ptr<OutputBuffer> whole, part;
 };

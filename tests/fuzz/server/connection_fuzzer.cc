@@ -16,6 +16,9 @@
 
 namespace {
 
+// What the scripted handler's factory would declare: the most input a connection may buffer.
+constexpr size_t kMaxRequestBytes = 40;
+
 class Script {
  public:
   Script(const uint8_t* data, size_t size) : data_(data), size_(size) {}
@@ -50,7 +53,6 @@ class ScriptedHandler : public onepass::Handler {
     verdict.consumed = input.empty() ? 0 : script_->Next() % (input.size() + 3);
     return verdict;
   }
-  size_t MaxRequestBytes() const override { return 40; }
 
  private:
   Script* script_;
@@ -67,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   onepass::ConnectionEnv env;
   env.handler = &handler;
   env.stats = &stats;
-  env.max_request_bytes = handler.MaxRequestBytes();
+  env.max_request_bytes = kMaxRequestBytes;
   onepass::Connection connection(64, 256);
   connection.Reset(fds[0]);
   bool closed = false;

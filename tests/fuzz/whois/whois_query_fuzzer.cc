@@ -29,10 +29,12 @@ struct Fixture {
     onepass::whois::WhoisConfig config;
     config.max_query_bytes = 512;
     factory = std::make_unique<onepass::whois::WhoisHandlerFactory>(*snapshot, config);
-    handler = factory->CreateHandler();
+    counters = std::make_unique<onepass::HandlerCounters>(factory->Counters().size());
+    handler = factory->CreateHandler(*counters);
     out = std::make_unique<OutputBuffer>(factory->OutputBufferBytes());
   }
   std::unique_ptr<onepass::whois::WhoisHandlerFactory> factory;
+  std::unique_ptr<onepass::HandlerCounters> counters;
   std::unique_ptr<onepass::Handler> handler;
   std::unique_ptr<OutputBuffer> out;
 };
@@ -59,7 +61,7 @@ Outcome Run(Fixture& f, const uint8_t* data, size_t size, bool peer_closed) {
     case Action::kReadMore:
       Check(!peer_closed);
       Check(outcome.reply.empty());
-      Check(size < f.handler->MaxRequestBytes());
+      Check(size < f.factory->MaxRequestBytes());
       break;
     case Action::kWriteThenClose:
       Check(outcome.reply.size() >= tail.size());

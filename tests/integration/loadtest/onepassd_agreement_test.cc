@@ -84,9 +84,10 @@ TEST(OnepassdAgreementTest, NxdomainAndNodataAreJudgedAsAsked) {
   (*server)->Stop();
 }
 
-// The same agreement for the other two protocols, on their default data.
+// The same agreement for the other two protocols, on their default data. `counter`, when
+// given, is the handler counter in the stats line that must count every transaction too.
 void ExpectAgreement(const std::vector<std::string>& server_args,
-                     const std::vector<std::string>& load_args) {
+                     const std::vector<std::string>& load_args, const std::string& counter = "") {
   auto server = ServerProcess::Start(server_args);
   ASSERT_TRUE(server.ok()) << server.status();
   constexpr int kCount = 300;
@@ -109,6 +110,9 @@ void ExpectAgreement(const std::vector<std::string>& server_args,
   ASSERT_EQ((*server)->Stop(), 0) << (*server)->ReadStderr();
   std::string stats = (*server)->ReadStdout();
   EXPECT_EQ(Field(stats, "served=([0-9]+)"), kCount) << stats;
+  if (!counter.empty()) {
+    EXPECT_EQ(onepass::testing::StatValue(stats, counter), kCount) << stats;
+  }
 }
 
 TEST(OnepassdAgreementTest, EdnsQueriesGetOneOptBack) {
@@ -133,17 +137,27 @@ TEST(OnepassdAgreementTest, QueryListIsCycled) {
 TEST(OnepassdAgreementTest, WhoisOnTheEmbeddedDatabase) {
   ExpectAgreement(
       {"--handler", "whois", "--listen", "127.0.0.1:0", "--workers", "1"},
-      {"--proto", "whois", "--whois-query", "example.com", "--expect-substring", "EXAMPLE.COM"});
+      {"--proto", "whois", "--whois-query", "example.com", "--expect-substring", "EXAMPLE.COM"},
+      "whois_replies{result=\"match\"}");
 }
 
-TEST(OnepassdAgreementTest, OcspOnTheDefaultDataSetByPostAndGet) {
-  const std::string data = OCSP_DATA_DIR;
+TEST(OnepassdAgreementTest, OcspOnATestDataSetByPostAndGet) {
+  // A fresh data set (its responses expire after 7 days), made in a scratch folder.
+  std::string dir = ::testing::TempDir() + "/ocsp_agreement.XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string data = dir + "/data";
+  absl::StatusOr<CommandResult> made =
+      RunCommand({ONEPASS_SOURCE_DIR "/scripts/make-ocsp-testdata.sh", data}, absl::Seconds(60));
+  ASSERT_TRUE(made.ok()) << made.status();
+  ASSERT_EQ(made->exit_code, 0) << made->err;
   for (const char* method : {"--ocsp-get=false", "--ocsp-get=true"}) {
     SCOPED_TRACE(method);
     ExpectAgreement({"--handler", "ocsp", "--ocsp-responses", data + "/responses", "--listen",
                      "127.0.0.1:0", "--workers", "1"},
-                    {"--proto", "ocsp", "--ocsp-request", data + "/good.req.der", method});
+                    {"--proto", "ocsp", "--ocsp-request", data + "/good.req.der", method},
+                    "ocsp_responses{status=\"successful\"}");
   }
+  ASSERT_TRUE(RunCommand({"rm", "-rf", dir}, absl::Seconds(30)).ok());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // End-to-end: the real onepassd with --handler ocsp, asked by the real clients (`openssl ocsp`,
 // `curl`, `nc`) about certificates of a CA made by scripts/make-ocsp-testdata.sh.
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <iterator>
@@ -23,6 +24,7 @@ namespace {
 using ::onepass::testing::CommandResult;
 using ::onepass::testing::RunCommand;
 using ::onepass::testing::ServerProcess;
+using ::onepass::testing::StatValue;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -261,16 +263,39 @@ TEST_F(OcspEndToEndTest, BadFlagsStopStartup) {
   }
 }
 
-// Without --ocsp-responses the server serves the set the build generated (DefaultOcspDataDir).
-TEST(OcspDefaultDataTest, ServesTheEmbeddedDefaultSet) {
+// Without --ocsp-responses an installed onepassd reads /etc/onepass/ocsp; where that is missing
+// it refuses to start and says what to pass.
+TEST(OcspDefaultDataTest, MissingDefaultDirectorySaysWhatToPass) {
+  struct stat info;
+  if (stat(std::string(kDefaultOcspResponsesDir).c_str(), &info) == 0) {
+    GTEST_SKIP() << kDefaultOcspResponsesDir << " exists on this machine";
+  }
   absl::StatusOr<std::unique_ptr<ServerProcess>> server =
       ServerProcess::Start({"--handler", "ocsp", "--listen", "127.0.0.1:0", "--workers", "1"});
+  ASSERT_FALSE(server.ok());
+  EXPECT_TRUE(absl::StrContains(server.status().message(), "/etc/onepass/ocsp")) << server.status();
+  EXPECT_TRUE(absl::StrContains(server.status().message(), "pass --ocsp-responses DIR"))
+      << server.status();
+}
+
+// The exit stats line carries the handler's counters, by response status and HTTP error.
+TEST_F(OcspEndToEndTest, StatsLineCountsAnswersByStatus) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start({"--handler", "ocsp", "--listen", "127.0.0.1:0", "--workers", "2",
+                            "--ocsp-responses", Data("responses")});
   ASSERT_TRUE(server.ok()) << server.status();
-  const std::string data = DefaultOcspDataDir();
-  const CommandResult result = OpensslPost(data, "good.pem", (*server)->port());
-  EXPECT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_TRUE(absl::StrContains(result.out, "good.pem: good")) << result.out << result.err;
-  EXPECT_EQ((*server)->Stop(), 0);
+  const int port = (*server)->port();
+  EXPECT_EQ(OpensslPost(*dir_ + "/data", "good.pem", port).exit_code, 0);
+  EXPECT_EQ(OpensslPost(*dir_ + "/data", "revoked.pem", port).exit_code, 0);
+  const CommandResult not_found =
+      RunOk({"curl", "-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}",
+             "--data-binary", "x", absl::StrCat("http://127.0.0.1:", port, "/x")});
+  EXPECT_EQ(not_found.out, "404");
+  ASSERT_EQ((*server)->Stop(), 0) << (*server)->ReadStderr();
+  const std::string stats = (*server)->ReadStdout();
+  EXPECT_EQ(StatValue(stats, "ocsp_responses{status=\"successful\"}"), 2) << stats;
+  EXPECT_EQ(StatValue(stats, "ocsp_http_errors{status=\"404\"}"), 1) << stats;
+  EXPECT_EQ(StatValue(stats, "ocsp_responses{status=\"malformedRequest\"}"), 0) << stats;
 }
 
 }  // namespace

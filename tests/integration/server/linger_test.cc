@@ -3,6 +3,7 @@
 // Without it, close() with unread bytes makes the kernel send RST, and the client's kernel
 // drops the response it had not read yet (RFC 9112 §9.6).
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <string>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"
 
 namespace onepass {
@@ -44,8 +46,15 @@ absl::StatusOr<std::string> SendInPiecesAndRead(int port, const std::string& hea
 // The OCSP engineer's case: a header block over --ocsp-max-header-bytes gets 431 before the
 // client is done sending it.
 TEST(LingerTest, OcspHeaderTooLargeIsReadWholeByTheClient) {
+  // onepassd needs a data set to start; none of its responses is asked for.
+  std::string dir = ::testing::TempDir() + "/linger_ocsp.XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  absl::StatusOr<testing::CommandResult> made = testing::RunCommand(
+      {ONEPASS_SOURCE_DIR "/scripts/make-ocsp-testdata.sh", dir + "/data"}, absl::Seconds(60));
+  ASSERT_TRUE(made.ok() && made->exit_code == 0) << made.status();
   absl::StatusOr<std::unique_ptr<ServerProcess>> server =
-      ServerProcess::Start({"--handler", "ocsp", "--listen", "127.0.0.1:0", "--workers", "1"});
+      ServerProcess::Start({"--handler", "ocsp", "--listen", "127.0.0.1:0", "--workers", "1",
+                            "--ocsp-responses", dir + "/data/responses"});
   ASSERT_TRUE(server.ok()) << server.status();
   for (int round = 0; round < 5; ++round) {
     absl::StatusOr<std::string> reply =
@@ -63,6 +72,7 @@ TEST(LingerTest, OcspHeaderTooLargeIsReadWholeByTheClient) {
     EXPECT_EQ(reply->size() - end_of_head - 4, length) << *reply;
   }
   EXPECT_EQ((*server)->Stop(), 0);
+  ASSERT_TRUE(testing::RunCommand({"rm", "-rf", dir}, absl::Seconds(30)).ok());
   const std::string out = (*server)->ReadStdout();
   EXPECT_EQ(StatValue(out, "lingering_closes"), 5) << out;
   EXPECT_EQ(StatValue(out, "reset_errors"), 0) << out;

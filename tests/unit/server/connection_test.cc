@@ -200,7 +200,6 @@ class StuckHandler : public Handler {
     (void)out.Append({&byte, 1});
     return {Action::kWriteThenRead, 0};
   }
-  size_t MaxRequestBytes() const override { return 100; }
 };
 
 TEST_F(ConnectionTest, HandlerWithoutProgressIsCut) {

@@ -48,7 +48,8 @@ TEST(DnsAllocationTest, ProcessAllocatesNothingAfterWarmUp) {
       {"www.example.com", "A", {.edns = true, .edns_version = 1}},  // BADVERS
   };
   DnsHandlerFactory factory(testing::DefaultSnapshot(), ResponderConfig{});
-  auto handler = factory.CreateHandler();
+  HandlerCounters counters(factory.Counters().size());
+  auto handler = factory.CreateHandler(counters);
   OutputBuffer out(factory.OutputBufferBytes());
   std::vector<std::vector<uint8_t>> inputs;
   for (const Q& q : queries)

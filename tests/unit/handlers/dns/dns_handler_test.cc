@@ -39,7 +39,7 @@ class HandlerTest : public ::testing::Test {
  protected:
   HandlerTest()
       : factory_(testing::DefaultSnapshot(), ResponderConfig{}),
-        handler_(factory_.CreateHandler()),
+        handler_(factory_.CreateHandler(counters_)),
         out_(factory_.OutputBufferBytes()) {}
 
   Verdict Process(const std::vector<uint8_t>& input, RequestContext context = {}) {
@@ -47,6 +47,7 @@ class HandlerTest : public ::testing::Test {
   }
 
   DnsHandlerFactory factory_;
+  HandlerCounters counters_{factory_.Counters().size()};
   std::unique_ptr<Handler> handler_;
   OutputBuffer out_;
 };
@@ -296,7 +297,7 @@ TEST_F(HandlerTest, MalformedQueriesGetFormErrWithIdOpcodeRd) {
 
 TEST_F(HandlerTest, OutputBufferSizeAndMaxRequest) {
   EXPECT_GE(factory_.OutputBufferBytes(), kSoftOutputLimit + 2 + 65535);
-  EXPECT_EQ(handler_->MaxRequestBytes(), 2u + 65535u);
+  EXPECT_EQ(factory_.MaxRequestBytes(), 2u + 65535u);
   EXPECT_EQ(factory_.Name(), "dns");
 }
 

@@ -51,7 +51,8 @@ BENCHMARK(BM_Respond)->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1}});
 void BM_HandlerProcess(benchmark::State& state) {
   const BenchQuery& q = kQueries[state.range(0)];
   DnsHandlerFactory factory(testing::DefaultSnapshot(), ResponderConfig{});
-  auto handler = factory.CreateHandler();
+  HandlerCounters counters(factory.Counters().size());
+  auto handler = factory.CreateHandler(counters);
   OutputBuffer out(factory.OutputBufferBytes());
   const std::vector<uint8_t> input = testing::Framed(testing::MakeQuery(q.name, q.type));
   const RequestContext context;

@@ -47,7 +47,8 @@ Fixture& TheFixture() {
 }
 
 void Run(benchmark::State& state, const std::string& request) {
-  std::unique_ptr<Handler> handler = TheFixture().factory->CreateHandler();
+  HandlerCounters counters(TheFixture().factory->Counters().size());
+  std::unique_ptr<Handler> handler = TheFixture().factory->CreateHandler(counters);
   OutputBuffer out(TheFixture().factory->OutputBufferBytes());
   RequestContext context;
   context.now = kNow;

@@ -2,6 +2,8 @@
 
 #include <openssl/evp.h>
 
+#include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
+#include "handlers/ocsp/ocsp_counters.h"
 #include "tests/unit/handlers/ocsp/ocsp_test_pki.h"
 
 namespace onepass::ocsp {
@@ -48,9 +51,14 @@ class OcspHandlerTest : public ::testing::Test {
     Rebuild(OcspHandlerConfig{});
   }
 
+  // A new factory as a reload makes it: the handler counts on into the same block.
   void Rebuild(const OcspHandlerConfig& config) {
     factory_ = std::make_unique<OcspHandlerFactory>(config, snapshot_);
-    handler_ = factory_->CreateHandler();
+    handler_ = factory_->CreateHandler(counters_);
+  }
+
+  uint64_t Counted(OcspCounter counter) const {
+    return counters_.Read(static_cast<size_t>(counter));
   }
 
   Reply Send(absl::string_view input, absl::Time now = kNow, bool peer_closed = false) {
@@ -130,6 +138,7 @@ class OcspHandlerTest : public ::testing::Test {
   std::string good_, revoked_, short_lived_;
   std::shared_ptr<const OcspSnapshot> snapshot_;
   std::unique_ptr<OcspHandlerFactory> factory_;
+  HandlerCounters counters_{std::size(kOcspCounters)};
   std::unique_ptr<Handler> handler_;
 };
 
@@ -141,7 +150,7 @@ TEST_F(OcspHandlerTest, PostGoodAndRevokedExactResponses) {
 
   reply = Send(Post(pki_->MakeRequest({{0x1001}})), kNow + absl::Seconds(100));
   EXPECT_EQ(reply.bytes, Presigned(revoked_, "604700", "Fri, 15 Jan 2027 08:01:40 GMT"));
-  EXPECT_EQ(static_cast<const OcspHandler&>(*handler_).stats().presigned, 2u);
+  EXPECT_EQ(Counted(OcspCounter::kSuccessful), 2u);
 }
 
 TEST_F(OcspHandlerTest, GetInEveryEncoding) {
@@ -194,10 +203,10 @@ TEST_F(OcspHandlerTest, UnknownMalformedNonceAndSeveralCertIds) {
   EXPECT_EQ(Send(Post(pki_->MakeRequest({{0x9999}, {0x1001}, {0x1000}}))).bytes,
             Presigned(revoked_, "604800"));
 
-  const OcspHandlerStats& stats = static_cast<const OcspHandler&>(*handler_).stats();
-  EXPECT_EQ(stats.unauthorized, 3u);
-  EXPECT_EQ(stats.malformed_request, 4u);
-  EXPECT_EQ(stats.presigned, 2u);
+  EXPECT_EQ(Counted(OcspCounter::kUnauthorized), 3u);
+  EXPECT_EQ(Counted(OcspCounter::kMalformedRequest), 4u);
+  EXPECT_EQ(Counted(OcspCounter::kSuccessful), 2u);
+  EXPECT_EQ(Counted(OcspCounter::kExpired), 0u);
 }
 
 TEST_F(OcspHandlerTest, MaxAgeShrinksAndExpiredResponsesAreNotServed) {
@@ -211,7 +220,9 @@ TEST_F(OcspHandlerTest, MaxAgeShrinksAndExpiredResponsesAreNotServed) {
   const Reply reply = Send(request, kNow + absl::Seconds(90));
   EXPECT_TRUE(absl::StartsWith(reply.bytes, "HTTP/1.1 200 OK\r\n")) << reply.bytes;
   EXPECT_TRUE(absl::EndsWith(reply.bytes, std::string("\x30\x03\x0a\x01\x06", 5)));
-  EXPECT_EQ(static_cast<const OcspHandler&>(*handler_).stats().expired, 1u);
+  EXPECT_EQ(Counted(OcspCounter::kExpired), 1u);
+  EXPECT_EQ(Counted(OcspCounter::kUnauthorized), 1u);
+  EXPECT_EQ(Counted(OcspCounter::kSuccessful), 2u);
 }
 
 TEST_F(OcspHandlerTest, NotOcspRequests) {
@@ -235,6 +246,11 @@ TEST_F(OcspHandlerTest, NotOcspRequests) {
       HttpError("411 Length Required", "411 Length Required: Content-Length required\n"));
   EXPECT_EQ(Send(Get("/MEIw*QDA")).bytes,
             HttpError("400 Bad Request", "400 Bad Request: request path is not base64\n"));
+  EXPECT_EQ(Counted(OcspCounter::kHttp405), 2u);
+  EXPECT_EQ(Counted(OcspCounter::kHttp415), 2u);
+  EXPECT_EQ(Counted(OcspCounter::kHttp411), 1u);
+  EXPECT_EQ(Counted(OcspCounter::kHttp400), 1u);
+  EXPECT_EQ(Counted(OcspCounter::kSuccessful), 1u);
 }
 
 TEST_F(OcspHandlerTest, HttpErrorsCarryTheirStatus) {
@@ -262,6 +278,33 @@ TEST_F(OcspHandlerTest, HttpErrorsCarryTheirStatus) {
     EXPECT_TRUE(absl::StartsWith(reply.bytes, "HTTP/1.1 " + c.status_line + "\r\n")) << reply.bytes;
     EXPECT_TRUE(absl::StrContains(reply.bytes, "\r\nConnection: close\r\n"));
   }
+  // Each answer counted once, under its status.
+  EXPECT_EQ(Counted(OcspCounter::kHttp400), 4u);
+  for (OcspCounter counter : {OcspCounter::kHttp501, OcspCounter::kHttp413, OcspCounter::kHttp414,
+                              OcspCounter::kHttp431, OcspCounter::kHttp505}) {
+    EXPECT_EQ(Counted(counter), 1u) << CounterName(kOcspCounters[static_cast<size_t>(counter)]);
+  }
+  EXPECT_EQ(Counted(OcspCounter::kHttpOther), 0u);
+  EXPECT_EQ(Counted(OcspCounter::kSuccessful), 0u);
+}
+
+// The block belongs to the worker: a handler from a reloaded factory counts on where the old
+// one stopped; and a response that does not fit is counted as such.
+TEST_F(OcspHandlerTest, CountsSurviveANewHandlerAndOutputFullIsCounted) {
+  const std::string request = Post(pki_->MakeRequest({{0x1000}}));
+  Send(request);
+  Rebuild(OcspHandlerConfig{});
+  Send(request);
+  EXPECT_EQ(Counted(OcspCounter::kSuccessful), 2u);
+
+  OutputBuffer tiny(16);
+  RequestContext context;
+  context.now = kNow;
+  const Verdict verdict = handler_->Process(
+      absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(request.data()), request.size()),
+      context, tiny);
+  EXPECT_EQ(verdict.action, Action::kClose);
+  EXPECT_EQ(Counted(OcspCounter::kOutputFull), 1u);
 }
 
 TEST_F(OcspHandlerTest, IncompleteRequestsAndPeerClose) {
@@ -278,6 +321,7 @@ TEST_F(OcspHandlerTest, IncompleteRequestsAndPeerClose) {
   reply = Send("", kNow, /*peer_closed=*/true);
   EXPECT_EQ(reply.verdict.action, Action::kClose);
   EXPECT_TRUE(reply.bytes.empty());
+  EXPECT_EQ(Counted(OcspCounter::kHttp400), 1u);  // the silent close answers nothing
 }
 
 TEST_F(OcspHandlerTest, PipelinedBytesAreIgnored) {
@@ -320,8 +364,14 @@ TEST_F(OcspHandlerTest, FactoryContract) {
   EXPECT_EQ(factory_->Name(), "ocsp");
   EXPECT_GE(factory_->OutputBufferBytes(), snapshot_->max_presigned_bytes() + kMaxDynamicHeadBytes);
   EXPECT_GE(factory_->OutputBufferBytes(), OcspHandlerConfig{}.max_response_bytes);
-  EXPECT_EQ(handler_->MaxRequestBytes(), 8192u + 16384u);
-  EXPECT_NE(factory_->CreateHandler(), nullptr);
+  EXPECT_EQ(factory_->MaxRequestBytes(), 8192u + 16384u);
+  EXPECT_NE(factory_->CreateHandler(counters_), nullptr);
+  // The counter list: fixed, one per index, each a distinct sample.
+  ASSERT_EQ(factory_->Counters().size(), static_cast<size_t>(OcspCounter::kCount));
+  std::set<std::string> names;
+  for (const CounterSpec& spec : factory_->Counters()) names.insert(CounterName(spec));
+  EXPECT_EQ(names.size(), factory_->Counters().size());
+  EXPECT_EQ(CounterName(factory_->Counters()[0]), "ocsp_responses{status=\"successful\"}");
 }
 
 // The fuzzer's set-up: a response signed for the CertIDs of a request made elsewhere.

@@ -42,7 +42,8 @@ Setup& GetSetup() {
 
 void RunQuery(benchmark::State& state, const std::string& query) {
   Setup& setup = GetSetup();
-  std::unique_ptr<Handler> handler = setup.factory->CreateHandler();
+  HandlerCounters counters(setup.factory->Counters().size());
+  std::unique_ptr<Handler> handler = setup.factory->CreateHandler(counters);
   OutputBuffer out(setup.factory->OutputBufferBytes());
   const absl::Span<const uint8_t> input(reinterpret_cast<const uint8_t*>(query.data()),
                                         query.size());

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "handlers/whois/whois_counters.h"
 #include "handlers/whois/whois_db.h"
 #include "handlers/whois/whois_embedded_db.h"
 
@@ -23,7 +24,12 @@ class WhoisHandlerTest : public ::testing::Test {
     snapshot_ = *snapshot;
     config_.max_query_bytes = 512;
     factory_ = std::make_unique<WhoisHandlerFactory>(snapshot_, config_);
-    handler_ = factory_->CreateHandler();
+    counters_ = std::make_unique<HandlerCounters>(factory_->Counters().size());
+    handler_ = factory_->CreateHandler(*counters_);
+  }
+
+  uint64_t Counted(WhoisCounter counter) const {
+    return counters_->Read(static_cast<size_t>(counter));
   }
 
   struct Result {
@@ -57,6 +63,7 @@ class WhoisHandlerTest : public ::testing::Test {
   std::shared_ptr<const WhoisSnapshot> snapshot_;
   WhoisConfig config_;
   std::unique_ptr<WhoisHandlerFactory> factory_;
+  std::unique_ptr<HandlerCounters> counters_;
   std::unique_ptr<Handler> handler_;
 };
 
@@ -94,6 +101,14 @@ TEST_F(WhoisHandlerTest, QueryFormsReachTheirObjects) {
     EXPECT_TRUE(absl::StartsWith(r.reply, start)) << query << " got:\n" << r.reply;
     ExpectWellFormed(r.reply);
   }
+  EXPECT_EQ(Counted(WhoisCounter::kQueryAny), 5u);
+  EXPECT_EQ(Counted(WhoisCounter::kQueryDomain), 1u);
+  EXPECT_EQ(Counted(WhoisCounter::kQueryNameserver), 1u);
+  EXPECT_EQ(Counted(WhoisCounter::kQueryRegistrar), 2u);
+  EXPECT_EQ(Counted(WhoisCounter::kQueryContact), 1u);
+  EXPECT_EQ(Counted(WhoisCounter::kMatch), 10u);
+  EXPECT_EQ(Counted(WhoisCounter::kNoMatch), 0u);
+  EXPECT_EQ(Counted(WhoisCounter::kError), 0u);
 }
 
 TEST_F(WhoisHandlerTest, UnknownNameGetsNoMatch) {
@@ -104,6 +119,9 @@ TEST_F(WhoisHandlerTest, UnknownNameGetsNoMatch) {
   EXPECT_TRUE(absl::StartsWith(Run("domain a.iana-servers.net\r\n").reply,
                                "No match for \"A.IANA-SERVERS.NET\".\r\n"));
   EXPECT_TRUE(absl::StartsWith(Run("registrar Nobody\r\n").reply, "No match for \"NOBODY\".\r\n"));
+  EXPECT_EQ(Counted(WhoisCounter::kNoMatch), 3u);
+  EXPECT_EQ(Counted(WhoisCounter::kMatch), 0u);
+  EXPECT_EQ(Counted(WhoisCounter::kQueryAny), 1u);
 }
 
 TEST_F(WhoisHandlerTest, BadInputsGetOneErrorLineAndTheTail) {
@@ -128,6 +146,9 @@ TEST_F(WhoisHandlerTest, BadInputsGetOneErrorLineAndTheTail) {
     EXPECT_EQ(r.reply.find("\r\n") + 2 + snapshot_->tail().size(), r.reply.size()) << start;
     ExpectWellFormed(r.reply);
   }
+  // Framing and parsing errors alike; none of them is a query of some kind.
+  EXPECT_EQ(Counted(WhoisCounter::kError), cases.size());
+  EXPECT_EQ(Counted(WhoisCounter::kQueryAny) + Counted(WhoisCounter::kQueryContact), 0u);
 }
 
 TEST_F(WhoisHandlerTest, IncompleteLineReadsMoreWithinTheLimit) {
@@ -140,7 +161,7 @@ TEST_F(WhoisHandlerTest, IncompleteLineReadsMoreWithinTheLimit) {
   r = Run(std::string(514, 'a'));  // cannot: error at once
   EXPECT_EQ(r.verdict.action, Action::kWriteThenClose);
   EXPECT_EQ(r.verdict.consumed, 514u);
-  EXPECT_EQ(handler_->MaxRequestBytes(), 514u);
+  EXPECT_EQ(factory_->MaxRequestBytes(), 514u);
 }
 
 TEST_F(WhoisHandlerTest, PeerCloseWithoutLineEndIsTheQuery) {
@@ -175,6 +196,20 @@ TEST_F(WhoisHandlerTest, ReplyThatDoesNotFitGetsAShortErrorOrClose) {
   r = Run("example.com\r\n", false, 10);
   EXPECT_EQ(r.verdict.action, Action::kClose);
   EXPECT_TRUE(r.reply.empty());
+  EXPECT_EQ(Counted(WhoisCounter::kTooLarge), 2u);
+  EXPECT_EQ(Counted(WhoisCounter::kMatch), 0u);
+}
+
+// The block belongs to the worker: a handler from a new factory (a reload) counts on.
+TEST_F(WhoisHandlerTest, CountsSurviveANewHandler) {
+  Run("example.com\r\n");
+  factory_ = std::make_unique<WhoisHandlerFactory>(snapshot_, config_);
+  handler_ = factory_->CreateHandler(*counters_);
+  Run("example.com\r\n");
+  EXPECT_EQ(Counted(WhoisCounter::kMatch), 2u);
+  EXPECT_EQ(factory_->Counters().size(), static_cast<size_t>(WhoisCounter::kCount));
+  EXPECT_EQ(CounterName(factory_->Counters()[static_cast<size_t>(WhoisCounter::kNoMatch)]),
+            "whois_replies{result=\"no_match\"}");
 }
 
 TEST_F(WhoisHandlerTest, OutputBufferHoldsTheLargestReply) {
@@ -191,7 +226,7 @@ TEST_F(WhoisHandlerTest, OutputBufferHoldsTheLargestReply) {
 }
 
 TEST_F(WhoisHandlerTest, HandlersShareTheSnapshot) {
-  std::unique_ptr<Handler> second = factory_->CreateHandler();
+  std::unique_ptr<Handler> second = factory_->CreateHandler(*counters_);
   const std::string input = "example.com\r\n";
   OutputBuffer a(factory_->OutputBufferBytes()), b(factory_->OutputBufferBytes());
   const auto bytes =

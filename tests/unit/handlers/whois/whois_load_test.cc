@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "handlers/whois/whois_db.h"
 #include "handlers/whois/whois_handler.h"
+#include "handlers/whois/whois_responder.h"
 #include "tests/support/subprocess.h"
 
 namespace onepass::whois {
@@ -56,10 +57,11 @@ TEST(WhoisLoadTest, GeneratedHundredThousandDomains) {
 
   WhoisConfig config;
   WhoisHandlerFactory factory(*snapshot, config);
-  std::string scratch;
+  HandlerCounters counters(factory.Counters().size());
+  WhoisResponder responder(*snapshot, config, counters);
   for (const std::string& name : samples) {
     OutputBuffer out(factory.OutputBufferBytes());
-    ASSERT_TRUE(AppendReply(**snapshot, name, &scratch, out)) << name;
+    ASSERT_TRUE(responder.Respond(name, out)) << name;
     const std::string reply(reinterpret_cast<const char*>(out.data()), out.size());
     EXPECT_TRUE(absl::StartsWith(reply, "   Domain Name: " + absl::AsciiStrToUpper(name)))
         << reply.substr(0, 200);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "handlers/whois/whois_framer.h"
 
 namespace onepass::whois {
 namespace {

@@ -1,0 +1,20 @@
+#include "handlers/handler_counters.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace onepass {
+
+std::string CounterName(const CounterSpec& spec) {
+  if (spec.label.empty()) return std::string(spec.family);
+  return absl::StrCat(spec.family, "{", spec.label, "=\"", spec.value, "\"}");
+}
+
+std::string FormatCounters(absl::Span<const CounterSpec> specs, absl::Span<const uint64_t> values) {
+  std::string text;
+  for (size_t i = 0; i < specs.size() && i < values.size(); ++i) {
+    absl::StrAppend(&text, text.empty() ? "" : " ", CounterName(specs[i]), "=", values[i]);
+  }
+  return text;
+}
+
+}  // namespace onepass

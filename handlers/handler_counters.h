@@ -1,0 +1,79 @@
+// The counters a protocol exports (handlers/handler.h: HandlerFactory::Counters), and the
+// per-worker block its handlers write them to.
+//
+// A protocol declares a fixed list of CounterSpecs, each a Prometheus sample
+// `family{label="value"}` (e.g. dns_responses{rcode="NXDOMAIN"}); its handlers count into a
+// HandlerCounters block by index in that list. The block belongs to the server's worker, not
+// to the handler: a SIGHUP reload creates new handlers that count on into the same block, so
+// the counts survive it. Summing over workers and printing is the server's job.
+#ifndef ONEPASS_HANDLERS_HANDLER_COUNTERS_H_
+#define ONEPASS_HANDLERS_HANDLER_COUNTERS_H_
+
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace onepass {
+
+// One counter: the sample family{label="value"}, or just `family` when `label` is empty.
+// Names follow Prometheus rules ([a-z_]); values hold no space, '"' or '='.
+struct CounterSpec {
+  absl::string_view family;
+  absl::string_view label;
+  absl::string_view value;
+  absl::string_view help;
+};
+
+// The sample name: `family{label="value"}` or `family`.
+std::string CounterName(const CounterSpec& spec);
+
+// "name=N name=N ..." in the order of `specs` (values[i] belongs to specs[i]).
+std::string FormatCounters(absl::Span<const CounterSpec> specs, absl::Span<const uint64_t> values);
+
+// A fixed number of counters of one worker. Written by that worker's thread only (through its
+// handler), read from any thread: relaxed atomics updated with load+store, a plain mov on x86
+// as in server/stats.h. Allocated in whole cache lines, so two workers' blocks share none.
+class HandlerCounters {
+ public:
+  explicit HandlerCounters(size_t count)
+      : lines_(std::make_unique<Line[]>((count + kPerLine - 1) / kPerLine)), size_(count) {}
+  HandlerCounters(const HandlerCounters&) = delete;
+  HandlerCounters& operator=(const HandlerCounters&) = delete;
+
+  size_t size() const { return size_; }
+
+  // The owning worker's thread only. `index` < size().
+  void Add(size_t index, uint64_t n = 1) {
+    assert(index < size_);
+    std::atomic<uint64_t>& counter = At(index);
+    counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+
+  // Any thread.
+  uint64_t Read(size_t index) const {
+    assert(index < size_);
+    return lines_[index / kPerLine].values[index % kPerLine].load(std::memory_order_relaxed);
+  }
+
+ private:
+  static constexpr size_t kPerLine = 8;
+  struct alignas(64) Line {
+    std::atomic<uint64_t> values[kPerLine] = {};
+  };
+  std::atomic<uint64_t>& At(size_t index) {
+    return lines_[index / kPerLine].values[index % kPerLine];
+  }
+
+  std::unique_ptr<Line[]> lines_;
+  size_t size_;
+};
+
+}  // namespace onepass
+
+#endif  // ONEPASS_HANDLERS_HANDLER_COUNTERS_H_
