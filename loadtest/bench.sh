@@ -60,9 +60,9 @@ fi
 n_server=$(count_cpus "$server_cpus")
 n_client=$(count_cpus "$client_cpus")
 concurrency=${concurrency:-$((64 * n_client))}
-protocol_args "$proto" || exit 1
-
 make_work_dir
+
+protocol_args "$proto" || exit 1
 
 echo "bench: $(uname -r), nproc=$cores, $proto, server CPUs $server_cpus ($n_server workers), client CPUs $client_cpus ($n_client threads), closed loop $concurrency in flight, ${seconds}s per server"
 steer_rps "$server_cpus"

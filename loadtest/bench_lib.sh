@@ -145,18 +145,28 @@ json_bool() { grep -o "\"$2\": \(true\|false\)" "$1" | head -n 1 | sed 's/.*: //
 # ratio A B -> A/B with 3 decimals ("n/a" when B is 0 or missing)
 ratio() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
-# The OCSP data set the build generates (scripts/make-ocsp-testdata.sh): $ONEPASS_OCSP_DATA or
-# ocsp-testdata in/next to $BIN_DIR. It holds good.req.der and responses/good.der.
+# An OCSP data set (scripts/make-ocsp-testdata.sh output: good.req.der, responses/good.der):
+# $ONEPASS_OCSP_DATA when set, else a fresh one made in $work/ocsp-data (the build makes none:
+# the responses expire after 7 days).
 ocsp_data_dir() {
-  local dir
-  for dir in "${ONEPASS_OCSP_DATA:-}" "$BIN_DIR/ocsp-testdata" "$BIN_DIR/../ocsp-testdata"; do
-    if [ -n "$dir" ] && [ -f "$dir/good.req.der" ] && [ -f "$dir/responses/good.der" ]; then
+  local dir=${ONEPASS_OCSP_DATA:-}
+  if [ -n "$dir" ]; then
+    if [ -f "$dir/good.req.der" ] && [ -f "$dir/responses/good.der" ]; then
       echo "$dir"
       return 0
     fi
-  done
-  echo "bench: no OCSP data (good.req.der, responses/good.der): set ONEPASS_OCSP_DATA or run scripts/make-ocsp-testdata.sh DIR" >&2
-  return 1
+    echo "bench: ONEPASS_OCSP_DATA=$dir holds no good.req.der and responses/good.der (make one with scripts/make-ocsp-testdata.sh DIR)" >&2
+    return 1
+  fi
+  if [ -z "${work:-}" ]; then
+    echo "bench: no scratch folder for an OCSP data set; set ONEPASS_OCSP_DATA" >&2
+    return 1
+  fi
+  dir="$work/ocsp-data"
+  if [ ! -f "$dir/responses/good.der" ]; then
+    "$(dirname "${BASH_SOURCE[0]}")/../scripts/make-ocsp-testdata.sh" "$dir" >&2 || return 1
+  fi
+  echo "$dir"
 }
 
 # Sets load_args, server_args (onepassd) and reference_args for a protocol.

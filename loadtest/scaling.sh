@@ -57,9 +57,9 @@ fi
 n_client=$(count_cpus "$client_cpus")
 concurrency=${concurrency:-$((64 * n_client))}
 cores=$(nproc)
-protocol_args "$proto" || exit 1
-
 make_work_dir
+
+protocol_args "$proto" || exit 1
 
 echo "scaling: $(uname -r), nproc=$cores, $proto, client CPUs $client_cpus ($n_client threads, $concurrency in flight), ${seconds}s per run, $runs runs"
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The main job, end to end: onepassd serves each protocol in turn on its embedded default data
-# (DNS: the example.com zone; OCSP: the pre-signed responses the build generates; Whois: the
-# embedded database), and the bundled load tester drives it with a new TCP connection per
-# transaction, checking every answer, then prints what the server sustained.
+# The main job, end to end: onepassd serves each protocol in turn on its default data (DNS: the
+# embedded example.com zone; OCSP: pre-signed responses made here by
+# scripts/make-ocsp-testdata.sh; Whois: the embedded database), and the bundled load tester
+# drives it with a new TCP connection per transaction, checking every answer, then prints
+# what the server sustained.
 #
 #   scripts/demo.sh [BUILD_DIR] [--seconds 5] [--protos "dns ocsp whois"]
 #
@@ -51,10 +52,10 @@ for proto in $protos; do
     dns) args=(--proto dns --qname www.example.com. --qtype A) ;;
     whois) args=(--proto whois --whois-query example.com --expect-substring EXAMPLE.COM) ;;
     ocsp)
-      # The build generates the default data set (scripts/make-ocsp-testdata.sh) next to the
-      # binaries; the tester asks for the "good" certificate's status.
-      if ! data=$(ocsp_data_dir 2>/dev/null); then
-        echo "demo: ocsp skipped: no OCSP data set in $BIN_DIR/ocsp-testdata (set ONEPASS_OCSP_DATA, or scripts/make-ocsp-testdata.sh DIR)"
+      # A fresh data set (scripts/make-ocsp-testdata.sh) in the scratch folder, or
+      # $ONEPASS_OCSP_DATA; the tester asks for the "good" certificate's status.
+      if ! data=$(ocsp_data_dir); then
+        echo "demo: ocsp skipped: no OCSP data set (reason above)"
         continue
       fi
       server_extra=(--ocsp-responses "$data/responses")

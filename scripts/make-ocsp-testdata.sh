@@ -15,8 +15,8 @@
 #                                       --ocsp-responses OUTDIR/responses` serves them
 #
 # Responses are valid for DAYS days (default 7: nextUpdate = now + DAYS), certificates for 365.
-# The build runs this at build time (handlers/ocsp/CMakeLists.txt) for the default data set; tests
-# run it into temporary directories. Nothing it makes is secret or committed.
+# Tests run it into temporary directories, scripts/demo.sh and loadtest/bench.sh into their
+# scratch folders (the build makes no data set). Nothing it makes is secret or committed.
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
