@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "server/scoped_fd.h"
-#include "server/socket_address.h"
+#include "common/socket_address.h"
 
 namespace onepass {
 

@@ -20,7 +20,7 @@
 #include "handlers/handler.h"
 #include "server/limits.h"
 #include "server/placement.h"
-#include "server/socket_address.h"
+#include "common/socket_address.h"
 #include "server/stats.h"
 #include "server/worker.h"
 

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/cpu_list.h"
 #include "common/log.h"
 
 namespace onepass {
@@ -132,13 +133,9 @@ absl::Status Worker::Init() {
 
 void Worker::Run() {
   if (cpu_ >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu_, &set);
-    int error = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-    if (error != 0) {
+    if (absl::Status pinned = PinCurrentThread(cpu_); !pinned.ok()) {
       LogError("worker %d: cannot pin to CPU %d: %s; its connections lose CPU locality", index_,
-               cpu_, std::strerror(error));
+               cpu_, pinned.message());
     }
   }
   // Allocated here, after pinning, so that the buffers of the hot path are first touched (and

@@ -82,10 +82,7 @@ class ServerTest : public ::testing::Test {
 // Runs `body` on a thread pinned to `cpu`.
 void OnCpu(int cpu, const std::function<void()>& body) {
   std::thread thread([&] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(set), &set), 0);
+    ASSERT_TRUE(PinCurrentThread(cpu).ok());
     body();
   });
   thread.join();
@@ -412,10 +409,7 @@ TEST_F(ServerTest, ConcurrentClientsOnEveryCpu) {
   constexpr int kPerThread = 200;
   for (int cpu : cpus) {
     threads.emplace_back([&, cpu] {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpu, &set);
-      pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+      PinCurrentThread(cpu).IgnoreError();
       for (int i = 0; i < kPerThread; ++i) {
         if (Exchange("x\n").find(" x\n") != std::string::npos) answered.fetch_add(1);
       }
