@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/line_handler.h"
 #include "tests/support/tcp_client.h"
+#include "tests/support/wait_for.h"
 
 namespace onepass {
 namespace {
@@ -361,7 +362,8 @@ TEST_F(ServerTest, StopFinishesConnectionsInFlightAndRefusesNewOnes) {
   ASSERT_TRUE(client->Send("in fl").ok());
   ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 1; }));
   server_->RequestStop();
-  usleep(100 * 1000);
+  // The workers close their listeners on their own threads: wait for it, without connecting.
+  ASSERT_TRUE(testing::WaitFor([&] { return !testing::IsListening(port_); }, absl::Seconds(5)));
   EXPECT_FALSE(Connect().ok());  // listeners are closed
   ASSERT_TRUE(client->Send("ight\n").ok());
   absl::StatusOr<std::string> reply = client->ReadUntilClose();
