@@ -279,7 +279,8 @@ int Main(int argc, char** argv) {
     int defer_s = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-    // Client speaks first: accept only once the request is there (DESIGN.md).
+    // Client speaks first: accept only once the request is there
+    // (docs/design.md "The connection path").
     setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof(defer_s));
     if (bind(fd, reinterpret_cast<sockaddr*>(&address), address_length) != 0 ||
         listen(fd, absl::GetFlag(FLAGS_backlog)) != 0) {

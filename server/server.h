@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/socket_address.h"
 #include "handlers/handler.h"
 #include "server/limits.h"
 #include "server/placement.h"
-#include "common/socket_address.h"
 #include "server/stats.h"
 #include "server/worker.h"
 
