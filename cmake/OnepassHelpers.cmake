@@ -33,7 +33,9 @@ function(onepass_cc_binary)
 endfunction()
 
 # onepass_cc_test(NAME n SRCS ... DEPS ... [LABELS ...] [TIMEOUT s])
-# A GoogleTest binary run by ctest. Every test has a timeout: no test may hang CI.
+# A GoogleTest binary run by ctest. Every test has a timeout: no test may hang CI. Its main()
+# (tests/support/test_main.cc) exits 77 when tests skipped, which ctest reports as skipped,
+# never as passed; under CI=true a skip fails instead.
 function(onepass_cc_test)
   cmake_parse_arguments(ARG "" "NAME;TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
   if(NOT ARG_TIMEOUT)
@@ -42,16 +44,21 @@ function(onepass_cc_test)
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_compile_options(${ARG_NAME} PRIVATE ${ONEPASS_WARNINGS})
   target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR})
-  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} onepass::test_main)
   add_test(NAME ${ARG_NAME} COMMAND ${ARG_NAME})
-  set_tests_properties(${ARG_NAME} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
+  set_tests_properties(${ARG_NAME} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}"
+    SKIP_RETURN_CODE 77)
 endfunction()
 
 # onepass_cc_fuzzer(NAME n SRCS ... DEPS ... CORPUS dir)
 # With ONEPASS_FUZZ (clang): a libFuzzer binary. Otherwise the same entry point linked with
 # tests/fuzz/standalone_main.cc, and a ctest that replays every file of the corpus.
+# Either way the target joins the custom target `fuzzers` and the list file
+# <build>/fuzzers.tsv (see onepass_write_fuzzer_list), which scripts/fuzz.sh reads.
 function(onepass_cc_fuzzer)
   cmake_parse_arguments(ARG "" "NAME;CORPUS" "SRCS;DEPS" ${ARGN})
+  set_property(GLOBAL APPEND PROPERTY ONEPASS_FUZZERS ${ARG_NAME})
+  set_property(GLOBAL APPEND PROPERTY ONEPASS_FUZZER_CORPORA "${ARG_CORPUS}")
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
@@ -67,3 +74,20 @@ function(onepass_cc_fuzzer)
     endif()
   endif()
 endfunction()
+
+# Called once at the end of the top-level CMakeLists.txt (deferred below), when every
+# onepass_cc_fuzzer has run: the target `fuzzers` builds them all, and <build>/fuzzers.tsv lists
+# one per line: NAME<TAB>BINARY<TAB>CORPUS_DIR. Scripts find the fuzz targets there instead of
+# grepping CMake files.
+function(onepass_write_fuzzer_list)
+  get_property(names GLOBAL PROPERTY ONEPASS_FUZZERS)
+  get_property(corpora GLOBAL PROPERTY ONEPASS_FUZZER_CORPORA)
+  add_custom_target(fuzzers)
+  set(lines "")
+  foreach(name corpus IN ZIP_LISTS names corpora)
+    add_dependencies(fuzzers ${name})
+    string(APPEND lines "${name}\t$<TARGET_FILE:${name}>\t${corpus}\n")
+  endforeach()
+  file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/fuzzers.tsv CONTENT "${lines}")
+endfunction()
+cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL onepass_write_fuzzer_list)

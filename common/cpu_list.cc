@@ -1,8 +1,10 @@
 #include "common/cpu_list.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -15,9 +17,9 @@ namespace {
 absl::StatusOr<int> ParseCpu(absl::string_view text, absl::string_view whole) {
   int cpu = 0;
   if (!absl::SimpleAtoi(text, &cpu) || cpu < 0 || cpu >= CPU_SETSIZE) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad CPU list '", whole, "': '", text, "' is not a CPU number (0..",
-                     CPU_SETSIZE - 1, "); write it like 0-3,8"));
+    return absl::InvalidArgumentError(absl::StrCat("bad CPU list '", whole, "': '", text,
+                                                   "' is not a CPU number (0..", CPU_SETSIZE - 1,
+                                                   "); write it like 0-3,8"));
   }
   return cpu;
 }
@@ -30,7 +32,8 @@ absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text) {
     return absl::InvalidArgumentError("empty CPU list; write it like 0-3,8");
   }
   for (absl::string_view item : absl::StrSplit(text, ',')) {
-    std::pair<absl::string_view, absl::string_view> range = absl::StrSplit(item, absl::MaxSplits('-', 1));
+    std::pair<absl::string_view, absl::string_view> range =
+        absl::StrSplit(item, absl::MaxSplits('-', 1));
     absl::StatusOr<int> first = ParseCpu(range.first, text);
     if (!first.ok()) return first.status();
     int last = *first;
@@ -73,6 +76,19 @@ std::vector<int> AllowedCpus() {
     if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
   }
   return cpus;
+}
+
+absl::Status PinCurrentThread(int cpu) {
+  if (cpu < 0 || cpu >= CPU_SETSIZE) {
+    return absl::InvalidArgumentError(absl::StrCat("CPU ", cpu, " is out of range"));
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  // Returns the error number instead of setting errno.
+  const int error = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  if (error != 0) return absl::InternalError(std::strerror(error));
+  return absl::OkStatus();
 }
 
 }  // namespace onepass

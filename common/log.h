@@ -5,9 +5,8 @@
 #ifndef ONEPASS_COMMON_LOG_H_
 #define ONEPASS_COMMON_LOG_H_
 
-#include "absl/strings/string_view.h"
-
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 
 namespace onepass {
 
@@ -25,7 +24,8 @@ void SetLogProgramName(absl::string_view name);
 
 template <typename... Args>
 void LogInfo(const absl::FormatSpec<Args...>& format, const Args&... args) {
-  if (GetLogLevel() <= LogLevel::kInfo) LogMessage(LogLevel::kInfo, absl::StrFormat(format, args...));
+  if (GetLogLevel() <= LogLevel::kInfo)
+    LogMessage(LogLevel::kInfo, absl::StrFormat(format, args...));
 }
 template <typename... Args>
 void LogWarning(const absl::FormatSpec<Args...>& format, const Args&... args) {

@@ -58,7 +58,8 @@ RPS_SAVED=""
 # On loopback a packet's receive path (the SYN, the handshake, the request) runs on the
 # SENDER's CPU, so a pinned server would leave its kernel work on the client's cores.
 # Steering loopback receive processing to the server's CPUs with RPS charges the server what
-# it would pay behind a NIC (DESIGN.md, last paragraph). Restored by restore_rps (trap EXIT).
+# it would pay behind a NIC (docs/design.md "The load tester and the benchmarks"). Restored by
+# restore_rps (trap EXIT).
 steer_rps() {
   local mask
   mask=$(cpu_mask "$1")

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/cpu_list.h"
 #include "loadtest/pacer.h"
 
 namespace onepass::load {
@@ -155,10 +156,7 @@ uint32_t ClientThread::NextRandom() {
 void ClientThread::Run() {
   if (!config_.cpus.empty()) {
     int cpu = config_.cpus[index_ % config_.cpus.size()];
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0) stats_.cpu = cpu;
+    if (PinCurrentThread(cpu).ok()) stats_.cpu = cpu;
   }
   // Open-loop starts are paced in microseconds: ask for precise wakeups (default slack 50 us).
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);

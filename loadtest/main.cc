@@ -24,10 +24,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/arguments.h"
 #include "common/cpu_list.h"
+#include "common/flag_help.h"
 #include "common/log.h"
+#include "common/socket_address.h"
 #include "loadtest/dns_request.h"
-#include "loadtest/flag_names.h"
 #include "loadtest/load_config.h"
 #include "loadtest/load_runner.h"
 #include "loadtest/ocsp_request.h"
@@ -124,23 +126,12 @@ constexpr const char* kFlagOrder[] = {"target",
                                       "json",
                                       "progress"};
 
-std::string DashedName(absl::string_view name) {
-  std::string dashed(name);
-  for (char& c : dashed) {
-    if (c == '_') c = '-';
-  }
-  return dashed;
-}
-
 void PrintHelp() {
-  absl::PrintF("%s\n\nFlags (\"--name value\" or \"--name=value\"):\n",
-               absl::ProgramUsageMessage());
+  std::vector<const absl::CommandLineFlag*> flags;
   for (const char* name : kFlagOrder) {
-    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-    if (flag == nullptr) continue;
-    absl::PrintF("  --%s (default \"%s\")\n      %s\n", DashedName(name), flag->DefaultValue(),
-                 flag->Help());
+    if (const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name)) flags.push_back(flag);
   }
+  std::fputs(FormatFlagHelp(absl::ProgramUsageMessage(), flags).c_str(), stdout);
 }
 
 void OnSignal(int) { g_stop.store(true, std::memory_order_relaxed); }
@@ -271,12 +262,10 @@ int Main(int argc, char** argv) {
       "  onepass-load --target 127.0.0.1:53 --rate 20000 --duration 10 --threads 2 --json r.json\n"
       "  onepass-load --target 127.0.0.1:53 --ramp 5000:50000:5000 --step-duration 5\n"
       "Exit status: 0 success ratio >= --min-success, 1 bad usage, 3 too many errors.");
-  std::vector<std::string> args = NormalizeFlagNames(argc, argv);
-  for (const std::string& arg : args) {
-    if (arg == "--help" || arg == "-h" || arg == "--helpfull") {
-      PrintHelp();
-      return 0;
-    }
+  std::vector<std::string> args = NormalizeArguments(argc, argv);
+  if (WantsHelp(args)) {
+    PrintHelp();
+    return 0;
   }
   std::vector<char*> arg_pointers;
   for (std::string& arg : args) arg_pointers.push_back(arg.data());
@@ -286,7 +275,8 @@ int Main(int argc, char** argv) {
     LogError("unexpected argument \"%s\" (see --help)", rest[1]);
     return 1;
   }
-  absl::StatusOr<SocketAddress> target = ParseHostPort(absl::GetFlag(FLAGS_target));
+  absl::StatusOr<SocketAddress> target =
+      ParseSocketAddress(absl::GetFlag(FLAGS_target), {.what = "target", .min_port = 1});
   if (!target.ok()) {
     LogError("--target: %s", target.status().message());
     return 1;

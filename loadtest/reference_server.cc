@@ -36,9 +36,9 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/arguments.h"
 #include "common/cpu_list.h"
 #include "common/log.h"
-#include "loadtest/flag_names.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "ADDR:PORT ([ADDR]:PORT for IPv6); port 0 picks one");
 ABSL_FLAG(int, threads, 1, "worker threads, each with its own SO_REUSEPORT listener");
@@ -143,12 +143,8 @@ void ServeRequest(int fd, std::string* buffer, WorkerStats* stats, bool* done) {
 }
 
 void RunWorker(int listen_fd, int cpu, WorkerStats* stats) {
-  if (cpu >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-  }
+  // Best effort, as before: an unpinned reference server still answers.
+  if (cpu >= 0) PinCurrentThread(cpu).IgnoreError();
   int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   epoll_event event = {};
   event.events = EPOLLIN;
@@ -199,7 +195,7 @@ int Main(int argc, char** argv) {
   SetLogProgramName("onepass-reference");
   absl::SetProgramUsageMessage(
       "minimal reference server for onepass benchmarks: accept, read, fixed answer, close.");
-  std::vector<std::string> args = load::NormalizeFlagNames(argc, argv);
+  std::vector<std::string> args = NormalizeArguments(argc, argv);
   std::vector<char*> arg_pointers;
   for (std::string& arg : args) arg_pointers.push_back(arg.data());
   absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
@@ -283,7 +279,8 @@ int Main(int argc, char** argv) {
     int defer_s = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-    // Client speaks first: accept only once the request is there (DESIGN.md).
+    // Client speaks first: accept only once the request is there
+    // (docs/design.md "The connection path").
     setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof(defer_s));
     if (bind(fd, reinterpret_cast<sockaddr*>(&address), address_length) != 0 ||
         listen(fd, absl::GetFlag(FLAGS_backlog)) != 0) {

@@ -6,95 +6,23 @@
 #include <cstring>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
 namespace onepass::load {
-namespace {
-
-// Parses a bare IPv4 or IPv6 address (no brackets, no port).
-absl::StatusOr<SocketAddress> ParseAddress(absl::string_view text) {
-  std::string host(text);
-  SocketAddress address;
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&address.storage);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&address.storage);
-  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    address.length = sizeof(sockaddr_in);
-    return address;
-  }
-  std::memset(&address.storage, 0, sizeof(address.storage));
-  if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    address.length = sizeof(sockaddr_in6);
-    return address;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("not an IP address: \"", text, "\""));
-}
-
-}  // namespace
-
-std::string SocketAddress::ToString(bool with_port) const {
-  char text[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  if (family() == AF_INET) {
-    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&storage);
-    inet_ntop(AF_INET, &v4->sin_addr, text, sizeof(text));
-    port = ntohs(v4->sin_port);
-    return with_port ? absl::StrCat(text, ":", port) : std::string(text);
-  }
-  const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&storage);
-  inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof(text));
-  port = ntohs(v6->sin6_port);
-  return with_port ? absl::StrCat("[", text, "]:", port) : std::string(text);
-}
-
-absl::StatusOr<SocketAddress> ParseHostPort(absl::string_view text) {
-  absl::string_view host;
-  absl::string_view port_text;
-  if (absl::ConsumePrefix(&text, "[")) {
-    size_t close = text.find("]:");
-    if (close == absl::string_view::npos) {
-      return absl::InvalidArgumentError("IPv6 target must look like [::1]:53");
-    }
-    host = text.substr(0, close);
-    port_text = text.substr(close + 2);
-  } else {
-    size_t colon = text.rfind(':');
-    if (colon == absl::string_view::npos || text.find(':') != colon) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("target must be ADDR:PORT (IPv6 as [ADDR]:PORT): \"", text, "\""));
-    }
-    host = text.substr(0, colon);
-    port_text = text.substr(colon + 1);
-  }
-  int port = 0;
-  if (!absl::SimpleAtoi(port_text, &port) || port < 1 || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("bad port: \"", port_text, "\""));
-  }
-  absl::StatusOr<SocketAddress> address = ParseAddress(host);
-  if (!address.ok()) return address.status();
-  if (address->family() == AF_INET) {
-    reinterpret_cast<sockaddr_in*>(&address->storage)->sin_port = htons(port);
-  } else {
-    reinterpret_cast<sockaddr_in6*>(&address->storage)->sin6_port = htons(port);
-  }
-  return address;
-}
 
 absl::StatusOr<std::vector<SocketAddress>> ParseSourceList(absl::string_view text, size_t limit) {
   std::vector<SocketAddress> result;
   for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     item = absl::StripAsciiWhitespace(item);
     std::vector<absl::string_view> ends = absl::StrSplit(item, absl::MaxSplits('-', 1));
-    absl::StatusOr<SocketAddress> first = ParseAddress(ends[0]);
+    absl::StatusOr<SocketAddress> first = ParseIpAddress(ends[0]);
     if (!first.ok()) return first.status();
     if (ends.size() == 1) {
       result.push_back(*first);
     } else {
-      absl::StatusOr<SocketAddress> last = ParseAddress(ends[1]);
+      absl::StatusOr<SocketAddress> last = ParseIpAddress(ends[1]);
       if (!last.ok()) return last.status();
       if (first->family() != last->family()) {
         return absl::InvalidArgumentError(absl::StrCat("range mixes IPv4 and IPv6: ", item));

@@ -89,7 +89,7 @@ void Connection::TakeOver(Connection& other) {
 bool Connection::Flush(const ConnectionEnv& env, Next* next) {
   while (!out_->empty()) {
     // The whole response in one send: the handler built the length prefix and the message
-    // together, so no tinygram leaves (RFC 7766 §8; DESIGN.md "One send per response").
+    // together, so no tinygram leaves (RFC 7766 §8; docs/design.md "The connection path").
     ssize_t sent = send(fd_, out_->data(), out_->size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     WorkerStats::Add(env.stats->sends);
     if (sent < 0) {

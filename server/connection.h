@@ -99,7 +99,8 @@ class Connection {
 
   // The output buffer travels: a parked connection that waits for a request holds none; its
   // worker lends it one for each turn and takes it back unless a response is left in it
-  // (kWaitForWrite). That halves the memory a crowd of slow clients can pin (DESIGN.md Limits).
+  // (kWaitForWrite). That halves the memory a crowd of slow clients can pin
+  // (docs/design.md "Limits, and why").
   bool has_output() const { return out_ != nullptr; }
   std::unique_ptr<OutputBuffer> TakeOutput() { return std::move(out_); }
   void GiveOutput(std::unique_ptr<OutputBuffer> out) { out_ = std::move(out); }
@@ -117,7 +118,7 @@ class Connection {
   bool lingering() const { return lingering_; }
 
   // Deadlines, kept by the worker. Advance sets message_consumed when it consumed a whole
-  // request, which restarts the read deadline (RFC 7766 §6.2.3, DESIGN.md Limits).
+  // request, which restarts the read deadline (RFC 7766 §6.2.3, docs/design.md "Limits, and why").
   bool TakeMessageConsumed() { return std::exchange(message_consumed_, false); }
   SteadyTime read_deadline{};
   bool read_deadline_armed = false;

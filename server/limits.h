@@ -19,13 +19,13 @@ enum class Steering {
   // kCpu when every worker is pinned to its own CPU, kHash otherwise.
   kAuto,
   // A CBPF program returns the worker pinned to the CPU that processed the SYN, so a
-  // connection stays on the core whose RSS queue received it (DESIGN.md: Affinity-Accept).
+  // connection stays on the core whose RSS queue received it (docs/design.md "CPU steering").
   kCpu,
   // The kernel's own 4-tuple hash over the group.
   kHash,
 };
 
-// Defaults. DESIGN.md "Limits" gives the sources.
+// Defaults. docs/design.md "Limits, and why" gives the sources.
 inline constexpr int kDefaultBacklog = 4096;                // libevent's -1 would mean 128
 inline constexpr int kDefaultAcceptBurst = 64;              // accepts per listener wakeup
 inline constexpr int kDefaultMaxConnections = 5000;         // parked connections, whole server

@@ -54,7 +54,9 @@ absl::Status Server::CheckConfig(const ServerConfig& config) {
     return placement.status();
   }
   for (const std::string& text : config.listen) {
-    if (absl::StatusOr<SocketAddress> address = ParseSocketAddress(text); !address.ok()) {
+    if (absl::StatusOr<SocketAddress> address =
+            ParseSocketAddress(text, {.what = "listen address"});
+        !address.ok()) {
       return address.status();
     }
   }
@@ -76,7 +78,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerConfig& confi
 
   std::vector<SocketAddress> requested;
   for (const std::string& text : config.listen) {
-    absl::StatusOr<SocketAddress> address = ParseSocketAddress(text);
+    absl::StatusOr<SocketAddress> address = ParseSocketAddress(text, {.what = "listen address"});
     if (!address.ok()) return address.status();
     requested.push_back(*address);
   }

@@ -18,10 +18,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/socket_address.h"
 #include "handlers/handler.h"
 #include "server/limits.h"
 #include "server/placement.h"
-#include "server/socket_address.h"
 #include "server/stats.h"
 #include "server/worker.h"
 

@@ -20,10 +20,10 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
+#include "common/arguments.h"
 #include "common/cpu_list.h"
+#include "common/flag_help.h"
 #include "common/log.h"
-#include "server/arguments.h"
 #include "server/limits.h"
 #include "server/server.h"
 
@@ -89,15 +89,8 @@ bool IsOurFlagFile(absl::string_view file) {
   return absl::StrContains(file, "server/") || absl::StrContains(file, "handlers/");
 }
 
-bool WantsHelp(const std::vector<std::string>& args) {
-  for (const std::string& arg : args) {
-    if (arg == "--help" || arg == "-help" || arg == "-h" || arg == "--helpshort") return true;
-  }
-  return false;
-}
-
-// --help: the server's and the handlers' flags, with the names as documented (hyphens), to
-// stdout, exit 0. (Abseil's own --help exits 1; --helpfull still shows every flag.)
+// --help: the server's and the handlers' flags by name, to stdout, exit 0.
+// (--helpfull still shows Abseil's listing of every flag.)
 void PrintHelp() {
   std::vector<const absl::CommandLineFlag*> flags;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
@@ -105,14 +98,7 @@ void PrintHelp() {
   }
   std::sort(flags.begin(), flags.end(),
             [](const auto* a, const auto* b) { return a->Name() < b->Name(); });
-  std::string text = absl::StrCat("onepassd: ", kUsage, "\n\nFlags:\n");
-  for (const absl::CommandLineFlag* flag : flags) {
-    std::string default_value = flag->DefaultValue();
-    absl::StrAppend(&text, "  --", absl::StrReplaceAll(flag->Name(), {{"_", "-"}}),
-                    "  (default: ", default_value.empty() ? "none" : default_value, ")\n      ",
-                    flag->Help(), "\n");
-  }
-  std::fputs(text.c_str(), stdout);
+  std::fputs(FormatFlagHelp(absl::StrCat("onepassd: ", kUsage), flags).c_str(), stdout);
 }
 
 absl::StatusOr<ServerConfig> ConfigFromFlags() {

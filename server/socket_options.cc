@@ -26,7 +26,7 @@ absl::Status SetListenerOptions(int fd, int family) {
   // Restarting while old connections sit in TIME-WAIT on the listening port must not fail.
   absl::Status status = SetInt(fd, SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR");
   // One listening socket per worker in the same group: no shared accept queue or lock
-  // (DESIGN.md: one shared queue breaks at ~70k conn/s).
+  // (docs/design.md "CPU steering": a shared queue breaks at high rates).
   if (status.ok()) status = SetInt(fd, SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT");
   // [::]:53 must not also take IPv4: the operator lists 0.0.0.0:53 separately if wanted.
   if (status.ok() && family == AF_INET6) {

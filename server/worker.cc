@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/cpu_list.h"
 #include "common/log.h"
 
 namespace onepass {
@@ -137,13 +138,9 @@ absl::Status Worker::Init() {
 
 void Worker::Run() {
   if (cpu_ >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu_, &set);
-    int error = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-    if (error != 0) {
+    if (absl::Status pinned = PinCurrentThread(cpu_); !pinned.ok()) {
       LogError("worker %d: cannot pin to CPU %d: %s; its connections lose CPU locality", index_,
-               cpu_, std::strerror(error));
+               cpu_, pinned.message());
     }
   }
   // Allocated here, after pinning, so that the buffers of the hot path are first touched (and
@@ -262,7 +259,7 @@ void Worker::AcceptBurst(int listener_fd, int limit) {
 void Worker::PauseAccepting(int error) {
   WorkerStats::Add(stats_.accept_pauses);
   // Spinning on a listener that stays readable would burn the CPU: stop watching it for a
-  // while (DESIGN.md Limits: nginx, NSD). One log line per pause.
+  // while (docs/design.md "Limits, and why": nginx, NSD). One log line per pause.
   LogWarning(
       "worker %d: accept: %s; not accepting for %s (raise the descriptor limit, "
       "ulimit -n, or lower --max-connections)",
@@ -410,7 +407,7 @@ void Worker::Wait(Connection* connection, Connection::Next next) {
     }
     if (!connection->read_deadline_armed || consumed) {
       // A per-message deadline: it restarts only when a whole request was consumed, never on
-      // a partial read, so a client trickling bytes is cut off (DESIGN.md Limits).
+      // a partial read, so a client trickling bytes is cut off (docs/design.md "Limits, and why").
       absl::Duration wait = config_.read_timeout;
       if (idle) {
         const bool busy = active_.size() * 2 > static_cast<size_t>(max_connections_);
@@ -511,7 +508,8 @@ void Worker::BeginDrain() {
   event_del(resume_timer_.get());
   // Closing a reuseport listener resets the connections still in its accept queue: take them
   // first (bounded by the backlog), then close. New SYNs go to the group's other sockets until
-  // those close too; zero loss needs net.ipv4.tcp_migrate_req (DESIGN.md "Restarts").
+  // those close too; zero loss needs net.ipv4.tcp_migrate_req
+  // (docs/design.md "Reloads and restarts").
   if (!paused_) {
     for (const ScopedFd& listener : listeners_) AcceptBurst(listener.get(), config_.backlog);
   }

@@ -3,7 +3,7 @@
 // Workers share no mutable state; the cross-thread calls are RequestStop (an eventfd write) and
 // OfferHandler (a mailbox under a mutex the worker takes once per reload, plus an eventfd).
 //
-// The path of a connection (DESIGN.md):
+// The path of a connection (docs/design.md "The connection path"):
 //   listener readable → accept4 up to --accept-burst times → for each socket, at once: recv
 //   into the scratch connection, Handler::Process, one send, close (the single pass).
 // Only a connection that must wait (incomplete request, full socket buffer, keepalive) takes a

@@ -1,4 +1,5 @@
-// Responses rendered at load time (NSD-style precompilation, DESIGN.md): for every name in
+// Responses rendered at load time (NSD-style precompilation; docs/design.md "The handler
+// contract"): for every name in
 // every zone and the types a client is likely to ask there (the types present, plus A and
 // AAAA), the whole response to a lowercase, RD=0, EDNS-less query with ID 0. Answering such a
 // query is then one hash lookup, one copy, and three patches: the ID, the RD bit and the

@@ -20,6 +20,7 @@
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"
+#include "tests/support/wait_for.h"
 
 namespace onepass {
 namespace {
@@ -143,9 +144,23 @@ TEST(OnepassdTest, SigtermFinishesARequestInFlight) {
   absl::StatusOr<TcpClient> client = TcpClient::Connect("127.0.0.1", (*server)->port());
   ASSERT_TRUE(client.ok());
   ASSERT_TRUE(client->Send("in fl").ok());
-  usleep(200 * 1000);  // accepted and parked (TCP_DEFER_ACCEPT: the bytes are there)
+  // Accepted and parked (TCP_DEFER_ACCEPT: the bytes are there): SIGUSR1 logs the counters.
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        kill((*server)->pid(), SIGUSR1);
+        return absl::StrContains((*server)->ReadStderr(), " parked=1");
+      },
+      absl::Seconds(10), absl::Milliseconds(50)))
+      << (*server)->ReadStderr();
   kill((*server)->pid(), SIGTERM);
-  usleep(200 * 1000);
+  // Draining, with the listeners closed: the rest of the request arrives during the drain.
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        return absl::StrContains((*server)->ReadStderr(), "SIGTERM: draining") &&
+               !testing::IsListening((*server)->port());
+      },
+      absl::Seconds(10)))
+      << (*server)->ReadStderr();
   ASSERT_TRUE(client->Send("ight\n").ok());
   absl::StatusOr<std::string> reply = client->ReadUntilClose();
   ASSERT_TRUE(reply.ok()) << reply.status();
@@ -170,15 +185,24 @@ TEST(OnepassdTest, OutOfDescriptorsPausesAcceptingInsteadOfSpinning) {
     ASSERT_TRUE(client->Send("partial").ok());  // parked: holds a descriptor
     clients.push_back(*std::move(client));
   }
-  bool paused = false;
-  for (int i = 0; i < 300 && !paused; ++i) {
-    paused = absl::StrContains((*server)->ReadStderr(), "not accepting for");
-    if (!paused) usleep(10 * 1000);
-  }
-  ASSERT_TRUE(paused) << (*server)->ReadStderr();
-  usleep(1500 * 1000);  // over one pause: a spinning server would log and count thousands
-  clients.clear();      // frees the server's descriptors as it sees the closes
-  usleep(1500 * 1000);  // the pause ends and accepting resumes
+  auto pauses_logged = [&] {
+    const std::string err = (*server)->ReadStderr();
+    int count = 0;
+    for (size_t at = err.find("not accepting for"); at != std::string::npos;
+         at = err.find("not accepting for", at + 1)) {
+      ++count;
+    }
+    return count;
+  };
+  ASSERT_TRUE(testing::WaitFor([&] { return pauses_logged() >= 1; }, absl::Seconds(10)))
+      << (*server)->ReadStderr();
+  // Over one whole pause: the second log line says the first pause ended and accepting was
+  // tried again (still out of descriptors). A spinning server would log thousands.
+  ASSERT_TRUE(testing::WaitFor([&] { return pauses_logged() >= 2; }, absl::Seconds(10)))
+      << (*server)->ReadStderr();
+  clients.clear();  // frees the server's descriptors as it sees the closes
+  // The late connection waits in the backlog until the pause ends and accepting resumes; its
+  // reply proves that it did.
   absl::StatusOr<TcpClient> late = TcpClient::Connect("127.0.0.1", (*server)->port());
   ASSERT_TRUE(late.ok());
   ASSERT_TRUE(late->Send("late\n").ok());

@@ -1,7 +1,7 @@
 // SIGHUP reloads the handler's data: the real onepassd --handler dns with a zone file in a temp
 // directory, a real client (kdig) to see the new answer, and a load loop of raw DNS-over-TCP
 // queries running through the reload that must see no failed connection. A broken zone file
-// and SIGHUP keep the previous data. Also: repeated --zone flags all serve (server/arguments.h).
+// and SIGHUP keep the previous data. Also: repeated --zone flags all serve (common/arguments.h).
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -160,7 +160,7 @@ TEST(ReloadTest, SighupSwapsTheZoneWithoutDroppingAConnection) {
   EXPECT_EQ(StatValue(out, "errors"), 0) << out;
 }
 
-// Repeated list flags merge (server/arguments.h): both zones serve, also with the hyphenated
+// Repeated list flags merge (common/arguments.h): both zones serve, also with the hyphenated
 // spelling and mixed with a comma list.
 TEST(ListFlagsTest, RepeatedZoneFlagsAllServe) {
   if (!testing::ProgramExists("kdig")) GTEST_SKIP() << "kdig is not installed";

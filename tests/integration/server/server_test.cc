@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/line_handler.h"
 #include "tests/support/tcp_client.h"
+#include "tests/support/wait_for.h"
 
 namespace onepass {
 namespace {
@@ -82,10 +83,7 @@ class ServerTest : public ::testing::Test {
 // Runs `body` on a thread pinned to `cpu`.
 void OnCpu(int cpu, const std::function<void()>& body) {
   std::thread thread([&] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(set), &set), 0);
+    ASSERT_TRUE(PinCurrentThread(cpu).ok());
     body();
   });
   thread.join();
@@ -364,7 +362,8 @@ TEST_F(ServerTest, StopFinishesConnectionsInFlightAndRefusesNewOnes) {
   ASSERT_TRUE(client->Send("in fl").ok());
   ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 1; }));
   server_->RequestStop();
-  usleep(100 * 1000);
+  // The workers close their listeners on their own threads: wait for it, without connecting.
+  ASSERT_TRUE(testing::WaitFor([&] { return !testing::IsListening(port_); }, absl::Seconds(5)));
   EXPECT_FALSE(Connect().ok());  // listeners are closed
   ASSERT_TRUE(client->Send("ight\n").ok());
   absl::StatusOr<std::string> reply = client->ReadUntilClose();
@@ -412,10 +411,7 @@ TEST_F(ServerTest, ConcurrentClientsOnEveryCpu) {
   constexpr int kPerThread = 200;
   for (int cpu : cpus) {
     threads.emplace_back([&, cpu] {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpu, &set);
-      pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+      PinCurrentThread(cpu).IgnoreError();
       for (int i = 0; i < kPerThread; ++i) {
         if (Exchange("x\n").find(" x\n") != std::string::npos) answered.fetch_add(1);
       }

@@ -1,5 +1,10 @@
 #include "common/cpu_list.h"
 
+#include <sched.h>
+
+#include <thread>
+#include <vector>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -33,6 +38,36 @@ TEST(CpuListTest, FormatsRoundTrip) {
 }
 
 TEST(CpuListTest, AllowedCpusIsNotEmpty) { EXPECT_FALSE(AllowedCpus().empty()); }
+
+// On its own thread, so the test runner's affinity stays as it was.
+TEST(CpuListTest, PinCurrentThreadNarrowsTheThreadsMaskToOneCpu) {
+  const int cpu = AllowedCpus().back();
+  std::vector<int> mask_after;
+  absl::Status pinned;
+  std::thread thread([&] {
+    pinned = PinCurrentThread(cpu);
+    mask_after = AllowedCpus();  // sched_getaffinity(0): the calling thread's mask
+  });
+  thread.join();
+  ASSERT_TRUE(pinned.ok()) << pinned;
+  EXPECT_THAT(mask_after, ElementsAre(cpu));
+}
+
+TEST(CpuListTest, PinCurrentThreadReportsCpusItCannotUse) {
+  std::vector<int> mask_after;
+  absl::Status outside;
+  absl::Status negative;
+  std::thread thread([&] {
+    outside = PinCurrentThread(CPU_SETSIZE - 1);  // no test machine has 1024 CPUs
+    negative = PinCurrentThread(-1);
+    mask_after = AllowedCpus();
+  });
+  thread.join();
+  EXPECT_FALSE(outside.ok());
+  EXPECT_FALSE(outside.message().empty());
+  EXPECT_FALSE(negative.ok());
+  EXPECT_EQ(mask_after, AllowedCpus()) << "a failed pin must leave the mask alone";
+}
 
 }  // namespace
 }  // namespace onepass

@@ -1,4 +1,4 @@
-#include "server/arguments.h"
+#include "common/arguments.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,6 +1,6 @@
 // NormalizeArguments: hyphenated flag names and repeated list flags, checked on its output and
 // through absl::ParseCommandLine (what onepassd does with it).
-#include "server/arguments.h"
+#include "common/arguments.h"
 
 #include <string>
 #include <vector>
