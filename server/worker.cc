@@ -379,7 +379,7 @@ void Worker::ReleaseOutput(Connection* connection) {
 
 void Worker::Park(Connection* connection) {
   const ConnectionState state = connection->state();
-  short flags = state == ConnectionState::kWriting ? EV_WRITE : EV_READ;
+  const short flags = state == ConnectionState::kWriting ? EV_WRITE : EV_READ;
   ParkedConnection parked;
   parked.state = state;
   parked.idle = connection->idle();
