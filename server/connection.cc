@@ -7,7 +7,7 @@
 #include <cstring>
 #include <utility>
 
-#include "server/limits.h"
+#include "server/server_config.h"
 #include "server/socket_options.h"
 
 namespace onepass {
@@ -43,233 +43,212 @@ Connection::~Connection() {
 }
 
 void Connection::Reset(int fd) {
-  fd_ = fd;
+  fields_ = ConnectionFields();
+  fields_.fd = fd;
   in_->Clear();
   if (out_ != nullptr) out_->Clear();
-  close_after_write_ = false;
-  linger_after_write_ = false;
-  lingering_ = false;
-  read_in_pieces_ = false;
-  discarded_ = 0;
-  need_process_ = false;
-  peer_closed_ = false;
-  served_ = false;
-  nodelay_ = false;
-  message_consumed_ = false;
-  read_deadline_armed = false;
-  read_deadline_is_idle = false;
-  write_deadline_armed = false;
-  linger_deadline_armed = false;
 }
 
 void Connection::TakeOver(Connection& other) {
-  fd_ = std::exchange(other.fd_, -1);
+  fields_ = other.fields_;
   std::swap(in_, other.in_);
   std::swap(out_, other.out_);
-  close_after_write_ = other.close_after_write_;
-  linger_after_write_ = other.linger_after_write_;
-  lingering_ = other.lingering_;
-  read_in_pieces_ = other.read_in_pieces_;
-  discarded_ = other.discarded_;
-  need_process_ = other.need_process_;
-  peer_closed_ = other.peer_closed_;
-  served_ = other.served_;
-  nodelay_ = other.nodelay_;
-  message_consumed_ = other.message_consumed_;
-  read_deadline = other.read_deadline;
-  read_deadline_armed = other.read_deadline_armed;
-  read_deadline_is_idle = other.read_deadline_is_idle;
-  write_deadline = other.write_deadline;
-  write_deadline_armed = other.write_deadline_armed;
-  linger_deadline = other.linger_deadline;
-  linger_deadline_armed = other.linger_deadline_armed;
   other.Reset(-1);
 }
 
-bool Connection::Flush(const ConnectionEnv& env, Next* next) {
+ConnectionState Connection::Advance(const ConnectionEnv& env) {
+  Turn turn;
+  bool go_on = true;
+  while (go_on) {
+    switch (fields_.state) {
+      case ConnectionState::kReading:
+        go_on = Receive(env, turn);
+        break;
+      case ConnectionState::kProcessing:
+        go_on = Process(env, turn);
+        break;
+      case ConnectionState::kWriting:
+        go_on = Flush(env);
+        break;
+      case ConnectionState::kLingering:
+        go_on = Linger(env);
+        break;
+      case ConnectionState::kWaitingUpstream:  // reserved: nothing enters it yet
+      case ConnectionState::kClosed:
+        go_on = false;
+        break;
+    }
+  }
+  return fields_.state;
+}
+
+bool Connection::Receive(const ConnectionEnv& env, Turn& turn) {
+  if (fields_.peer_closed) {  // answered all it sent before its EOF
+    CountEndOfInput(env);
+    return Finish();
+  }
+  if (turn.reads == kReadsPerTurn) return false;  // the rest is still in the socket
+  // A read that did not fill the buffer most likely emptied the socket: let the (level-
+  // triggered) event loop say when more has come instead of paying a recv for EAGAIN.
+  if (turn.last_read_short) return false;
+  absl::Span<uint8_t> tail = in_->WritableTail();
+  if (tail.empty()) {  // cannot happen with capacity > max_request_bytes; never spin
+    WorkerStats::Add(env.stats->rejected_oversize);
+    return Finish();
+  }
+  ssize_t received = recv(fields_.fd, tail.data(), tail.size(), MSG_DONTWAIT);
+  ++turn.reads;
+  WorkerStats::Add(env.stats->recvs);
+  if (received > 0) {
+    turn.last_read_short = static_cast<size_t>(received) < tail.size();
+    turn.last_read_full = !turn.last_read_short;
+    if (!in_->empty()) fields_.read_in_pieces = true;
+    in_->Commit(static_cast<size_t>(received));
+    turn.calls_without_progress = 0;
+    return MoveTo(ConnectionState::kProcessing);
+  }
+  if (received == 0) {
+    // RFC 7766 §6.2.4 / RFC 3912: the client half-closed; answer what is there, then close.
+    fields_.peer_closed = true;
+    return MoveTo(ConnectionState::kProcessing);
+  }
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+  if (errno == EINTR) return true;  // again, in the same state
+  WorkerStats::Add(env.stats->reset_errors);
+  return Finish();
+}
+
+bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
+  RequestContext context;
+  context.now = absl::Now();
+  context.keepalive = env.keepalive;
+  context.peer_closed = fields_.peer_closed;
+  const Verdict verdict = env.handler->Process(in_->contents(), context, *out_);
+  const size_t consumed = verdict.consumed < in_->size() ? verdict.consumed : in_->size();
+  in_->Consume(consumed);
+  if (consumed > 0) {
+    fields_.message_consumed = true;
+    turn.calls_without_progress = 0;
+  } else if (++turn.calls_without_progress > kMaxCallsWithoutProgress) {
+    WorkerStats::Add(env.stats->handler_loops);
+    return Finish();
+  }
+  switch (verdict.action) {
+    case Action::kClose:
+      if (fields_.peer_closed) {
+        CountEndOfInput(env);
+      } else {
+        WorkerStats::Add(env.stats->closed_by_handler);
+      }
+      return Finish();
+    case Action::kWriteThenClose:
+      fields_.close_after_write = true;
+      // Linger only when the client may still be sending: request bytes left unconsumed (the
+      // handler answered before the end of the request), the last recv filled the buffer (more
+      // may wait in the socket), or the request came in pieces (more pieces may follow an
+      // early error: a handler may consume all it was given). The usual single pass, one
+      // short read consumed whole, closes at once.
+      fields_.linger_after_write = env.linger && !fields_.peer_closed &&
+                                   (!in_->empty() || turn.last_read_full || fields_.read_in_pieces);
+      if (out_->empty()) {
+        WorkerStats::Add(env.stats->closed_by_handler);
+        return Finish();
+      }
+      return MoveTo(ConnectionState::kWriting);
+    case Action::kWriteThenRead:
+      fields_.close_after_write = false;
+      if (!fields_.nodelay) {
+        // More responses may follow on this connection: see SetNoDelay.
+        SetNoDelay(fields_.fd);
+        fields_.nodelay = true;
+      }
+      if (!out_->empty()) return MoveTo(ConnectionState::kWriting);
+      // More whole requests may be buffered (pipelining): the handler sees them at once.
+      if (consumed > 0 && !in_->empty()) return MoveTo(ConnectionState::kProcessing);
+      return NeedMoreInput(env);
+    case Action::kReadMore:
+      fields_.close_after_write = false;
+      // Output with kReadMore is tolerated: it is sent anyway.
+      if (!out_->empty()) return MoveTo(ConnectionState::kWriting);
+      return NeedMoreInput(env);
+  }
+  return NeedMoreInput(env);  // not an Action: treated as kReadMore
+}
+
+bool Connection::NeedMoreInput(const ConnectionEnv& env) {
+  if (fields_.peer_closed) {
+    CountEndOfInput(env);
+    return Finish();
+  }
+  if (in_->size() > env.max_request_bytes) {
+    WorkerStats::Add(env.stats->rejected_oversize);
+    return Finish();
+  }
+  return MoveTo(ConnectionState::kReading);
+}
+
+bool Connection::Flush(const ConnectionEnv& env) {
   while (!out_->empty()) {
     // The whole response in one send: the handler built the length prefix and the message
     // together, so no tinygram leaves (RFC 7766 §8; docs/design.md "The connection path").
-    ssize_t sent = send(fd_, out_->data(), out_->size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t sent = send(fields_.fd, out_->data(), out_->size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     WorkerStats::Add(env.stats->sends);
     if (sent < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        *next = Next::kWaitForWrite;
-        return false;
-      }
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return false;  // wait until writable
       WorkerStats::Add(env.stats->reset_errors);
-      WorkerStats::Add(env.stats->errors);
-      *next = Next::kClose;
-      return false;
+      return Finish();
     }
     out_->Consume(static_cast<size_t>(sent));
-    if (!out_->empty()) {
-      *next = Next::kWaitForWrite;
-      return false;
-    }
+    if (!out_->empty()) return false;  // the socket buffer is full: wait until writable
   }
-  write_deadline_armed = false;
+  fields_.deadlines.write.reset();  // the next response that waits gets its own deadline
   WorkerStats::Add(env.stats->responses);
-  if (!served_) {
-    served_ = true;
+  if (!fields_.served) {
+    fields_.served = true;
     WorkerStats::Add(env.stats->served);
   }
-  return true;
+  if (fields_.close_after_write) {
+    return fields_.linger_after_write ? StartLinger(env) : Finish();
+  }
+  // Requests left after the handler stopped early (its output was full) go first.
+  return MoveTo(in_->empty() ? ConnectionState::kReading : ConnectionState::kProcessing);
 }
 
 void Connection::CountEndOfInput(const ConnectionEnv& env) {
   // A peer that closed after its last answer with nothing pending is a normal end; one that
   // left bytes of a request, or never got an answer, closed with its request incomplete.
-  if (!in_->empty() || !served_) WorkerStats::Add(env.stats->closed_incomplete);
+  if (!in_->empty() || !fields_.served) WorkerStats::Add(env.stats->closed_incomplete);
 }
 
-Connection::Next Connection::BeginLinger(const ConnectionEnv& env) {
+bool Connection::StartLinger(const ConnectionEnv& env) {
   WorkerStats::Add(env.stats->lingering_closes);
   // FIN after the response: the client sees the end of it and, being done, closes too.
-  shutdown(fd_, SHUT_WR);
-  lingering_ = true;
+  shutdown(fields_.fd, SHUT_WR);
   in_->Clear();
-  return Discard(env);
+  return MoveTo(ConnectionState::kLingering);
 }
 
-Connection::Next Connection::Discard(const ConnectionEnv& env) {
+bool Connection::Linger(const ConnectionEnv& env) {
+  // Reads and drops what the client still sends, until its EOF (or an error, or beyond
+  // kLingerMaxBytes); kReadsPerTurn at most per call, like any other connection.
   for (int reads = 0; reads < kReadsPerTurn; ++reads) {
     absl::Span<uint8_t> tail = in_->WritableTail();
-    ssize_t received = recv(fd_, tail.data(), tail.size(), MSG_DONTWAIT);
+    ssize_t received = recv(fields_.fd, tail.data(), tail.size(), MSG_DONTWAIT);
     WorkerStats::Add(env.stats->recvs);
-    if (received == 0) return Next::kClose;  // the client's EOF: nothing unread, no RST
+    if (received == 0) return Finish();  // the client's EOF: nothing unread, no RST
     if (received < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return Next::kLinger;
-      return Next::kClose;  // reset by the client: nothing left to protect
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return false;  // wait until readable
+      return Finish();  // reset by the client: nothing left to protect
     }
-    discarded_ += static_cast<size_t>(received);
-    if (discarded_ > kLingerMaxBytes) {
+    fields_.discarded += static_cast<size_t>(received);
+    if (fields_.discarded > kLingerMaxBytes) {
       WorkerStats::Add(env.stats->linger_cut);
-      return Next::kClose;
+      return Finish();
     }
   }
-  return Next::kLinger;
-}
-
-Connection::Next Connection::Advance(const ConnectionEnv& env) {
-  if (lingering_) return Discard(env);
-  int reads = 0;
-  bool last_read_short = false;
-  bool last_read_full = false;
-  int calls_without_progress = 0;
-  while (true) {
-    if (!out_->empty()) {
-      Next next;
-      if (!Flush(env, &next)) return next;
-      if (close_after_write_) return linger_after_write_ ? BeginLinger(env) : Next::kClose;
-      if (!in_->empty()) need_process_ = true;  // requests left after the handler stopped early
-    }
-
-    if (need_process_) {
-      need_process_ = false;
-      RequestContext context;
-      context.now = absl::Now();
-      context.keepalive = env.keepalive;
-      context.peer_closed = peer_closed_;
-      const Verdict verdict = env.handler->Process(in_->contents(), context, *out_);
-      const size_t consumed = verdict.consumed < in_->size() ? verdict.consumed : in_->size();
-      in_->Consume(consumed);
-      if (consumed > 0) {
-        message_consumed_ = true;
-        calls_without_progress = 0;
-      } else if (++calls_without_progress > kMaxCallsWithoutProgress) {
-        WorkerStats::Add(env.stats->handler_loops);
-        return Next::kClose;
-      }
-      switch (verdict.action) {
-        case Action::kClose:
-          if (peer_closed_) {
-            CountEndOfInput(env);
-          } else {
-            WorkerStats::Add(env.stats->closed_by_handler);
-          }
-          return Next::kClose;
-        case Action::kWriteThenClose:
-          close_after_write_ = true;
-          // Linger only when the client may still be sending: request bytes left unconsumed
-          // (the handler answered before the end of the request), the last recv filled the
-          // buffer (more may wait in the socket), or the request came in pieces (more pieces
-          // may follow an early error: a handler may consume all it was given). The usual
-          // single pass, one short read consumed whole, closes at once.
-          linger_after_write_ =
-              env.linger && !peer_closed_ && (!in_->empty() || last_read_full || read_in_pieces_);
-          if (out_->empty()) {
-            WorkerStats::Add(env.stats->closed_by_handler);
-            return Next::kClose;
-          }
-          continue;
-        case Action::kWriteThenRead:
-          close_after_write_ = false;
-          if (!nodelay_) {
-            // More responses may follow on this connection: see SetNoDelay.
-            SetNoDelay(fd_);
-            nodelay_ = true;
-          }
-          if (!out_->empty()) continue;
-          if (consumed > 0 && !in_->empty()) {
-            need_process_ = true;
-            continue;
-          }
-          break;  // nothing to send: wait for the next request
-        case Action::kReadMore:
-          close_after_write_ = false;
-          if (!out_->empty()) continue;  // tolerated: send what was appended anyway
-          break;
-      }
-      // The handler needs more bytes.
-      if (peer_closed_) {
-        CountEndOfInput(env);
-        return Next::kClose;
-      }
-      if (in_->size() > env.max_request_bytes) {
-        WorkerStats::Add(env.stats->rejected_oversize);
-        WorkerStats::Add(env.stats->rejected);
-        return Next::kClose;
-      }
-    } else if (peer_closed_) {
-      CountEndOfInput(env);
-      return Next::kClose;
-    }
-
-    if (reads == kReadsPerTurn) return Next::kWaitForRead;  // the rest is still in the socket
-    // A read that did not fill the buffer most likely emptied the socket: let the (level-
-    // triggered) event loop say when more has come instead of paying a recv for EAGAIN.
-    if (last_read_short) return Next::kWaitForRead;
-    absl::Span<uint8_t> tail = in_->WritableTail();
-    if (tail.empty()) {  // cannot happen with capacity > max_request_bytes; never spin
-      WorkerStats::Add(env.stats->rejected_oversize);
-      WorkerStats::Add(env.stats->rejected);
-      return Next::kClose;
-    }
-    ssize_t received = recv(fd_, tail.data(), tail.size(), MSG_DONTWAIT);
-    ++reads;
-    WorkerStats::Add(env.stats->recvs);
-    if (received > 0) {
-      last_read_short = static_cast<size_t>(received) < tail.size();
-      last_read_full = !last_read_short;
-      if (!in_->empty()) read_in_pieces_ = true;
-      in_->Commit(static_cast<size_t>(received));
-      need_process_ = true;
-      calls_without_progress = 0;
-    } else if (received == 0) {
-      // RFC 7766 §6.2.4 / RFC 3912: the client half-closed; answer what is there, then close.
-      peer_closed_ = true;
-      need_process_ = true;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      return Next::kWaitForRead;
-    } else if (errno != EINTR) {
-      WorkerStats::Add(env.stats->reset_errors);
-      WorkerStats::Add(env.stats->errors);
-      return Next::kClose;
-    }
-  }
+  return false;
 }
 
 }  // namespace onepass

@@ -1,16 +1,14 @@
-// One TCP connection's bytes and the transport state machine that moves them:
-//   send pending output → hand unconsumed input to the handler → recv more → ...
-// until the connection is done, must wait for the socket to become readable (incomplete
-// request), or must wait for it to become writable (socket buffer full).
+// One TCP connection's bytes and the transport state machine that moves them (the states and
+// their transitions: server/connection_state.h). Connection::Advance runs one step per state
+// until the connection is done or must wait for its socket.
 //
 // The same code runs the single pass (a worker's scratch Connection, never registered with the
-// event loop) and parked connections (from the worker's ConnectionPool, driven by libevent).
-// Thread-confined to its worker. Knows no protocol: all of that is Handler::Process.
+// event loop) and parked connections (from the worker's pool of Connections, driven by
+// libevent). Thread-confined to its worker. Knows no protocol: all of that is Handler::Process.
 #ifndef ONEPASS_SERVER_CONNECTION_H_
 #define ONEPASS_SERVER_CONNECTION_H_
 
 #include <array>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,6 +18,8 @@
 #include "absl/types/span.h"
 #include "handlers/handler.h"
 #include "handlers/output_buffer.h"
+#include "server/connection_state.h"
+#include "server/deadline.h"
 #include "server/stats.h"
 
 struct event;
@@ -27,8 +27,6 @@ struct event;
 namespace onepass {
 
 class Worker;
-
-using SteadyTime = std::chrono::steady_clock::time_point;
 
 // Received bytes not yet consumed by the handler. Fixed capacity, allocated once.
 class InputBuffer {
@@ -62,71 +60,79 @@ struct ConnectionEnv {
   WorkerStats* stats = nullptr;
   size_t max_request_bytes = 0;
   absl::Duration keepalive = absl::ZeroDuration();
-  // Lingering close (--linger-ms > 0): see Next::kLinger.
+  // Lingering close (--linger-ms > 0): see ConnectionState::kLingering.
   bool linger = false;
+};
+
+// Everything a connection knows besides its buffers, as one value: Reset assigns a fresh one
+// and a hand-over copies it, so a field added here can never be forgotten by either.
+struct ConnectionFields {
+  int fd = -1;
+  ConnectionState state = ConnectionState::kReading;
+  // The handler ended the connection (kWriteThenClose): close once the output is sent...
+  bool close_after_write = false;
+  // ...or linger first (ConnectionState::kLingering): the client may still be sending.
+  bool linger_after_write = false;
+  bool read_in_pieces = false;  // a recv appended to a partial request
+  bool peer_closed = false;     // the client's EOF was read (RFC 7766 §6.2.4 half-close)
+  bool served = false;          // at least one whole response sent
+  bool nodelay = false;         // TCP_NODELAY is set (SetNoDelay)
+  bool message_consumed = false;
+  size_t discarded = 0;  // bytes thrown away while lingering
+  Deadlines deadlines;
 };
 
 class Connection {
  public:
-  enum class Next {
-    kClose,         // done (the caller closes the socket; counters are already updated)
-    kWaitForRead,   // incomplete request, or the read budget of this turn is spent
-    kWaitForWrite,  // the socket buffer is full; out() holds the rest of the response
-    // The response is sent and the write side shut down, but the client may still be sending
-    // (the handler answered kWriteThenClose with request bytes left over, e.g. an HTTP 413/431
-    // before the body was read). close() with unread data makes the kernel send RST, which can
-    // destroy the response before the client reads it (RFC 9112 §9.6; nginx lingering_close).
-    // So the connection reads and discards, up to kLingerMaxBytes, until the client's EOF:
-    // wait for it to become readable, within --linger-ms. Only then is it closed.
-    kLinger,
-  };
-
   // `output_capacity` 0: no output buffer of its own (see GiveOutput).
   Connection(size_t input_capacity, size_t output_capacity);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Starts serving a freshly accepted socket (takes ownership of nothing: the worker closes).
+  // Starts serving a freshly accepted socket in kReading (takes ownership of nothing: the
+  // worker closes).
   void Reset(int fd);
   // Moves `other`'s socket, bytes and state here (by swapping buffers: no copy), leaving
   // `other` empty. Used to park the worker's scratch connection.
   void TakeOver(Connection& other);
 
-  // Runs the state machine until the connection is done or must wait. Updates env.stats.
-  // Requires an output buffer (has_output()).
-  Next Advance(const ConnectionEnv& env);
+  // Runs the state machine until the connection is done (kClosed) or must wait for its socket:
+  // returns kReading (readable), kWriting (writable; out() holds the rest of the response) or
+  // kLingering (readable, the linger deadline). Updates env.stats. Requires an output buffer
+  // (has_output()).
+  ConnectionState Advance(const ConnectionEnv& env);
+
+  ConnectionState state() const { return fields_.state; }
 
   // The output buffer travels: a parked connection that waits for a request holds none; its
   // worker lends it one for each turn and takes it back unless a response is left in it
-  // (kWaitForWrite). That halves the memory a crowd of slow clients can pin
-  // (docs/design.md "Limits, and why").
+  // (kWriting). That halves the memory a crowd of slow clients can pin (docs/design.md
+  // "Limits, and why").
   bool has_output() const { return out_ != nullptr; }
   std::unique_ptr<OutputBuffer> TakeOutput() { return std::move(out_); }
   void GiveOutput(std::unique_ptr<OutputBuffer> out) { out_ = std::move(out); }
 
-  int fd() const { return fd_; }
+  int fd() const { return fields_.fd; }
   OutputBuffer& out() { return *out_; }  // requires has_output()
   const InputBuffer& in() const { return *in_; }
-  bool served() const { return served_; }
+  bool served() const { return fields_.served; }
 
-  // Between requests of a kept-alive connection: nothing buffered, at least one response sent.
+  // Between requests of a kept-alive connection: waits to read, nothing buffered, at least one
+  // response sent.
   bool idle() const {
-    return served_ && !lingering_ && in_->empty() && (out_ == nullptr || out_->empty());
+    return fields_.state == ConnectionState::kReading && fields_.served && in_->empty() &&
+           (out_ == nullptr || out_->empty());
   }
-  // Sent its last response and discards input until the client's EOF (Next::kLinger).
-  bool lingering() const { return lingering_; }
 
-  // Deadlines, kept by the worker. Advance sets message_consumed when it consumed a whole
-  // request, which restarts the read deadline (RFC 7766 §6.2.3, docs/design.md "Limits, and why").
-  bool TakeMessageConsumed() { return std::exchange(message_consumed_, false); }
-  SteadyTime read_deadline{};
-  bool read_deadline_armed = false;
-  bool read_deadline_is_idle = false;
-  SteadyTime write_deadline{};
-  bool write_deadline_armed = false;
-  SteadyTime linger_deadline{};
-  bool linger_deadline_armed = false;
+  // Advance sets message_consumed when it consumed a whole request, which restarts the read
+  // deadline (RFC 7766 §6.2.3, docs/design.md "Limits, and why"); the worker takes it when it
+  // parks.
+  bool TakeMessageConsumed() { return std::exchange(fields_.message_consumed, false); }
+  // Kept by the worker (server/deadline.h); Advance disarms the write deadline when a response
+  // was sent whole.
+  Deadlines& deadlines() { return fields_.deadlines; }
+  const Deadlines& deadlines() const { return fields_.deadlines; }
 
   // Kept by the owning worker (its libevent event, its index in the worker's list of parked
   // connections); not moved by TakeOver.
@@ -138,29 +144,41 @@ class Connection {
   size_t active_index = 0;
 
  private:
-  // Returns false with *next set when the output could not be sent whole.
-  bool Flush(const ConnectionEnv& env, Next* next);
+  // What one Advance call has done so far: its read budget and the handler's progress.
+  struct Turn {
+    int reads = 0;
+    bool last_read_short = false;  // the last recv did not fill the buffer
+    bool last_read_full = false;   // the last recv filled it: more may wait in the socket
+    int calls_without_progress = 0;
+  };
+
+  // The steps, one per state. Each returns true when the connection can go on at once in its
+  // (new) state, false when it must wait for its socket or is closed.
+  bool Flush(const ConnectionEnv& env);                // kWriting
+  bool Process(const ConnectionEnv& env, Turn& turn);  // kProcessing
+  bool Receive(const ConnectionEnv& env, Turn& turn);  // kReading
+  bool Linger(const ConnectionEnv& env);               // kLingering
+
+  // Moves to `state` and goes on (returns true).
+  bool MoveTo(ConnectionState state) {
+    fields_.state = state;
+    return true;
+  }
+  // Moves to kClosed (returns false: nothing more to do).
+  bool Finish() {
+    fields_.state = ConnectionState::kClosed;
+    return false;
+  }
+  // The handler needs more bytes: kReading, unless the client is gone or the request too big.
+  bool NeedMoreInput(const ConnectionEnv& env);
   // Counts a connection closed by the peer or by the handler at end of input.
   void CountEndOfInput(const ConnectionEnv& env);
-  // Shuts the write side down and starts discarding input (Next::kLinger).
-  Next BeginLinger(const ConnectionEnv& env);
-  // Reads and drops what the client still sends: kClose at its EOF (or an error, or beyond
-  // kLingerMaxBytes), kLinger while it may send more.
-  Next Discard(const ConnectionEnv& env);
+  // Shuts the write side down and moves to kLingering.
+  bool StartLinger(const ConnectionEnv& env);
 
-  int fd_ = -1;
+  ConnectionFields fields_;
   std::unique_ptr<InputBuffer> in_;
   std::unique_ptr<OutputBuffer> out_;
-  bool close_after_write_ = false;
-  bool linger_after_write_ = false;
-  bool lingering_ = false;
-  bool read_in_pieces_ = false;  // a recv appended to a partial request
-  size_t discarded_ = 0;
-  bool need_process_ = false;
-  bool peer_closed_ = false;
-  bool served_ = false;
-  bool nodelay_ = false;
-  bool message_consumed_ = false;
 };
 
 }  // namespace onepass

@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "server/limits.h"
+#include "server/server_config.h"
 
 namespace onepass {
 

@@ -1,7 +1,7 @@
 // The server: listeners, workers and their threads, start and stop. Knows no protocol: it is
 // given a HandlerFactory (handlers/registry.h in onepassd, a test handler in tests).
 //
-// Usage (server/main.cc, tests/integration/server/):
+// Usage (server/server_main.cc, tests/integration/server/):
 //   auto server = Server::Create(config, std::move(factory));   // binds every listener
 //   server->Start();                                              // one thread per worker
 //   server->Reload(NewHandlerFactory(name));                      // SIGHUP: new data
@@ -20,8 +20,8 @@
 #include "absl/types/span.h"
 #include "common/socket_address.h"
 #include "handlers/handler.h"
-#include "server/limits.h"
 #include "server/placement.h"
+#include "server/server_config.h"
 #include "server/stats.h"
 #include "server/worker.h"
 

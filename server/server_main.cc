@@ -24,8 +24,9 @@
 #include "common/cpu_list.h"
 #include "common/flag_help.h"
 #include "common/log.h"
-#include "server/limits.h"
+#include "server/server_config.h"
 #include "server/server.h"
+#include "server/server_config.h"
 
 ABSL_FLAG(std::vector<std::string>, listen, {},
           "Address to listen on: ADDR:PORT, or [V6ADDR]:PORT for IPv6 (e.g. 127.0.0.1:53, "

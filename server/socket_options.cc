@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "server/limits.h"
+#include "server/server_config.h"
 
 namespace onepass {
 namespace {

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
 #include "common/log.h"
+#include "server/deadline.h"
 
 namespace onepass {
 namespace {
@@ -29,11 +30,6 @@ timeval TimevalFrom(absl::Duration duration) {
 
 absl::Duration Until(SteadyTime deadline, SteadyTime now) {
   return absl::FromChrono(deadline - now);
-}
-
-SteadyTime After(SteadyTime now, absl::Duration duration) {
-  return now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                   absl::ToChronoNanoseconds(duration));
 }
 
 void FreeEvent(event* ev) {
@@ -245,7 +241,6 @@ void Worker::AcceptBurst(int listener_fd, int limit) {
         default:
           // Unexpected and possibly lasting: pausing is what keeps it from spinning.
           WorkerStats::Add(stats_.accept_errors);
-          WorkerStats::Add(stats_.errors);
           PauseAccepting(errno);
           return;
       }
@@ -278,8 +273,8 @@ void Worker::OnAcceptResume(int fd, short what, void* arg) {
 
 void Worker::ServeAccepted(int fd) {
   scratch_->Reset(fd);
-  const Connection::Next next = scratch_->Advance(env_);
-  if (next == Connection::Next::kClose) {
+  const ConnectionState state = scratch_->Advance(env_);
+  if (state == ConnectionState::kClosed) {
     WorkerStats::Add(stats_.single_pass);
     close(fd);
     scratch_->Reset(-1);
@@ -287,14 +282,13 @@ void Worker::ServeAccepted(int fd) {
   }
   // A connection left with part of a response keeps the scratch's output buffer, so the
   // scratch needs another before the next single pass.
-  const bool keeps_output = next == Connection::Next::kWaitForWrite;
+  const bool keeps_output = state == ConnectionState::kWriting;
   Connection* connection = nullptr;
   if (!keeps_output || spare_outputs_.size() > 0 || output_buffers_ <= max_connections_) {
     connection = AcquireConnection();
   }
   if (connection == nullptr) {
     WorkerStats::Add(stats_.rejected_pool_full);
-    WorkerStats::Add(stats_.rejected);
     close(fd);
     scratch_->Reset(-1);
     return;
@@ -302,7 +296,6 @@ void Worker::ServeAccepted(int fd) {
   if (!CountPeer(fd, connection)) {
     free_.push_back(connection);
     WorkerStats::Add(stats_.rejected_per_client);
-    WorkerStats::Add(stats_.rejected);
     close(fd);
     scratch_->Reset(-1);
     return;
@@ -316,7 +309,7 @@ void Worker::ServeAccepted(int fd) {
   WorkerStats::Add(stats_.parked);
   connection->active_index = active_.size();
   active_.push_back(connection);
-  Wait(connection, next);
+  Park(connection);
 }
 
 Connection* Worker::AcquireConnection() {
@@ -386,56 +379,29 @@ void Worker::ReleaseOutput(Connection* connection) {
   }
 }
 
-void Worker::Wait(Connection* connection, Connection::Next next) {
-  const SteadyTime now = std::chrono::steady_clock::now();
-  short flags = 0;
-  SteadyTime deadline;
-  if (next == Connection::Next::kLinger) {
-    // One deadline for the whole linger, not restarted by the bytes discarded.
-    if (!connection->linger_deadline_armed) {
-      connection->linger_deadline = After(now, config_.linger);
-      connection->linger_deadline_armed = true;
-    }
-    deadline = connection->linger_deadline;
-    flags = EV_READ;
-  } else if (next == Connection::Next::kWaitForRead) {
-    const bool consumed = connection->TakeMessageConsumed();
-    const bool idle = connection->idle() && config_.keepalive > absl::ZeroDuration();
-    if (draining_ && connection->idle()) {
-      Close(connection);  // between requests: nothing in flight to finish
-      return;
-    }
-    if (!connection->read_deadline_armed || consumed) {
-      // A per-message deadline: it restarts only when a whole request was consumed, never on
-      // a partial read, so a client trickling bytes is cut off (docs/design.md "Limits, and why").
-      absl::Duration wait = config_.read_timeout;
-      if (idle) {
-        const bool busy = active_.size() * 2 > static_cast<size_t>(max_connections_);
-        wait = busy ? std::min(config_.keepalive, kBusyKeepalive) : config_.keepalive;
-      }
-      connection->read_deadline = After(now, wait);
-      connection->read_deadline_armed = true;
-      connection->read_deadline_is_idle = idle;
-    } else if (connection->read_deadline_is_idle && !connection->in().empty()) {
-      // The next request has begun during keepalive: it gets the read timeout to complete.
-      connection->read_deadline =
-          std::min(connection->read_deadline, After(now, config_.read_timeout));
-      connection->read_deadline_is_idle = false;
-    }
-    deadline = connection->read_deadline;
-    flags = EV_READ;
-  } else {
-    if (!connection->write_deadline_armed) {
-      connection->write_deadline = After(now, config_.write_timeout);
-      connection->write_deadline_armed = true;
-    }
-    deadline = connection->write_deadline;
-    flags = EV_WRITE;
+void Worker::Park(Connection* connection) {
+  const ConnectionState state = connection->state();
+  const short flags = state == ConnectionState::kWriting ? EV_WRITE : EV_READ;
+  ParkedConnection parked;
+  parked.state = state;
+  parked.idle = connection->idle();
+  // Taken only by a wait to read: a request consumed before a partial write restarts the read
+  // deadline when the connection next waits to read.
+  parked.message_consumed = state == ConnectionState::kReading && connection->TakeMessageConsumed();
+  parked.input_pending = !connection->in().empty();
+  parked.deadlines = connection->deadlines();
+  if (draining_ && parked.idle) {
+    Close(connection);  // between requests: nothing in flight to finish
+    return;
   }
+  const SteadyTime now = std::chrono::steady_clock::now();
+  const WorkerLoad load{.parked = active_.size(), .max_connections = max_connections_};
+  const ParkDeadline deadline = ComputeParkDeadline(parked, now, config_, load);
+  connection->deadlines() = deadline.deadlines;
   // A one-shot event with the time left: libevent's own timeouts would restart on each add.
   event_assign(connection->event, base_.get(), connection->fd(), flags, &Worker::OnConnectionEvent,
                connection);
-  timeval tv = TimevalFrom(Until(deadline, now));
+  timeval tv = TimevalFrom(Until(deadline.at, now));
   event_add(connection->event, &tv);
 }
 
@@ -443,40 +409,50 @@ void Worker::OnConnectionEvent(int fd, short what, void* arg) {
   Connection* connection = static_cast<Connection*>(arg);
   Worker* worker = connection->worker;
   if (what & EV_TIMEOUT) {
-    if (connection->lingering()) {
-      // The response was sent long ago; the client just never closed. Not an error.
-      WorkerStats::Add(worker->stats_.linger_cut);
-      worker->Close(connection);
-      return;
-    }
-    const bool reading = (event_get_events(connection->event) & EV_READ) != 0;
-    if (reading && connection->read_deadline_is_idle) {
-      // RFC 7766 §6.2.3: the server may close an idle connection; no request was cut.
-      WorkerStats::Add(worker->stats_.idle_closes);
-    } else {
-      WorkerStats::Add(reading ? worker->stats_.read_timeouts : worker->stats_.write_timeouts);
-      WorkerStats::Add(worker->stats_.timeouts);
-    }
+    worker->CountTimeout(*connection);
     worker->Close(connection);
     return;
   }
   if (!connection->has_output()) connection->GiveOutput(worker->scratch_->TakeOutput());
-  const Connection::Next next = connection->Advance(worker->env_);
-  if (next == Connection::Next::kClose) {
+  const ConnectionState state = connection->Advance(worker->env_);
+  if (state == ConnectionState::kClosed) {
     worker->Close(connection);
     return;
   }
-  if (next == Connection::Next::kWaitForRead || next == Connection::Next::kLinger) {
+  if (state != ConnectionState::kWriting) {
     worker->ReleaseOutput(connection);
   } else if (!worker->RefillScratchOutput()) {
     // Every output buffer is held by a connection waiting to write: this one cannot keep its
     // own without leaving the single pass without one.
     WorkerStats::Add(worker->stats_.rejected_pool_full);
-    WorkerStats::Add(worker->stats_.rejected);
     worker->Close(connection);
     return;
   }
-  worker->Wait(connection, next);
+  worker->Park(connection);
+}
+
+void Worker::CountTimeout(const Connection& connection) {
+  switch (connection.state()) {
+    case ConnectionState::kReading:
+      if (connection.deadlines().read_is_idle) {
+        // RFC 7766 §6.2.3: the server may close an idle connection; no request was cut.
+        WorkerStats::Add(stats_.idle_closes);
+      } else {
+        WorkerStats::Add(stats_.read_timeouts);
+      }
+      break;
+    case ConnectionState::kWriting:
+      WorkerStats::Add(stats_.write_timeouts);
+      break;
+    case ConnectionState::kLingering:
+      // The response was sent long ago; the client just never closed. Not an error.
+      WorkerStats::Add(stats_.linger_cut);
+      break;
+    case ConnectionState::kProcessing:
+    case ConnectionState::kWaitingUpstream:
+    case ConnectionState::kClosed:
+      break;  // never parked
+  }
 }
 
 void Worker::Close(Connection* connection) {
@@ -517,9 +493,7 @@ void Worker::BeginDrain() {
   // Kept-alive connections between requests have nothing in flight: close them now.
   for (size_t i = active_.size(); i > 0; --i) {
     Connection* connection = active_[i - 1];
-    if (connection->idle() && (event_get_events(connection->event) & EV_READ)) {
-      Close(connection);
-    }
+    if (connection->idle()) Close(connection);
   }
   if (active_.empty()) {
     event_base_loopbreak(base_.get());

@@ -6,8 +6,9 @@
 // The path of a connection (docs/design.md "The connection path"):
 //   listener readable → accept4 up to --accept-burst times → for each socket, at once: recv
 //   into the scratch connection, Handler::Process, one send, close (the single pass).
-// Only a connection that must wait (incomplete request, full socket buffer, keepalive) takes a
-// Connection from the worker's pool and is registered with the event loop, with a deadline.
+// Only a connection that must wait (incomplete request, full socket buffer, keepalive, lingering
+// close) takes a Connection from the worker's pool and is parked: registered with the event
+// loop for its state, with a deadline (server/deadline.h).
 #ifndef ONEPASS_SERVER_WORKER_H_
 #define ONEPASS_SERVER_WORKER_H_
 
@@ -21,8 +22,9 @@
 #include "absl/status/status.h"
 #include "handlers/handler.h"
 #include "server/connection.h"
-#include "server/limits.h"
+#include "server/connection_state.h"
 #include "server/scoped_fd.h"
+#include "server/server_config.h"
 #include "server/stats.h"
 
 struct event;
@@ -86,8 +88,12 @@ class Worker {
   void SetAccepting(bool on);
   // Serves the scratch connection (a fresh socket) and parks it if it must wait.
   void ServeAccepted(int fd);
-  // Registers `connection` with the event loop for `next`, with the right deadline.
-  void Wait(Connection* connection, Connection::Next next);
+  // Parks `connection` in the event loop: waits for what its state needs (readable, or
+  // writable for kWriting) until its deadline (ComputeParkDeadline). Closes it instead when
+  // draining and it is idle.
+  void Park(Connection* connection);
+  // Counts the timeout of a parked `connection` under its cause, by its state.
+  void CountTimeout(const Connection& connection);
   void Close(Connection* connection);
   Connection* AcquireConnection();
   // Counts `fd`'s peer against --max-connections-per-client into `connection`; false (and

@@ -90,10 +90,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         break;
       }
-      case 3:
-        closed = connection.Advance(env) == onepass::Connection::Next::kClose;
+      case 3: {
+        // Advance stops only in a state a connection waits in, or closed.
+        const onepass::ConnectionState state = connection.Advance(env);
+        if (state == onepass::ConnectionState::kProcessing ||
+            state == onepass::ConnectionState::kWaitingUpstream) {
+          abort();
+        }
+        closed = state == onepass::ConnectionState::kClosed;
         if (connection.in().size() > connection.in().capacity()) abort();
         break;
+      }
     }
   }
   const onepass::StatsSnapshot counters = stats.Read();

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -15,7 +16,6 @@
 namespace onepass {
 namespace {
 
-using Next = Connection::Next;
 using testing::LineHandler;
 using testing::LineProtocolOptions;
 
@@ -67,7 +67,7 @@ class ConnectionTest : public ::testing::Test {
 
 TEST_F(ConnectionTest, WholeRequestIsServedInOnePass) {
   ClientSends("hello\n");
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(ClientReceives(), "worker=0 hello\n");
   const StatsSnapshot stats = Stats();
   EXPECT_EQ(stats.served, 1u);
@@ -78,7 +78,7 @@ TEST_F(ConnectionTest, WholeRequestIsServedInOnePass) {
 
 TEST_F(ConnectionTest, PipelinedRequestsAreAnsweredWithOneSend) {
   ClientSends("a\nb\nc\n");
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(ClientReceives(), "worker=0 a\nworker=0 b\nworker=0 c\n");
   EXPECT_EQ(Stats().sends, 1u);
 }
@@ -88,14 +88,14 @@ TEST_F(ConnectionTest, SplitArrivalGivesTheSameAnswerAtEverySplit) {
   for (size_t split = 0; split <= request.size(); ++split) {
     Open(LineProtocolOptions{});
     ClientSends(request.substr(0, split));
-    Next next = connection_->Advance(env_);
+    ConnectionState next = connection_->Advance(env_);
     if (split < request.size()) {
-      ASSERT_EQ(next, Next::kWaitForRead) << split;
+      ASSERT_EQ(next, ConnectionState::kReading) << split;
       EXPECT_EQ(ClientReceives(), "") << split;
       ClientSends(request.substr(split));
       next = connection_->Advance(env_);
     }
-    EXPECT_EQ(next, Next::kClose) << split;
+    EXPECT_EQ(next, ConnectionState::kClosed) << split;
     EXPECT_EQ(ClientReceives(), "worker=0 split me\n") << split;
   }
 }
@@ -104,10 +104,10 @@ TEST_F(ConnectionTest, ByteByByte) {
   const std::string request = "slow\n";
   for (size_t i = 0; i + 1 < request.size(); ++i) {
     ClientSends(request.substr(i, 1));
-    ASSERT_EQ(connection_->Advance(env_), Next::kWaitForRead) << i;
+    ASSERT_EQ(connection_->Advance(env_), ConnectionState::kReading) << i;
   }
   ClientSends("\n");
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(ClientReceives(), "worker=0 slow\n");
 }
 
@@ -116,7 +116,7 @@ TEST_F(ConnectionTest, OversizeRequestIsClosed) {
   options.max_line_bytes = 16;
   Open(options);
   ClientSends(std::string(40, 'z'));
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(ClientReceives(), "");
   EXPECT_EQ(Stats().rejected_oversize, 1u);
   EXPECT_EQ(Stats().rejected, 1u);
@@ -124,9 +124,9 @@ TEST_F(ConnectionTest, OversizeRequestIsClosed) {
 
 TEST_F(ConnectionTest, PeerClosingMidRequestIsCountedIncomplete) {
   ClientSends("half");
-  EXPECT_EQ(connection_->Advance(env_), Next::kWaitForRead);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kReading);
   shutdown(client_fd_, SHUT_WR);
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(Stats().closed_incomplete, 1u);
   EXPECT_EQ(Stats().served, 0u);
 }
@@ -134,14 +134,14 @@ TEST_F(ConnectionTest, PeerClosingMidRequestIsCountedIncomplete) {
 TEST_F(ConnectionTest, HalfClosedPeerStillGetsItsAnswer) {
   ClientSends("last\n");
   shutdown(client_fd_, SHUT_WR);
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(ClientReceives(), "worker=0 last\n");
   EXPECT_EQ(Stats().closed_incomplete, 0u);
 }
 
 TEST_F(ConnectionTest, HandlerCloseSendsNothing) {
   ClientSends("drop\n");
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(ClientReceives(), "");
   EXPECT_EQ(Stats().closed_by_handler, 1u);
 }
@@ -149,16 +149,53 @@ TEST_F(ConnectionTest, HandlerCloseSendsNothing) {
 TEST_F(ConnectionTest, KeepaliveServesSeveralRequestsAndRestartsTheDeadline) {
   env_.keepalive = absl::Seconds(5);
   ClientSends("one\n");
-  EXPECT_EQ(connection_->Advance(env_), Next::kWaitForRead);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kReading);
   EXPECT_EQ(ClientReceives(), "worker=0 one\n");
   EXPECT_TRUE(connection_->TakeMessageConsumed());
   EXPECT_TRUE(connection_->idle());
   ClientSends("tw");
-  EXPECT_EQ(connection_->Advance(env_), Next::kWaitForRead);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kReading);
   EXPECT_FALSE(connection_->TakeMessageConsumed());  // a partial request restarts nothing
   EXPECT_FALSE(connection_->idle());
   ClientSends("o\nquit\n");
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
+  EXPECT_EQ(ClientReceives(), "worker=0 two\nworker=0 quit\n");
+}
+
+// Parking hands the whole state over (the worker's scratch connection to a pooled one): the
+// request continues where it stopped, and the scratch is fresh for the next single pass.
+TEST_F(ConnectionTest, TakeOverMovesTheStateAndLeavesAFreshConnection) {
+  env_.keepalive = absl::Seconds(5);
+  ClientSends("one\ntw");
+  ASSERT_EQ(connection_->Advance(env_), ConnectionState::kReading);
+  EXPECT_EQ(ClientReceives(), "worker=0 one\n");
+  const SteadyTime deadline = SteadyTime{} + std::chrono::seconds(7);
+  connection_->deadlines().read = deadline;
+  connection_->deadlines().read_is_idle = true;
+
+  Connection parked(64, /*output_capacity=*/0);
+  parked.TakeOver(*connection_);
+  EXPECT_EQ(parked.fd(), server_fd_);
+  EXPECT_EQ(parked.state(), ConnectionState::kReading);
+  EXPECT_TRUE(parked.served());
+  EXPECT_TRUE(parked.TakeMessageConsumed());
+  EXPECT_EQ(parked.deadlines().read, deadline);
+  EXPECT_TRUE(parked.deadlines().read_is_idle);
+  EXPECT_EQ(parked.in().size(), 2u);
+  // Buffers are swapped, not copied: the output buffer goes too (the worker takes it back
+  // from a connection that waits to read).
+  EXPECT_TRUE(parked.has_output());
+
+  EXPECT_EQ(connection_->fd(), -1);
+  EXPECT_EQ(connection_->state(), ConnectionState::kReading);
+  EXPECT_FALSE(connection_->served());
+  EXPECT_FALSE(connection_->TakeMessageConsumed());
+  EXPECT_FALSE(connection_->deadlines().read.has_value());
+  EXPECT_TRUE(connection_->in().empty());
+  EXPECT_FALSE(connection_->has_output());
+
+  ClientSends("o\nquit\n");
+  EXPECT_EQ(parked.Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(ClientReceives(), "worker=0 two\nworker=0 quit\n");
 }
 
@@ -167,7 +204,7 @@ TEST_F(ConnectionTest, FullOutputIsSentBeforeTheRestIsProcessed) {
   options.output_bytes = 32;  // room for two answers at a time
   Open(options);
   ClientSends("1\n2\n3\n4\n5\n");
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(ClientReceives(), "worker=0 1\nworker=0 2\nworker=0 3\nworker=0 4\nworker=0 5\n");
   EXPECT_EQ(Stats().sends, 3u);
 }
@@ -177,16 +214,18 @@ TEST_F(ConnectionTest, FullSocketWaitsForWriteThenFinishes) {
   options.output_bytes = 8 << 20;
   Open(options);
   ClientSends("big 4000000\n");
-  ASSERT_EQ(connection_->Advance(env_), Next::kWaitForWrite);
+  ASSERT_EQ(connection_->Advance(env_), ConnectionState::kWriting);
+  connection_->deadlines().write = SteadyTime{} + std::chrono::seconds(1);  // as parked
   std::string received;
-  Next next = Next::kWaitForWrite;
-  for (int round = 0; round < 10000 && next == Next::kWaitForWrite; ++round) {
+  ConnectionState next = ConnectionState::kWriting;
+  for (int round = 0; round < 10000 && next == ConnectionState::kWriting; ++round) {
     received += ClientReceives();
     next = connection_->Advance(env_);
   }
-  EXPECT_EQ(next, Next::kClose);
+  EXPECT_EQ(next, ConnectionState::kClosed);
   received += ClientReceives();
   EXPECT_EQ(received.size(), 4000001u);
+  EXPECT_FALSE(connection_->deadlines().write.has_value());  // sent whole: disarmed
   EXPECT_EQ(Stats().responses, 1u);
   EXPECT_GT(Stats().sends, 1u);
 }
@@ -206,7 +245,7 @@ TEST_F(ConnectionTest, HandlerWithoutProgressIsCut) {
   StuckHandler stuck;
   env_.handler = &stuck;
   ClientSends("x");
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(Stats().handler_loops, 1u);
 }
 
@@ -225,8 +264,8 @@ TEST(InputBufferTest, ConsumeAndCompact) {
   EXPECT_TRUE(buffer.empty());
 }
 
-// Lingering close (Next::kLinger): a final response sent while request bytes are left over
-// shuts the write side down and discards input until the client's EOF, instead of a close()
+// Lingering close (ConnectionState::kLingering): a final response sent while request bytes are left
+// over shuts the write side down and discards input until the client's EOF, instead of a close()
 // that would reset the connection under the unread bytes.
 bool ClientSeesEof(int fd) {
   char byte;
@@ -236,16 +275,16 @@ bool ClientSeesEof(int fd) {
 TEST_F(ConnectionTest, LeftoverInputLingersUntilTheClientCloses) {
   env_.linger = true;
   ClientSends("hello\nthe client is still sen");
-  EXPECT_EQ(connection_->Advance(env_), Next::kLinger);
-  EXPECT_TRUE(connection_->lingering());
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kLingering);
+  EXPECT_EQ(connection_->state(), ConnectionState::kLingering);
   EXPECT_FALSE(connection_->idle());
   EXPECT_EQ(ClientReceives(), "worker=0 hello\n");
   EXPECT_TRUE(ClientSeesEof(client_fd_));  // FIN after the response
   ClientSends("ding more\nand more\n");
-  EXPECT_EQ(connection_->Advance(env_), Next::kLinger);  // discarded, not answered
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kLingering);  // discarded, not answered
   EXPECT_EQ(ClientReceives(), "");
   shutdown(client_fd_, SHUT_WR);
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(Stats().lingering_closes, 1u);
   EXPECT_EQ(Stats().linger_cut, 0u);
   EXPECT_EQ(Stats().responses, 1u);
@@ -254,19 +293,19 @@ TEST_F(ConnectionTest, LeftoverInputLingersUntilTheClientCloses) {
 TEST_F(ConnectionTest, NoLingerWhenEverythingWasConsumedOrLingerIsOff) {
   env_.linger = true;
   ClientSends("hello\n");  // the usual single pass: nothing left, a short read
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(Stats().lingering_closes, 0u);
   Open(LineProtocolOptions{});
   env_.linger = false;
   ClientSends("hello\nmore");
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(Stats().lingering_closes, 0u);
   // The client already half-closed: the linger meets its EOF at once, in the same pass.
   Open(LineProtocolOptions{});
   env_.linger = true;
   ClientSends("hello\nmore");
   shutdown(client_fd_, SHUT_WR);
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(ClientReceives(), "worker=0 hello\n");
   EXPECT_EQ(Stats().linger_cut, 0u);
 }
@@ -274,27 +313,27 @@ TEST_F(ConnectionTest, NoLingerWhenEverythingWasConsumedOrLingerIsOff) {
 TEST_F(ConnectionTest, RequestInPiecesLingers) {
   env_.linger = true;
   ClientSends("hel");
-  ASSERT_EQ(connection_->Advance(env_), Next::kWaitForRead);
+  ASSERT_EQ(connection_->Advance(env_), ConnectionState::kReading);
   ClientSends("lo\n");  // an early answer to a client still sending looks the same
-  EXPECT_EQ(connection_->Advance(env_), Next::kLinger);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kLingering);
   EXPECT_EQ(ClientReceives(), "worker=0 hello\n");
   close(client_fd_);
   client_fd_ = -1;
-  EXPECT_EQ(connection_->Advance(env_), Next::kClose);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(Stats().lingering_closes, 1u);
 }
 
 TEST_F(ConnectionTest, LingerDiscardsAtMostTheByteBound) {
   env_.linger = true;
   ClientSends("hello\nx");
-  ASSERT_EQ(connection_->Advance(env_), Next::kLinger);
+  ASSERT_EQ(connection_->Advance(env_), ConnectionState::kLingering);
   const std::string chunk(8192, 'x');
-  Next next = Next::kLinger;
-  for (int i = 0; i < 64 && next == Next::kLinger; ++i) {
+  ConnectionState next = ConnectionState::kLingering;
+  for (int i = 0; i < 64 && next == ConnectionState::kLingering; ++i) {
     ClientSends(chunk);
     next = connection_->Advance(env_);
   }
-  EXPECT_EQ(next, Next::kClose);
+  EXPECT_EQ(next, ConnectionState::kClosed);
   EXPECT_EQ(Stats().linger_cut, 1u);
 }
 

@@ -1,9 +1,9 @@
 // ServerConfig: every limit and knob of the transport, with its default and the reason for it.
 //
-// Filled from flags by server/main.cc, or directly by in-process tests. Plain data: the
+// Filled from flags by server/server_main.cc, or directly by in-process tests. Plain data: the
 // validation that needs the machine (CPU lists, addresses) happens in Server::Create.
-#ifndef ONEPASS_SERVER_LIMITS_H_
-#define ONEPASS_SERVER_LIMITS_H_
+#ifndef ONEPASS_SERVER_SERVER_CONFIG_H_
+#define ONEPASS_SERVER_SERVER_CONFIG_H_
 
 #include <cstddef>
 #include <string>
@@ -44,13 +44,14 @@ inline constexpr absl::Duration kBusyKeepalive = absl::Milliseconds(200);
 // anyway. Kept at the minimum so that a silent client costs at most ~1 s of a request sock
 // before the read timeout starts; it must not be longer than the read timeout it precedes.
 inline constexpr int kDeferAcceptSeconds = 1;
-// Lingering close (Connection::Next::kLinger): how long to wait for the client's EOF after an
+// Lingering close (ConnectionState::kLingering): how long to wait for the client's EOF after an
 // early final response, and how many bytes to discard at most before closing anyway (nginx:
 // lingering_time 30 s, lingering_timeout 5 s; ours is shorter, for connections that should
 // take milliseconds).
 inline constexpr absl::Duration kDefaultLinger = absl::Milliseconds(500);
 inline constexpr size_t kLingerMaxBytes = 64 * 1024;
-// A Worker::Serve call reads at most this many times before yielding to other connections.
+// One Connection::Advance call reads at most this many times before yielding to other
+// connections.
 inline constexpr int kReadsPerTurn = 16;
 // The input buffer never holds less than this, so pipelined requests arrive in few recvs.
 inline constexpr size_t kMinInputBufferBytes = 16 * 1024;
@@ -100,4 +101,4 @@ struct ServerConfig {
 
 }  // namespace onepass
 
-#endif  // ONEPASS_SERVER_LIMITS_H_
+#endif  // ONEPASS_SERVER_SERVER_CONFIG_H_

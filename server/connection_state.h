@@ -1,0 +1,48 @@
+// The states of a connection (server/connection.h), named so that a reader can trace one by
+// reading a single switch: Connection::Advance.
+//
+// Transitions, each a step of Advance:
+//   kReading    → kProcessing (bytes or the client's EOF received) | kClosed (error, oversize)
+//   kProcessing → kWriting (a response) | kProcessing (more whole requests buffered)
+//                 | kReading (the handler needs more bytes) | kClosed
+//   kWriting    → kReading (sent; keep reading) | kProcessing (sent; input left over)
+//                 | kLingering (sent; the client may still be sending) | kClosed
+//   kLingering  → kClosed (the client's EOF, an error, the byte bound or the linger deadline)
+//
+// Advance returns only a state the connection waits in (kReading, kWriting, kLingering) or
+// kClosed; kProcessing lasts only within one Advance call.
+#ifndef ONEPASS_SERVER_CONNECTION_STATE_H_
+#define ONEPASS_SERVER_CONNECTION_STATE_H_
+
+#include <cstdint>
+
+namespace onepass {
+
+enum class ConnectionState : uint8_t {
+  // Waits for request bytes: a fresh connection, an incomplete request, or (kept alive) the
+  // next request. Parked: readable event with the read (or keepalive idle) deadline.
+  kReading,
+  // Input is buffered that the handler has not seen (just received, or left when the handler
+  // stopped early): Handler::Process runs next. Never parked.
+  kProcessing,
+  // A response is in the output buffer, not yet sent whole. Parked when the socket buffer is
+  // full: writable event with the write deadline. Nothing is read meanwhile (backpressure).
+  kWriting,
+  // The last response is sent and the write side shut down, but the client may still be
+  // sending (the handler answered kWriteThenClose with request bytes left over, e.g. an HTTP
+  // 413/431 before the body was read). close() with unread data makes the kernel send RST,
+  // which can destroy the response before the client reads it (RFC 9112 §9.6; nginx
+  // lingering_close). So input is read and discarded, up to kLingerMaxBytes, until the
+  // client's EOF; parked: readable event with one deadline of --linger-ms for the whole linger.
+  kLingering,
+  // Reserved for a forwarding frontend, not implemented: the request went to an upstream
+  // server and the connection waits for that answer, neither reading nor writing its own
+  // socket. Nothing enters this state yet; Advance leaves a connection in it untouched.
+  kWaitingUpstream,
+  // Done: the caller closes the socket (counters are already updated).
+  kClosed,
+};
+
+}  // namespace onepass
+
+#endif  // ONEPASS_SERVER_CONNECTION_STATE_H_
