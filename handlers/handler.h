@@ -11,8 +11,9 @@
 // <p>_core; and the flags building the factory (<p>_flags, library <p>, used by registry.cc).
 //
 // Lifetimes and threads:
-//  - A HandlerFactory is built once at startup from the protocol's data (zone, OCSP responses,
-//    Whois database): an immutable snapshot shared by all workers. It is thread-safe.
+//  - A HandlerFactory is built from the protocol's data (zone, OCSP responses, Whois database)
+//    at startup and again on each SIGHUP reload: an immutable snapshot shared by all workers,
+//    freed when the last worker lets go of it. It is thread-safe.
 //  - Each worker asks the factory for its own Handler and uses it only on its own thread, so a
 //    Handler may keep per-worker scratch space without locks. It counts what it answered into
 //    the worker's HandlerCounters block (handlers/handler_counters.h), which outlives it.

@@ -5,9 +5,9 @@
 
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "handlers/handler.h"
 
 namespace onepass {

@@ -24,7 +24,6 @@
 #include "common/cpu_list.h"
 #include "common/flag_help.h"
 #include "common/log.h"
-#include "server/server_config.h"
 #include "server/server.h"
 #include "server/server_config.h"
 
