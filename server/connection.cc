@@ -49,7 +49,7 @@ void Connection::Reset(int fd) {
   close_after_write_ = false;
   linger_after_write_ = false;
   lingering_ = false;
-  read_in_pieces_ = false;
+  process_after_write_ = false;
   discarded_ = 0;
   need_process_ = false;
   peer_closed_ = false;
@@ -69,7 +69,7 @@ void Connection::TakeOver(Connection& other) {
   close_after_write_ = other.close_after_write_;
   linger_after_write_ = other.linger_after_write_;
   lingering_ = other.lingering_;
-  read_in_pieces_ = other.read_in_pieces_;
+  process_after_write_ = other.process_after_write_;
   discarded_ = other.discarded_;
   need_process_ = other.need_process_;
   peer_closed_ = other.peer_closed_;
@@ -164,7 +164,10 @@ Connection::Next Connection::Advance(const ConnectionEnv& env) {
       Next next;
       if (!Flush(env, &next)) return next;
       if (close_after_write_) return linger_after_write_ ? BeginLinger(env) : Next::kClose;
-      if (!in_->empty()) need_process_ = true;  // requests left after the handler stopped early
+      // Requests left after the handler stopped early. A call that consumed nothing (e.g. an
+      // HTTP interim 100 Continue) would get the same answer again on the same bytes: the
+      // handler keeps no per-connection state, so it waits for more bytes instead.
+      if (!in_->empty() && process_after_write_) need_process_ = true;
     }
 
     if (need_process_) {
@@ -173,9 +176,11 @@ Connection::Next Connection::Advance(const ConnectionEnv& env) {
       context.now = absl::Now();
       context.keepalive = env.keepalive;
       context.peer_closed = peer_closed_;
+      context.peer = peer;
       const Verdict verdict = env.handler->Process(in_->contents(), context, *out_);
       const size_t consumed = verdict.consumed < in_->size() ? verdict.consumed : in_->size();
       in_->Consume(consumed);
+      process_after_write_ = consumed > 0;
       if (consumed > 0) {
         message_consumed_ = true;
         calls_without_progress = 0;
@@ -194,12 +199,11 @@ Connection::Next Connection::Advance(const ConnectionEnv& env) {
         case Action::kWriteThenClose:
           close_after_write_ = true;
           // Linger only when the client may still be sending: request bytes left unconsumed
-          // (the handler answered before the end of the request), the last recv filled the
-          // buffer (more may wait in the socket), or the request came in pieces (more pieces
-          // may follow an early error: a handler may consume all it was given). The usual
-          // single pass, one short read consumed whole, closes at once.
-          linger_after_write_ =
-              env.linger && !peer_closed_ && (!in_->empty() || last_read_full || read_in_pieces_);
+          // (the handler answered before the end of the request; handlers consume only what
+          // they parsed, so this is exact) or the last recv filled the buffer (more may wait
+          // in the socket). The usual single pass, one read consumed whole, closes at once,
+          // and so does a request that came in several reads and was consumed whole.
+          linger_after_write_ = env.linger && !peer_closed_ && (!in_->empty() || last_read_full);
           if (out_->empty()) {
             WorkerStats::Add(env.stats->closed_by_handler);
             return Next::kClose;
@@ -254,7 +258,6 @@ Connection::Next Connection::Advance(const ConnectionEnv& env) {
     if (received > 0) {
       last_read_short = static_cast<size_t>(received) < tail.size();
       last_read_full = !last_read_short;
-      if (!in_->empty()) read_in_pieces_ = true;
       in_->Commit(static_cast<size_t>(received));
       need_process_ = true;
       calls_without_progress = 0;

@@ -130,7 +130,8 @@ class Connection {
   // Kept by the owning worker (its libevent event, its index in the worker's list of parked
   // connections); not moved by TakeOver.
   Worker* worker = nullptr;
-  // The peer's address (IPv4 as v4-mapped IPv6) while it counts against the per-client limit.
+  // The peer's address (IPv4 as v4-mapped IPv6), from accept4: handed to the handler
+  // (RequestContext::peer) and counted against the per-client limit while parked.
   std::array<uint8_t, 16> peer{};
   bool peer_counted = false;
   struct event* event = nullptr;
@@ -153,7 +154,7 @@ class Connection {
   bool close_after_write_ = false;
   bool linger_after_write_ = false;
   bool lingering_ = false;
-  bool read_in_pieces_ = false;  // a recv appended to a partial request
+  bool process_after_write_ = false;  // the last Process call consumed something
   size_t discarded_ = 0;
   bool need_process_ = false;
   bool peer_closed_ = false;

@@ -84,15 +84,16 @@ class Worker {
   void AcceptBurst(int listener_fd, int limit);
   void PauseAccepting(int error);
   void SetAccepting(bool on);
-  // Serves the scratch connection (a fresh socket) and parks it if it must wait.
-  void ServeAccepted(int fd);
+  // Serves the scratch connection (a fresh socket from `peer`, as Connection::peer) and parks
+  // it if it must wait.
+  void ServeAccepted(int fd, const std::array<uint8_t, 16>& peer);
   // Registers `connection` with the event loop for `next`, with the right deadline.
   void Wait(Connection* connection, Connection::Next next);
   void Close(Connection* connection);
   Connection* AcquireConnection();
-  // Counts `fd`'s peer against --max-connections-per-client into `connection`; false (and
-  // nothing counted) when that address already has its share parked here.
-  bool CountPeer(int fd, Connection* connection);
+  // Counts `peer` against --max-connections-per-client into `connection`; false (and nothing
+  // counted) when that address already has its share parked here.
+  bool CountPeer(const std::array<uint8_t, 16>& peer, Connection* connection);
   void UncountPeer(Connection* connection);
   // Makes sure the scratch connection has an output buffer: a spare one, or a new one while
   // fewer than max_connections_ + 1 exist. False when none can be had.

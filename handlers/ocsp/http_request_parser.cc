@@ -70,6 +70,7 @@ class HeadParser {
   }
 
   HttpError error() const { return error_; }
+  size_t error_at() const { return error_at_; }
   size_t head_size() const { return pos_; }
   bool in_request_line() const { return in_request_line_; }
   uint64_t content_length() const { return content_length_; }
@@ -77,6 +78,8 @@ class HeadParser {
  private:
   Step Fail(HttpError error) {
     error_ = error;
+    // The deciding byte: the one at pos_, or the line end just consumed (a field's value).
+    error_at_ = pos_ < end_ ? pos_ : end_ - 1;
     return Step::kError;
   }
 
@@ -184,6 +187,15 @@ class HeadParser {
       if (request_.has_content_type) return Fail(HttpError::kRepeatedContentType);
       request_.has_content_type = true;
       request_.content_type = value;
+    } else if (absl::EqualsIgnoreCase(name, "if-none-match")) {
+      request_.has_if_none_match = true;
+      request_.if_none_match = value;
+    } else if (absl::EqualsIgnoreCase(name, "if-modified-since")) {
+      request_.has_if_modified_since = true;
+      request_.if_modified_since = value;
+    } else if (absl::EqualsIgnoreCase(name, "expect")) {
+      // RFC 9110 §10.1.1: "100-continue" is the only expectation defined, case-insensitive.
+      if (absl::EqualsIgnoreCase(value, "100-continue")) request_.expect_continue = true;
     }
     return Step::kOk;
   }
@@ -213,12 +225,14 @@ class HeadParser {
   int host_count_ = 0;
   uint64_t content_length_ = 0;
   HttpError error_ = HttpError::kNone;
+  size_t error_at_ = 0;
 };
 
-HttpParseResult Error(HttpError error) {
+HttpParseResult Error(HttpError error, size_t decided_at) {
   HttpParseResult result;
   result.status = HttpParseStatus::kError;
   result.error = error;
+  result.consumed = decided_at;
   return result;
 }
 
@@ -230,22 +244,28 @@ HttpParseResult ParseHttpRequest(absl::string_view input, const HttpLimits& limi
   HeadParser head(input, limits, request);
   switch (head.Parse()) {
     case Step::kError:
-      return Error(head.error());
+      return Error(head.error(), head.error_at());
     case Step::kNeedMore:
       // Out of bytes: if the input already reaches the limit, the head cannot fit.
       if (input.size() >= limits.max_header_bytes) {
+        // Decided by the last byte the limit lets us look at.
         return Error(head.in_request_line() ? HttpError::kRequestLineTooLong
-                                            : HttpError::kHeaderTooLarge);
+                                            : HttpError::kHeaderTooLarge,
+                     std::max<size_t>(limits.max_header_bytes, 1) - 1);
       }
       return HttpParseResult{};
     case Step::kOk:
       break;
   }
-  if (head.content_length() > limits.max_body_bytes) return Error(HttpError::kBodyTooLarge);
-  const size_t total = head.head_size() + static_cast<size_t>(head.content_length());
-  if (input.size() < total) return HttpParseResult{};
-  request.body = input.substr(head.head_size(), static_cast<size_t>(head.content_length()));
+  // Decided by the head's last byte (its final LF): the body is left unread.
+  if (head.content_length() > limits.max_body_bytes) {
+    return Error(HttpError::kBodyTooLarge, head.head_size() - 1);
+  }
   HttpParseResult result;
+  result.head_bytes = head.head_size();
+  const size_t total = head.head_size() + static_cast<size_t>(head.content_length());
+  if (input.size() < total) return result;  // kIncomplete, the head known
+  request.body = input.substr(head.head_size(), static_cast<size_t>(head.content_length()));
   result.status = HttpParseStatus::kComplete;
   result.consumed = total;
   return result;
