@@ -34,16 +34,16 @@ Verdict WhoisHandler::Process(absl::Span<const uint8_t> input, const RequestCont
       if (context.peer_closed) return {Action::kClose, input.size()};
       return {Action::kReadMore, 0};
     case QueryFrame::Kind::kError: {
-      if (!Admit(context)) return RateLimited(frame.consumed, context, input.size(), out);
-      // What follows a bad line is never read: the connection closes after the error. With
-      // the peer closed all of it was read; otherwise only what was parsed is consumed, so
-      // the server knows the client may still be sending (lingering close).
-      const size_t consumed = context.peer_closed ? input.size() : frame.consumed;
+      if (!Admit(context)) return RateLimited(frame.consumed, out);
+      // What follows a bad line is never read: the connection closes after the error. Only
+      // what was framed is consumed, so the server knows the client may still be sending
+      // (lingering close).
+      const size_t consumed = frame.consumed;
       if (!responder_.RespondError(frame.error, "", out)) return TooLarge(consumed, out);
       return {Action::kWriteThenClose, consumed};
     }
     case QueryFrame::Kind::kLine:
-      if (!Admit(context)) return RateLimited(frame.consumed, context, input.size(), out);
+      if (!Admit(context)) return RateLimited(frame.consumed, out);
       // One query per connection (RFC 3912 §2); bytes after the line end are ignored.
       if (!responder_.Respond(frame.line, out)) return TooLarge(frame.consumed, out);
       return {Action::kWriteThenClose, frame.consumed};
@@ -51,9 +51,7 @@ Verdict WhoisHandler::Process(absl::Span<const uint8_t> input, const RequestCont
   return {Action::kClose, input.size()};
 }
 
-Verdict WhoisHandler::RateLimited(size_t consumed, const RequestContext& context, size_t input_size,
-                                  OutputBuffer& out) {
-  if (context.peer_closed) consumed = input_size;
+Verdict WhoisHandler::RateLimited(size_t consumed, OutputBuffer& out) {
   if (responder_.RespondRateLimited(out)) return {Action::kWriteThenClose, consumed};
   return {Action::kClose, consumed};
 }

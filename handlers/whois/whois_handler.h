@@ -39,8 +39,7 @@ class WhoisHandler final : public Handler {
   // Counts the query against the client's rate; false when it must be refused.
   bool Admit(const RequestContext& context);
   // The refusal (whois_responder.h) and the close.
-  Verdict RateLimited(size_t consumed, const RequestContext& context, size_t input_size,
-                      OutputBuffer& out);
+  Verdict RateLimited(size_t consumed, OutputBuffer& out);
 
   const size_t max_query_bytes_;
   HandlerCounters& counters_;
