@@ -23,6 +23,7 @@
 #ifndef ONEPASS_HANDLERS_HANDLER_H_
 #define ONEPASS_HANDLERS_HANDLER_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,7 +45,9 @@ enum class Action {
   // Send what was appended to `out`, then keep reading requests on this connection. Used for
   // keepalive (RFC 7766 §6.2.3) and when the handler stopped early because `out` was full:
   // after the send completes the server calls Process again on the unconsumed input before
-  // waiting for more bytes.
+  // waiting for more bytes, if this call consumed any. A call that consumed nothing is not
+  // repeated on the same bytes (it would get the same answer): the server waits for more.
+  // That is how an interim response goes out (HTTP 100 Continue, RFC 9110 §15.2.1).
   kWriteThenRead,
   // Send what was appended to `out` (in one send), then close: the single pass.
   kWriteThenClose,
@@ -59,6 +62,7 @@ struct Verdict {
   // call. Always <= input.size(). With kWriteThenClose, consumed < input.size() also tells the
   // server that the client may still be sending (an answer before the end of the request):
   // it then closes gracefully (server/: lingering close) so that the answer is not reset.
+  // So a handler consumes exactly what it parsed, never "everything it was given".
   size_t consumed = 0;
 };
 
@@ -74,6 +78,10 @@ struct RequestContext {
   // True once the peer has shut down its sending side (read returned 0): what is in `input`
   // is all there will ever be. A handler that needs more answers kClose or a protocol error.
   bool peer_closed = false;
+  // The client's address: IPv6, or IPv4 as v4-mapped IPv6 (::ffff:a.b.c.d, RFC 4291 §2.5.5.2);
+  // all zero when unknown. The same for every call on one connection. For per-client policy
+  // (Whois rate limiting) kept per worker: a handler must not keep it between calls.
+  std::array<uint8_t, 16> peer{};
 };
 
 class Handler {

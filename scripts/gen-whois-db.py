@@ -5,13 +5,14 @@ The output is deterministic for a given --seed and --domains (same bytes every r
 format of handlers/whois/whois_db.h: registrars, then contacts and name servers, then domains.
 Roughly what a registry holds: a few hundred registrars, hosting providers whose name server
 sets many domains share, a share of domains with contacts (thick) and the rest without (thin),
-some IDNs as A-labels, some DNSSEC-signed.
+some IDNs as A-labels, some DNSSEC-signed with their DS records.
 
   scripts/gen-whois-db.py --domains 1000000 --seed 1 --output /tmp/whois-1m.db
 
 It prints the names of a few domains it wrote to stderr (--print-sample N), for tests.
 """
 import argparse
+import hashlib
 import random
 import sys
 
@@ -33,6 +34,20 @@ IDN_WORDS = ["bücher", "müller", "straße", "café", "niño", "øre", "ålborg
              "δοκιμή", "пример", "例え", "テスト"]
 LAST_UPDATE = "2026-11-29T00:00:00Z"
 
+
+
+def signed_delegation(name):
+    """The DNSSEC field of a signed domain: its DS records, derived from the name (so the main
+    random sequence, and with it every other field, is the same as without DS data). One
+    ECDSA P-256 key (algorithm 13) with a SHA-256 DS (digest type 2), as most signed .com
+    delegations show; one in five also has a SHA-384 DS (type 4) of a second key, as during
+    a key rollover."""
+    digest = hashlib.sha256(name.encode()).hexdigest().upper()
+    records = ["%d 13 2 %s" % (int(digest[:4], 16), digest)]
+    if int(digest[4:6], 16) % 5 == 0:
+        records.append("%d 13 4 %s" % (int(digest[6:10], 16),
+                                       hashlib.sha384(name.encode()).hexdigest().upper()))
+    return "signedDelegation:" + ",".join(records)
 
 def iso(seconds):
     # Days since 1970 to a civil date (Howard Hinnant's algorithm); no datetime per line.
@@ -117,7 +132,7 @@ def main():
         expires = expires_from + rng.randrange(10 * 365) * 86400 + created % 86400
         statuses = rng.choices(STATUS_SETS, STATUS_WEIGHTS)[0]
         nameservers = provider_sets[rng.randrange(providers)]
-        dnssec = "signedDelegation" if rng.random() < 0.1 else "unsigned"
+        dnssec = signed_delegation(name) if rng.random() < 0.1 else "unsigned"
         registrar = registrar_ids[rng.randrange(len(registrar_ids))]
         line = "domain\t%s\t%d_DOMAIN_%s-GEN\t%d\t%s\t%s\t%s\t%s\t%s\t%s" % (
             name, i + 1, tld.upper(), registrar, iso(created), iso(updated), iso(expires),

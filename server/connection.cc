@@ -42,9 +42,10 @@ Connection::~Connection() {
   if (event != nullptr) event_free(event);
 }
 
-void Connection::Reset(int fd) {
+void Connection::Reset(int fd, const std::array<uint8_t, 16>& peer) {
   fields_ = ConnectionFields();
   fields_.fd = fd;
+  fields_.peer = peer;
   in_->Clear();
   if (out_ != nullptr) out_->Clear();
 }
@@ -102,7 +103,6 @@ bool Connection::Receive(const ConnectionEnv& env, Turn& turn) {
   if (received > 0) {
     turn.last_read_short = static_cast<size_t>(received) < tail.size();
     turn.last_read_full = !turn.last_read_short;
-    if (!in_->empty()) fields_.read_in_pieces = true;
     in_->Commit(static_cast<size_t>(received));
     turn.calls_without_progress = 0;
     return MoveTo(ConnectionState::kProcessing);
@@ -123,9 +123,11 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
   context.now = absl::Now();
   context.keepalive = env.keepalive;
   context.peer_closed = fields_.peer_closed;
+  context.peer = fields_.peer;
   const Verdict verdict = env.handler->Process(in_->contents(), context, *out_);
   const size_t consumed = verdict.consumed < in_->size() ? verdict.consumed : in_->size();
   in_->Consume(consumed);
+  fields_.process_after_write = consumed > 0;
   if (consumed > 0) {
     fields_.message_consumed = true;
     turn.calls_without_progress = 0;
@@ -144,12 +146,12 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
     case Action::kWriteThenClose:
       fields_.close_after_write = true;
       // Linger only when the client may still be sending: request bytes left unconsumed (the
-      // handler answered before the end of the request), the last recv filled the buffer (more
-      // may wait in the socket), or the request came in pieces (more pieces may follow an
-      // early error: a handler may consume all it was given). The usual single pass, one
-      // short read consumed whole, closes at once.
-      fields_.linger_after_write = env.linger && !fields_.peer_closed &&
-                                   (!in_->empty() || turn.last_read_full || fields_.read_in_pieces);
+      // handler answered before the end of the request; handlers consume exactly what they
+      // parsed, so this is exact) or the last recv filled the buffer (more may wait in the
+      // socket). The usual single pass, one read consumed whole, closes at once, and so does
+      // a request that came in several reads and was consumed whole.
+      fields_.linger_after_write =
+          env.linger && !fields_.peer_closed && (!in_->empty() || turn.last_read_full);
       if (out_->empty()) {
         WorkerStats::Add(env.stats->closed_by_handler);
         return Finish();
@@ -211,8 +213,10 @@ bool Connection::Flush(const ConnectionEnv& env) {
   if (fields_.close_after_write) {
     return fields_.linger_after_write ? StartLinger(env) : Finish();
   }
-  // Requests left after the handler stopped early (its output was full) go first.
-  return MoveTo(in_->empty() ? ConnectionState::kReading : ConnectionState::kProcessing);
+  // Requests left after the handler stopped early (its output was full) go first; bytes it
+  // consumed none of wait for more input (ConnectionFields::process_after_write).
+  return MoveTo(!in_->empty() && fields_.process_after_write ? ConnectionState::kProcessing
+                                                             : ConnectionState::kReading);
 }
 
 void Connection::CountEndOfInput(const ConnectionEnv& env) {

@@ -73,10 +73,16 @@ struct ConnectionFields {
   bool close_after_write = false;
   // ...or linger first (ConnectionState::kLingering): the client may still be sending.
   bool linger_after_write = false;
-  bool read_in_pieces = false;  // a recv appended to a partial request
-  bool peer_closed = false;     // the client's EOF was read (RFC 7766 §6.2.4 half-close)
-  bool served = false;          // at least one whole response sent
-  bool nodelay = false;         // TCP_NODELAY is set (SetNoDelay)
+  // The last Process call consumed something. A call that consumed nothing (e.g. an HTTP
+  // interim 100 Continue) would get the same answer on the same bytes again: the handler keeps
+  // no per-connection state, so after its output is sent the connection waits for more bytes.
+  bool process_after_write = false;
+  bool peer_closed = false;  // the client's EOF was read (RFC 7766 §6.2.4 half-close)
+  bool served = false;       // at least one whole response sent
+  bool nodelay = false;      // TCP_NODELAY is set (SetNoDelay)
+  // The client's address (IPv4 as v4-mapped IPv6), from accept4: handed to the handler
+  // (RequestContext::peer) and counted against the per-client limit while parked.
+  std::array<uint8_t, 16> peer{};
   bool message_consumed = false;
   size_t discarded = 0;  // bytes thrown away while lingering
   Deadlines deadlines;
@@ -92,7 +98,7 @@ class Connection {
 
   // Starts serving a freshly accepted socket in kReading (takes ownership of nothing: the
   // worker closes).
-  void Reset(int fd);
+  void Reset(int fd, const std::array<uint8_t, 16>& peer = {});
   // Moves `other`'s socket, bytes and state here (by swapping buffers: no copy), leaving
   // `other` empty. Used to park the worker's scratch connection.
   void TakeOver(Connection& other);
@@ -114,6 +120,7 @@ class Connection {
   void GiveOutput(std::unique_ptr<OutputBuffer> out) { out_ = std::move(out); }
 
   int fd() const { return fields_.fd; }
+  const std::array<uint8_t, 16>& peer() const { return fields_.peer; }
   OutputBuffer& out() { return *out_; }  // requires has_output()
   const InputBuffer& in() const { return *in_; }
   bool served() const { return fields_.served; }
@@ -137,8 +144,7 @@ class Connection {
   // Kept by the owning worker (its libevent event, its index in the worker's list of parked
   // connections); not moved by TakeOver.
   Worker* worker = nullptr;
-  // The peer's address (IPv4 as v4-mapped IPv6) while it counts against the per-client limit.
-  std::array<uint8_t, 16> peer{};
+  // Whether peer() counts against the per-client limit (Worker::CountPeer).
   bool peer_counted = false;
   struct event* event = nullptr;
   size_t active_index = 0;

@@ -23,6 +23,19 @@
 namespace onepass {
 namespace {
 
+// The 16-byte key of an accepted peer: IPv6 as is, IPv4 as v4-mapped IPv6 (::ffff:a.b.c.d);
+// all zero for other families.
+std::array<uint8_t, 16> PeerKey(const sockaddr_storage& address) {
+  std::array<uint8_t, 16> key{};
+  if (address.ss_family == AF_INET6) {
+    std::memcpy(key.data(), &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr, 16);
+  } else if (address.ss_family == AF_INET) {
+    key[10] = key[11] = 0xff;
+    std::memcpy(key.data() + 12, &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr, 4);
+  }
+  return key;
+}
+
 timeval TimevalFrom(absl::Duration duration) {
   if (duration < absl::ZeroDuration()) duration = absl::ZeroDuration();
   return absl::ToTimeval(duration);
@@ -212,7 +225,11 @@ void Worker::OnAcceptable(int fd, short what, void* arg) {
 
 void Worker::AcceptBurst(int listener_fd, int limit) {
   for (int i = 0; i < limit; ++i) {
-    int fd = accept4(listener_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    // The peer's address comes with the accept: no getpeername per connection.
+    sockaddr_storage address{};
+    socklen_t address_length = sizeof(address);
+    int fd = accept4(listener_fd, reinterpret_cast<sockaddr*>(&address), &address_length,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       switch (errno) {
         case EAGAIN:
@@ -246,7 +263,7 @@ void Worker::AcceptBurst(int listener_fd, int limit) {
       }
     }
     WorkerStats::Add(stats_.accepted);
-    ServeAccepted(fd);
+    ServeAccepted(fd, PeerKey(address));
   }
   // The burst is spent; the listener is level-triggered, so the rest waits for the next turn.
 }
@@ -271,8 +288,8 @@ void Worker::OnAcceptResume(int fd, short what, void* arg) {
   if (!worker->draining_) worker->SetAccepting(true);
 }
 
-void Worker::ServeAccepted(int fd) {
-  scratch_->Reset(fd);
+void Worker::ServeAccepted(int fd, const std::array<uint8_t, 16>& peer) {
+  scratch_->Reset(fd, peer);
   const ConnectionState state = scratch_->Advance(env_);
   if (state == ConnectionState::kClosed) {
     WorkerStats::Add(stats_.single_pass);
@@ -293,7 +310,7 @@ void Worker::ServeAccepted(int fd) {
     scratch_->Reset(-1);
     return;
   }
-  if (!CountPeer(fd, connection)) {
+  if (!CountPeer(peer, connection)) {
     free_.push_back(connection);
     WorkerStats::Add(stats_.rejected_per_client);
     close(fd);
@@ -328,22 +345,10 @@ Connection* Worker::AcquireConnection() {
   return pool_.back().get();
 }
 
-bool Worker::CountPeer(int fd, Connection* connection) {
-  sockaddr_storage address{};
-  socklen_t length = sizeof(address);
-  std::array<uint8_t, 16> key{};
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    if (address.ss_family == AF_INET6) {
-      std::memcpy(key.data(), &reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr, 16);
-    } else if (address.ss_family == AF_INET) {
-      key[10] = key[11] = 0xff;  // ::ffff:a.b.c.d
-      std::memcpy(key.data() + 12, &reinterpret_cast<sockaddr_in*>(&address)->sin_addr, 4);
-    }
-  }
-  auto [it, inserted] = parked_per_client_.try_emplace(key, 0);
+bool Worker::CountPeer(const std::array<uint8_t, 16>& peer, Connection* connection) {
+  auto [it, inserted] = parked_per_client_.try_emplace(peer, 0);
   if (it->second >= config_.max_connections_per_client) return false;
   ++it->second;
-  connection->peer = key;
   connection->peer_counted = true;
   return true;
 }
@@ -351,7 +356,7 @@ bool Worker::CountPeer(int fd, Connection* connection) {
 void Worker::UncountPeer(Connection* connection) {
   if (!connection->peer_counted) return;
   connection->peer_counted = false;
-  auto it = parked_per_client_.find(connection->peer);
+  auto it = parked_per_client_.find(connection->peer());
   if (it != parked_per_client_.end() && --it->second <= 0) parked_per_client_.erase(it);
 }
 

@@ -86,8 +86,9 @@ class Worker {
   void AcceptBurst(int listener_fd, int limit);
   void PauseAccepting(int error);
   void SetAccepting(bool on);
-  // Serves the scratch connection (a fresh socket) and parks it if it must wait.
-  void ServeAccepted(int fd);
+  // Serves the scratch connection (a fresh socket from `peer`, as Connection::peer()) and
+  // parks it if it must wait.
+  void ServeAccepted(int fd, const std::array<uint8_t, 16>& peer);
   // Parks `connection` in the event loop: waits for what its state needs (readable, or
   // writable for kWriting) until its deadline (ComputeParkDeadline). Closes it instead when
   // draining and it is idle.
@@ -96,9 +97,9 @@ class Worker {
   void CountTimeout(const Connection& connection);
   void Close(Connection* connection);
   Connection* AcquireConnection();
-  // Counts `fd`'s peer against --max-connections-per-client into `connection`; false (and
-  // nothing counted) when that address already has its share parked here.
-  bool CountPeer(int fd, Connection* connection);
+  // Counts `peer` against --max-connections-per-client into `connection`; false (and nothing
+  // counted) when that address already has its share parked here.
+  bool CountPeer(const std::array<uint8_t, 16>& peer, Connection* connection);
   void UncountPeer(Connection* connection);
   // Makes sure the scratch connection has an output buffer: a spare one, or a new one while
   // fewer than max_connections_ + 1 exist. False when none can be had.

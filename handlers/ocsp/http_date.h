@@ -9,6 +9,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/optional.h"
 
 namespace onepass::ocsp {
 
@@ -18,6 +19,10 @@ using HttpDateBuffer = std::array<char, kHttpDateBytes>;
 
 // Writes `time` (truncated to the second; years clamped to 0000..9999) into `out`.
 void FormatHttpDate(absl::Time time, HttpDateBuffer& out);
+
+// Reads an IMF-fixdate (the only form a sender may generate, RFC 9110 §5.6.7); nullopt for
+// anything else, which If-Modified-Since then ignores (RFC 9110 §13.1.3). No allocation.
+absl::optional<absl::Time> ParseHttpDate(absl::string_view text);
 
 // The same as a string, for load-time use.
 std::string HttpDate(absl::Time time);

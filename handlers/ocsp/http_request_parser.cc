@@ -70,13 +70,23 @@ class HeadParser {
   }
 
   HttpError error() const { return error_; }
+  size_t error_at() const { return error_at_; }
   size_t head_size() const { return pos_; }
   bool in_request_line() const { return in_request_line_; }
   uint64_t content_length() const { return content_length_; }
 
  private:
+  // An error decided by the byte at pos_ (or the LF just after it, for a bare CR).
   Step Fail(HttpError error) {
     error_ = error;
+    error_at_ = std::min(pos_, end_ - 1);
+    return Step::kError;
+  }
+  // An error decided by a whole line (a field's value, the version, the head as a whole):
+  // the deciding byte is the line's LF, just consumed.
+  Step FailAfterLine(HttpError error) {
+    error_ = error;
+    error_at_ = pos_ - 1;
     return Step::kError;
   }
 
@@ -126,7 +136,7 @@ class HeadParser {
     const Step step = ConsumeLineEnd(HttpError::kMalformedRequestLine);
     if (step != Step::kOk) return step;
     // A 1.x server answers any 1.x request as 1.1 (RFC 9112 §2.3); other majors are not ours.
-    if (major != 1) return Fail(HttpError::kUnsupportedVersion);
+    if (major != 1) return FailAfterLine(HttpError::kUnsupportedVersion);
     return Step::kOk;
   }
 
@@ -166,11 +176,11 @@ class HeadParser {
   Step ApplyField(absl::string_view name, absl::string_view value) {
     if (absl::EqualsIgnoreCase(name, "content-length")) {
       // RFC 9112 §6.3: a list or repeated value is a smuggling vector; we accept exactly one.
-      if (request_.has_content_length) return Fail(HttpError::kRepeatedContentLength);
-      if (value.empty()) return Fail(HttpError::kInvalidContentLength);
+      if (request_.has_content_length) return FailAfterLine(HttpError::kRepeatedContentLength);
+      if (value.empty()) return FailAfterLine(HttpError::kInvalidContentLength);
       uint64_t length = 0;
       for (char c : value) {
-        if (c < '0' || c > '9') return Fail(HttpError::kInvalidContentLength);
+        if (c < '0' || c > '9') return FailAfterLine(HttpError::kInvalidContentLength);
         length =
             std::min<uint64_t>(length * 10 + static_cast<uint64_t>(c - '0'), kContentLengthCap);
       }
@@ -179,11 +189,20 @@ class HeadParser {
     } else if (absl::EqualsIgnoreCase(name, "transfer-encoding")) {
       has_transfer_encoding_ = true;
     } else if (absl::EqualsIgnoreCase(name, "host")) {
-      if (++host_count_ > 1) return Fail(HttpError::kRepeatedHost);  // RFC 9112 §3.2
+      if (++host_count_ > 1) return FailAfterLine(HttpError::kRepeatedHost);  // RFC 9112 §3.2
     } else if (absl::EqualsIgnoreCase(name, "content-type")) {
-      if (request_.has_content_type) return Fail(HttpError::kRepeatedContentType);
+      if (request_.has_content_type) return FailAfterLine(HttpError::kRepeatedContentType);
       request_.has_content_type = true;
       request_.content_type = value;
+    } else if (absl::EqualsIgnoreCase(name, "if-none-match")) {
+      request_.has_if_none_match = true;
+      request_.if_none_match = value;
+    } else if (absl::EqualsIgnoreCase(name, "if-modified-since")) {
+      request_.has_if_modified_since = true;
+      request_.if_modified_since = value;
+    } else if (absl::EqualsIgnoreCase(name, "expect")) {
+      // RFC 9110 §10.1.1: "100-continue" is the only expectation defined, case-insensitive.
+      if (absl::EqualsIgnoreCase(value, "100-continue")) request_.expect_continue = true;
     }
     return Step::kOk;
   }
@@ -193,10 +212,12 @@ class HeadParser {
     // RFC 9112 §6.1: 501 for a transfer coding we do not implement (we implement none); with a
     // Content-Length as well it is a smuggling attempt (§6.3 ¶3), so 400.
     if (has_transfer_encoding_) {
-      return Fail(request_.has_content_length ? HttpError::kTransferEncodingWithLength
-                                              : HttpError::kTransferEncoding);
+      return FailAfterLine(request_.has_content_length ? HttpError::kTransferEncodingWithLength
+                                                       : HttpError::kTransferEncoding);
     }
-    if (request_.minor_version >= 1 && host_count_ == 0) return Fail(HttpError::kMissingHost);
+    if (request_.minor_version >= 1 && host_count_ == 0) {
+      return FailAfterLine(HttpError::kMissingHost);
+    }
     return Step::kOk;
   }
 
@@ -213,12 +234,14 @@ class HeadParser {
   int host_count_ = 0;
   uint64_t content_length_ = 0;
   HttpError error_ = HttpError::kNone;
+  size_t error_at_ = 0;
 };
 
-HttpParseResult Error(HttpError error) {
+HttpParseResult Error(HttpError error, size_t decided_at) {
   HttpParseResult result;
   result.status = HttpParseStatus::kError;
   result.error = error;
+  result.consumed = decided_at;
   return result;
 }
 
@@ -230,22 +253,28 @@ HttpParseResult ParseHttpRequest(absl::string_view input, const HttpLimits& limi
   HeadParser head(input, limits, request);
   switch (head.Parse()) {
     case Step::kError:
-      return Error(head.error());
+      return Error(head.error(), head.error_at());
     case Step::kNeedMore:
       // Out of bytes: if the input already reaches the limit, the head cannot fit.
       if (input.size() >= limits.max_header_bytes) {
-        return Error(head.in_request_line() ? HttpError::kRequestLineTooLong
-                                            : HttpError::kHeaderTooLarge);
+        // Decided by the last byte the limit lets us look at.
+        return Error(
+            head.in_request_line() ? HttpError::kRequestLineTooLong : HttpError::kHeaderTooLarge,
+            std::max<size_t>(limits.max_header_bytes, 1) - 1);
       }
       return HttpParseResult{};
     case Step::kOk:
       break;
   }
-  if (head.content_length() > limits.max_body_bytes) return Error(HttpError::kBodyTooLarge);
-  const size_t total = head.head_size() + static_cast<size_t>(head.content_length());
-  if (input.size() < total) return HttpParseResult{};
-  request.body = input.substr(head.head_size(), static_cast<size_t>(head.content_length()));
+  // Decided by the head's last byte (its final LF): the body is left unread.
+  if (head.content_length() > limits.max_body_bytes) {
+    return Error(HttpError::kBodyTooLarge, head.head_size() - 1);
+  }
   HttpParseResult result;
+  result.head_bytes = head.head_size();
+  const size_t total = head.head_size() + static_cast<size_t>(head.content_length());
+  if (input.size() < total) return result;  // kIncomplete, the head known
+  request.body = input.substr(head.head_size(), static_cast<size_t>(head.content_length()));
   result.status = HttpParseStatus::kComplete;
   result.consumed = total;
   return result;

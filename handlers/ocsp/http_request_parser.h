@@ -72,14 +72,30 @@ struct HttpRequest {
   absl::string_view content_type;  // field value, OWS trimmed
   bool has_content_length = false;
   absl::string_view body;  // Content-Length bytes after the head (empty without one)
+  // Conditional request fields (RFC 9110 §13.1.2, §13.1.3), values OWS-trimmed. Repeated
+  // If-None-Match lines are a list (§5.3): only the last one is kept, which can only turn a
+  // 304 into a 200, never the reverse.
+  bool has_if_none_match = false;
+  absl::string_view if_none_match;
+  bool has_if_modified_since = false;
+  absl::string_view if_modified_since;
+  // `Expect: 100-continue` (RFC 9110 §10.1.1, any case): the client may wait for an interim
+  // 100 before sending the content. Other expectations are ignored.
+  bool expect_continue = false;
 };
 
 enum class HttpParseStatus { kComplete, kIncomplete, kError };
 
 struct HttpParseResult {
   HttpParseStatus status = HttpParseStatus::kIncomplete;
-  size_t consumed = 0;                 // kComplete: bytes of head + body
+  // kComplete: bytes of head + body. kError: the offset of the byte that decided the error,
+  // always < input.size(): what follows it is not parsed, and the client may still be
+  // sending the rest of the request (the server then closes gracefully, RFC 9112 §9.6).
+  size_t consumed = 0;
   HttpError error = HttpError::kNone;  // kError: why
+  // kComplete, and kIncomplete once the head is complete and the body is awaited: the head's
+  // size (`request` then holds every head field).
+  size_t head_bytes = 0;
 };
 
 // Parses the request at the front of `input`. Bytes after it (pipelined requests) are left.

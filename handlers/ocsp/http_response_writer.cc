@@ -48,6 +48,20 @@ absl::string_view AsText(absl::Span<const uint8_t> bytes) {
   return absl::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
+// Date, then the Cache-Control of a pre-signed response (RFC 5019 §6.2), ending the head.
+void AddDateAndCaching(absl::string_view date, absl::optional<absl::Time> next_update,
+                       absl::Time now, TailWriter& writer) {
+  int64_t max_age = 0;
+  if (next_update.has_value() && *next_update > now) {
+    max_age = absl::ToInt64Seconds(*next_update - now);
+  }
+  writer.Add("Date: ");
+  writer.Add(date);
+  writer.Add("\r\nCache-Control: max-age=");
+  writer.AddDecimal(static_cast<uint64_t>(max_age));
+  writer.Add(", public, no-transform, must-revalidate\r\n\r\n");
+}
+
 }  // namespace
 
 std::string BuildPresignedHeadPrefix(size_t body_size, absl::Time this_update,
@@ -63,26 +77,35 @@ std::string BuildPresignedHeadPrefix(size_t body_size, absl::Time this_update,
   return head;
 }
 
+std::string BuildNotModifiedHeadPrefix(absl::optional<absl::Time> next_update,
+                                       absl::string_view etag) {
+  std::string head = "HTTP/1.1 304 Not Modified\r\n";
+  if (next_update.has_value()) absl::StrAppend(&head, "Expires: ", HttpDate(*next_update), "\r\n");
+  absl::StrAppend(&head, "ETag: \"", etag, "\"\r\nConnection: close\r\n");
+  return head;
+}
+
 bool HttpResponseWriter::AppendPresigned(absl::string_view head_prefix, absl::string_view body,
                                          absl::optional<absl::Time> next_update, absl::Time now,
-                                         OutputBuffer& out) {
-  int64_t max_age = 0;
-  if (next_update.has_value() && *next_update > now) {
-    max_age = absl::ToInt64Seconds(*next_update - now);
-  }
+                                         OutputBuffer& out, HttpBody send_body) {
   TailWriter writer(out);
   writer.Add(head_prefix);
-  writer.Add("Date: ");
-  writer.Add(date_cache_.Get(now));
-  writer.Add("\r\nCache-Control: max-age=");
-  writer.AddDecimal(static_cast<uint64_t>(max_age));
-  writer.Add(", public, no-transform, must-revalidate\r\n\r\n");
-  writer.Add(body);
+  AddDateAndCaching(date_cache_.Get(now), next_update, now, writer);
+  if (send_body == HttpBody::kSend) writer.Add(body);
+  return writer.Commit();
+}
+
+bool HttpResponseWriter::AppendNotModified(absl::string_view head_prefix,
+                                           absl::optional<absl::Time> next_update, absl::Time now,
+                                           OutputBuffer& out) {
+  TailWriter writer(out);
+  writer.Add(head_prefix);
+  AddDateAndCaching(date_cache_.Get(now), next_update, now, writer);
   return writer.Commit();
 }
 
 bool HttpResponseWriter::AppendOcspStatus(OcspResponseStatus status, absl::Time now,
-                                          OutputBuffer& out) {
+                                          OutputBuffer& out, HttpBody send_body) {
   // OCSPResponse ::= SEQUENCE { responseStatus ENUMERATED } (responseBytes absent).
   const uint8_t body[] = {0x30, 0x03, 0x0A, 0x01, static_cast<uint8_t>(status)};
   TailWriter writer(out);
@@ -95,12 +118,12 @@ bool HttpResponseWriter::AppendOcspStatus(OcspResponseStatus status, absl::Time 
       "Date: ");
   writer.Add(date_cache_.Get(now));
   writer.Add("\r\n\r\n");
-  writer.Add(AsText(body));
+  if (send_body == HttpBody::kSend) writer.Add(AsText(body));
   return writer.Commit();
 }
 
 bool HttpResponseWriter::AppendHttpError(int status, absl::string_view detail, absl::Time now,
-                                         OutputBuffer& out) {
+                                         OutputBuffer& out, HttpBody send_body) {
   const absl::string_view reason = HttpReasonPhrase(status);
   TailWriter writer(out);
   writer.Add("HTTP/1.1 ");
@@ -111,10 +134,11 @@ bool HttpResponseWriter::AppendHttpError(int status, absl::string_view detail, a
   // Body: "<status> <reason>: <detail>\n"
   writer.AddDecimal(3 + 1 + reason.size() + 2 + detail.size() + 1);
   writer.Add("\r\nConnection: close\r\n");
-  if (status == 405) writer.Add("Allow: GET, POST\r\n");
+  if (status == 405) writer.Add("Allow: GET, HEAD, POST\r\n");
   writer.Add("Date: ");
   writer.Add(date_cache_.Get(now));
   writer.Add("\r\n\r\n");
+  if (send_body == HttpBody::kOmit) return writer.Commit();
   writer.AddDecimal(static_cast<uint64_t>(status));
   writer.Add(" ");
   writer.Add(reason);
@@ -126,8 +150,12 @@ bool HttpResponseWriter::AppendHttpError(int status, absl::string_view detail, a
 
 absl::string_view HttpReasonPhrase(int status) {
   switch (status) {
+    case 100:
+      return "Continue";
     case 200:
       return "OK";
+    case 304:
+      return "Not Modified";
     case 400:
       return "Bad Request";
     case 404:

@@ -6,6 +6,13 @@
 #include "handlers/ocsp/ocsp_counters.h"
 
 namespace onepass::ocsp {
+namespace {
+
+absl::Span<const uint8_t> AsBytes(absl::string_view text) {
+  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
+}
+
+}  // namespace
 
 OcspHandler::OcspHandler(const OcspHandlerConfig& config,
                          std::shared_ptr<const OcspSnapshot> snapshot, HandlerCounters& counters)
@@ -27,18 +34,33 @@ Verdict OcspHandler::Process(absl::Span<const uint8_t> input, const RequestConte
   const absl::string_view text(reinterpret_cast<const char*>(input.data()), input.size());
   HttpRequest request;
   const HttpParseResult parsed = ParseHttpRequest(text, limits_, request);
-  // One request per connection: whatever the outcome, every byte received is done with.
+  // One request per connection. Only the bytes parsed are consumed: what is left tells the
+  // server that the client may still be sending (an error before the end of the request, or
+  // bytes after it), so that it closes gracefully instead of resetting the answer.
   switch (parsed.status) {
     case HttpParseStatus::kIncomplete:
-      if (!context.peer_closed) return {Action::kReadMore, 0};
-      return Finish(responder_.RespondHttpError(HttpError::kIncompleteRequest, context.now, out),
-                    input.size());
+      if (context.peer_closed) {
+        // Nothing more will come: all of it was read.
+        return Finish(responder_.RespondHttpError(HttpError::kIncompleteRequest, context.now, out),
+                      input.size());
+      }
+      // RFC 9110 §10.1.1: a client that sent `Expect: 100-continue` may wait for an interim
+      // 100 before the content. Sent once: when the input ends exactly at the head (no content
+      // byte yet; a later call sees more bytes), never to HTTP/1.0 (§15.2). Nothing is consumed,
+      // so the server waits for the content before calling again (handler.h kWriteThenRead).
+      if (parsed.head_bytes != 0 && parsed.head_bytes == input.size() &&
+          request.expect_continue && request.minor_version >= 1) {
+        if (!out.Append(AsBytes(kHttpContinue))) return {Action::kReadMore, 0};
+        Count(counters_, OcspCounter::kContinue);
+        return {Action::kWriteThenRead, 0};
+      }
+      return {Action::kReadMore, 0};
     case HttpParseStatus::kError:
-      return Finish(responder_.RespondHttpError(parsed.error, context.now, out), input.size());
+      return Finish(responder_.RespondHttpError(parsed.error, context.now, out), parsed.consumed);
     case HttpParseStatus::kComplete:
       break;
   }
-  return Finish(responder_.Respond(request, context.now, out), input.size());
+  return Finish(responder_.Respond(request, context.now, out), parsed.consumed);
 }
 
 OcspHandlerFactory::OcspHandlerFactory(OcspHandlerConfig config,

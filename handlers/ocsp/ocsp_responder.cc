@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "handlers/ocsp/http_date.h"
 #include "handlers/ocsp/cert_id.h"
 #include "handlers/ocsp/get_request_decoder.h"
 #include "handlers/ocsp/ocsp_counters.h"
@@ -44,6 +45,32 @@ absl::Span<const uint8_t> AsBytes(absl::string_view text) {
   return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
 }
 
+// If-None-Match (RFC 9110 §13.1.2): "*" or a list of entity-tags, compared weakly (a W/
+// prefix is ignored, §8.8.3.2) with the entry's strong ETag.
+bool IfNoneMatchMatches(absl::string_view field, absl::string_view etag) {
+  if (absl::StripAsciiWhitespace(field) == "*") return true;
+  while (!field.empty()) {
+    const size_t comma = field.find(',');
+    absl::string_view tag = absl::StripAsciiWhitespace(field.substr(0, comma));
+    field = comma == absl::string_view::npos ? absl::string_view() : field.substr(comma + 1);
+    if (absl::StartsWith(tag, "W/")) tag.remove_prefix(2);
+    if (tag.size() == etag.size() + 2 && tag.front() == '"' && tag.back() == '"' &&
+        tag.substr(1, etag.size()) == etag) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// RFC 9110 §13.2.2 steps 3-4: If-None-Match when present, else If-Modified-Since (a valid
+// HTTP-date no earlier than Last-Modified, which is thisUpdate to the second).
+bool NotModified(const HttpRequest& request, const OcspResponseEntry& entry) {
+  if (request.has_if_none_match) return IfNoneMatchMatches(request.if_none_match, entry.etag);
+  if (!request.has_if_modified_since) return false;
+  const absl::optional<absl::Time> since = ParseHttpDate(request.if_modified_since);
+  return since.has_value() && absl::ToUnixSeconds(entry.this_update) <= absl::ToUnixSeconds(*since);
+}
+
 }  // namespace
 
 OcspResponder::OcspResponder(const OcspHandlerConfig& config,
@@ -57,17 +84,27 @@ OcspResponder::OcspResponder(const OcspHandlerConfig& config,
       get_scratch_(config.http.max_header_bytes / 4 * 3 + 3) {}
 
 bool OcspResponder::Respond(const HttpRequest& request, absl::Time now, OutputBuffer& out) {
+  // HEAD is GET without the content (RFC 9110 §9.3.2): caches probe with it.
+  const bool head = request.method == "HEAD";
+  const HttpBody send_body = head ? HttpBody::kOmit : HttpBody::kSend;
   const absl::string_view path = PathOf(request.target);
   // Below the prefix: "<prefix>" or "<prefix>/..." (so "/ocspx" is not under "/ocsp").
-  if (!absl::StartsWith(path, path_prefix_)) return AnswerHttpError(404, "no such path", now, out);
+  if (!absl::StartsWith(path, path_prefix_)) {
+    return AnswerHttpError(404, "no such path", now, out, send_body);
+  }
   absl::string_view rest = path.substr(path_prefix_.size());
-  if (!rest.empty() && rest[0] != '/') return AnswerHttpError(404, "no such path", now, out);
+  if (!rest.empty() && rest[0] != '/') {
+    return AnswerHttpError(404, "no such path", now, out, send_body);
+  }
   if (!rest.empty()) rest.remove_prefix(1);
 
-  if (request.method == "GET") {
+  if (request.method == "GET" || head) {
     const absl::optional<size_t> size = DecodeGetRequestPath(rest, absl::MakeSpan(get_scratch_));
-    if (!size.has_value()) return AnswerHttpError(400, "request path is not base64", now, out);
-    return AnswerOcspRequest(absl::MakeConstSpan(get_scratch_.data(), *size), now, out);
+    if (!size.has_value()) {
+      return AnswerHttpError(400, "request path is not base64", now, out, send_body);
+    }
+    return AnswerOcspRequest(absl::MakeConstSpan(get_scratch_.data(), *size), &request,
+                             send_body, now, out);
   }
   if (request.method == "POST") {
     if (!rest.empty()) return AnswerHttpError(404, "no such path", now, out);
@@ -77,45 +114,60 @@ bool OcspResponder::Respond(const HttpRequest& request, absl::Time now, OutputBu
     if (!request.has_content_length) {
       return AnswerHttpError(411, "Content-Length required", now, out);
     }
-    return AnswerOcspRequest(AsBytes(request.body), now, out);
+    return AnswerOcspRequest(AsBytes(request.body), nullptr, HttpBody::kSend, now, out);
   }
-  return AnswerHttpError(405, "only GET and POST", now, out);
+  return AnswerHttpError(405, "only GET, HEAD and POST", now, out);
 }
 
 bool OcspResponder::RespondHttpError(HttpError error, absl::Time now, OutputBuffer& out) {
   return AnswerHttpError(HttpErrorStatus(error), HttpErrorText(error), now, out);
 }
 
-bool OcspResponder::AnswerOcspRequest(absl::Span<const uint8_t> der, absl::Time now,
-                                      OutputBuffer& out) {
+bool OcspResponder::AnswerOcspRequest(absl::Span<const uint8_t> der,
+                                      const HttpRequest* conditional, HttpBody send_body,
+                                      absl::Time now, OutputBuffer& out) {
   OcspRequestCertIds request;
   if (!ReadOcspRequestCertIds(der, request)) {
     Count(counters_, OcspCounter::kMalformedRequest);
-    return writer_.AppendOcspStatus(OcspResponseStatus::kMalformedRequest, now, out);
+    return writer_.AppendOcspStatus(OcspResponseStatus::kMalformedRequest, now, out, send_body);
   }
-  // Several CertIDs (RFC 5019 §2.1.1 asks for one): answer the first one we know.
-  bool saw_expired = false;
+  // Every CertID asked must be answered (RFC 6960 §4.2.1: a response for each, or the client
+  // reports "No Status found"): a pre-signed response serves the request only if it holds
+  // them all. A CertID list longer than we look at cannot be checked, so it is refused too.
+  const OcspResponseEntry* entry = nullptr;
+  bool covered = request.request_count == request.count;
+  bool any_known = false;
   for (size_t i = 0; i < request.count; ++i) {
     CertIdKeyBuffer buffer;
     const absl::string_view key = EncodeCertIdKey(request.ids[i], buffer);
-    const OcspResponseEntry* entry = key.empty() ? nullptr : snapshot_->Find(key);
-    if (entry == nullptr) continue;
-    if (entry->ExpiredAt(now)) {
-      saw_expired = true;
-      continue;
-    }
-    Count(counters_, OcspCounter::kSuccessful);
-    return writer_.AppendPresigned(entry->head_prefix, entry->der, entry->next_update, now, out);
+    const OcspResponseEntry* found = key.empty() ? nullptr : snapshot_->Find(key);
+    any_known = any_known || found != nullptr;
+    if (i == 0) entry = found;
+    if (found == nullptr || found != entry) covered = false;
   }
-  Count(counters_, OcspCounter::kUnauthorized);
-  if (saw_expired) Count(counters_, OcspCounter::kExpired);
-  return writer_.AppendOcspStatus(OcspResponseStatus::kUnauthorized, now, out);
+  if (!covered) {
+    Count(counters_, OcspCounter::kUnauthorized);
+    if (any_known) Count(counters_, OcspCounter::kCertIdsNotCovered);
+    return writer_.AppendOcspStatus(OcspResponseStatus::kUnauthorized, now, out, send_body);
+  }
+  if (entry->ExpiredAt(now)) {
+    Count(counters_, OcspCounter::kUnauthorized);
+    Count(counters_, OcspCounter::kExpired);
+    return writer_.AppendOcspStatus(OcspResponseStatus::kUnauthorized, now, out, send_body);
+  }
+  if (conditional != nullptr && NotModified(*conditional, *entry)) {
+    Count(counters_, OcspCounter::kNotModified);
+    return writer_.AppendNotModified(entry->not_modified_prefix, entry->next_update, now, out);
+  }
+  Count(counters_, OcspCounter::kSuccessful);
+  return writer_.AppendPresigned(entry->head_prefix, entry->der, entry->next_update, now, out,
+                                 send_body);
 }
 
 bool OcspResponder::AnswerHttpError(int status, absl::string_view detail, absl::Time now,
-                                    OutputBuffer& out) {
+                                    OutputBuffer& out, HttpBody send_body) {
   Count(counters_, HttpErrorCounter(status));
-  return writer_.AppendHttpError(status, detail, now, out);
+  return writer_.AppendHttpError(status, detail, now, out, send_body);
 }
 
 }  // namespace onepass::ocsp

@@ -3,9 +3,15 @@
 // the response writer); no clock, no I/O.
 //
 // What each request gets:
-//   known CertID, response not expired  200, the pre-signed response + RFC 5019 §6.2 caching
+//   known CertID, response not expired  200, the pre-signed response + RFC 5019 §6.2 caching;
+//                                       304 to a GET/HEAD whose If-None-Match or
+//                                       If-Modified-Since matches (RFC 9110 §13.1, §15.4.5)
+//   several CertIDs                     as one, when one pre-signed response holds them all
+//                                       (RFC 6960 §4.1.1 allows a list); else unauthorized:
+//                                       a response must not leave out a CertID that was asked
 //   no known CertID (or only expired)   200, OCSPResponse `unauthorized` (6) (RFC 5019 §2.2.3)
 //   body/path not a DER OCSPRequest     200, OCSPResponse `malformedRequest` (1) (RFC 6960 §4.2.1)
+//   HEAD                                what GET gets, without the content (RFC 9110 §9.3.2)
 //   not an OCSP request at all          404 wrong path, 405 (+Allow) other method, 400 bad
 //                                       base64, 415 POST without application/ocsp-request,
 //                                       411 POST without Content-Length
@@ -50,8 +56,11 @@ class OcspResponder {
   bool RespondHttpError(HttpError error, absl::Time now, OutputBuffer& out);
 
  private:
-  bool AnswerOcspRequest(absl::Span<const uint8_t> der, absl::Time now, OutputBuffer& out);
-  bool AnswerHttpError(int status, absl::string_view detail, absl::Time now, OutputBuffer& out);
+  // `conditional`: the GET or HEAD request whose conditional fields apply; null for POST.
+  bool AnswerOcspRequest(absl::Span<const uint8_t> der, const HttpRequest* conditional,
+                         HttpBody send_body, absl::Time now, OutputBuffer& out);
+  bool AnswerHttpError(int status, absl::string_view detail, absl::Time now, OutputBuffer& out,
+                       HttpBody send_body = HttpBody::kSend);
 
   const OcspHandlerConfig config_;
   // config_.path without its trailing '/': "" for "/", "/ocsp" for "/ocsp/".

@@ -170,6 +170,7 @@ void OcspSnapshot::Add(NamedResponse response, absl::Time now, const OcspLoadOpt
   entry.etag = Sha1Hex(entry.der);
   entry.head_prefix =
       BuildPresignedHeadPrefix(entry.der.size(), entry.this_update, entry.next_update, entry.etag);
+  entry.not_modified_prefix = BuildNotModifiedHeadPrefix(entry.next_update, entry.etag);
   max_presigned_bytes_ =
       std::max(max_presigned_bytes_, entry.head_prefix.size() + entry.der.size());
   const size_t entry_index = entries_.size();

@@ -39,6 +39,7 @@ struct OcspResponseEntry {
   absl::optional<absl::Time> next_update;
   std::string etag;         // hex SHA-1 of `der`
   std::string head_prefix;  // BuildPresignedHeadPrefix(): the head up to Date
+  std::string not_modified_prefix;  // BuildNotModifiedHeadPrefix(): a 304's head up to Date
 
   // True if it must not be served at `now` (RFC 5019 §2.2.4 / RFC 6960 §4.2.2.1).
   bool ExpiredAt(absl::Time now) const { return next_update.has_value() && *next_update <= now; }

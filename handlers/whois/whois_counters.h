@@ -22,6 +22,8 @@ enum class WhoisCounter : size_t {
   kNoMatch,
   kError,
   kTooLarge,
+  kRateLimited,
+  kRateLimitEvictions,
   kCount,
 };
 
@@ -35,6 +37,10 @@ inline constexpr CounterSpec kWhoisCounters[] = {
     {"whois_replies", "result", "no_match", "No match for the query"},
     {"whois_replies", "result", "error", "the query could not be framed or parsed"},
     {"whois_replies", "result", "too_large", "the reply did not fit the output buffer"},
+    {"whois_replies", "result", "rate_limited",
+     "refused: the client address is over --whois-rate-limit-qps (per worker)"},
+    {"whois_rate_limit_evictions", "", "",
+     "clients forgotten while still limited: --whois-rate-limit-clients is too small"},
 };
 static_assert(std::size(kWhoisCounters) == static_cast<size_t>(WhoisCounter::kCount));
 

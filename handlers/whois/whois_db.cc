@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -86,6 +87,58 @@ absl::Status CheckIanaId(absl::string_view what, absl::string_view text, uint32_
     return absl::InvalidArgumentError(
         absl::StrCat(what, " \"", text, "\" is not a registrar IANA ID (a positive number)"));
   }
+  return absl::OkStatus();
+}
+
+// Digest lengths of the DS digest types with a fixed size [bytes]: SHA-1 (RFC 4034 §5.1.4),
+// SHA-256 (RFC 4509 §2.2), GOST (RFC 5933), SHA-384 (RFC 6605 §4). Other types: any length.
+size_t DsDigestBytes(int digest_type) {
+  switch (digest_type) {
+    case 1:
+      return 20;
+    case 2:
+    case 3:
+      return 32;
+    case 4:
+      return 48;
+    default:
+      return 0;
+  }
+}
+
+constexpr size_t kMaxDsRecords = 16;
+constexpr size_t kMaxDsDigestHexBytes = 256;
+
+// Checks one DS record "KEYTAG ALGORITHM DIGEST-TYPE DIGEST" and appends it to *out with the
+// digest upper-cased.
+absl::Status AppendDsRecord(absl::string_view ds, std::string* out) {
+  std::vector<absl::string_view> parts;
+  SplitFields(ds, ' ', &parts);
+  uint32_t key_tag = 0;
+  uint32_t algorithm = 0;
+  uint32_t digest_type = 0;
+  const auto number = [](absl::string_view text, uint32_t max, uint32_t* value) {
+    return !text.empty() && absl::ascii_isdigit(static_cast<unsigned char>(text[0])) &&
+           absl::SimpleAtoi(text, value) && *value <= max;
+  };
+  if (parts.size() != 4 || !number(parts[0], 65535, &key_tag) ||
+      !number(parts[1], 255, &algorithm) || !number(parts[2], 255, &digest_type)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DS record \"", ds,
+        "\" is not KEYTAG (0-65535) ALGORITHM (0-255) DIGEST-TYPE (0-255) HEX-DIGEST"));
+  }
+  const absl::string_view digest = parts[3];
+  const size_t expected = DsDigestBytes(static_cast<int>(digest_type));
+  bool hex = !digest.empty() && digest.size() % 2 == 0 && digest.size() <= kMaxDsDigestHexBytes;
+  for (char c : digest) hex = hex && absl::ascii_isxdigit(static_cast<unsigned char>(c));
+  if (!hex || (expected != 0 && digest.size() != 2 * expected)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DS digest \"", digest, "\" is not ",
+        expected != 0 ? absl::StrCat(2 * expected, " hex digits (digest type ", digest_type, ")")
+                      : std::string("an even number of hex digits")));
+  }
+  absl::StrAppend(out, key_tag, " ", algorithm, " ", digest_type, " ");
+  for (char c : digest) out->push_back(absl::ascii_toupper(static_cast<unsigned char>(c)));
   return absl::OkStatus();
 }
 
@@ -320,11 +373,33 @@ absl::Status WhoisDbParser::ParseDomain() {
   }
   d.nameservers = list2_;
 
-  if (fields_[9] != "unsigned" && fields_[9] != "signedDelegation") {
+  constexpr absl::string_view kSigned = "signedDelegation";
+  absl::string_view dnssec = fields_[9];
+  ds_list_.clear();
+  if (absl::StartsWith(dnssec, kSigned) && dnssec.size() > kSigned.size() &&
+      dnssec[kSigned.size()] == ':') {
+    // Normalize every record into ds_text_ first, then take views: it does not move again.
+    // (list_ holds the statuses: the raw records go to ds_list_, then their normalized views.)
+    SplitFields(dnssec.substr(kSigned.size() + 1), ',', &ds_list_);
+    if (ds_list_.empty() || ds_list_.size() > kMaxDsRecords) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("signedDelegation: 1 to ", kMaxDsRecords, " DS records expected"));
+    }
+    ds_text_.clear();
+    for (absl::string_view ds : ds_list_) {
+      if (absl::Status s = AppendDsRecord(ds, &ds_text_); !s.ok()) return s;
+      ds_text_.push_back(',');
+    }
+    ds_text_.pop_back();
+    SplitFields(ds_text_, ',', &ds_list_);
+    dnssec = kSigned;
+  } else if (dnssec != "unsigned" && dnssec != kSigned) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "DNSSEC \"", fields_[9], "\" is neither \"unsigned\" nor \"signedDelegation\""));
+        "DNSSEC \"", dnssec,
+        "\" is neither \"unsigned\" nor \"signedDelegation:KEYTAG ALG DIGEST-TYPE DIGEST,...\""));
   }
-  d.dnssec = fields_[9];
+  d.dnssec = dnssec;
+  d.ds_data = ds_list_;
   if (fields_.size() == 13) {
     d.registrant = fields_[10];
     d.admin = fields_[11];

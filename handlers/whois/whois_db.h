@@ -21,7 +21,11 @@
 // TIME, CREATED, UPDATED, EXPIRES: RFC 3339 UTC, "2026-01-02T03:04:05Z".
 // NAME of a domain or name server: ASCII (IDNs as A-labels, "xn--"), any case, trailing dot
 // allowed. STATUSES: EPP status values (RFC 5731 §2.3, RFC 3915 §3.1), at least one.
-// DNSSEC: "unsigned" or "signedDelegation". REGISTRANT, ADMIN, TECH: contact handles or empty
+// DNSSEC: "unsigned", or "signedDelegation:" followed by the delegation's DS records,
+// comma-separated, each "KEYTAG ALGORITHM DIGEST-TYPE HEX-DIGEST" (RFC 4034 §5.3 order, e.g.
+// "signedDelegation:370 13 2 BE7435...,370 13 4 ...": printed as "DNSSEC DS Data:" lines,
+// digest upper-cased). A bare "signedDelegation" (no DS shown) is still read.
+// REGISTRANT, ADMIN, TECH: contact handles or empty
 // (a thin registry, like .com, lists none; then the three fields may be left out).
 // Without "meta last-update" the file's modification time is shown as the last update.
 #ifndef ONEPASS_HANDLERS_WHOIS_WHOIS_DB_H_
@@ -69,6 +73,8 @@ class WhoisDbParser {
   std::vector<absl::string_view> fields_;
   std::vector<absl::string_view> list_;
   std::vector<absl::string_view> list2_;
+  std::vector<absl::string_view> ds_list_;
+  std::string ds_text_;  // the DS records of the current line, normalized
   std::string name_;
   std::string names_;
 };

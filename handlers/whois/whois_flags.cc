@@ -2,6 +2,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
@@ -12,6 +13,7 @@
 #include "handlers/whois/whois_db.h"
 #include "handlers/whois/whois_embedded_db.h"
 #include "handlers/whois/whois_handler.h"
+#include "handlers/whois/whois_rate_limiter.h"
 
 ABSL_FLAG(std::string, whois_db, "",
           "Whois database file (TAB-separated records; see handlers/whois/README.md). Empty: "
@@ -19,6 +21,19 @@ ABSL_FLAG(std::string, whois_db, "",
 ABSL_FLAG(int, whois_max_query_bytes, 512,
           "Longest Whois query line accepted, without its CRLF [bytes]; a longer one gets an "
           "error reply and the connection is closed (RFC 3912).");
+
+ABSL_FLAG(double, whois_rate_limit_qps, 2,
+          "Whois queries per second allowed per client address, sustained, per worker (a "
+          "client's connections usually land on one worker); over it a query gets a one-line "
+          "refusal. 0: no limit.");
+ABSL_FLAG(int, whois_rate_limit_burst, 20,
+          "Whois queries a client address may send at once before --whois-rate-limit-qps "
+          "applies.");
+ABSL_FLAG(int, whois_rate_limit_clients, 16384,
+          "Client addresses each worker tracks for the Whois rate limit (24 bytes each; the "
+          "least limited is forgotten first).");
+ABSL_FLAG(std::string, whois_rate_limit_exempt, "127.0.0.0/8,::1/128",
+          "Comma-separated address prefixes never rate limited (default: this host).");
 
 namespace onepass::whois {
 namespace {
@@ -42,6 +57,32 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   }
   config.max_query_bytes = static_cast<size_t>(max_query_bytes);
 
+  WhoisRateLimitConfig& limit = config.rate_limit;
+  limit.queries_per_second = absl::GetFlag(FLAGS_whois_rate_limit_qps);
+  const int burst = absl::GetFlag(FLAGS_whois_rate_limit_burst);
+  const int clients = absl::GetFlag(FLAGS_whois_rate_limit_clients);
+  if (!(limit.queries_per_second >= 0) || limit.queries_per_second > 1e6) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--whois-rate-limit-qps ", limit.queries_per_second, ": choose 0 to 1e6"));
+  }
+  if (burst < 1 || burst > 1000000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--whois-rate-limit-burst ", burst, ": choose 1 to 1000000"));
+  }
+  if (clients < 4 || clients > (1 << 24)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--whois-rate-limit-clients ", clients, ": choose 4 to ", 1 << 24));
+  }
+  limit.burst = static_cast<uint32_t>(burst);
+  limit.table_entries = static_cast<size_t>(clients);
+  absl::StatusOr<std::vector<AddressPrefix>> exempt =
+      ParseAddressPrefixList(absl::GetFlag(FLAGS_whois_rate_limit_exempt));
+  if (!exempt.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--whois-rate-limit-exempt: ", exempt.status().message()));
+  }
+  limit.exempt = *std::move(exempt);
+
   const std::string path = absl::GetFlag(FLAGS_whois_db);
   const std::string source = path.empty() ? "embedded whois database" : path;
   // Startup only: the load time is logged for operators; handlers never read the clock.
@@ -62,6 +103,12 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
       stats.shared_blocks,
       stats.domains == 0 ? 0.0 : static_cast<double>(total) / static_cast<double>(stats.domains),
       (*snapshot)->last_update());
+  if (limit.queries_per_second > 0) {
+    LogInfo(
+        "whois: rate limit %.3g queries/s, burst %d, per client address and per worker; "
+        "%d clients tracked per worker; exempt: %s",
+        limit.queries_per_second, burst, clients, absl::GetFlag(FLAGS_whois_rate_limit_exempt));
+  }
   return std::make_unique<WhoisHandlerFactory>(*std::move(snapshot), config);
 }
 

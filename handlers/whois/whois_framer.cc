@@ -23,6 +23,7 @@ QueryFrame FrameQuery(absl::string_view input, bool peer_closed, size_t max_quer
       if (length > max_query_bytes) {
         frame.kind = QueryFrame::Kind::kError;
         frame.error = QueryError::kTooLong;
+        frame.consumed = i + 1;
         return frame;
       }
       frame.kind = QueryFrame::Kind::kLine;
@@ -38,17 +39,20 @@ QueryFrame FrameQuery(absl::string_view input, bool peer_closed, size_t max_quer
     if (c == 0) {
       frame.kind = QueryFrame::Kind::kError;
       frame.error = QueryError::kNulByte;
+      frame.consumed = i;
       return frame;
     }
     if (IsControlByte(c)) {
       frame.kind = QueryFrame::Kind::kError;
       frame.error = QueryError::kControlByte;
+      frame.consumed = i;
       return frame;
     }
   }
   if (input.size() >= MaxBufferedBytes(max_query_bytes)) {
     frame.kind = QueryFrame::Kind::kError;
     frame.error = QueryError::kTooLong;
+    frame.consumed = scan - 1;  // decided by the last byte scanned, which is not a line end
     return frame;
   }
   if (peer_closed && !input.empty()) {
@@ -58,6 +62,7 @@ QueryFrame FrameQuery(absl::string_view input, bool peer_closed, size_t max_quer
     if (line.size() > max_query_bytes) {
       frame.kind = QueryFrame::Kind::kError;
       frame.error = QueryError::kTooLong;
+      frame.consumed = input.size();  // the peer closed: nothing more comes
       return frame;
     }
     frame.kind = QueryFrame::Kind::kLine;

@@ -19,6 +19,9 @@ struct QueryFrame {
   // kLine: the query, without its CR LF; a view into the input.
   absl::string_view line;
   // kLine: bytes through the line end (or all of them when peer_closed ended the line).
+  // kError: the bytes before the one that decided the error (the control byte, or the byte
+  // past the length limit), or through the line end of an overlong line: what follows was
+  // not read, and the client may still be sending it (the server closes gracefully).
   size_t consumed = 0;
   // kError: why.
   QueryError error = QueryError::kNone;

@@ -9,7 +9,20 @@ namespace onepass::whois {
 
 WhoisHandler::WhoisHandler(std::shared_ptr<const WhoisSnapshot> snapshot, const WhoisConfig& config,
                            HandlerCounters& counters)
-    : max_query_bytes_(config.max_query_bytes), responder_(std::move(snapshot), config, counters) {}
+    : max_query_bytes_(config.max_query_bytes),
+      counters_(counters),
+      responder_(std::move(snapshot), config, counters),
+      rate_limiter_(config.rate_limit) {}
+
+bool WhoisHandler::Admit(const RequestContext& context) {
+  const uint64_t evictions = rate_limiter_.evictions_of_limited();
+  const bool allowed =
+      rate_limiter_.Admit(context.peer, context.now) == WhoisRateLimiter::Decision::kAllow;
+  if (rate_limiter_.evictions_of_limited() != evictions) {
+    Count(counters_, WhoisCounter::kRateLimitEvictions);
+  }
+  return allowed;
+}
 
 Verdict WhoisHandler::Process(absl::Span<const uint8_t> input, const RequestContext& context,
                               OutputBuffer& out) {
@@ -20,16 +33,27 @@ Verdict WhoisHandler::Process(absl::Span<const uint8_t> input, const RequestCont
       // Closed without a byte: nothing was asked, so nothing to answer.
       if (context.peer_closed) return {Action::kClose, input.size()};
       return {Action::kReadMore, 0};
-    case QueryFrame::Kind::kError:
-      // What follows a bad line is never read: the connection closes after the error.
-      if (!responder_.RespondError(frame.error, "", out)) return TooLarge(input.size(), out);
-      return {Action::kWriteThenClose, input.size()};
+    case QueryFrame::Kind::kError: {
+      if (!Admit(context)) return RateLimited(frame.consumed, out);
+      // What follows a bad line is never read: the connection closes after the error. Only
+      // what was framed is consumed, so the server knows the client may still be sending
+      // (lingering close).
+      const size_t consumed = frame.consumed;
+      if (!responder_.RespondError(frame.error, "", out)) return TooLarge(consumed, out);
+      return {Action::kWriteThenClose, consumed};
+    }
     case QueryFrame::Kind::kLine:
+      if (!Admit(context)) return RateLimited(frame.consumed, out);
       // One query per connection (RFC 3912 §2); bytes after the line end are ignored.
       if (!responder_.Respond(frame.line, out)) return TooLarge(frame.consumed, out);
       return {Action::kWriteThenClose, frame.consumed};
   }
   return {Action::kClose, input.size()};
+}
+
+Verdict WhoisHandler::RateLimited(size_t consumed, OutputBuffer& out) {
+  if (responder_.RespondRateLimited(out)) return {Action::kWriteThenClose, consumed};
+  return {Action::kClose, consumed};
 }
 
 Verdict WhoisHandler::TooLarge(size_t consumed, OutputBuffer& out) {

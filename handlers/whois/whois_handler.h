@@ -4,7 +4,8 @@
 //   framer:    FrameQuery (whois_framer.h): the query line, or why there is none;
 //   responder: WhoisResponder (whois_responder.h): ParseQuery (whois_query.h), the lookup in
 //              the WhoisSnapshot and the reply;
-//   session:   this file: the verdicts. The reply goes out in one send and the verdict is
+//   session:   this file: the per-client rate limit (whois_rate_limiter.h), the verdicts. The reply
+//   goes out in one send and the verdict is
 //              always kWriteThenClose (RFC 3912 §2: the server closes after its answer; Whois
 //              has no keepalive), or kReadMore while the line is incomplete, or kClose for a
 //              connection that closed without asking anything.
@@ -16,6 +17,7 @@
 
 #include "absl/types/span.h"
 #include "handlers/handler.h"
+#include "handlers/whois/whois_rate_limiter.h"
 #include "handlers/whois/whois_responder.h"
 #include "handlers/whois/whois_snapshot.h"
 
@@ -34,9 +36,16 @@ class WhoisHandler final : public Handler {
  private:
   // A reply that does not fit `out`: a short error instead, or close when even that does not.
   Verdict TooLarge(size_t consumed, OutputBuffer& out);
+  // Counts the query against the client's rate; false when it must be refused.
+  bool Admit(const RequestContext& context);
+  // The refusal (whois_responder.h) and the close.
+  Verdict RateLimited(size_t consumed, OutputBuffer& out);
 
   const size_t max_query_bytes_;
+  HandlerCounters& counters_;
   WhoisResponder responder_;
+  // Per worker, like the handler: the limit holds per worker (whois_rate_limiter.h).
+  WhoisRateLimiter rate_limiter_;
 };
 
 class WhoisHandlerFactory final : public HandlerFactory {

@@ -1,7 +1,12 @@
 #include "handlers/whois/whois_records.h"
 
-#include <array>
+#include <arpa/inet.h>
 
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace onepass::whois {
@@ -38,7 +43,25 @@ constexpr std::array<absl::string_view, 25> kDefaultFooter = {
 }  // namespace
 
 void AppendField(std::string* out, absl::string_view label, absl::string_view value) {
+  if (value.empty()) {
+    absl::StrAppend(out, "   ", label, ":\r\n");
+    return;
+  }
   absl::StrAppend(out, "   ", label, ": ", value, "\r\n");
+}
+
+std::string RegistryAddressText(absl::string_view address) {
+  const std::string text(address);
+  uint8_t bytes[16];
+  if (inet_pton(AF_INET6, text.c_str(), bytes) != 1) return text;  // IPv4 (or invalid) as is
+  std::string out;
+  for (int group = 0; group < 8; ++group) {
+    if (group > 0) out.push_back(':');
+    const unsigned value = (unsigned{bytes[2 * group]} << 8) | bytes[2 * group + 1];
+    absl::StrAppend(&out, absl::Hex(value));
+  }
+  for (char& c : out) c = absl::ascii_toupper(static_cast<unsigned char>(c));
+  return out;
 }
 
 void RenderDomainHead(const DomainRecord& domain, std::string* out) {
@@ -85,9 +108,10 @@ void RenderContactRole(absl::string_view role, const ContactRecord& contact, std
 }
 
 void RenderNameservers(absl::Span<const absl::string_view> nameservers, absl::string_view dnssec,
-                       std::string* out) {
+                       absl::Span<const absl::string_view> ds_data, std::string* out) {
   for (absl::string_view nameserver : nameservers) AppendField(out, "Name Server", nameserver);
   AppendField(out, "DNSSEC", dnssec);
+  for (absl::string_view ds : ds_data) AppendField(out, "DNSSEC DS Data", ds);
   AppendField(out, "URL of the ICANN Whois Inaccuracy Complaint Form",
               "https://www.icann.org/wicf/");
 }
@@ -107,7 +131,9 @@ void RenderRegistrarReply(const RegistrarRecord& registrar, std::string* out) {
 void RenderNameserverReply(const NameserverRecord& nameserver, const RegistrarRecord* registrar,
                            std::string* out) {
   AppendField(out, "Server Name", nameserver.name);
-  for (absl::string_view address : nameserver.addresses) AppendField(out, "IP Address", address);
+  for (absl::string_view address : nameserver.addresses) {
+    AppendField(out, "IP Address", RegistryAddressText(address));
+  }
   if (registrar != nullptr) {
     AppendField(out, "Registrar", registrar->name);
     AppendField(out, "Registrar WHOIS Server", registrar->whois_server);

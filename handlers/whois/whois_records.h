@@ -54,7 +54,10 @@ struct DomainRecord {
   absl::Span<const absl::string_view> statuses;     // EPP status values (RFC 5731 §2.3)
   absl::Span<const absl::string_view> nameservers;  // upper-case host names
   absl::string_view dnssec;                         // "unsigned" or "signedDelegation"
-  absl::string_view registrant;                     // contact handles, or empty (thin)
+  // DS records of a signed delegation, each "KEYTAG ALGORITHM DIGEST-TYPE DIGEST" with the
+  // digest in upper-case hex (RFC 4034 §5.3 presentation order), as the registry prints them.
+  absl::Span<const absl::string_view> ds_data;
+  absl::string_view registrant;  // contact handles, or empty (thin)
   absl::string_view admin;
   absl::string_view tech;
 };
@@ -62,7 +65,8 @@ struct DomainRecord {
 // "   Domain Name: EXAMPLE.COM\r\n" starts with this many bytes before the name.
 inline constexpr size_t kDomainNameLinePrefix = 16;
 
-// Appends "   LABEL: VALUE\r\n" (Verisign's three-space indent; VALUE may be empty).
+// Appends "   LABEL: VALUE\r\n" (Verisign's three-space indent). An empty VALUE gives
+// "   LABEL:\r\n", no space after the colon, as the .com registry prints empty fields.
 void AppendField(std::string* out, absl::string_view label, absl::string_view value);
 
 // The pieces of a domain reply, in reply order. Each appends to `out`.
@@ -73,9 +77,16 @@ void RenderRegistrarMiddle(const RegistrarRecord& registrar, std::string* out); 
 void RenderStatuses(absl::Span<const absl::string_view> statuses, std::string* out);
 // One contact's block in a domain reply; `role` is "Registrant", "Admin" or "Tech".
 void RenderContactRole(absl::string_view role, const ContactRecord& contact, std::string* out);
-// Name Server lines, DNSSEC, and the ICANN complaint form URL that ends a domain record.
+// Name Server lines, DNSSEC, one "DNSSEC DS Data" line per DS record, and the ICANN
+// complaint form URL that ends a domain record.
 void RenderNameservers(absl::Span<const absl::string_view> nameservers, absl::string_view dnssec,
-                       std::string* out);
+                       absl::Span<const absl::string_view> ds_data, std::string* out);
+
+// A name server address as the .com registry prints it: IPv4 dotted quad; IPv6 as eight
+// groups of upper-case hex without leading zeros and without "::" compression
+// (2001:DB8:0:0:0:0:0:53). `address` must be a valid IPv4 or IPv6 address; otherwise it is
+// returned as it is.
+std::string RegistryAddressText(absl::string_view address);
 
 // Whole replies to "registrar", "nameserver" and "contact" queries (without the tail).
 void RenderRegistrarReply(const RegistrarRecord& registrar, std::string* out);

@@ -14,6 +14,10 @@ namespace {
 constexpr absl::string_view kNoMatchPrefix = "No match for \"";
 constexpr absl::string_view kNoMatchSuffix = "\".\r\n";
 constexpr absl::string_view kReplyTooLarge = "Error: reply too large.\r\n";
+// Registries refuse a client over its rate with one short line and the close.
+constexpr absl::string_view kRateLimited =
+    "Error: query rate limit exceeded for your address. Please slow down and try again "
+    "later.\r\n";
 // Room for the longest error line with libidn2's reason.
 constexpr size_t kMaxErrorBodyBytes = 512;
 
@@ -123,6 +127,11 @@ bool WhoisResponder::AppendError(QueryError error, absl::string_view detail, Out
 bool WhoisResponder::RespondTooLarge(OutputBuffer& out) {
   Count(counters_, WhoisCounter::kTooLarge);
   return AppendAll(out, {kReplyTooLarge, snapshot_->tail()});
+}
+
+bool WhoisResponder::RespondRateLimited(OutputBuffer& out) {
+  Count(counters_, WhoisCounter::kRateLimited);
+  return AppendAll(out, {kRateLimited});
 }
 
 }  // namespace onepass::whois

@@ -17,6 +17,7 @@
 #include "handlers/handler_counters.h"
 #include "handlers/output_buffer.h"
 #include "handlers/whois/whois_query.h"
+#include "handlers/whois/whois_rate_limiter.h"
 #include "handlers/whois/whois_snapshot.h"
 
 namespace onepass::whois {
@@ -24,6 +25,9 @@ namespace onepass::whois {
 struct WhoisConfig {
   // The longest query line accepted, without CRLF [bytes] (--whois-max-query-bytes).
   size_t max_query_bytes = 512;
+  // Per-client query rate limit, per worker (whois_rate_limiter.h). Off unless set (the
+  // flags turn it on).
+  WhoisRateLimitConfig rate_limit;
 };
 
 // The largest reply body (without the tail) for queries up to `max_query_bytes`: the biggest
@@ -44,6 +48,9 @@ class WhoisResponder {
   bool RespondError(QueryError error, absl::string_view detail, OutputBuffer& out);
   // For a reply that did not fit: a short error instead; false when even that does not fit.
   bool RespondTooLarge(OutputBuffer& out);
+  // The refusal of a client over its query rate: one line, no footer (a scraper gets as
+  // little as possible; the query is not looked up).
+  bool RespondRateLimited(OutputBuffer& out);
 
  private:
   bool AppendError(QueryError error, absl::string_view detail, OutputBuffer& out);

@@ -290,13 +290,14 @@ absl::Status WhoisSnapshotBuilder::AddDomain(const DomainRecord& domain) {
   }
   entry.contacts = InternContacts(domain);
   key_.assign(domain.dnssec.data(), domain.dnssec.size());
+  for (absl::string_view ds : domain.ds_data) absl::StrAppend(&key_, "|", ds);
   for (absl::string_view host : domain.nameservers) absl::StrAppend(&key_, ",", host);
   auto nameservers = blocks_by_fields_.find(key_);
   if (nameservers != blocks_by_fields_.end()) {
     entry.nameservers = nameservers->second;
   } else {
     scratch_.clear();
-    RenderNameservers(domain.nameservers, domain.dnssec, &scratch_);
+    RenderNameservers(domain.nameservers, domain.dnssec, domain.ds_data, &scratch_);
     entry.nameservers = Intern(scratch_);
     blocks_by_fields_.emplace(key_, entry.nameservers);
   }

@@ -11,6 +11,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
@@ -145,6 +146,19 @@ TEST_F(OcspEndToEndTest, OpensslPostGoodRevokedUnknown) {
       << result.out << result.err;
 }
 
+// What handlers/ocsp/README.md says about nonces: a pre-signed response carries none, openssl
+// warns and still verifies; with -no_nonce it does not warn.
+TEST_F(OcspEndToEndTest, OpensslNonceWarningAndNoNonce) {
+  CommandResult result = OpensslPost(*dir_ + "/data", "good.pem", server_->port());
+  EXPECT_TRUE(absl::StrContains(result.out + result.err, "WARNING: no nonce in response"))
+      << result.out << result.err;
+  result = RunOk({"openssl", "ocsp", "-issuer", Data("ca.pem"), "-cert", Data("good.pem"), "-url",
+                  Url(), "-CAfile", Data("ca.pem"), "-timeout", "10", "-no_nonce"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(absl::StrContains(result.out, "good.pem: good")) << result.out;
+  EXPECT_FALSE(absl::StrContains(result.out + result.err, "nonce")) << result.out << result.err;
+}
+
 TEST_F(OcspEndToEndTest, CurlGetBothEncodings) {
   for (bool percent_encode : {false, true}) {
     SCOPED_TRACE(percent_encode ? "percent-encoded" : "raw base64");
@@ -176,6 +190,65 @@ TEST_F(OcspEndToEndTest, CachingHeaders) {
   }
   const std::string body_size = absl::StrCat(ReadFile(Data("responses/good.der")).size());
   EXPECT_TRUE(absl::StrContains(head, "\r\nContent-Length: " + body_size + "\r\n")) << head;
+}
+
+// What caches in front of a responder do (RFC 5019 §6.2): revalidate with the ETag or the
+// Last-Modified they hold and get 304; probe with HEAD.
+TEST_F(OcspEndToEndTest, CurlConditionalAndHead) {
+  const std::string path =
+      "/" + absl::StrReplaceAll(absl::Base64Escape(ReadFile(Data("good.req.der"))),
+                                {{"/", "%2F"}, {"+", "%2B"}, {"=", "%3D"}});
+  const CommandResult first =
+      RunOk({"curl", "-sS", "--max-time", "10", "-D", "-", "-o", "/dev/null", Url(path)});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const size_t at = first.out.find("ETag: ");
+  ASSERT_NE(at, std::string::npos) << first.out;
+  const std::string etag = first.out.substr(at + 6, first.out.find("\r\n", at) - at - 6);
+  const size_t lm = first.out.find("Last-Modified: ");
+  ASSERT_NE(lm, std::string::npos) << first.out;
+  const std::string last_modified = first.out.substr(lm + 15, first.out.find("\r\n", lm) - lm - 15);
+  EXPECT_EQ(CurlStatus({"-H", "If-None-Match: " + etag}, path), "304");
+  EXPECT_EQ(CurlStatus({"-H", "If-None-Match: \"stale\""}, path), "200");
+  EXPECT_EQ(CurlStatus({"-H", "If-Modified-Since: " + last_modified}, path), "304");
+  // curl -I sends HEAD: the 200's head, Content-Length included, and no content.
+  const CommandResult head = RunOk({"curl", "-sS", "--max-time", "10", "-I", Url(path)});
+  ASSERT_EQ(head.exit_code, 0) << head.err;
+  EXPECT_TRUE(absl::StartsWith(head.out, "HTTP/1.1 200 OK\r\n")) << head.out;
+  EXPECT_TRUE(absl::StrContains(head.out, "ETag: " + etag)) << head.out;
+}
+
+// RFC 9110 §10.1.1: curl sends Expect: 100-continue and waits (1 s by default) for the 100;
+// with the interim response it sends the body at once. The 1-byte pad makes the POST body
+// larger than curl's threshold for asking (1 MiB in curl 7.88 is for -d; -H forces it).
+TEST_F(OcspEndToEndTest, CurlExpectContinueGetsTheInterimResponse) {
+  const CommandResult result =
+      RunOk({"curl", "-sS", "-v", "--max-time", "10", "--expect100-timeout", "5", "-o",
+             absl::StrCat(*dir_, "/continue.der"), "-w", "%{http_code} %{time_total}", "-H",
+             "Content-Type: application/ocsp-request", "-H", "Expect: 100-continue",
+             "--data-binary", "@" + Data("good.req.der"), Url()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(absl::StrContains(result.err, "HTTP/1.1 100 Continue")) << result.err;
+  EXPECT_TRUE(absl::StartsWith(result.out, "200 ")) << result.out;
+  double seconds = 99;
+  ASSERT_TRUE(absl::SimpleAtod(result.out.substr(4), &seconds)) << result.out;
+  EXPECT_LT(seconds, 4.0) << "curl waited for its expect timeout";
+  const CommandResult verified =
+      RunOk({"openssl", "ocsp", "-respin", absl::StrCat(*dir_, "/continue.der"), "-issuer",
+             Data("ca.pem"), "-cert", Data("good.pem"), "-CAfile", Data("ca.pem")});
+  EXPECT_TRUE(absl::StrContains(verified.out, ": good")) << verified.out << verified.err;
+}
+
+// RFC 6960 §4.1.1: `openssl ocsp` sends one CertID per -cert. The test data has one response
+// per certificate, so no single response holds both: unauthorized, not a response that leaves
+// one out (openssl would report "No Status found" for it).
+TEST_F(OcspEndToEndTest, OpensslSeveralCertIdsInSeparateResponsesAreUnauthorized) {
+  const CommandResult result =
+      RunOk({"openssl", "ocsp", "-issuer", Data("ca.pem"), "-cert", Data("good.pem"), "-cert",
+             Data("revoked.pem"), "-url", Url(), "-CAfile", Data("ca.pem"), "-timeout", "10"});
+  EXPECT_TRUE(absl::StrContains(result.out + result.err, "unauthorized"))
+      << result.out << result.err;
+  EXPECT_FALSE(absl::StrContains(result.out + result.err, "No Status found"))
+      << result.out << result.err;
 }
 
 TEST_F(OcspEndToEndTest, NotOcspRequestsGetTheirStatus) {

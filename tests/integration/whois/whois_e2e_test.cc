@@ -217,6 +217,47 @@ TEST(WhoisDatabaseFlagsTest, ServesAGeneratedDatabase) {
   unlink(path.c_str());
 }
 
+// The Debian whois client against the per-client limit: loopback is exempt by default, so
+// the test removes the exemption. A burst of 3, then the registry-style refusal, counted.
+TEST(WhoisRateLimitTest, ClientOverItsRateGetsTheRefusal) {
+  auto server = ServerProcess::Start(
+      {"--handler", "whois", "--listen", "127.0.0.1:0", "--workers", "1", "--whois-rate-limit-qps",
+       "0.5", "--whois-rate-limit-burst", "3", "--whois-rate-limit-exempt="});
+  ASSERT_TRUE(server.ok()) << server.status();
+  int answered = 0;
+  int refused = 0;
+  for (int i = 0; i < 5; ++i) {
+    const CommandResult result =
+        RunOk({"whois", "-h", "127.0.0.1", "-p", std::to_string((*server)->port()), "example.com"});
+    if (absl::StrContains(result.out, "   Domain Name: EXAMPLE.COM")) ++answered;
+    if (absl::StrContains(result.out, "Error: query rate limit exceeded for your address.")) {
+      ++refused;
+    }
+  }
+  EXPECT_EQ(answered, 3);
+  EXPECT_EQ(refused, 2);
+  EXPECT_EQ((*server)->Stop(), 0);
+  const std::string out = (*server)->ReadStdout();
+  EXPECT_TRUE(absl::StrContains(out, "whois_replies{result=\"rate_limited\"}=2")) << out;
+}
+
+// With the defaults, loopback is exempt: local monitoring and benchmarks are not limited.
+TEST_F(WhoisEndToEndTest, LoopbackIsExemptByDefault) {
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(absl::StrContains(Whois({"example.net"}), "   Domain Name: EXAMPLE.NET")) << i;
+  }
+}
+
+// The registry's layout for a name server with IPv6 glue, through the whois client.
+TEST_F(WhoisEndToEndTest, NameserverWithIpv6GlueAndSignedDomain) {
+  const std::string ns = Whois({"nameserver a.iana-servers.net"});
+  EXPECT_TRUE(absl::StrContains(ns, "   IP Address: 2001:500:8F:0:0:0:0:53")) << ns;
+  const std::string com = Whois({"example.com"});
+  EXPECT_TRUE(absl::StrContains(com, "   DNSSEC: signedDelegation\n   DNSSEC DS Data: 370 13 2 ") ||
+              absl::StrContains(com, "   DNSSEC: signedDelegation\r\n   DNSSEC DS Data: 370 13 2 "))
+      << com;
+}
+
 TEST(WhoisDatabaseFlagsTest, BadDatabaseFailsStartupWithFileAndLine) {
   const std::string path = TempPath("bad.db");
   {

@@ -133,6 +133,9 @@ TEST(HttpRequestParserTest, Table) {
     EXPECT_EQ(result.error, c.error) << HttpErrorText(result.error);
     if (c.status == HttpParseStatus::kComplete) {
       EXPECT_EQ(result.consumed, c.consumed == 0 ? c.input.size() : c.consumed);
+    } else if (c.status == HttpParseStatus::kError) {
+      // The deciding byte's offset: never the whole input.
+      EXPECT_LT(result.consumed, c.input.size());
     } else {
       EXPECT_EQ(result.consumed, 0u);
     }
@@ -176,6 +179,63 @@ TEST(HttpRequestParserTest, Fields) {
   EXPECT_FALSE(request.has_content_type);
   EXPECT_FALSE(request.has_content_length);
   EXPECT_TRUE(request.body.empty());
+}
+
+TEST(HttpRequestParserTest, ConditionalAndExpectFields) {
+  HttpRequest request;
+  ASSERT_EQ(Parse("GET /x HTTP/1.1\r\nHost: h\r\nIf-None-Match:  \"a\", W/\"b\" \r\n"
+                  "if-modified-since: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
+                  "EXPECT: 100-Continue\r\n\r\n",
+                  request)
+                .status,
+            HttpParseStatus::kComplete);
+  EXPECT_TRUE(request.has_if_none_match);
+  EXPECT_EQ(request.if_none_match, "\"a\", W/\"b\"");
+  EXPECT_TRUE(request.has_if_modified_since);
+  EXPECT_EQ(request.if_modified_since, "Sun, 06 Nov 1994 08:49:37 GMT");
+  EXPECT_TRUE(request.expect_continue);
+  ASSERT_EQ(Parse("GET / HTTP/1.1\r\nHost: h\r\nExpect: something-else\r\n\r\n", request).status,
+            HttpParseStatus::kComplete);
+  EXPECT_FALSE(request.expect_continue);
+  EXPECT_FALSE(request.has_if_none_match);
+  EXPECT_FALSE(request.has_if_modified_since);
+}
+
+// The head is reported as soon as it is complete, while the body is awaited (the handler
+// sends 100 Continue then).
+TEST(HttpRequestParserTest, HeadBytesKnownWhileTheBodyIsAwaited) {
+  HttpRequest request;
+  const std::string head = "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n";
+  HttpParseResult result = Parse(head + "ab", request);
+  EXPECT_EQ(result.status, HttpParseStatus::kIncomplete);
+  EXPECT_EQ(result.head_bytes, head.size());
+  EXPECT_EQ(Parse(head.substr(0, head.size() - 1), request).head_bytes, 0u);
+  result = Parse(head + "abcde", request);
+  EXPECT_EQ(result.status, HttpParseStatus::kComplete);
+  EXPECT_EQ(result.head_bytes, head.size());
+}
+
+// An error consumes up to the byte that decided it, never the whole input: the client may
+// still be sending the rest of its request.
+TEST(HttpRequestParserTest, ErrorsReportTheDecidingByte) {
+  HttpRequest request;
+  const struct {
+    std::string input;
+    size_t consumed;
+  } cases[] = {
+      {"GET / HTTP/1.1\r\nHost: h\rx\r\n\r\n", 23},       // the CR
+      {"G(T / HTTP/1.1\r\n", 1},                          // the bad method byte
+      {"GET / HTTP/1.1\r\nHost: h\r\nHost: i\r\nX", 33},  // the repeated Host's LF
+      {"GET / HTTP/1.1\r\n\r\n", 17},                     // no Host: the head's last LF
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999\r\n\r\nab", 50},  // 413
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.input);
+    const HttpParseResult result = Parse(c.input, request);
+    ASSERT_EQ(result.status, HttpParseStatus::kError);
+    EXPECT_EQ(result.consumed, c.consumed);
+    EXPECT_LT(result.consumed, c.input.size());
+  }
 }
 
 TEST(HttpRequestParserTest, LimitsAreExact) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "handlers/ocsp/ocsp_counters.h"
+#include "handlers/ocsp/ocsp_request_reader.h"
 #include "tests/unit/handlers/ocsp/ocsp_test_pki.h"
 
 namespace onepass::ocsp {
@@ -199,14 +200,156 @@ TEST_F(OcspHandlerTest, UnknownMalformedNonceAndSeveralCertIds) {
   // A nonce cannot be echoed by a pre-signed response; RFC 5019 §2.1.2 lets us ignore it.
   EXPECT_EQ(Send(Post(pki_->MakeRequest({{0x1000}}, /*nonce=*/true))).bytes,
             Presigned(good_, "604800"));
-  // The first known CertID is answered.
-  EXPECT_EQ(Send(Post(pki_->MakeRequest({{0x9999}, {0x1001}, {0x1000}}))).bytes,
-            Presigned(revoked_, "604800"));
+  // Several CertIDs in separate responses: no response may leave one out, so unauthorized.
+  EXPECT_EQ(Send(Post(pki_->MakeRequest({{0x9999}, {0x1001}, {0x1000}}))).bytes, StatusOnly(6));
+  EXPECT_EQ(Send(Post(pki_->MakeRequest({{0x1001}, {0x1000}}))).bytes, StatusOnly(6));
 
-  EXPECT_EQ(Counted(OcspCounter::kUnauthorized), 3u);
+  EXPECT_EQ(Counted(OcspCounter::kUnauthorized), 5u);
+  EXPECT_EQ(Counted(OcspCounter::kCertIdsNotCovered), 2u);
   EXPECT_EQ(Counted(OcspCounter::kMalformedRequest), 4u);
-  EXPECT_EQ(Counted(OcspCounter::kSuccessful), 2u);
+  EXPECT_EQ(Counted(OcspCounter::kSuccessful), 1u);
   EXPECT_EQ(Counted(OcspCounter::kExpired), 0u);
+}
+
+// RFC 6960 §4.1.1: a request may list several CertIDs. One pre-signed response holding them
+// all (in any order, any subset of it) answers; one that misses any does not.
+TEST_F(OcspHandlerTest, SeveralCertIdsServedWhenOneResponseHoldsThemAll) {
+  const std::string both = pki_->SignResponse({{0x2000}, {0x2001, CertStatus::kRevoked}, {0x2002}},
+                                              kThisUpdate, kNextUpdate);
+  snapshot_ = OcspSnapshot::FromResponses({{"good", good_}, {"both", both}}, kNow);
+  Rebuild(OcspHandlerConfig{});
+  EXPECT_EQ(Send(Post(pki_->MakeRequest({{0x2000}, {0x2001}}))).bytes, Presigned(both, "604800"));
+  EXPECT_EQ(Send(Post(pki_->MakeRequest({{0x2002}, {0x2000}}))).bytes, Presigned(both, "604800"));
+  EXPECT_EQ(Send(Post(pki_->MakeRequest({{0x2001}}))).bytes, Presigned(both, "604800"));
+  EXPECT_EQ(Send(Post(pki_->MakeRequest({{0x2000}, {0x1000}}))).bytes, StatusOnly(6));
+  EXPECT_EQ(Send(Post(pki_->MakeRequest({{0x2000}, {0x9999}}))).bytes, StatusOnly(6));
+  // More CertIDs than the reader looks at cannot all be checked.
+  std::vector<CertRef> many(kMaxCertIdsPerRequest + 1, CertRef{0x2000});
+  EXPECT_EQ(Send(Post(pki_->MakeRequest(many))).bytes, StatusOnly(6));
+  EXPECT_EQ(Counted(OcspCounter::kSuccessful), 3u);
+  EXPECT_EQ(Counted(OcspCounter::kUnauthorized), 3u);
+  EXPECT_EQ(Counted(OcspCounter::kCertIdsNotCovered), 3u);
+}
+
+// RFC 9110 §9.3.2: HEAD gets GET's head without the content; errors too.
+TEST_F(OcspHandlerTest, HeadIsGetWithoutContent) {
+  const std::string b64 = absl::Base64Escape(pki_->MakeRequest({{0x1000}}));
+  const std::string get = Presigned(good_, "604800");
+  const Reply head = Send(absl::StrCat("HEAD /", b64, " HTTP/1.1\r\nHost: ocsp.test\r\n\r\n"));
+  ExpectClose(head, absl::StrCat("HEAD /", b64, " HTTP/1.1\r\nHost: ocsp.test\r\n\r\n").size());
+  EXPECT_EQ(head.bytes, get.substr(0, get.size() - good_.size()));
+  EXPECT_EQ(Send("HEAD / HTTP/1.1\r\nHost: h\r\n\r\n").bytes,
+            StatusOnly(1).substr(0, StatusOnly(1).size() - 5));
+  const std::string body = "400 Bad Request: request path is not base64\n";
+  const std::string error = HttpError("400 Bad Request", body);
+  EXPECT_EQ(Send("HEAD /MEIw*QDA HTTP/1.1\r\nHost: h\r\n\r\n").bytes,
+            error.substr(0, error.size() - body.size()));
+  EXPECT_EQ(Counted(OcspCounter::kSuccessful), 1u);
+  EXPECT_EQ(Counted(OcspCounter::kHttp405), 0u);
+}
+
+// RFC 9110 §13.1.2 / §13.1.3 with RFC 5019 §6.2: caches revalidate with the ETag or the
+// Last-Modified they got, and get a 304 while the response is the same.
+TEST_F(OcspHandlerTest, ConditionalGetAndHeadGetNotModified) {
+  const std::string target = "/" + absl::Base64Escape(pki_->MakeRequest({{0x1000}}));
+  const auto conditional = [&](absl::string_view method, absl::string_view field) {
+    return absl::StrCat(method, " ", target, " HTTP/1.1\r\nHost: ocsp.test\r\n", field, "\r\n\r\n");
+  };
+  const std::string etag = absl::StrCat("\"", Sha1Hex(good_), "\"");
+  const std::string not_modified = absl::StrCat(
+      "HTTP/1.1 304 Not Modified\r\n"
+      "Expires: Fri, 22 Jan 2027 08:00:00 GMT\r\n"
+      "ETag: ",
+      etag,
+      "\r\n"
+      "Connection: close\r\n"
+      "Date: Fri, 15 Jan 2027 08:00:00 GMT\r\n"
+      "Cache-Control: max-age=604800, public, no-transform, must-revalidate\r\n\r\n");
+  for (const std::string& field : std::vector<std::string>{
+           "If-None-Match: " + etag,
+           "If-None-Match: W/" + etag,
+           "if-none-match: \"x\", " + etag + " ",
+           std::string("If-None-Match: *"),
+           std::string("If-Modified-Since: Fri, 15 Jan 2027 07:00:00 GMT"),
+           std::string("If-Modified-Since: Sat, 16 Jan 2027 00:00:00 GMT"),
+       }) {
+    SCOPED_TRACE(field);
+    const Reply get = Send(conditional("GET", field));
+    ExpectClose(get, conditional("GET", field).size());
+    EXPECT_EQ(get.bytes, not_modified);
+    EXPECT_EQ(Send(conditional("HEAD", field)).bytes, not_modified);
+  }
+  for (const std::string& field : std::vector<std::string>{
+           "If-None-Match: \"other\"",
+           std::string("If-Modified-Since: Fri, 15 Jan 2027 06:59:59 GMT"),
+           std::string("If-Modified-Since: yesterday"),
+           std::string("If-Modified-Since: Sat, 15 Jan 2027 07:00:00 GMT"),  // wrong weekday
+           // If-None-Match decides when present (RFC 9110 §13.2.2).
+           "If-None-Match: \"other\"\r\nIf-Modified-Since: Sat, 16 Jan 2027 00:00:00 GMT",
+       }) {
+    SCOPED_TRACE(field);
+    EXPECT_EQ(Send(conditional("GET", field)).bytes, Presigned(good_, "604800"));
+  }
+  // POST answers are not cached by validators; unknown CertIDs are never 304.
+  const std::string der = pki_->MakeRequest({{0x1000}});
+  EXPECT_EQ(Send(absl::StrCat("POST / HTTP/1.1\r\nHost: h\r\nIf-None-Match: *\r\n",
+                              "Content-Type: application/ocsp-request\r\nContent-Length: ",
+                              der.size(), "\r\n\r\n", der))
+                .bytes,
+            Presigned(good_, "604800"));
+  const std::string unknown = "/" + absl::Base64Escape(pki_->MakeRequest({{0x9999}}));
+  EXPECT_EQ(
+      Send(absl::StrCat("GET ", unknown, " HTTP/1.1\r\nHost: h\r\nIf-None-Match: *\r\n\r\n")).bytes,
+      StatusOnly(6));
+  EXPECT_EQ(Counted(OcspCounter::kNotModified), 12u);
+}
+
+// RFC 9110 §10.1.1: a client that sent Expect: 100-continue may wait for the interim 100.
+TEST_F(OcspHandlerTest, ExpectContinueGetsOneInterimResponse) {
+  const std::string request =
+      absl::StrReplaceAll(Post(pki_->MakeRequest({{0x1000}})),
+                          {{"Host: ocsp.test\r\n", "Host: h\r\nExpect: 100-Continue\r\n"}});
+  const size_t head = request.find("\r\n\r\n") + 4;
+  // The head alone: the 100, nothing consumed (the server waits for more before calling again).
+  Reply reply = Send(request.substr(0, head));
+  EXPECT_EQ(reply.verdict.action, Action::kWriteThenRead);
+  EXPECT_EQ(reply.verdict.consumed, 0u);
+  EXPECT_EQ(reply.bytes, "HTTP/1.1 100 Continue\r\n\r\n");
+  // Part of the body came: the client did not wait, no 100 again.
+  reply = Send(request.substr(0, head + 1));
+  EXPECT_EQ(reply.verdict.action, Action::kReadMore);
+  EXPECT_TRUE(reply.bytes.empty());
+  // All of it at once: the final answer only, in one send.
+  reply = Send(request);
+  ExpectClose(reply, request.size());
+  EXPECT_EQ(reply.bytes, Presigned(good_, "604800"));
+  // HTTP/1.0 clients never get a 100 (RFC 9110 §15.2).
+  std::string old = request.substr(0, head);
+  old.replace(old.find("HTTP/1.1"), 8, "HTTP/1.0");
+  EXPECT_EQ(Send(old).verdict.action, Action::kReadMore);
+  // Closed after the head: an incomplete request.
+  reply = Send(request.substr(0, head), kNow, /*peer_closed=*/true);
+  EXPECT_TRUE(absl::StartsWith(reply.bytes, "HTTP/1.1 400 ")) << reply.bytes;
+  EXPECT_EQ(Counted(OcspCounter::kContinue), 1u);
+}
+
+// Only the bytes parsed are consumed, so that the server knows when the client may still be
+// sending (handler.h: consumed < input.size() asks for a lingering close).
+TEST_F(OcspHandlerTest, ErrorsConsumeOnlyWhatWasParsed) {
+  // 413 is decided at the head's end: the body (here 3 bytes of it) is not consumed.
+  const std::string head = "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 16385\r\n\r\n";
+  Reply reply = Send(head + "abc");
+  EXPECT_EQ(reply.verdict.action, Action::kWriteThenClose);
+  EXPECT_EQ(reply.verdict.consumed, head.size() - 1);
+  // A bad byte: consumed up to it.
+  reply = Send("GET / HTTP/1.1\r\nHost: h\rx\r\n\r\n");
+  EXPECT_EQ(reply.verdict.consumed, std::string("GET / HTTP/1.1\r\nHost: h").size());
+  // 431: decided by the last byte the limit lets the parser see.
+  reply = Send("GET / HTTP/1.1\r\nHost: h\r\nX: " + std::string(9000, 'a'));
+  EXPECT_EQ(reply.verdict.consumed, 8191u);
+  // The peer closed: all of it was read.
+  reply = Send("POST / HTTP/1.1\r\nHost: h\r\n", kNow, /*peer_closed=*/true);
+  EXPECT_EQ(reply.verdict.consumed, std::string("POST / HTTP/1.1\r\nHost: h\r\n").size());
 }
 
 TEST_F(OcspHandlerTest, MaxAgeShrinksAndExpiredResponsesAreNotServed) {
@@ -228,9 +371,9 @@ TEST_F(OcspHandlerTest, MaxAgeShrinksAndExpiredResponsesAreNotServed) {
 TEST_F(OcspHandlerTest, NotOcspRequests) {
   const std::string der = pki_->MakeRequest({{0x1000}});
   EXPECT_EQ(Send("PUT / HTTP/1.1\r\nHost: h\r\n\r\n").bytes,
-            HttpError("405 Method Not Allowed", "405 Method Not Allowed: only GET and POST\n",
-                      "Allow: GET, POST\r\n"));
-  EXPECT_TRUE(absl::StartsWith(Send("HEAD / HTTP/1.1\r\nHost: h\r\n\r\n").bytes,
+            HttpError("405 Method Not Allowed", "405 Method Not Allowed: only GET, HEAD and POST\n",
+                      "Allow: GET, HEAD, POST\r\n"));
+  EXPECT_TRUE(absl::StartsWith(Send("DELETE / HTTP/1.1\r\nHost: h\r\n\r\n").bytes,
                                "HTTP/1.1 405 Method Not Allowed\r\n"));
   EXPECT_EQ(Send(Post(der, "/", "application/octet-stream")).bytes,
             HttpError("415 Unsupported Media Type",
@@ -274,7 +417,9 @@ TEST_F(OcspHandlerTest, HttpErrorsCarryTheirStatus) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.input.substr(0, 60));
     const Reply reply = Send(c.input);
-    ExpectClose(reply, c.input.size());
+    // Errors consume only up to the byte that decided them: the client may still be sending.
+    EXPECT_EQ(reply.verdict.action, Action::kWriteThenClose);
+    EXPECT_LT(reply.verdict.consumed, c.input.size());
     EXPECT_TRUE(absl::StartsWith(reply.bytes, "HTTP/1.1 " + c.status_line + "\r\n")) << reply.bytes;
     EXPECT_TRUE(absl::StrContains(reply.bytes, "\r\nConnection: close\r\n"));
   }
@@ -328,7 +473,8 @@ TEST_F(OcspHandlerTest, PipelinedBytesAreIgnored) {
   const std::string request = Post(pki_->MakeRequest({{0x1000}}));
   const std::string input = request + Post(pki_->MakeRequest({{0x1001}})) + "garbage";
   const Reply reply = Send(input);
-  ExpectClose(reply, input.size());
+  // Only the first request is consumed: the rest tells the server the client sent more.
+  ExpectClose(reply, request.size());
   EXPECT_EQ(reply.bytes, Presigned(good_, "604800"));
 }
 

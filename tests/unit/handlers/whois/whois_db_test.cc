@@ -42,6 +42,9 @@ TEST(WhoisDbTest, EmbeddedDatabaseLoads) {
   EXPECT_EQ((*snapshot)->last_update(), "2026-11-29T00:00:00Z");
 }
 
+// Line by line as the .com registry (Verisign) lays out a signed domain: field order, no space
+// after the colon of an empty field, upper-case names, one "DNSSEC DS Data" line per DS record
+// (KEYTAG ALGORITHM DIGEST-TYPE DIGEST, digest in upper-case hex), then the ICANN form URL.
 TEST(WhoisDbTest, ExampleComRendersInVerisignLayout) {
   auto snapshot = LoadWhoisDbText(EmbeddedWhoisDb(), "embedded");
   ASSERT_TRUE(snapshot.ok()) << snapshot.status();
@@ -55,8 +58,8 @@ TEST(WhoisDbTest, ExampleComRendersInVerisignLayout) {
             "   Registry Expiry Date: 2026-08-13T04:00:00Z\r\n"
             "   Registrar: RESERVED-Internet Assigned Numbers Authority\r\n"
             "   Registrar IANA ID: 376\r\n"
-            "   Registrar Abuse Contact Email: \r\n"
-            "   Registrar Abuse Contact Phone: \r\n"
+            "   Registrar Abuse Contact Email:\r\n"
+            "   Registrar Abuse Contact Phone:\r\n"
             "   Domain Status: clientDeleteProhibited "
             "https://icann.org/epp#clientDeleteProhibited\r\n"
             "   Domain Status: clientTransferProhibited "
@@ -66,12 +69,44 @@ TEST(WhoisDbTest, ExampleComRendersInVerisignLayout) {
             "   Name Server: A.IANA-SERVERS.NET\r\n"
             "   Name Server: B.IANA-SERVERS.NET\r\n"
             "   DNSSEC: signedDelegation\r\n"
+            "   DNSSEC DS Data: 370 13 2 "
+            "73EBE89D33B245DF7C895E27475942A5892DAF6762DE84A086C5643FCBD0762A\r\n"
+            "   DNSSEC DS Data: 370 13 1 DFA2297E20ED055D3CDFD97584075EECDB660B35\r\n"
             "   URL of the ICANN Whois Inaccuracy Complaint Form: https://www.icann.org/wicf/\r\n");
   const absl::string_view tail = (*snapshot)->tail();
   EXPECT_TRUE(absl::StartsWith(
       tail, ">>> Last update of whois database: 2026-11-29T00:00:00Z <<<\r\n\r\nFor more"));
   EXPECT_TRUE(absl::EndsWith(tail, "to modify these terms at any time.\r\n"));
   EXPECT_FALSE(absl::StrContains(absl::StrReplaceAll(tail, {{"\r\n", ""}}), "\n"));
+}
+
+TEST(WhoisDbTest, UnsignedDomainAndDsNormalization) {
+  auto snapshot = LoadWhoisDbText(EmbeddedWhoisDb(), "embedded");
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  const std::string net = Domain(**snapshot, "EXAMPLE.NET");
+  EXPECT_TRUE(absl::StrContains(net,
+                                "   DNSSEC: unsigned\r\n"
+                                "   URL of the ICANN Whois Inaccuracy Complaint Form: "));
+  EXPECT_FALSE(absl::StrContains(net, "DS Data"));
+
+  // Lower-case digests are printed upper case; a bare signedDelegation still loads.
+  const std::string dates = "2020-01-01T00:00:00Z\t2021-01-01T00:00:00Z\t2030-01-01T00:00:00Z";
+  const std::string db =
+      absl::StrCat("meta\tlast-update\t2026-01-01T00:00:00Z\n",
+                   "registrar\t1\tR\tw\tu\tae\tap\ta\tp\te\n", "domain\ta.test\tA-1\t1\t", dates,
+                   "\tok\t\tsignedDelegation:12345 8 2 ", std::string(64, 'b'), ",7 253 200 0a0b\n",
+                   "domain\tb.test\tB-1\t1\t", dates, "\tok\t\tsignedDelegation\n");
+  auto loaded = LoadWhoisDbText(db, "test");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const std::string a = Domain(**loaded, "A.TEST");
+  EXPECT_TRUE(absl::StrContains(a, absl::StrCat("   DNSSEC: signedDelegation\r\n"
+                                                "   DNSSEC DS Data: 12345 8 2 ",
+                                                std::string(64, 'B'),
+                                                "\r\n"
+                                                "   DNSSEC DS Data: 7 253 200 0A0B\r\n")))
+      << a;
+  EXPECT_TRUE(absl::StrContains(Domain(**loaded, "B.TEST"),
+                                "   DNSSEC: signedDelegation\r\n   URL of the ICANN"));
 }
 
 TEST(WhoisDbTest, ThickDomainCarriesContactBlocks) {
@@ -99,7 +134,8 @@ TEST(WhoisDbTest, OtherObjects) {
   EXPECT_EQ(Body(**snapshot, true, reply),
             "   Server Name: A.IANA-SERVERS.NET\r\n"
             "   IP Address: 199.43.135.53\r\n"
-            "   IP Address: 2001:500:8f::53\r\n"
+            // IPv6 glue as the registry prints it: every group, upper case, no "::".
+            "   IP Address: 2001:500:8F:0:0:0:0:53\r\n"
             "   Registrar: RESERVED-Internet Assigned Numbers Authority\r\n"
             "   Registrar WHOIS Server: whois.iana.org\r\n"
             "   Registrar URL: http://res-dom.iana.org\r\n");
@@ -169,6 +205,20 @@ TEST(WhoisDbTest, ErrorsNameTheLine) {
        "not an EPP domain status", 2},
       {std::string(kRegistrar) + kDomainPrefix + dates + "\t\t\tunsigned\n", "no domain status", 2},
       {std::string(kRegistrar) + kDomainPrefix + dates + "\tok\t\tmaybe\n", "DNSSEC \"maybe\"", 2},
+      {std::string(kRegistrar) + kDomainPrefix + dates + "\tok\t\tsignedDelegation:\n",
+       "1 to 16 DS records expected", 2},
+      {std::string(kRegistrar) + kDomainPrefix + dates + "\tok\t\tsignedDelegation:1 8 2\n",
+       "is not KEYTAG", 2},
+      {std::string(kRegistrar) + kDomainPrefix + dates + "\tok\t\tsignedDelegation:65536 8 1 " +
+           std::string(40, 'a') + "\n",
+       "is not KEYTAG", 2},
+      {std::string(kRegistrar) + kDomainPrefix + dates + "\tok\t\tsignedDelegation:1 8 2 ABCD\n",
+       "not 64 hex digits (digest type 2)", 2},
+      {std::string(kRegistrar) + kDomainPrefix + dates + "\tok\t\tsignedDelegation:1 8 9 ABC\n",
+       "an even number of hex digits", 2},
+      {std::string(kRegistrar) + kDomainPrefix + dates + "\tok\t\tsignedDelegation:1 8 1 " +
+           std::string(38, 'a') + "zz\n",
+       "not 40 hex digits", 2},
       {std::string(kRegistrar) + kDomainPrefix + dates + "\tok\tns..x\tunsigned\n",
        "not a valid host name", 2},
       {std::string(kRegistrar) + kDomainPrefix + "2021-13-01T00:00:00Z\t2030-01-01T00:00:00Z" +

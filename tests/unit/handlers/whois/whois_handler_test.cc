@@ -160,7 +160,7 @@ TEST_F(WhoisHandlerTest, IncompleteLineReadsMoreWithinTheLimit) {
   EXPECT_EQ(r.verdict.action, Action::kReadMore);
   r = Run(std::string(514, 'a'));  // cannot: error at once
   EXPECT_EQ(r.verdict.action, Action::kWriteThenClose);
-  EXPECT_EQ(r.verdict.consumed, 514u);
+  EXPECT_EQ(r.verdict.consumed, 513u);  // the byte past the limit decided: not consumed
   EXPECT_EQ(factory_->MaxRequestBytes(), 514u);
 }
 
@@ -240,6 +240,54 @@ TEST_F(WhoisHandlerTest, HandlersShareTheSnapshot) {
 
 // The handler is stateless between calls: feeding the bytes as the server would (everything
 // received so far, each time) gives the same reply however the bytes arrive.
+// The per-client limit, through the handler: the peer address comes in the RequestContext;
+// a client over its rate gets the one-line refusal and the close, counted.
+TEST_F(WhoisHandlerTest, ClientOverItsRateIsRefused) {
+  config_.rate_limit.queries_per_second = 1;
+  config_.rate_limit.burst = 2;
+  factory_ = std::make_unique<WhoisHandlerFactory>(snapshot_, config_);
+  handler_ = factory_->CreateHandler(*counters_);
+  const auto query = [&](uint8_t last, absl::Time now) {
+    OutputBuffer out(factory_->OutputBufferBytes());
+    RequestContext context;
+    context.now = now;
+    context.peer = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, last};
+    const std::string input = "example.com\r\n";
+    Result result;
+    result.verdict = handler_->Process(
+        absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(input.data()), input.size()),
+        context, out);
+    result.reply.assign(reinterpret_cast<const char*>(out.data()), out.size());
+    return result;
+  };
+  const absl::Time t = absl::FromUnixSeconds(1800000000);
+  EXPECT_TRUE(absl::StartsWith(query(1, t).reply, "   Domain Name: EXAMPLE.COM\r\n"));
+  EXPECT_TRUE(absl::StartsWith(query(1, t).reply, "   Domain Name: EXAMPLE.COM\r\n"));
+  const Result refused = query(1, t);
+  EXPECT_EQ(refused.verdict.action, Action::kWriteThenClose);
+  EXPECT_EQ(refused.verdict.consumed, 13u);
+  EXPECT_EQ(refused.reply,
+            "Error: query rate limit exceeded for your address. Please slow down and try again "
+            "later.\r\n");
+  EXPECT_TRUE(absl::StartsWith(query(2, t).reply, "   Domain Name:"));  // another client
+  EXPECT_TRUE(absl::StartsWith(query(1, t + absl::Seconds(1)).reply, "   Domain Name:"));
+  EXPECT_EQ(Counted(WhoisCounter::kRateLimited), 1u);
+  EXPECT_EQ(Counted(WhoisCounter::kMatch), 4u);
+  EXPECT_EQ(Counted(WhoisCounter::kRateLimitEvictions), 0u);
+}
+
+// Errors consume only what was framed: the client may still be sending (lingering close).
+TEST_F(WhoisHandlerTest, ErrorsConsumeOnlyWhatWasFramed) {
+  Result r = Run(std::string("exam\x01ple.com\r\n"));
+  EXPECT_EQ(r.verdict.action, Action::kWriteThenClose);
+  EXPECT_EQ(r.verdict.consumed, 4u);
+  r = Run(std::string(600, 'a'));
+  EXPECT_EQ(r.verdict.consumed, 513u);
+  // The same with the peer closed (the server does not linger then anyway).
+  r = Run(std::string("exam\x01ple.com"), /*peer_closed=*/true);
+  EXPECT_EQ(r.verdict.consumed, 4u);
+}
+
 TEST_F(WhoisHandlerTest, SplitInvariance) {
   const std::vector<std::string> inputs = {"example.com\r\n",
                                            "domain example.org\n",

@@ -1,0 +1,104 @@
+#include "handlers/whois/whois_rate_limiter.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "absl/hash/hash.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace onepass::whois {
+
+bool AddressPrefix::Contains(const std::array<uint8_t, 16>& peer) const {
+  const int whole = length / 8;
+  if (std::memcmp(address.data(), peer.data(), static_cast<size_t>(whole)) != 0) return false;
+  const int bits = length % 8;
+  if (bits == 0) return true;
+  const uint8_t mask = static_cast<uint8_t>(0xff << (8 - bits));
+  return (address[whole] & mask) == (peer[whole] & mask);
+}
+
+absl::StatusOr<AddressPrefix> ParseAddressPrefix(absl::string_view text) {
+  text = absl::StripAsciiWhitespace(text);
+  const size_t slash = text.find('/');
+  const std::string address(text.substr(0, slash));
+  AddressPrefix prefix;
+  int max_length = 128;
+  if (inet_pton(AF_INET6, address.c_str(), prefix.address.data()) != 1) {
+    // IPv4 as v4-mapped IPv6 (::ffff:a.b.c.d), the form RequestContext::peer uses.
+    if (inet_pton(AF_INET, address.c_str(), prefix.address.data() + 12) != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", text, "\" is not an IPv4 or IPv6 address or prefix"));
+    }
+    prefix.address[10] = prefix.address[11] = 0xff;
+    max_length = 32;
+  }
+  int length = max_length;
+  if (slash != absl::string_view::npos &&
+      (!absl::SimpleAtoi(text.substr(slash + 1), &length) || length < 0 || length > max_length)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", text, "\": prefix length must be 0 to ", max_length));
+  }
+  prefix.length = length + (128 - max_length);
+  return prefix;
+}
+
+absl::StatusOr<std::vector<AddressPrefix>> ParseAddressPrefixList(absl::string_view text) {
+  std::vector<AddressPrefix> prefixes;
+  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    absl::StatusOr<AddressPrefix> prefix = ParseAddressPrefix(item);
+    if (!prefix.ok()) return prefix.status();
+    prefixes.push_back(*prefix);
+  }
+  return prefixes;
+}
+
+WhoisRateLimiter::WhoisRateLimiter(const WhoisRateLimitConfig& config) : exempt_(config.exempt) {
+  if (!(config.queries_per_second > 0)) return;  // off: no table
+  interval_us_ =
+      std::max<int64_t>(1, static_cast<int64_t>(std::llround(1e6 / config.queries_per_second)));
+  tolerance_us_ = interval_us_ * (static_cast<int64_t>(std::max<uint32_t>(config.burst, 1)) - 1);
+  size_t entries = kWays;
+  while (entries < config.table_entries) entries *= 2;
+  entries_.resize(entries);
+  set_mask_ = entries / kWays - 1;
+}
+
+WhoisRateLimiter::Decision WhoisRateLimiter::Admit(const std::array<uint8_t, 16>& peer,
+                                                   absl::Time now) {
+  if (!enabled() || peer == std::array<uint8_t, 16>{}) return Decision::kAllow;
+  for (const AddressPrefix& prefix : exempt_) {
+    if (prefix.Contains(peer)) return Decision::kAllow;
+  }
+  const int64_t now_us = absl::ToUnixMicros(now);
+  Entry* set = &entries_[(absl::Hash<std::array<uint8_t, 16>>{}(peer)&set_mask_) * kWays];
+  Entry* entry = nullptr;
+  Entry* oldest = set;
+  for (size_t way = 0; way < kWays; ++way) {
+    if (set[way].next_us != 0 && set[way].address == peer) {
+      entry = &set[way];
+      break;
+    }
+    if (set[way].next_us < oldest->next_us) oldest = &set[way];
+  }
+  if (entry == nullptr) {
+    // The fullest bucket goes; if even it is still limiting its client, that state is lost.
+    if (oldest->next_us > now_us) ++evictions_of_limited_;
+    entry = oldest;
+    entry->address = peer;
+    entry->next_us = now_us;
+  }
+  const int64_t next = std::max(entry->next_us, now_us);
+  if (next - now_us > tolerance_us_) return Decision::kRefuse;
+  entry->next_us = next + interval_us_;
+  return Decision::kAllow;
+}
+
+}  // namespace onepass::whois
