@@ -13,6 +13,7 @@
 #define ONEPASS_HANDLERS_DNS_ANSWER_PLAN_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -41,14 +42,14 @@ struct PlanEntry {
 struct AnswerPlan {
   uint16_t rcode = 0;
   bool authoritative = false;
-  // RFC 8914 INFO-CODE to send in an OPT, or -1.
-  int ede = -1;
+  // RFC 8914 INFO-CODE to send in an OPT.
+  std::optional<uint16_t> ede;
   std::vector<PlanEntry> entries;
 
   void Clear() {
     rcode = 0;
     authoritative = false;
-    ede = -1;
+    ede.reset();
     entries.clear();
   }
 };
