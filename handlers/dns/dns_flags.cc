@@ -6,6 +6,8 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/log.h"
 #include "handlers/dns/default_zone.h"
 #include "handlers/dns/dns_handler.h"
@@ -24,7 +26,39 @@ ABSL_FLAG(int, dns_precompile_max_mb, 256,
           "DNS: memory for answers rendered at load time (name x type, NSD-style); names "
           "beyond it are answered by the normal path. 0 turns precompilation off");
 
+ABSL_FLAG(int, dns_nsec3_max_iterations, 100,
+          "DNS: refuse to load a zone whose NSEC3 records use more hash iterations than this "
+          "(RFC 9276 advises 0; validators treat high counts as insecure)");
+ABSL_FLAG(int, dns_signature_warn_days, 7,
+          "DNS: at load and reload, warn about a signed zone whose earliest RRSIG expires "
+          "within this many days (or has expired)");
+
 namespace onepass::dns {
+namespace {
+
+// One line per signed zone: its earliest RRSIG expiry, as a warning when it is near or past
+// (RFC 4035 §5.3.1: validators reject expired signatures, so the zone would go bogus).
+void ReportSignatures(const Zone& zone, absl::Time now, absl::Duration warn_within) {
+  const std::optional<SignatureExpiry>& expiry = zone.earliest_expiry();
+  if (!expiry.has_value()) return;
+  const absl::Time when = absl::FromUnixSeconds(expiry->expiration);
+  const std::string at =
+      absl::StrCat(absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", when, absl::UTCTimeZone()), " (",
+                   NameToText(expiry->owner), " type ", expiry->type_covered, ")");
+  const char* denial = zone.denial().has_nsec3() ? "NSEC3" : "NSEC";
+  if (when <= now) {
+    LogWarning("dns: zone %s: signatures EXPIRED: earliest expiry %s; re-sign the zone",
+               NameToText(zone.origin()), at);
+  } else if (when - now < warn_within) {
+    LogWarning("dns: zone %s: signatures expire soon: earliest expiry %s",
+               NameToText(zone.origin()), at);
+  } else {
+    LogInfo("dns: zone %s signed (%s), earliest signature expiry %s", NameToText(zone.origin()),
+            denial, at);
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   ResponderConfig config;
@@ -39,14 +73,25 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
     return absl::InvalidArgumentError("--dns_precompile_max_mb must not be negative");
   }
   config.precompile_max_bytes = static_cast<size_t>(precompile_mb) << 20;
+  const int max_iterations = absl::GetFlag(FLAGS_dns_nsec3_max_iterations);
+  if (max_iterations < 0 || max_iterations > 65535) {
+    return absl::InvalidArgumentError("--dns_nsec3_max_iterations is outside 0..65535");
+  }
+  ZoneLoadOptions load_options;
+  load_options.max_nsec3_iterations = static_cast<uint16_t>(max_iterations);
   const std::vector<std::string> files = absl::GetFlag(FLAGS_zone);
   absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> snapshot =
       files.empty()
-          ? BuildSnapshot({ZoneSource{"<embedded default zone>", std::string(DefaultZoneText())}})
-          : LoadZoneFiles(files);
+          ? BuildSnapshot({ZoneSource{"<embedded default zone>", std::string(DefaultZoneText())}},
+                          load_options)
+          : LoadZoneFiles(files, load_options);
   if (!snapshot.ok()) return snapshot.status();
+  // Start-up and reload code, not the data path: reading the clock here is fine.
+  const absl::Time now = absl::Now();
+  const absl::Duration warn_within = absl::Hours(24) * absl::GetFlag(FLAGS_dns_signature_warn_days);
   for (const auto& zone : (*snapshot)->zones()) {
     LogInfo("dns: serving zone %s (%d names)", NameToText(zone->origin()), zone->node_count());
+    ReportSignatures(*zone, now, warn_within);
   }
   auto factory = std::make_unique<DnsHandlerFactory>(*std::move(snapshot), config);
   if (const PrecompiledAnswers* precompiled = factory->precompiled()) {
