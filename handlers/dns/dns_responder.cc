@@ -91,7 +91,7 @@ size_t DnsResponder::WriteError(const ErrorReply& reply) {
 
 size_t DnsResponder::WritePrecompiled(uint16_t keepalive_timeout, bool& keepalive) {
   if (precompiled_ == nullptr || query_.qclass != kClassIn ||
-      (query_.edns.present && query_.edns.version != 0)) {
+      (query_.edns.present && (query_.edns.version != 0 || query_.edns.do_bit))) {
     return 0;
   }
   const std::string* answer = precompiled_->Find(query_.answer_key());
@@ -129,7 +129,8 @@ size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, bool& keepalive) {
     return WriteError(
         {.rcode = kRcodeRefused, .with_question = true, .with_opt = edns, .ede = std::nullopt});
   }
-  PlanAnswer(*snapshot_, query_.canonical_qname(), query_.qtype, query_.qclass, plan_);
+  PlanAnswer(*snapshot_, query_.canonical_qname(), query_.qtype, query_.qclass,
+             edns && query_.edns.do_bit, plan_);
   // RFC 1035 §4.1.1 / NSD query_prepare_response: copy RD, clear the rest (CD, AD, Z).
   uint16_t flags = kFlagQr | (query_.flags & kFlagRd) | (plan_.rcode & kRcodeMask);
   if (plan_.authoritative) flags |= kFlagAa;
@@ -151,6 +152,13 @@ size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, bool& keepalive) {
           break;
         }
       }
+      // RFC 4035 §3.1.1: the RRSIGs with their RRset, in the same section (NSD sends the SOA's
+      // with the SOA's TTL; the loader set them so).
+      const uint16_t signatures =
+          entry.with_signatures ? static_cast<uint16_t>(entry.rrset->signatures.size()) : 0;
+      for (int i = 0; fits && i < signatures; ++i) {
+        fits = writer_.WriteRecord(entry.owner, kTypeRrsig, entry.rrset->signatures[i]);
+      }
       if (!fits) {
         // Whole RRsets only (RFC 2181 §9). Over TCP this needs an answer near 64 KiB.
         writer_.Rollback(before);
@@ -159,7 +167,7 @@ size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, bool& keepalive) {
         break;
       }
       AddToCount(writer_.data(), kCountOffset[section],
-                 static_cast<uint16_t>(entry.rrset->records.size()));
+                 static_cast<uint16_t>(entry.rrset->records.size() + signatures));
     }
   }
   WriteU16(writer_.data() + 2, flags);
