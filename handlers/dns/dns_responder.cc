@@ -91,10 +91,11 @@ size_t DnsResponder::WriteError(const ErrorReply& reply) {
 
 size_t DnsResponder::WritePrecompiled(uint16_t keepalive_timeout, bool& keepalive) {
   if (precompiled_ == nullptr || query_.qclass != kClassIn ||
-      (query_.edns.present && (query_.edns.version != 0 || query_.edns.do_bit))) {
+      (query_.edns.present && query_.edns.version != 0)) {
     return 0;
   }
-  const std::string* answer = precompiled_->Find(query_.answer_key());
+  const std::string* answer =
+      precompiled_->Find(query_.answer_key(), query_.edns.present && query_.edns.do_bit);
   if (answer == nullptr) return 0;
   const bool echo_keepalive = query_.edns.present && query_.edns.keepalive && keepalive_timeout > 0;
   if (!writer_.WriteBytes(answer->data(), answer->size())) return 0;
