@@ -47,6 +47,10 @@ ABSL_FLAG(int, cpu, -1, "pin the single worker to this CPU (same as --cpus N)");
 ABSL_FLAG(std::string, proto, "dns", "dns | whois | ocsp: which fixed answer to write");
 ABSL_FLAG(std::string, response_file, "",
           "ocsp: the DER OCSPResponse every request gets (e.g. a pre-signed good.der)");
+ABSL_FLAG(int, dns_answer_bytes, 0,
+          "dns: make the fixed answer this many bytes (without the length prefix) by adding a "
+          "filler TXT record in the additional section, to compare with onepassd's answers of "
+          "that size (e.g. signed ones); 0 = the plain one-A-record answer");
 ABSL_FLAG(int, backlog, 65535, "listen backlog (capped by net.core.somaxconn)");
 
 namespace onepass::reference {
@@ -64,6 +68,7 @@ void OnSignal(int) {
 
 bool g_whois = false;
 bool g_ocsp = false;
+size_t g_dns_answer_bytes = 0;
 std::string g_ocsp_reply;  // the whole HTTP response, built once
 
 // Content-Length of an HTTP request head (0 if absent), by a case-insensitive search.
@@ -104,6 +109,21 @@ std::string Answer(const std::string& request) {
   message[6] = 0, message[7] = 1;                              // ANCOUNT 1
   message[8] = message[9] = message[10] = message[11] = 0;     // no NS, no additional (OPT)
   message += std::string("\xC0\x0C\x00\x01\x00\x01\x00\x00\x0E\x10\x00\x04\xC0\x00\x02\x01", 16);
+  // Filler: root owner, TXT, IN, TTL, RDLENGTH, then <character-string>s (RFC 1035 §3.3.14).
+  if (g_dns_answer_bytes > message.size() + 11 + 1) {
+    size_t rdlength = g_dns_answer_bytes - message.size() - 11;
+    if (rdlength > 65535) rdlength = 65535;
+    message[11] = 1;  // ARCOUNT
+    message += std::string("\x00\x00\x10\x00\x01\x00\x00\x0E\x10", 9);
+    message.push_back(static_cast<char>(rdlength >> 8));
+    message.push_back(static_cast<char>(rdlength & 0xFF));
+    for (size_t left = rdlength; left > 0;) {
+      const size_t chunk = left - 1 > 255 ? 255 : left - 1;
+      message.push_back(static_cast<char>(chunk));
+      message.append(chunk, 'x');
+      left -= 1 + chunk;
+    }
+  }
   std::string framed;
   framed.push_back(static_cast<char>(message.size() >> 8));
   framed.push_back(static_cast<char>(message.size() & 0xFF));
@@ -210,6 +230,11 @@ int Main(int argc, char** argv) {
   }
   g_whois = proto == "whois";
   g_ocsp = proto == "ocsp";
+  if (absl::GetFlag(FLAGS_dns_answer_bytes) < 0 || absl::GetFlag(FLAGS_dns_answer_bytes) > 65535) {
+    LogError("--dns-answer-bytes must be 0..65535");
+    return 1;
+  }
+  g_dns_answer_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_dns_answer_bytes));
   if (g_ocsp) {
     std::ifstream file(absl::GetFlag(FLAGS_response_file), std::ios::binary);
     std::stringstream body;
