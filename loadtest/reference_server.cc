@@ -48,9 +48,9 @@ ABSL_FLAG(std::string, proto, "dns", "dns | whois | ocsp: which fixed answer to 
 ABSL_FLAG(std::string, response_file, "",
           "ocsp: the DER OCSPResponse every request gets (e.g. a pre-signed good.der)");
 ABSL_FLAG(int, dns_answer_bytes, 0,
-          "dns: make the fixed answer this many bytes (without the length prefix) by adding a "
-          "filler TXT record in the additional section, to compare with onepassd's answers of "
-          "that size (e.g. signed ones); 0 = the plain one-A-record answer");
+          "dns: make the fixed answer this many bytes (without the length prefix) with an OPT "
+          "record (DO set) carrying RFC 7830 padding, to compare with onepassd's answers of "
+          "that size (e.g. signed ones, to EDNS queries); 0 = the plain one-A-record answer");
 ABSL_FLAG(int, backlog, 65535, "listen backlog (capped by net.core.somaxconn)");
 
 namespace onepass::reference {
@@ -109,20 +109,18 @@ std::string Answer(const std::string& request) {
   message[6] = 0, message[7] = 1;                              // ANCOUNT 1
   message[8] = message[9] = message[10] = message[11] = 0;     // no NS, no additional (OPT)
   message += std::string("\xC0\x0C\x00\x01\x00\x01\x00\x00\x0E\x10\x00\x04\xC0\x00\x02\x01", 16);
-  // Filler: root owner, TXT, IN, TTL, RDLENGTH, then <character-string>s (RFC 1035 §3.3.14).
-  if (g_dns_answer_bytes > message.size() + 11 + 1) {
-    size_t rdlength = g_dns_answer_bytes - message.size() - 11;
-    if (rdlength > 65535) rdlength = 65535;
+  // Filler: an OPT (RFC 6891 §6.1.2) with the DO bit and a Padding option (RFC 7830) of the
+  // length that makes the answer g_dns_answer_bytes long.
+  if (g_dns_answer_bytes >= message.size() + 15) {
+    const size_t padding = g_dns_answer_bytes - message.size() - 15;
     message[11] = 1;  // ARCOUNT
-    message += std::string("\x00\x00\x10\x00\x01\x00\x00\x0E\x10", 9);
-    message.push_back(static_cast<char>(rdlength >> 8));
-    message.push_back(static_cast<char>(rdlength & 0xFF));
-    for (size_t left = rdlength; left > 0;) {
-      const size_t chunk = left - 1 > 255 ? 255 : left - 1;
-      message.push_back(static_cast<char>(chunk));
-      message.append(chunk, 'x');
-      left -= 1 + chunk;
-    }
+    message += std::string("\x00\x00\x29\x04\xD0\x00\x00\x80\x00", 9);
+    message.push_back(static_cast<char>((padding + 4) >> 8));
+    message.push_back(static_cast<char>((padding + 4) & 0xFF));
+    message += std::string("\x00\x0C", 2);
+    message.push_back(static_cast<char>(padding >> 8));
+    message.push_back(static_cast<char>(padding & 0xFF));
+    message.append(padding, '\0');
   }
   std::string framed;
   framed.push_back(static_cast<char>(message.size() >> 8));
