@@ -13,6 +13,7 @@
 #include "handlers/dns/dns_handler.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/zone_loader.h"
+#include "handlers/dns/zone_signer.h"
 
 // server/arguments.cc merges a repeated --zone (any list flag) into one comma-separated value.
 ABSL_FLAG(std::vector<std::string>, zone, {},
@@ -33,8 +34,54 @@ ABSL_FLAG(int, dns_signature_warn_days, 7,
           "DNS: at load and reload, warn about a signed zone whose earliest RRSIG expires "
           "within this many days (or has expired)");
 
+ABSL_FLAG(std::string, dnssec_keys, "",
+          "DNS: sign every --zone at load and reload with the keys in this folder "
+          "(K<origin>.+<alg>+<tag>.private/.key, as ldns-keygen writes them); empty: serve "
+          "the zones as given (presigned or unsigned)");
+ABSL_FLAG(std::string, dnssec_denial, "nsec",
+          "DNS: with --dnssec_keys, the denial of existence to generate: nsec (RFC 4034) or "
+          "nsec3 (RFC 5155; no salt, 0 iterations, as RFC 9276 advises)");
+ABSL_FLAG(int, dnssec_validity_days, 14,
+          "DNS: with --dnssec_keys, how long the signatures made at load are valid (they start "
+          "an hour in the past, for clocks that lag)");
+
 namespace onepass::dns {
 namespace {
+
+// Reads the zone files (or the embedded zone) and, with --dnssec_keys, signs them.
+absl::StatusOr<std::vector<ZoneSource>> ReadSources(absl::Time now) {
+  std::vector<ZoneSource> sources;
+  const std::vector<std::string> files = absl::GetFlag(FLAGS_zone);
+  if (files.empty()) {
+    sources.push_back(ZoneSource{"<embedded default zone>", std::string(DefaultZoneText())});
+  }
+  for (const std::string& path : files) {
+    absl::StatusOr<ZoneSource> source = ReadZoneFile(path);
+    if (!source.ok()) return source.status();
+    sources.push_back(*std::move(source));
+  }
+  const std::string keys = absl::GetFlag(FLAGS_dnssec_keys);
+  if (keys.empty()) return sources;
+  const std::string denial = absl::GetFlag(FLAGS_dnssec_denial);
+  const int days = absl::GetFlag(FLAGS_dnssec_validity_days);
+  if (denial != "nsec" && denial != "nsec3") {
+    return absl::InvalidArgumentError("--dnssec_denial must be nsec or nsec3");
+  }
+  if (days < 1 || days > 365) {
+    return absl::InvalidArgumentError("--dnssec_validity_days must be 1..365");
+  }
+  SigningConfig config;
+  config.keys_dir = keys;
+  config.nsec3 = denial == "nsec3";
+  config.inception = static_cast<uint32_t>(absl::ToUnixSeconds(now - absl::Hours(1)));
+  config.expiration = static_cast<uint32_t>(absl::ToUnixSeconds(now + absl::Hours(24) * days));
+  for (ZoneSource& source : sources) {
+    absl::StatusOr<ZoneSource> signed_source = SignZone(source, config);
+    if (!signed_source.ok()) return signed_source.status();
+    source = *std::move(signed_source);
+  }
+  return sources;
+}
 
 // One line per signed zone: its earliest RRSIG expiry, as a warning when it is near or past
 // (RFC 4035 §5.3.1: validators reject expired signatures, so the zone would go bogus).
@@ -79,15 +126,13 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   }
   ZoneLoadOptions load_options;
   load_options.max_nsec3_iterations = static_cast<uint16_t>(max_iterations);
-  const std::vector<std::string> files = absl::GetFlag(FLAGS_zone);
-  absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> snapshot =
-      files.empty()
-          ? BuildSnapshot({ZoneSource{"<embedded default zone>", std::string(DefaultZoneText())}},
-                          load_options)
-          : LoadZoneFiles(files, load_options);
-  if (!snapshot.ok()) return snapshot.status();
   // Start-up and reload code, not the data path: reading the clock here is fine.
   const absl::Time now = absl::Now();
+  absl::StatusOr<std::vector<ZoneSource>> sources = ReadSources(now);
+  if (!sources.ok()) return sources.status();
+  absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> snapshot =
+      BuildSnapshot(*sources, load_options);
+  if (!snapshot.ok()) return snapshot.status();
   const absl::Duration warn_within = absl::Hours(24) * absl::GetFlag(FLAGS_dns_signature_warn_days);
   for (const auto& zone : (*snapshot)->zones()) {
     LogInfo("dns: serving zone %s (%d names)", NameToText(zone->origin()), zone->node_count());

@@ -283,15 +283,21 @@ absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
   return std::make_shared<const ZoneSnapshot>(std::move(zones));
 }
 
+absl::StatusOr<ZoneSource> ReadZoneFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open zone file"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ZoneSource{path, text.str()};
+}
+
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(
     const std::vector<std::string>& paths, const ZoneLoadOptions& options) {
   std::vector<ZoneSource> sources;
   for (const std::string& path : paths) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open zone file"));
-    std::ostringstream text;
-    text << in.rdbuf();
-    sources.push_back(ZoneSource{path, text.str()});
+    absl::StatusOr<ZoneSource> source = ReadZoneFile(path);
+    if (!source.ok()) return source.status();
+    sources.push_back(*std::move(source));
   }
   return BuildSnapshot(sources, options);
 }

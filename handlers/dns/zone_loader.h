@@ -36,6 +36,9 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(
     const std::vector<std::string>& paths, const ZoneLoadOptions& options = {});
 
+// Reads one zone file into a source named by its path.
+absl::StatusOr<ZoneSource> ReadZoneFile(const std::string& path);
+
 // Builds a snapshot from already-read sources (the embedded default zone, tests).
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
     const std::vector<ZoneSource>& sources, const ZoneLoadOptions& options = {});

@@ -129,15 +129,22 @@ const Case kCases[] = {
     {"example.org", "NSEC3PARAM", kNegative, nullptr},
 };
 
-class DnssecValidationTest : public ::testing::TestWithParam<Denial> {};
+struct Setup {
+  Denial denial;
+  // Signed by onepassd itself at load (--dnssec_keys), not by ldns-signzone beforehand.
+  bool at_load;
+};
+
+class DnssecValidationTest : public ::testing::TestWithParam<Setup> {};
 
 TEST_P(DnssecValidationTest, DelvAndDrillValidate) {
   for (const char* program : {"delv", "drill", "ldns-keygen", "ldns-signzone"}) {
     if (!onepass::testing::ProgramExists(program)) GTEST_SKIP() << program << " missing";
   }
-  const Denial denial = GetParam();
+  const Denial denial = GetParam().denial;
+  const bool at_load = GetParam().at_load;
   auto zone = testing::SignedZone::Make(kSourceDir + "/tests/data/dnssec/example.org.zone",
-                                        "example.org", denial);
+                                        "example.org", denial, /*sign=*/!at_load);
   ASSERT_TRUE(zone.ok()) << zone.status();
   const std::string anchors = (*zone)->dir() + "/anchors.conf";
   const std::string drill_key = (*zone)->dir() + "/ksk.key";
@@ -149,15 +156,21 @@ TEST_P(DnssecValidationTest, DelvAndDrillValidate) {
     std::ofstream key(drill_key);
     key << (*zone)->ksk_dnskeys().front() << "\n";
   }
-  auto onepassd = onepass::testing::ServerProcess::Start(
-      {"--handler", "dns", "--listen", "127.0.0.1:0", "--zone", (*zone)->path()});
+  std::vector<std::string> args = {"--handler",   "dns",    "--listen",
+                                   "127.0.0.1:0", "--zone", (*zone)->path()};
+  if (at_load) {
+    args.insert(args.end(), {"--dnssec-keys", (*zone)->dir(), "--dnssec-denial",
+                             denial == Denial::kNsec ? "nsec" : "nsec3"});
+  }
+  auto onepassd = onepass::testing::ServerProcess::Start(args);
   ASSERT_TRUE(onepassd.ok()) << onepassd.status();
   const std::string port = absl::StrCat((*onepassd)->port());
   TruncatingUdpResponder udp((*onepassd)->port());
   ASSERT_TRUE(udp.ok()) << "UDP port " << port << " is taken";
 
   for (const Case& c : kCases) {
-    SCOPED_TRACE(absl::StrCat(testing::DenialName(denial), ": ", c.name, " ", c.type));
+    SCOPED_TRACE(absl::StrCat(testing::DenialName(denial), at_load ? " signed at load" : "", ": ",
+                              c.name, " ", c.type));
     const bool nsec3param = absl::string_view(c.type) == "NSEC3PARAM";
     // With NSEC the zone has no NSEC3PARAM (NODATA); with NSEC3 it answers one.
     const char* expected = c.verdict;
@@ -191,17 +204,15 @@ TEST_P(DnssecValidationTest, DelvAndDrillValidate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Signings, DnssecValidationTest,
-                         ::testing::Values(Denial::kNsec, Denial::kNsec3, Denial::kNsec3OptOut),
-                         [](const ::testing::TestParamInfo<Denial>& info) {
-                           switch (info.param) {
-                             case Denial::kNsec:
-                               return "Nsec";
-                             case Denial::kNsec3:
-                               return "Nsec3";
-                             case Denial::kNsec3OptOut:
-                               return "Nsec3OptOut";
-                           }
-                           return "Unknown";
+                         ::testing::Values(Setup{Denial::kNsec, false},
+                                           Setup{Denial::kNsec3, false},
+                                           Setup{Denial::kNsec3OptOut, false},
+                                           Setup{Denial::kNsec, true}, Setup{Denial::kNsec3, true}),
+                         [](const ::testing::TestParamInfo<Setup>& info) {
+                           std::string name = info.param.denial == Denial::kNsec    ? "Nsec"
+                                              : info.param.denial == Denial::kNsec3 ? "Nsec3"
+                                                                                    : "Nsec3OptOut";
+                           return info.param.at_load ? name + "SignedAtLoad" : name;
                          });
 
 }  // namespace

@@ -42,7 +42,7 @@ const char* DenialName(Denial denial) {
 
 absl::StatusOr<std::unique_ptr<SignedZone>> SignedZone::Make(const std::string& template_path,
                                                              const std::string& origin,
-                                                             Denial denial) {
+                                                             Denial denial, bool sign) {
   for (const char* program : {"ldns-keygen", "ldns-signzone"}) {
     if (!onepass::testing::ProgramExists(program)) {
       return absl::FailedPreconditionError(
@@ -74,6 +74,10 @@ absl::StatusOr<std::unique_ptr<SignedZone>> SignedZone::Make(const std::string& 
       std::getline(in, line);
       zone->ksk_dnskeys_.push_back(line);
     }
+  }
+  if (!sign) {
+    zone->path_ = zone->dir_ + "/zone";
+    return zone;
   }
   std::string options;
   switch (denial) {

@@ -24,9 +24,12 @@ const char* DenialName(Denial denial);
 class SignedZone {
  public:
   // Signs `template_path` (an unsigned master file whose origin is `origin`, e.g.
-  // "example.org"). Fails when ldns-keygen or ldns-signzone is missing or fails.
+  // "example.org"). Fails when ldns-keygen or ldns-signzone is missing or fails. With
+  // `sign` false only the keys are made (in dir()) and path() is the unsigned copy: for
+  // onepassd --dnssec_keys, which signs at load.
   static absl::StatusOr<std::unique_ptr<SignedZone>> Make(const std::string& template_path,
-                                                          const std::string& origin, Denial denial);
+                                                          const std::string& origin, Denial denial,
+                                                          bool sign = true);
   ~SignedZone();  // removes the directory
 
   const std::string& path() const { return path_; }  // the signed zone file
