@@ -88,23 +88,28 @@ absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin
                        absl::flat_hash_map<std::string, Node>& nodes) {
   const std::string owner = RdfName(ldns_rr_owner(rr));
   const uint16_t type = ldns_rr_get_type(rr);
-  char* text = ldns_rr2str(rr);
-  std::string rr_text = text != nullptr ? text : "?";
-  free(text);
-  while (!rr_text.empty() && rr_text.back() == '\n') rr_text.pop_back();
+  // The record as text, for error messages only (printing every record would dominate the
+  // load time of a signed zone).
+  auto rr_text = [rr] {
+    char* text = ldns_rr2str(rr);
+    std::string out = text != nullptr ? text : "?";
+    free(text);
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  };
   if (!IsSubdomain(owner, origin)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("record outside zone ", NameToText(origin), ": ", rr_text));
+        absl::StrCat("record outside zone ", NameToText(origin), ": ", rr_text()));
   }
   if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
-    return absl::InvalidArgumentError(absl::StrCat("only class IN is served: ", rr_text));
+    return absl::InvalidArgumentError(absl::StrCat("only class IN is served: ", rr_text()));
   }
   if (type == kTypeSoa && owner != origin) {
-    return absl::InvalidArgumentError(absl::StrCat("SOA not at the zone apex: ", rr_text));
+    return absl::InvalidArgumentError(absl::StrCat("SOA not at the zone apex: ", rr_text()));
   }
   if (type == kTypeOpt || type == kTypeTsig || type == kTypeAxfr || type == kTypeIxfr ||
       type == kTypeAny) {
-    return absl::InvalidArgumentError(absl::StrCat("meta type in zone data: ", rr_text));
+    return absl::InvalidArgumentError(absl::StrCat("meta type in zone data: ", rr_text()));
   }
   Record record = MakeRecord(rr);
   if ((type == kTypeNsec3 || type == kTypeNsec3param) && record.rdata.size() >= 4) {
@@ -115,7 +120,7 @@ absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin
           "NSEC3 iterations ", iterations, " above the limit of ", options.max_nsec3_iterations,
           " (--dns_nsec3_max_iterations; RFC 9276 §3.1: validators treat high counts as "
           "insecure; re-sign with 0): ",
-          rr_text));
+          rr_text()));
     }
   }
   Node& node = nodes[owner];
