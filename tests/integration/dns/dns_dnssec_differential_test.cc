@@ -36,20 +36,38 @@ const absl::flat_hash_map<std::string, std::string>& Exceptions() {
   return *exceptions;
 }
 
-class DnssecDifferentialTest : public ::testing::TestWithParam<Denial> {};
+struct Setup {
+  Denial denial;
+  // Also serve the signed child zone secure.example.org (NSEC): answers below the cut come
+  // from the child, the DS from the parent, CNAMEs cross into the child.
+  bool with_child;
+};
+
+class DnssecDifferentialTest : public ::testing::TestWithParam<Setup> {};
 
 TEST_P(DnssecDifferentialTest, SameAnswersAsNsd) {
   for (const char* program : {"nsd", "nsd-checkconf", "ldns-keygen", "ldns-signzone"}) {
     if (!onepass::testing::ProgramExists(program)) GTEST_SKIP() << program << " missing";
   }
-  const Denial denial = GetParam();
+  const Denial denial = GetParam().denial;
   auto zone = testing::SignedZone::Make(kSourceDir + "/tests/data/dnssec/example.org.zone",
                                         "example.org", denial);
   ASSERT_TRUE(zone.ok()) << zone.status();
-  auto nsd = testing::NsdProcess::Start({{"example.org", (*zone)->path()}});
+  std::vector<testing::NsdProcess::ZoneFile> zones = {{"example.org", (*zone)->path()}};
+  std::string zone_flag = (*zone)->path();
+  std::unique_ptr<testing::SignedZone> child;
+  if (GetParam().with_child) {
+    auto made = testing::SignedZone::Make(kSourceDir + "/tests/data/dnssec/secure.example.org.zone",
+                                          "secure.example.org", Denial::kNsec);
+    ASSERT_TRUE(made.ok()) << made.status();
+    child = *std::move(made);
+    zones.push_back({"secure.example.org", child->path()});
+    zone_flag += "," + child->path();
+  }
+  auto nsd = testing::NsdProcess::Start(zones);
   ASSERT_TRUE(nsd.ok()) << nsd.status();
   auto onepassd = onepass::testing::ServerProcess::Start(
-      {"--handler", "dns", "--listen", "127.0.0.1:0", "--zone", (*zone)->path()});
+      {"--handler", "dns", "--listen", "127.0.0.1:0", "--zone", zone_flag});
   ASSERT_TRUE(onepassd.ok()) << onepassd.status();
 
   const std::vector<CorpusQuery> corpus =
@@ -85,26 +103,25 @@ TEST_P(DnssecDifferentialTest, SameAnswersAsNsd) {
                     << ours->ToString();
     }
   }
-  std::cout << testing::DenialName(denial) << ": " << compared << " answers compared, "
-            << mismatches << " differences, " << exceptions_seen << " documented exceptions, "
-            << with_rrsigs << " DO answers with RRSIGs\n";
+  std::cout << testing::DenialName(denial) << (GetParam().with_child ? " with child" : "") << ": "
+            << compared << " answers compared, " << mismatches << " differences, "
+            << exceptions_seen << " documented exceptions, " << with_rrsigs
+            << " DO answers with RRSIGs\n";
   EXPECT_EQ(mismatches, 0);
   // Not vacuous: most DO answers carry signatures (positive data or signed proofs).
   EXPECT_GE(with_rrsigs, 120);
 }
 
 INSTANTIATE_TEST_SUITE_P(Signings, DnssecDifferentialTest,
-                         ::testing::Values(Denial::kNsec, Denial::kNsec3, Denial::kNsec3OptOut),
-                         [](const ::testing::TestParamInfo<Denial>& info) {
-                           switch (info.param) {
-                             case Denial::kNsec:
-                               return "Nsec";
-                             case Denial::kNsec3:
-                               return "Nsec3";
-                             case Denial::kNsec3OptOut:
-                               return "Nsec3OptOut";
-                           }
-                           return "Unknown";
+                         ::testing::Values(Setup{Denial::kNsec, false},
+                                           Setup{Denial::kNsec3, false},
+                                           Setup{Denial::kNsec3OptOut, false},
+                                           Setup{Denial::kNsec3, true}),
+                         [](const ::testing::TestParamInfo<Setup>& info) {
+                           std::string name = info.param.denial == Denial::kNsec    ? "Nsec"
+                                              : info.param.denial == Denial::kNsec3 ? "Nsec3"
+                                                                                    : "Nsec3OptOut";
+                           return info.param.with_child ? name + "WithSignedChild" : name;
                          });
 
 }  // namespace
