@@ -103,6 +103,8 @@ absl::Status LoadKeys(const SigningConfig& config, const std::string& origin_tex
     ldns_key_set_inception(key, config.inception);
     ldns_key_set_expiration(key, config.expiration);
     if (!HasKey(zone, dnskey.get())) {
+      // The apex's own spelling of the owner (the file's may differ in case).
+      ldns_rdf_deep_free(ldns_rr_owner(dnskey.get()));
       ldns_rr_set_owner(dnskey.get(), ldns_rdf_clone(origin));
       ldns_zone_push_rr(zone, dnskey.release());
     }
