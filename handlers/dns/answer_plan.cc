@@ -81,7 +81,7 @@ class Planner {
     if (const RRset* ds = node.Find(kTypeDs)) {
       Add(zone, Section::kAuthority, cut, ds);
     } else if (zone.denial().has_nsec3()) {
-      Nsec3NoDsProof(zone, cut, /*referral=*/true);
+      Nsec3NoDsProof(zone, cut);
     } else if (const RRset* nsec = node.Find(kTypeNsec)) {
       Add(zone, Section::kAuthority, cut, nsec);
     }
@@ -185,7 +185,7 @@ class Planner {
         if (original == zone.origin()) {
           if (node.nsec3_exact) AddNsec3(zone, node.nsec3);
         } else {
-          Nsec3NoDsProof(zone, original, /*referral=*/false);
+          Nsec3NoDsProof(zone, original);
         }
       } else if (IsWildcardName(original)) {
         // §7.2.5: the closest encloser (the wildcard's parent) and the wildcard itself.
@@ -201,9 +201,9 @@ class Planner {
   }
 
   // NSD nsec3_add_ds_proof: the NSEC3 of `name` if it has one, else the closest provable
-  // encloser proof with the opt-out span covering `name` (RFC 5155 §7.2.4, §7.2.7).
-  void Nsec3NoDsProof(const Zone& zone, absl::string_view name, bool referral) {
-    static_cast<void>(referral);  // NSD's two cases pick the same record here
+  // encloser proof with the opt-out span covering `name` (RFC 5155 §7.2.4, §7.2.7). NSD tells
+  // referrals from DS queries here, but both of its branches pick the same matching NSEC3.
+  void Nsec3NoDsProof(const Zone& zone, absl::string_view name) {
     const Node* node = zone.FindNode(name);
     if (node != nullptr && node->nsec3_exact) {
       AddNsec3(zone, node->nsec3);
