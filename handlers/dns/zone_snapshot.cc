@@ -31,8 +31,8 @@ void NoteExpiry(const std::string& owner, const Node& node,
 void AttachSignatures(Node& node) {
   const RRset* rrsigs = node.Find(kTypeRrsig);
   if (rrsigs == nullptr) return;
-  const std::vector<Record> signatures = rrsigs->records;
-  for (const Record& rrsig : signatures) {
+  // Only the other RRsets' signature lists grow: `rrsigs` stays valid.
+  for (const Record& rrsig : rrsigs->records) {
     if (rrsig.rdata.size() < 2) continue;
     const uint16_t covered = ReadU16(reinterpret_cast<const uint8_t*>(rrsig.rdata.data()));
     for (RRset& rrset : node.rrsets) {
