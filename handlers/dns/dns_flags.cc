@@ -15,6 +15,9 @@
 #include "handlers/dns/zone_loader.h"
 #include "handlers/dns/zone_signer.h"
 
+// After the C++ headers: ldns (1.8.3) defines `bool` for C, which breaks C++20 <optional>.
+#include <ldns/ldns.h>  // NOLINT(build/include_order)
+
 // server/arguments.cc merges a repeated --zone (any list flag) into one comma-separated value.
 ABSL_FLAG(std::vector<std::string>, zone, {},
           "DNS: RFC 1035 zone file to serve (origin = owner of the SOA); repeat the flag "
@@ -83,6 +86,13 @@ absl::StatusOr<std::vector<ZoneSource>> ReadSources(absl::Time now) {
   return sources;
 }
 
+// "A", "NSEC3", or "TYPE65280" (RFC 3597 §5) for types ldns does not know.
+std::string TypeName(uint16_t type) {
+  const ldns_rr_descriptor* descriptor = ldns_rr_descript(type);
+  if (descriptor != nullptr && descriptor->_name != nullptr) return descriptor->_name;
+  return absl::StrCat("TYPE", type);
+}
+
 // One line per signed zone: its earliest RRSIG expiry, as a warning when it is near or past
 // (RFC 4035 §5.3.1: validators reject expired signatures, so the zone would go bogus).
 void ReportSignatures(const Zone& zone, absl::Time now, absl::Duration warn_within) {
@@ -91,7 +101,7 @@ void ReportSignatures(const Zone& zone, absl::Time now, absl::Duration warn_with
   const absl::Time when = absl::FromUnixSeconds(expiry->expiration);
   const std::string at =
       absl::StrCat(absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", when, absl::UTCTimeZone()), " (",
-                   NameToText(expiry->owner), " type ", expiry->type_covered, ")");
+                   NameToText(expiry->owner), " ", TypeName(expiry->type_covered), ")");
   const char* denial = zone.denial().has_nsec3() ? "NSEC3" : "NSEC";
   if (when <= now) {
     LogWarning("dns: zone %s: signatures EXPIRED: earliest expiry %s; re-sign the zone",
