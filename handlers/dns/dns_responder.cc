@@ -158,7 +158,7 @@ size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, bool& keepalive) {
       const uint16_t signatures =
           entry.with_signatures ? static_cast<uint16_t>(entry.rrset->signatures.size()) : 0;
       for (int i = 0; fits && i < signatures; ++i) {
-        fits = writer_.WriteRecord(entry.owner, kTypeRrsig, entry.rrset->signatures[i]);
+        fits = writer_.WriteRecord(entry.owner, kTypeRrsig, *entry.rrset->signatures[i]);
       }
       if (!fits) {
         // Whole RRsets only (RFC 2181 §9). Over TCP this needs an answer near 64 KiB.

@@ -26,7 +26,7 @@ void NoteExpiry(const std::string& owner, const Node& node,
   }
 }
 
-// Copies each RRSIG to the RRset it covers (RFC 4034 §3.1.1: Type Covered, the first two
+// Points each RRset at the RRSIGs that cover it (RFC 4034 §3.1.1: Type Covered, the first two
 // octets of the RDATA), so answers can add them without searching.
 void AttachSignatures(Node& node) {
   const RRset* rrsigs = node.Find(kTypeRrsig);
@@ -37,9 +37,7 @@ void AttachSignatures(Node& node) {
     const uint16_t covered = ReadU16(reinterpret_cast<const uint8_t*>(rrsig.rdata.data()));
     for (RRset& rrset : node.rrsets) {
       if (rrset.type != covered || covered == kTypeRrsig) continue;
-      rrset.signatures.push_back(rrsig);
-      // NSD sends an SOA's RRSIGs with the SOA's TTL (its bug #542).
-      if (covered == kTypeSoa) rrset.signatures.back().ttl = rrset.records.front().ttl;
+      rrset.signatures.push_back(&rrsig);
     }
   }
 }
@@ -59,7 +57,15 @@ Zone::Zone(std::string origin, absl::flat_hash_map<std::string, Node> nodes,
   apex_ = &nodes_.at(origin_);
   secure_ = apex_->Find(kTypeRrsig) != nullptr;
   apex_ns_ = apex_->Find(kTypeNs);
-  const RRset* soa = apex_->Find(kTypeSoa);
+  RRset* soa = nullptr;
+  for (RRset& rrset : nodes_.at(origin_).rrsets) {
+    if (rrset.type == kTypeSoa) soa = &rrset;
+  }
+  // NSD sends an SOA's RRSIGs with the SOA's TTL (its bug #542): owned copies.
+  for (const Record* rrsig : soa->signatures) soa_signatures_.push_back(*rrsig);
+  for (Record& rrsig : soa_signatures_) rrsig.ttl = soa->records.front().ttl;
+  soa->signatures.clear();
+  for (const Record& rrsig : soa_signatures_) soa->signatures.push_back(&rrsig);
   negative_soa_ = *soa;
   for (Record& record : negative_soa_.records) {
     // SOA RDATA ends with MINIMUM (RFC 1035 §3.3.13).
@@ -68,7 +74,10 @@ Zone::Zone(std::string origin, absl::flat_hash_map<std::string, Node> nodes,
     record.ttl = std::min(record.ttl, minimum);
   }
   // Likewise in negative answers: the signature expires from caches with the SOA it covers.
-  for (Record& rrsig : negative_soa_.signatures) rrsig.ttl = negative_soa_.records.front().ttl;
+  negative_soa_signatures_ = soa_signatures_;
+  for (Record& rrsig : negative_soa_signatures_) rrsig.ttl = negative_soa_.records.front().ttl;
+  negative_soa_.signatures.clear();
+  for (const Record& rrsig : negative_soa_signatures_) negative_soa_.signatures.push_back(&rrsig);
   denial_.Build(origin_, nodes_, nsec3_nodes_);
 }
 

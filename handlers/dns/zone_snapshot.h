@@ -37,9 +37,10 @@ struct RRset {
   uint16_t type = 0;
   std::vector<Record> records;
   // The RRSIGs at the same owner whose Type Covered is `type` (RFC 4034 §3.1.1), sent after
-  // the records to a DO query (RFC 4035 §3.1.1). The RRSIG RRset itself stays in the node for
-  // queries of type RRSIG; this is a copy indexed by type.
-  std::vector<Record> signatures;
+  // the records to a DO query (RFC 4035 §3.1.1). They point into the node's RRSIG RRset (kept
+  // for queries of type RRSIG), or for the SOA into copies the Zone owns (their TTL is the
+  // SOA's); valid as long as the Zone.
+  std::vector<const Record*> signatures;
 };
 
 // One owner name in a zone. Empty non-terminals exist as nodes without RRsets (RFC 4592 §2.2.2)
@@ -121,6 +122,9 @@ class Zone {
   bool secure_ = false;
   DenialIndex denial_;
   std::optional<SignatureExpiry> earliest_expiry_;
+  // The SOA's RRSIGs with the SOA's TTL, and with the negative SOA's (NSD, its bug #542).
+  std::vector<Record> soa_signatures_;
+  std::vector<Record> negative_soa_signatures_;
   const Node* apex_ = nullptr;
   const RRset* apex_ns_ = nullptr;
   RRset negative_soa_;

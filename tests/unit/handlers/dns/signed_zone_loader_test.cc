@@ -27,8 +27,11 @@ constexpr absl::string_view kHead =
     "example.org. 3600 IN NS ns1.example.org.\n";
 
 TEST(SignedZoneLoaderTest, CnameWithRrsigAndNsecLoads) {
+  // The SOA's RRSIG with a TTL of its own: answers use the SOA's (NSD).
+  std::string soa_rrsig = Rrsig("example.org.", "SOA", 2);
+  soa_rrsig.replace(soa_rrsig.find(" 3600 "), 6, " 7200 ");
   const std::string text = absl::StrCat(
-      kHead, Rrsig("example.org.", "SOA", 2), Rrsig("example.org.", "NS", 2),
+      kHead, soa_rrsig, Rrsig("example.org.", "NS", 2),
       "ftp.example.org. 3600 IN CNAME www.example.org.\n", Rrsig("ftp.example.org.", "CNAME", 3),
       "ftp.example.org. 300 IN NSEC www.example.org. CNAME RRSIG NSEC\n",
       Rrsig("ftp.example.org.", "NSEC", 3, "20290101000000"));
@@ -44,7 +47,9 @@ TEST(SignedZoneLoaderTest, CnameWithRrsigAndNsecLoads) {
   EXPECT_EQ(ftp->Find(kTypeRrsig)->records.size(), 2u);
   // The SOA's signature follows the SOA's TTL in negative answers (NSD, bug #542).
   ASSERT_EQ((*zone)->negative_soa().signatures.size(), 1u);
-  EXPECT_EQ((*zone)->negative_soa().signatures[0].ttl, 300u);
+  EXPECT_EQ((*zone)->negative_soa().signatures[0]->ttl, 300u);
+  // The positive SOA's RRSIG has the SOA's TTL too.
+  EXPECT_EQ((*zone)->apex().Find(kTypeSoa)->signatures[0]->ttl, 3600u);
   ASSERT_TRUE((*zone)->earliest_expiry().has_value());
   EXPECT_EQ((*zone)->earliest_expiry()->owner, testing::WireName("ftp.example.org."));
   EXPECT_EQ((*zone)->earliest_expiry()->type_covered, kTypeNsec);
