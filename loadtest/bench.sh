@@ -3,7 +3,7 @@
 # on the same CPUs, with the same client: the RATIO is the figure that travels between
 # machines; the absolute conn/s depend on the machine.
 #
-#   loadtest/bench.sh [--seconds 10] [--server-cpus 0] [--client-cpus 1-N] [--proto dns|ocsp|whois]
+#   loadtest/bench.sh [--seconds 10] [--server-cpus 0] [--client-cpus 1-N] [--proto dns|dnssec|ocsp|whois]
 #                     [--concurrency 64] [--rounds 1] [--bin DIR] [--out DIR]
 #
 # Binaries: --bin DIR (a build directory, or a folder holding the three binaries; default
@@ -86,6 +86,13 @@ for ((round = 1; round <= rounds; round++)); do
   echo
   echo "== onepassd ($onepassd), round $round of $rounds"
   run_one "onepassd-$round" "$onepassd" "${server_args[@]}" --listen 127.0.0.1:0 --workers "$n_server" --cpus "$server_cpus"
+  if [ "$proto" = dnssec ] && [ "$round" = 1 ]; then
+    # The reference answers as many bytes as onepassd did (its answer size, prefix excluded).
+    answer_bytes=$(awk -v b="$(json_number "$work/onepassd-1.json" bytes_received)" \
+      -v n="$(json_number "$work/onepassd-1.json" ok)" 'BEGIN { if (n > 0) printf "%d", b / n - 2; else print 0 }')
+    echo "  (reference answers $answer_bytes bytes, as onepassd did)"
+    reference_args+=(--dns-answer-bytes "$answer_bytes")
+  fi
   echo
   echo "== reference ($reference), round $round of $rounds"
   run_one "reference-$round" "$reference" "${reference_args[@]}" --listen 127.0.0.1:0 --threads "$n_server" --cpus "$server_cpus"

@@ -170,12 +170,24 @@ ocsp_data_dir() {
   echo "$dir"
 }
 
+# The signed zone of the dnssec benchmark: $ONEPASS_DNSSEC_ZONE or the repository's copy.
+dnssec_zone() {
+  echo "${ONEPASS_DNSSEC_ZONE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/data/dnssec/example.org.signed}"
+}
+
 # Sets load_args, server_args (onepassd) and reference_args for a protocol.
 protocol_args() {
   server_args=(--handler "$1")
   reference_args=(--proto "$1")
   case $1 in
     dns) load_args=(--proto dns --qname www.example.com. --qtype A) ;;
+    dnssec)
+      # A signed zone, an A query with the DO bit: the answer carries its RRSIG, the apex NS
+      # with its RRSIG and the signed glue. The reference answers the same number of bytes
+      # (bench.sh measures onepassd's answer size in the first round).
+      server_args=(--handler dns --zone "$(dnssec_zone)")
+      reference_args=(--proto dns)
+      load_args=(--proto dns --qname www.example.org. --qtype A --edns-size 1232 --dnssec-ok) ;;
     whois) load_args=(--proto whois --whois-query example.com) ;;
     ocsp)
       local data
@@ -183,7 +195,7 @@ protocol_args() {
       load_args=(--proto ocsp --ocsp-request "$data/good.req.der")
       server_args+=(--ocsp-responses "$data/responses")
       reference_args+=(--response-file "$data/responses/good.der") ;;
-    *) echo "bench: protocol must be dns, ocsp or whois" >&2; return 1 ;;
+    *) echo "bench: protocol must be dns, dnssec, ocsp or whois" >&2; return 1 ;;
   esac
 }
 

@@ -47,6 +47,10 @@ ABSL_FLAG(int, cpu, -1, "pin the single worker to this CPU (same as --cpus N)");
 ABSL_FLAG(std::string, proto, "dns", "dns | whois | ocsp: which fixed answer to write");
 ABSL_FLAG(std::string, response_file, "",
           "ocsp: the DER OCSPResponse every request gets (e.g. a pre-signed good.der)");
+ABSL_FLAG(int, dns_answer_bytes, 0,
+          "dns: make the fixed answer this many bytes (without the length prefix) with an OPT "
+          "record (DO set) carrying RFC 7830 padding, to compare with onepassd's answers of "
+          "that size (e.g. signed ones, to EDNS queries); 0 = the plain one-A-record answer");
 ABSL_FLAG(int, backlog, 65535, "listen backlog (capped by net.core.somaxconn)");
 
 namespace onepass::reference {
@@ -64,6 +68,7 @@ void OnSignal(int) {
 
 bool g_whois = false;
 bool g_ocsp = false;
+size_t g_dns_answer_bytes = 0;
 std::string g_ocsp_reply;  // the whole HTTP response, built once
 
 // Content-Length of an HTTP request head (0 if absent), by a case-insensitive search.
@@ -104,6 +109,19 @@ std::string Answer(const std::string& request) {
   message[6] = 0, message[7] = 1;                              // ANCOUNT 1
   message[8] = message[9] = message[10] = message[11] = 0;     // no NS, no additional (OPT)
   message += std::string("\xC0\x0C\x00\x01\x00\x01\x00\x00\x0E\x10\x00\x04\xC0\x00\x02\x01", 16);
+  // Filler: an OPT (RFC 6891 §6.1.2) with the DO bit and a Padding option (RFC 7830) of the
+  // length that makes the answer g_dns_answer_bytes long.
+  if (g_dns_answer_bytes >= message.size() + 15) {
+    const size_t padding = g_dns_answer_bytes - message.size() - 15;
+    message[11] = 1;  // ARCOUNT
+    message += std::string("\x00\x00\x29\x04\xD0\x00\x00\x80\x00", 9);
+    message.push_back(static_cast<char>((padding + 4) >> 8));
+    message.push_back(static_cast<char>((padding + 4) & 0xFF));
+    message += std::string("\x00\x0C", 2);
+    message.push_back(static_cast<char>(padding >> 8));
+    message.push_back(static_cast<char>(padding & 0xFF));
+    message.append(padding, '\0');
+  }
   std::string framed;
   framed.push_back(static_cast<char>(message.size() >> 8));
   framed.push_back(static_cast<char>(message.size() & 0xFF));
@@ -206,6 +224,11 @@ int Main(int argc, char** argv) {
   }
   g_whois = proto == "whois";
   g_ocsp = proto == "ocsp";
+  if (absl::GetFlag(FLAGS_dns_answer_bytes) < 0 || absl::GetFlag(FLAGS_dns_answer_bytes) > 65535) {
+    LogError("--dns-answer-bytes must be 0..65535");
+    return 1;
+  }
+  g_dns_answer_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_dns_answer_bytes));
   if (g_ocsp) {
     std::ifstream file(absl::GetFlag(FLAGS_response_file), std::ios::binary);
     std::stringstream body;

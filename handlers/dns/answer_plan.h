@@ -8,11 +8,15 @@
 //    answered from the parent side (RFC 4035 §3.1.4.1);
 //  - positive answers carry the apex NS in authority (except for DS, DNSKEY and ANY), and
 //    A/AAAA of in-zone NS, MX and SRV targets in additional (RFC 1035 §3.3.9, RFC 2782);
-//  - QTYPE=ANY answers one RRset (RFC 8482 §4.1, NSD's choice of which).
+//  - QTYPE=ANY answers one RRset (RFC 8482 §4.1, NSD's choice of which);
+//  - with the DO bit and a signed zone (RFC 4035 §3.1): each RRset's RRSIGs, DS or the proof
+//    of no DS in referrals, and the NSEC or NSEC3 records that prove an NXDOMAIN, a NODATA or
+//    a wildcard expansion (RFC 4035 §3.1.3, RFC 5155 §7.2), chosen as NSD chooses them.
 #ifndef ONEPASS_HANDLERS_DNS_ANSWER_PLAN_H_
 #define ONEPASS_HANDLERS_DNS_ANSWER_PLAN_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -36,19 +40,21 @@ struct PlanEntry {
   // Canonical owner name; views into the snapshot or the query, valid while both are.
   absl::string_view owner;
   const RRset* rrset;
+  // Send the RRset's RRSIGs after it (a DO query, a signed zone, not an RRSIG RRset).
+  bool with_signatures;
 };
 
 struct AnswerPlan {
   uint16_t rcode = 0;
   bool authoritative = false;
-  // RFC 8914 INFO-CODE to send in an OPT, or -1.
-  int ede = -1;
+  // RFC 8914 INFO-CODE to send in an OPT.
+  std::optional<uint16_t> ede;
   std::vector<PlanEntry> entries;
 
   void Clear() {
     rcode = 0;
     authoritative = false;
-    ede = -1;
+    ede.reset();
     entries.clear();
   }
 };
@@ -57,10 +63,10 @@ struct AnswerPlan {
 // which tells a resolver to continue from the last target (RFC 1034 §3.6.2).
 inline constexpr int kMaxCnameChain = 16;
 
-// Fills `plan` for the question (qname canonical). `plan` keeps its capacity between calls:
-// after warm-up this allocates nothing.
+// Fills `plan` for the question (qname canonical); `dnssec_ok` is the query's DO bit
+// (RFC 3225). `plan` keeps its capacity between calls: after warm-up this allocates nothing.
 void PlanAnswer(const ZoneSnapshot& snapshot, absl::string_view qname, uint16_t qtype,
-                uint16_t qclass, AnswerPlan& plan);
+                uint16_t qclass, bool dnssec_ok, AnswerPlan& plan);
 
 }  // namespace onepass::dns
 

@@ -6,11 +6,17 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/log.h"
 #include "handlers/dns/default_zone.h"
 #include "handlers/dns/dns_handler.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/zone_loader.h"
+#include "handlers/dns/zone_signer.h"
+
+// After the C++ headers: ldns (1.8.3) defines `bool` for C, which breaks C++20 <optional>.
+#include <ldns/ldns.h>  // NOLINT(build/include_order)
 
 // server/arguments.cc merges a repeated --zone (any list flag) into one comma-separated value.
 ABSL_FLAG(std::vector<std::string>, zone, {},
@@ -24,7 +30,92 @@ ABSL_FLAG(int, dns_precompile_max_mb, 256,
           "DNS: memory for answers rendered at load time (name x type, NSD-style); names "
           "beyond it are answered by the normal path. 0 turns precompilation off");
 
+ABSL_FLAG(int, dns_nsec3_max_iterations, 100,
+          "DNS: refuse to load a zone whose NSEC3 records use more hash iterations than this "
+          "(RFC 9276 advises 0; validators treat high counts as insecure)");
+ABSL_FLAG(int, dns_signature_warn_days, 7,
+          "DNS: at load and reload, warn about a signed zone whose earliest RRSIG expires "
+          "within this many days (or has expired)");
+
+ABSL_FLAG(std::string, dnssec_keys, "",
+          "DNS: sign every --zone at load and reload with the keys in this folder "
+          "(K<origin>.+<alg>+<tag>.private/.key, as ldns-keygen writes them); empty: serve "
+          "the zones as given (presigned or unsigned)");
+ABSL_FLAG(std::string, dnssec_denial, "nsec",
+          "DNS: with --dnssec_keys, the denial of existence to generate: nsec (RFC 4034) or "
+          "nsec3 (RFC 5155; no salt, 0 iterations, as RFC 9276 advises)");
+ABSL_FLAG(int, dnssec_validity_days, 14,
+          "DNS: with --dnssec_keys, how long the signatures made at load are valid (they start "
+          "an hour in the past, for clocks that lag)");
+
 namespace onepass::dns {
+namespace {
+
+// Reads the zone files (or the embedded zone) and, with --dnssec_keys, signs them.
+absl::StatusOr<std::vector<ZoneSource>> ReadSources(absl::Time now) {
+  std::vector<ZoneSource> sources;
+  const std::vector<std::string> files = absl::GetFlag(FLAGS_zone);
+  if (files.empty()) {
+    sources.push_back(ZoneSource{"<embedded default zone>", std::string(DefaultZoneText())});
+  }
+  for (const std::string& path : files) {
+    absl::StatusOr<ZoneSource> source = ReadZoneFile(path);
+    if (!source.ok()) return source.status();
+    sources.push_back(*std::move(source));
+  }
+  const std::string keys = absl::GetFlag(FLAGS_dnssec_keys);
+  if (keys.empty()) return sources;
+  const std::string denial = absl::GetFlag(FLAGS_dnssec_denial);
+  const int days = absl::GetFlag(FLAGS_dnssec_validity_days);
+  if (denial != "nsec" && denial != "nsec3") {
+    return absl::InvalidArgumentError("--dnssec_denial must be nsec or nsec3");
+  }
+  if (days < 1 || days > 365) {
+    return absl::InvalidArgumentError("--dnssec_validity_days must be 1..365");
+  }
+  SigningConfig config;
+  config.keys_dir = keys;
+  config.nsec3 = denial == "nsec3";
+  config.inception = static_cast<uint32_t>(absl::ToUnixSeconds(now - absl::Hours(1)));
+  config.expiration = static_cast<uint32_t>(absl::ToUnixSeconds(now + absl::Hours(24) * days));
+  for (ZoneSource& source : sources) {
+    absl::StatusOr<ZoneSource> signed_source = SignZone(source, config);
+    if (!signed_source.ok()) return signed_source.status();
+    source = *std::move(signed_source);
+  }
+  return sources;
+}
+
+// "A", "NSEC3", or "TYPE65280" (RFC 3597 §5) for types ldns does not know.
+std::string TypeName(uint16_t type) {
+  const ldns_rr_descriptor* descriptor = ldns_rr_descript(type);
+  if (descriptor != nullptr && descriptor->_name != nullptr) return descriptor->_name;
+  return absl::StrCat("TYPE", type);
+}
+
+// One line per signed zone: its earliest RRSIG expiry, as a warning when it is near or past
+// (RFC 4035 §5.3.1: validators reject expired signatures, so the zone would go bogus).
+void ReportSignatures(const Zone& zone, absl::Time now, absl::Duration warn_within) {
+  const std::optional<SignatureExpiry>& expiry = zone.earliest_expiry();
+  if (!expiry.has_value()) return;
+  const absl::Time when = absl::FromUnixSeconds(expiry->expiration);
+  const std::string at =
+      absl::StrCat(absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", when, absl::UTCTimeZone()), " (",
+                   NameToText(expiry->owner), " ", TypeName(expiry->type_covered), ")");
+  const char* denial = zone.denial().has_nsec3() ? "NSEC3" : "NSEC";
+  if (when <= now) {
+    LogWarning("dns: zone %s: signatures EXPIRED: earliest expiry %s; re-sign the zone",
+               NameToText(zone.origin()), at);
+  } else if (when - now < warn_within) {
+    LogWarning("dns: zone %s: signatures expire soon: earliest expiry %s",
+               NameToText(zone.origin()), at);
+  } else {
+    LogInfo("dns: zone %s signed (%s), earliest signature expiry %s", NameToText(zone.origin()),
+            denial, at);
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   ResponderConfig config;
@@ -39,14 +130,23 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
     return absl::InvalidArgumentError("--dns_precompile_max_mb must not be negative");
   }
   config.precompile_max_bytes = static_cast<size_t>(precompile_mb) << 20;
-  const std::vector<std::string> files = absl::GetFlag(FLAGS_zone);
+  const int max_iterations = absl::GetFlag(FLAGS_dns_nsec3_max_iterations);
+  if (max_iterations < 0 || max_iterations > 65535) {
+    return absl::InvalidArgumentError("--dns_nsec3_max_iterations is outside 0..65535");
+  }
+  ZoneLoadOptions load_options;
+  load_options.max_nsec3_iterations = static_cast<uint16_t>(max_iterations);
+  // Start-up and reload code, not the data path: reading the clock here is fine.
+  const absl::Time now = absl::Now();
+  absl::StatusOr<std::vector<ZoneSource>> sources = ReadSources(now);
+  if (!sources.ok()) return sources.status();
   absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> snapshot =
-      files.empty()
-          ? BuildSnapshot({ZoneSource{"<embedded default zone>", std::string(DefaultZoneText())}})
-          : LoadZoneFiles(files);
+      BuildSnapshot(*sources, load_options);
   if (!snapshot.ok()) return snapshot.status();
+  const absl::Duration warn_within = absl::Hours(24) * absl::GetFlag(FLAGS_dns_signature_warn_days);
   for (const auto& zone : (*snapshot)->zones()) {
     LogInfo("dns: serving zone %s (%d names)", NameToText(zone->origin()), zone->node_count());
+    ReportSignatures(*zone, now, warn_within);
   }
   auto factory = std::make_unique<DnsHandlerFactory>(*std::move(snapshot), config);
   if (const PrecompiledAnswers* precompiled = factory->precompiled()) {

@@ -13,9 +13,6 @@
 
 namespace onepass::dns {
 
-// The root name in wire form.
-inline constexpr absl::string_view kRootName("\0", 1);
-
 // True for the root name.
 inline bool IsRoot(absl::string_view name) { return name.size() == 1; }
 
@@ -35,11 +32,6 @@ std::string CanonicalName(const uint8_t* wire, size_t size);
 
 // "www.example.com." for messages and tests.
 std::string NameToText(absl::string_view name);
-
-// True if the first label is "*" (RFC 4592 §2.1.1).
-inline bool IsWildcard(absl::string_view name) {
-  return name.size() >= 2 && name[0] == 1 && name[1] == '*';
-}
 
 }  // namespace onepass::dns
 

@@ -43,13 +43,18 @@ Response DnsResponder::Respond(absl::Span<const uint8_t> message, absl::Span<uin
       return response;
     case QueryStatus::kFormErr:
       // NSD (query_formerr) sends the header alone, with no OPT: the OPT may be the problem.
-      response.size = WriteError(kRcodeFormErr, false, -1, false);
+      response.size = WriteError(
+          {.rcode = kRcodeFormErr, .with_question = false, .with_opt = false, .ede = std::nullopt});
       break;
     case QueryStatus::kNotImp:
-      response.size = WriteError(kRcodeNotImp, false, -1, false);
+      response.size = WriteError(
+          {.rcode = kRcodeNotImp, .with_question = false, .with_opt = false, .ede = std::nullopt});
       break;
     case QueryStatus::kNotAuth:
-      response.size = WriteError(kRcodeNotAuth, false, -1, query_.edns.present);
+      response.size = WriteError({.rcode = kRcodeNotAuth,
+                                  .with_question = false,
+                                  .with_opt = query_.edns.present,
+                                  .ede = std::nullopt});
       break;
     case QueryStatus::kOk:
       response.size = WritePrecompiled(keepalive_timeout, response.keepalive);
@@ -75,11 +80,12 @@ bool DnsResponder::WriteHeaderAndQuestion(uint16_t flags, bool with_question) {
          writer_.WriteU16(query_.qclass);
 }
 
-size_t DnsResponder::WriteError(uint16_t rcode, bool with_question, int ede, bool with_opt) {
+size_t DnsResponder::WriteError(const ErrorReply& reply) {
+  const uint16_t rcode = reply.rcode;
   // Keep the opcode and RD of the query (RFC 1035 §4.1.1); clear the other bits.
   const uint16_t flags = kFlagQr | (query_.flags & (kOpcodeMask | kFlagRd)) | (rcode & kRcodeMask);
-  if (!WriteHeaderAndQuestion(flags, with_question)) return 0;
-  if (with_opt && !WriteOpt(static_cast<uint8_t>(rcode >> 4), ede, 0)) return 0;
+  if (!WriteHeaderAndQuestion(flags, reply.with_question)) return 0;
+  if (reply.with_opt && !WriteOpt(static_cast<uint8_t>(rcode >> 4), reply.ede, 0)) return 0;
   return writer_.size();
 }
 
@@ -88,7 +94,8 @@ size_t DnsResponder::WritePrecompiled(uint16_t keepalive_timeout, bool& keepaliv
       (query_.edns.present && query_.edns.version != 0)) {
     return 0;
   }
-  const std::string* answer = precompiled_->Find(query_.answer_key());
+  const std::string* answer =
+      precompiled_->Find(query_.answer_key(), query_.edns.present && query_.edns.do_bit);
   if (answer == nullptr) return 0;
   const bool echo_keepalive = query_.edns.present && query_.edns.keepalive && keepalive_timeout > 0;
   if (!writer_.WriteBytes(answer->data(), answer->size())) return 0;
@@ -98,7 +105,7 @@ size_t DnsResponder::WritePrecompiled(uint16_t keepalive_timeout, bool& keepaliv
   // Same length as the canonical name it replaces: the pointers to offset 12 stay valid.
   std::memcpy(message + kHeaderBytes, query_.qname, query_.qname_size);
   if (query_.edns.present) {
-    if (!WriteOpt(0, -1, echo_keepalive ? keepalive_timeout : 0)) return 0;
+    if (!WriteOpt(0, std::nullopt, echo_keepalive ? keepalive_timeout : 0)) return 0;
     keepalive = echo_keepalive;
   }
   return writer_.size();
@@ -107,22 +114,30 @@ size_t DnsResponder::WritePrecompiled(uint16_t keepalive_timeout, bool& keepaliv
 size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, bool& keepalive) {
   const bool edns = query_.edns.present;
   // RFC 6891 §6.1.3: we implement version 0 only; BADVERS carries the question (as NSD).
-  if (edns && query_.edns.version != 0) return WriteError(kRcodeBadVers, true, -1, true);
+  if (edns && query_.edns.version != 0) {
+    return WriteError(
+        {.rcode = kRcodeBadVers, .with_question = true, .with_opt = true, .ede = std::nullopt});
+  }
   if (query_.qclass != kClassIn && query_.qclass != kClassAny) {
     // Only IN is served. NSD keeps the question for CHAOS (its id.server class) only.
-    return WriteError(kRcodeRefused, query_.qclass == kClassCh, kEdeNotSupported, edns);
+    return WriteError({.rcode = kRcodeRefused,
+                       .with_question = query_.qclass == kClassCh,
+                       .with_opt = edns,
+                       .ede = kEdeNotSupported});
   }
   if (query_.qtype == kTypeAxfr || query_.qtype == kTypeIxfr) {
     // Zone transfers are not this server's job (RFC 5936 §4.2 allows refusing them).
-    return WriteError(kRcodeRefused, true, -1, edns);
+    return WriteError(
+        {.rcode = kRcodeRefused, .with_question = true, .with_opt = edns, .ede = std::nullopt});
   }
-  PlanAnswer(*snapshot_, query_.canonical_qname(), query_.qtype, query_.qclass, plan_);
+  PlanAnswer(*snapshot_, query_.canonical_qname(), query_.qtype, query_.qclass,
+             edns && query_.edns.do_bit, plan_);
   // RFC 1035 §4.1.1 / NSD query_prepare_response: copy RD, clear the rest (CD, AD, Z).
   uint16_t flags = kFlagQr | (query_.flags & kFlagRd) | (plan_.rcode & kRcodeMask);
   if (plan_.authoritative) flags |= kFlagAa;
   if (!WriteHeaderAndQuestion(flags, true)) return 0;
   const bool echo_keepalive = edns && query_.edns.keepalive && keepalive_timeout > 0;
-  const size_t opt_bytes = edns ? kOptFixedBytes + (plan_.ede >= 0 ? kEdeOptionBytes : 0) +
+  const size_t opt_bytes = edns ? kOptFixedBytes + (plan_.ede.has_value() ? kEdeOptionBytes : 0) +
                                       (echo_keepalive ? kKeepaliveOptionBytes : 0)
                                 : 0;
   writer_.Reserve(opt_bytes);
@@ -138,6 +153,13 @@ size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, bool& keepalive) {
           break;
         }
       }
+      // RFC 4035 §3.1.1: the RRSIGs with their RRset, in the same section (NSD sends the SOA's
+      // with the SOA's TTL; the loader set them so).
+      const uint16_t signatures =
+          entry.with_signatures ? static_cast<uint16_t>(entry.rrset->signatures.size()) : 0;
+      for (int i = 0; fits && i < signatures; ++i) {
+        fits = writer_.WriteRecord(entry.owner, kTypeRrsig, *entry.rrset->signatures[i]);
+      }
       if (!fits) {
         // Whole RRsets only (RFC 2181 §9). Over TCP this needs an answer near 64 KiB.
         writer_.Rollback(before);
@@ -146,7 +168,7 @@ size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, bool& keepalive) {
         break;
       }
       AddToCount(writer_.data(), kCountOffset[section],
-                 static_cast<uint16_t>(entry.rrset->records.size()));
+                 static_cast<uint16_t>(entry.rrset->records.size() + signatures));
     }
   }
   WriteU16(writer_.data() + 2, flags);
@@ -158,9 +180,11 @@ size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, bool& keepalive) {
   return writer_.size();
 }
 
-bool DnsResponder::WriteOpt(uint8_t extended_rcode, int ede, uint16_t keepalive_timeout) {
-  const uint16_t rdlength = static_cast<uint16_t>(
-      (ede >= 0 ? kEdeOptionBytes : 0) + (keepalive_timeout > 0 ? kKeepaliveOptionBytes : 0));
+bool DnsResponder::WriteOpt(uint8_t extended_rcode, std::optional<uint16_t> ede,
+                            uint16_t keepalive_timeout) {
+  const uint16_t rdlength =
+      static_cast<uint16_t>((ede.has_value() ? kEdeOptionBytes : 0) +
+                            (keepalive_timeout > 0 ? kKeepaliveOptionBytes : 0));
   const uint8_t root = 0;
   // TTL: EXTENDED-RCODE, VERSION 0, then the DO bit echoed (RFC 3225 §3).
   const uint32_t ttl = (uint32_t{extended_rcode} << 24) | (query_.edns.do_bit ? kEdnsFlagDo : 0);
@@ -169,10 +193,9 @@ bool DnsResponder::WriteOpt(uint8_t extended_rcode, int ede, uint16_t keepalive_
       !writer_.WriteU16(rdlength)) {
     return false;
   }
-  if (ede >= 0) {
+  if (ede.has_value()) {
     // RFC 8914 §2: INFO-CODE without EXTRA-TEXT.
-    if (!writer_.WriteU16(kOptionEde) || !writer_.WriteU16(2) ||
-        !writer_.WriteU16(static_cast<uint16_t>(ede))) {
+    if (!writer_.WriteU16(kOptionEde) || !writer_.WriteU16(2) || !writer_.WriteU16(*ede)) {
       return false;
     }
   }

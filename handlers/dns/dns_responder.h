@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "absl/types/span.h"
 #include "handlers/dns/answer_plan.h"
@@ -48,14 +49,23 @@ class DnsResponder {
                    uint16_t keepalive_timeout);
 
  private:
-  // Header + question only, for errors (RFC 1035 §4.1.1).
-  size_t WriteError(uint16_t rcode, bool with_question, int ede, bool with_opt);
+  // What an error response carries besides its header (RFC 1035 §4.1.1).
+  struct ErrorReply {
+    uint16_t rcode = 0;
+    // The question section; NSD leaves it out of most errors (query_error).
+    bool with_question = false;
+    // Our OPT (only when the query had one; never with FORMERR, whose cause may be the OPT).
+    bool with_opt = false;
+    // RFC 8914 INFO-CODE in the OPT.
+    std::optional<uint16_t> ede;
+  };
+  size_t WriteError(const ErrorReply& reply);
   size_t WriteAnswer(uint16_t keepalive_timeout, bool& keepalive);
   bool WriteHeaderAndQuestion(uint16_t flags, bool with_question);
   // The precompiled answer patched for this query, or 0 if there is none.
   size_t WritePrecompiled(uint16_t keepalive_timeout, bool& keepalive);
   // Appends our OPT (RFC 6891 §6.1.2) and counts it in ARCOUNT.
-  bool WriteOpt(uint8_t extended_rcode, int ede, uint16_t keepalive_timeout);
+  bool WriteOpt(uint8_t extended_rcode, std::optional<uint16_t> ede, uint16_t keepalive_timeout);
 
   std::shared_ptr<const ZoneSnapshot> snapshot_;
   std::shared_ptr<const PrecompiledAnswers> precompiled_;

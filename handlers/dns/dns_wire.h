@@ -60,6 +60,7 @@ enum RrType : uint16_t {
   kTypeNsec = 47,
   kTypeDnskey = 48,
   kTypeNsec3 = 50,
+  kTypeNsec3param = 51,
   kTypeTsig = 250,
   kTypeIxfr = 251,
   kTypeAxfr = 252,

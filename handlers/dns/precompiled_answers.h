@@ -5,6 +5,10 @@
 // query is then one hash lookup, one copy, and three patches: the ID, the RD bit and the
 // question name's case (same length, so every compression pointer stays valid). An OPT, if
 // the query had one, is appended after. Immutable, shared by all workers like the snapshot.
+//
+// When some zone is signed, each answer is also rendered for a query with the DO bit
+// (RFC 3225: RRSIGs and denial proofs, answer_plan.h), stored without its OPT; the two
+// renderings share one string when they are the same (unsigned data).
 #ifndef ONEPASS_HANDLERS_DNS_PRECOMPILED_ANSWERS_H_
 #define ONEPASS_HANDLERS_DNS_PRECOMPILED_ANSWERS_H_
 
@@ -29,10 +33,12 @@ class PrecompiledAnswers {
       std::shared_ptr<const ZoneSnapshot> snapshot, const ResponderConfig& config,
       size_t max_bytes);
 
-  // `key`: canonical name followed by the big-endian QTYPE. nullptr if not precompiled.
-  const std::string* Find(absl::string_view key) const {
+  // `key`: canonical name followed by the big-endian QTYPE; `dnssec_ok`: the query's DO bit.
+  // nullptr if not precompiled.
+  const std::string* Find(absl::string_view key, bool dnssec_ok) const {
     auto it = answers_.find(key);
-    return it == answers_.end() ? nullptr : &it->second;
+    if (it == answers_.end()) return nullptr;
+    return dnssec_ok && !it->second.dnssec.empty() ? &it->second.dnssec : &it->second.plain;
   }
   size_t count() const { return answers_.size(); }
   size_t bytes() const { return bytes_; }
@@ -40,7 +46,11 @@ class PrecompiledAnswers {
   bool complete() const { return complete_; }
 
  private:
-  absl::flat_hash_map<std::string, std::string> answers_;
+  struct Entry {
+    std::string plain;
+    std::string dnssec;  // empty: the same as `plain`
+  };
+  absl::flat_hash_map<std::string, Entry> answers_;
   size_t bytes_ = 0;
   bool complete_ = true;
 };

@@ -84,27 +84,44 @@ Record MakeRecord(const ldns_rr* rr) {
   return record;
 }
 
-absl::Status AddRecord(const ZoneSource& source, const std::string& origin, const ldns_rr* rr,
+absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin, const ldns_rr* rr,
                        absl::flat_hash_map<std::string, Node>& nodes) {
   const std::string owner = RdfName(ldns_rr_owner(rr));
   const uint16_t type = ldns_rr_get_type(rr);
-  char* text = ldns_rr2str(rr);
-  std::string rr_text = text != nullptr ? text : "?";
-  free(text);
-  while (!rr_text.empty() && rr_text.back() == '\n') rr_text.pop_back();
+  // The record as text, for error messages only (printing every record would dominate the
+  // load time of a signed zone).
+  auto rr_text = [rr] {
+    char* text = ldns_rr2str(rr);
+    std::string out = text != nullptr ? text : "?";
+    free(text);
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  };
   if (!IsSubdomain(owner, origin)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("record outside zone ", NameToText(origin), ": ", rr_text));
+        absl::StrCat("record outside zone ", NameToText(origin), ": ", rr_text()));
   }
   if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
-    return absl::InvalidArgumentError(absl::StrCat("only class IN is served: ", rr_text));
+    return absl::InvalidArgumentError(absl::StrCat("only class IN is served: ", rr_text()));
   }
   if (type == kTypeSoa && owner != origin) {
-    return absl::InvalidArgumentError(absl::StrCat("SOA not at the zone apex: ", rr_text));
+    return absl::InvalidArgumentError(absl::StrCat("SOA not at the zone apex: ", rr_text()));
   }
   if (type == kTypeOpt || type == kTypeTsig || type == kTypeAxfr || type == kTypeIxfr ||
       type == kTypeAny) {
-    return absl::InvalidArgumentError(absl::StrCat("meta type in zone data: ", rr_text));
+    return absl::InvalidArgumentError(absl::StrCat("meta type in zone data: ", rr_text()));
+  }
+  Record record = MakeRecord(rr);
+  if ((type == kTypeNsec3 || type == kTypeNsec3param) && record.rdata.size() >= 4) {
+    // RFC 5155 §3.2 / §4.2: algorithm, flags, then the iterations.
+    const uint16_t iterations = ReadU16(reinterpret_cast<const uint8_t*>(record.rdata.data()) + 2);
+    if (iterations > options.max_nsec3_iterations) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "NSEC3 iterations ", iterations, " above the limit of ", options.max_nsec3_iterations,
+          " (--dns_nsec3_max_iterations; RFC 9276 §3.1: validators treat high counts as "
+          "insecure; re-sign with 0): ",
+          rr_text()));
+    }
   }
   Node& node = nodes[owner];
   RRset* rrset = nullptr;
@@ -112,10 +129,9 @@ absl::Status AddRecord(const ZoneSource& source, const std::string& origin, cons
     if (existing.type == type) rrset = &existing;
   }
   if (rrset == nullptr) {
-    node.rrsets.push_back(RRset{type, {}});
+    node.rrsets.push_back(RRset{type, {}, {}});
     rrset = &node.rrsets.back();
   }
-  Record record = MakeRecord(rr);
   for (const Record& existing : rrset->records) {
     if (existing.rdata == record.rdata) return absl::OkStatus();  // RFC 2181 §5: a set
   }
@@ -128,9 +144,28 @@ absl::Status AddRecord(const ZoneSource& source, const std::string& origin, cons
   return absl::OkStatus();
 }
 
+// True for the records DNSSEC signing adds beside a CNAME (RFC 4035 §2.5).
+bool AllowedBesideCname(uint16_t type) {
+  return type == kTypeCname || type == kTypeRrsig || type == kTypeNsec;
+}
+
+// An owner with nothing but NSEC3 and its RRSIGs: a hashed name of the NSEC3 chain.
+bool OnlyNsec3(const Node& node) {
+  bool nsec3 = false;
+  for (const RRset& rrset : node.rrsets) {
+    if (rrset.type == kTypeNsec3) {
+      nsec3 = true;
+    } else if (rrset.type != kTypeRrsig) {
+      return false;
+    }
+  }
+  return nsec3;
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source) {
+absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
+                                                const ZoneLoadOptions& options) {
   std::unique_ptr<FILE, FileCloser> file(
       fmemopen(const_cast<char*>(source.text.data()), source.text.size(), "r"));
   if (source.text.empty() || file == nullptr) {
@@ -190,7 +225,7 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source) {
       }
       origin = RdfName(ldns_rr_owner(rr.get()));
     }
-    if (absl::Status s = AddRecord(source, origin, rr.get(), nodes); !s.ok()) {
+    if (absl::Status s = AddRecord(options, origin, rr.get(), nodes); !s.ok()) {
       return error_at_line(s.message());
     }
   }
@@ -198,17 +233,32 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source) {
     return absl::InvalidArgumentError(
         absl::StrCat(source.display_name, ": no SOA record (RFC 1035 §5.2)"));
   }
-  // RFC 1034 §3.6.2: no other data at a CNAME's owner. Then add the empty non-terminals
-  // between each owner and the apex (RFC 4592 §2.2.2), which block wildcard synthesis.
+  // RFC 1034 §3.6.2: no other data at a CNAME's owner, except what signing adds
+  // (RFC 4035 §2.5). NSEC3 owners leave the namespace (zone_snapshot.h). Then add the empty
+  // non-terminals between each owner and the apex (RFC 4592 §2.2.2), which block wildcard
+  // synthesis.
   std::vector<std::string> owners;
   owners.reserve(nodes.size());
+  absl::flat_hash_map<std::string, Node> nsec3_nodes;
   for (const auto& [owner, node] : nodes) {
-    if (node.Find(kTypeCname) != nullptr && node.rrsets.size() > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(source.display_name,
-                                                     ": CNAME and other data at ",
-                                                     NameToText(owner), " (RFC 1034 §3.6.2)"));
+    if (node.Find(kTypeCname) != nullptr) {
+      for (const RRset& rrset : node.rrsets) {
+        if (AllowedBesideCname(rrset.type)) continue;
+        return absl::InvalidArgumentError(absl::StrCat(source.display_name,
+                                                       ": CNAME and other data at ",
+                                                       NameToText(owner), " (RFC 1034 §3.6.2)"));
+      }
     }
-    owners.push_back(owner);
+    if (OnlyNsec3(node) && owner != origin) {
+      nsec3_nodes.emplace(owner, Node{});
+    } else {
+      owners.push_back(owner);
+    }
+  }
+  for (auto& [owner, node] : nsec3_nodes) {
+    auto it = nodes.find(owner);
+    node = std::move(it->second);
+    nodes.erase(it);
   }
   for (const std::string& owner : owners) {
     absl::string_view name = owner;
@@ -217,15 +267,15 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source) {
       nodes.try_emplace(std::string(name));
     }
   }
-  return std::make_unique<Zone>(origin, std::move(nodes));
+  return std::make_unique<Zone>(origin, std::move(nodes), std::move(nsec3_nodes));
 }
 
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
-    const std::vector<ZoneSource>& sources) {
+    const std::vector<ZoneSource>& sources, const ZoneLoadOptions& options) {
   std::vector<std::unique_ptr<Zone>> zones;
   absl::flat_hash_set<std::string> origins;
   for (const ZoneSource& source : sources) {
-    absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZone(source);
+    absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZone(source, options);
     if (!zone.ok()) return zone.status();
     if (!origins.insert((*zone)->origin()).second) {
       return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": zone ",
@@ -238,17 +288,23 @@ absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
   return std::make_shared<const ZoneSnapshot>(std::move(zones));
 }
 
+absl::StatusOr<ZoneSource> ReadZoneFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open zone file"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ZoneSource{path, text.str()};
+}
+
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(
-    const std::vector<std::string>& paths) {
+    const std::vector<std::string>& paths, const ZoneLoadOptions& options) {
   std::vector<ZoneSource> sources;
   for (const std::string& path : paths) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open zone file"));
-    std::ostringstream text;
-    text << in.rdbuf();
-    sources.push_back(ZoneSource{path, text.str()});
+    absl::StatusOr<ZoneSource> source = ReadZoneFile(path);
+    if (!source.ok()) return source.status();
+    sources.push_back(*std::move(source));
   }
-  return BuildSnapshot(sources);
+  return BuildSnapshot(sources, options);
 }
 
 }  // namespace onepass::dns

@@ -19,18 +19,29 @@ struct ZoneSource {
   std::string text;
 };
 
+struct ZoneLoadOptions {
+  // NSEC3 iterations above this refuse the zone: every hash costs the server and validators
+  // that much, and validators treat high counts as insecure (RFC 9276 §3.1, §3.2 advise 0).
+  uint16_t max_nsec3_iterations = 100;
+};
+
 // Parses one zone. The origin is the owner of the SOA (which must be the first record, as
 // RFC 1035 §5.2 requires). Every record must lie at or below the origin, in class IN; a CNAME
-// may not share its owner with other data (RFC 1034 §3.6.2). Errors name "file:line".
-absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source);
+// may share its owner only with the RRSIG and NSEC that signing adds (RFC 1034 §3.6.2,
+// RFC 4035 §2.5). Errors name "file:line".
+absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
+                                                const ZoneLoadOptions& options = {});
 
 // Reads and parses every file; fails on the first bad file or on two zones with one origin.
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(
-    const std::vector<std::string>& paths);
+    const std::vector<std::string>& paths, const ZoneLoadOptions& options = {});
+
+// Reads one zone file into a source named by its path.
+absl::StatusOr<ZoneSource> ReadZoneFile(const std::string& path);
 
 // Builds a snapshot from already-read sources (the embedded default zone, tests).
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
-    const std::vector<ZoneSource>& sources);
+    const std::vector<ZoneSource>& sources, const ZoneLoadOptions& options = {});
 
 }  // namespace onepass::dns
 

@@ -8,12 +8,64 @@
 
 namespace onepass::dns {
 
-Zone::Zone(std::string origin, absl::flat_hash_map<std::string, Node> nodes)
-    : origin_(std::move(origin)), nodes_(std::move(nodes)) {
+namespace {
+
+// Notes the earliest RRSIG expiration at `owner` (RFC 4034 §3.1: Type Covered 2, Algorithm
+// 1, Labels 1, Original TTL 4, then Signature Expiration 4 octets).
+void NoteExpiry(const std::string& owner, const Node& node,
+                std::optional<SignatureExpiry>& earliest) {
+  const RRset* rrsigs = node.Find(kTypeRrsig);
+  if (rrsigs == nullptr) return;
+  for (const Record& rrsig : rrsigs->records) {
+    if (rrsig.rdata.size() < 12) continue;
+    const auto* p = reinterpret_cast<const uint8_t*>(rrsig.rdata.data());
+    const uint32_t expiration = ReadU32(p + 8);
+    if (!earliest.has_value() || expiration < earliest->expiration) {
+      earliest = SignatureExpiry{expiration, owner, ReadU16(p)};
+    }
+  }
+}
+
+// Points each RRset at the RRSIGs that cover it (RFC 4034 §3.1.1: Type Covered, the first two
+// octets of the RDATA), so answers can add them without searching.
+void AttachSignatures(Node& node) {
+  const RRset* rrsigs = node.Find(kTypeRrsig);
+  if (rrsigs == nullptr) return;
+  // Only the other RRsets' signature lists grow: `rrsigs` stays valid.
+  for (const Record& rrsig : rrsigs->records) {
+    if (rrsig.rdata.size() < 2) continue;
+    const uint16_t covered = ReadU16(reinterpret_cast<const uint8_t*>(rrsig.rdata.data()));
+    for (RRset& rrset : node.rrsets) {
+      if (rrset.type != covered || covered == kTypeRrsig) continue;
+      rrset.signatures.push_back(&rrsig);
+    }
+  }
+}
+
+}  // namespace
+
+Zone::Zone(std::string origin, absl::flat_hash_map<std::string, Node> nodes,
+           absl::flat_hash_map<std::string, Node> nsec3_nodes)
+    : origin_(std::move(origin)), nodes_(std::move(nodes)), nsec3_nodes_(std::move(nsec3_nodes)) {
+  for (auto* map : {&nodes_, &nsec3_nodes_}) {
+    for (auto& [owner, node] : *map) {
+      AttachSignatures(node);
+      NoteExpiry(owner, node, earliest_expiry_);
+    }
+  }
   // The loader guarantees the apex node and its SOA exist.
   apex_ = &nodes_.at(origin_);
+  secure_ = apex_->Find(kTypeRrsig) != nullptr;
   apex_ns_ = apex_->Find(kTypeNs);
-  const RRset* soa = apex_->Find(kTypeSoa);
+  RRset* soa = nullptr;
+  for (RRset& rrset : nodes_.at(origin_).rrsets) {
+    if (rrset.type == kTypeSoa) soa = &rrset;
+  }
+  // NSD sends an SOA's RRSIGs with the SOA's TTL (its bug #542): owned copies.
+  for (const Record* rrsig : soa->signatures) soa_signatures_.push_back(*rrsig);
+  for (Record& rrsig : soa_signatures_) rrsig.ttl = soa->records.front().ttl;
+  soa->signatures.clear();
+  for (const Record& rrsig : soa_signatures_) soa->signatures.push_back(&rrsig);
   negative_soa_ = *soa;
   for (Record& record : negative_soa_.records) {
     // SOA RDATA ends with MINIMUM (RFC 1035 §3.3.13).
@@ -21,6 +73,12 @@ Zone::Zone(std::string origin, absl::flat_hash_map<std::string, Node> nodes)
         ReadU32(reinterpret_cast<const uint8_t*>(record.rdata.data()) + record.rdata.size() - 4);
     record.ttl = std::min(record.ttl, minimum);
   }
+  // Likewise in negative answers: the signature expires from caches with the SOA it covers.
+  negative_soa_signatures_ = soa_signatures_;
+  for (Record& rrsig : negative_soa_signatures_) rrsig.ttl = negative_soa_.records.front().ttl;
+  negative_soa_.signatures.clear();
+  for (const Record& rrsig : negative_soa_signatures_) negative_soa_.signatures.push_back(&rrsig);
+  denial_.Build(origin_, nodes_, nsec3_nodes_);
 }
 
 absl::string_view Zone::ClosestEncloser(absl::string_view name) const {

@@ -8,11 +8,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "handlers/dns/denial_index.h"
 
 namespace onepass::dns {
 
@@ -34,11 +36,24 @@ struct Record {
 struct RRset {
   uint16_t type = 0;
   std::vector<Record> records;
+  // The RRSIGs at the same owner whose Type Covered is `type` (RFC 4034 §3.1.1), sent after
+  // the records to a DO query (RFC 4035 §3.1.1). They point into the node's RRSIG RRset (kept
+  // for queries of type RRSIG), or for the SOA into copies the Zone owns (their TTL is the
+  // SOA's); valid as long as the Zone.
+  std::vector<const Record*> signatures;
 };
 
 // One owner name in a zone. Empty non-terminals exist as nodes without RRsets (RFC 4592 §2.2.2)
 // so that they block wildcards and answer NODATA.
 struct Node {
+  // Where this name is in the zone's NSEC3 chain (denial_index.h): the NSEC3 whose hash
+  // matches the name (RFC 5155 §7.2.3), or else the one covering it. -1 when the zone has no
+  // NSEC3 chain, or for names the chain does not hash (below a zone cut).
+  int32_t nsec3 = -1;
+  bool nsec3_exact = false;
+  // The NSEC3 covering the hash of "*." + this name (RFC 5155 §7.2.1 wildcard proof), or -1.
+  int32_t nsec3_wildcard = -1;
+
   // In the order each type first appears in the zone file (NSD keeps the same order; it
   // decides which RRset answers QTYPE=ANY, RFC 8482 §4.1).
   std::vector<RRset> rrsets;
@@ -51,9 +66,20 @@ struct Node {
   }
 };
 
+// The RRSIG of a zone that expires first (RFC 4034 §3.1.5), for the load-time report.
+struct SignatureExpiry {
+  uint32_t expiration = 0;  // seconds since the epoch, as in the RDATA
+  std::string owner;        // canonical
+  uint16_t type_covered = 0;
+};
+
 class Zone {
  public:
-  Zone(std::string origin, absl::flat_hash_map<std::string, Node> nodes);
+  // `nsec3_nodes`: the owners that hold only NSEC3 (and their RRSIGs), kept out of `nodes`
+  // because they are not names of the zone's namespace (RFC 5155 §7.2.8: a query for one is
+  // answered as for any name that does not exist).
+  Zone(std::string origin, absl::flat_hash_map<std::string, Node> nodes,
+       absl::flat_hash_map<std::string, Node> nsec3_nodes = {});
   Zone(const Zone&) = delete;
   Zone& operator=(const Zone&) = delete;
 
@@ -80,9 +106,25 @@ class Zone {
   // zone cut that `name` falls under (RFC 1034 §4.3.2 step 3b), or empty when none.
   absl::string_view FindDelegation(absl::string_view name) const;
 
+  // Signed: the apex has RRSIGs (NSD's zone_is_secure). Only then does a DO query get
+  // signatures and denial proofs.
+  bool secure() const { return secure_; }
+  const DenialIndex& denial() const { return denial_; }
+  const absl::flat_hash_map<std::string, Node>& nsec3_nodes() const { return nsec3_nodes_; }
+  // The earliest signature expiration, or nullopt for an unsigned zone. Compared as plain
+  // 32-bit times (the serial arithmetic of RFC 4034 §3.1.5 matters only past 2106).
+  const std::optional<SignatureExpiry>& earliest_expiry() const { return earliest_expiry_; }
+
  private:
   std::string origin_;
   absl::flat_hash_map<std::string, Node> nodes_;
+  absl::flat_hash_map<std::string, Node> nsec3_nodes_;
+  bool secure_ = false;
+  DenialIndex denial_;
+  std::optional<SignatureExpiry> earliest_expiry_;
+  // The SOA's RRSIGs with the SOA's TTL, and with the negative SOA's (NSD, its bug #542).
+  std::vector<Record> soa_signatures_;
+  std::vector<Record> negative_soa_signatures_;
   const Node* apex_ = nullptr;
   const RRset* apex_ns_ = nullptr;
   RRset negative_soa_;

@@ -3,9 +3,15 @@
 // split in two. Checks the contracts the server relies on: consumed <= input, every response
 // is one whole length-prefixed message of at most 65535 bytes with the query's ID, and a
 // split input sends a prefix of what the whole input sends.
+//
+// Built twice: dns_handler_fuzzer serves the embedded default zone; dns_signed_fuzzer
+// (ONEPASS_FUZZ_SIGNED_ZONES) adds the signed zones of tests/data/dnssec (NSEC3 example.org,
+// NSEC example.net), so DO queries reach signatures and denial proofs.
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,12 +27,26 @@ namespace {
 using namespace onepass;       // NOLINT
 using namespace onepass::dns;  // NOLINT
 
-const DnsHandlerFactory& Factory() {
-  static const DnsHandlerFactory* factory = [] {
-    auto snapshot = BuildSnapshot({ZoneSource{"default", std::string(DefaultZoneText())}});
-    if (!snapshot.ok()) std::abort();
-    return new DnsHandlerFactory(*snapshot, ResponderConfig{});
+std::shared_ptr<const ZoneSnapshot> Snapshot() {
+  static const auto* snapshot = [] {
+    std::vector<ZoneSource> sources = {ZoneSource{"default", std::string(DefaultZoneText())}};
+#ifdef ONEPASS_FUZZ_SIGNED_ZONES
+    for (const char* file : {"example.org.signed", "example.net.signed"}) {
+      std::ifstream in(std::string(ONEPASS_SOURCE_DIR) + "/tests/data/dnssec/" + file);
+      std::ostringstream text;
+      text << in.rdbuf();
+      sources.push_back(ZoneSource{file, text.str()});
+    }
+#endif
+    auto built = BuildSnapshot(sources);
+    if (!built.ok()) std::abort();
+    return new std::shared_ptr<const ZoneSnapshot>(*built);
   }();
+  return *snapshot;
+}
+
+const DnsHandlerFactory& Factory() {
+  static const DnsHandlerFactory* factory = new DnsHandlerFactory(Snapshot(), ResponderConfig{});
   return *factory;
 }
 
@@ -78,9 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // 1. The input as one message.
   {
-    static DnsResponder responder(
-        BuildSnapshot({ZoneSource{"default", std::string(DefaultZoneText())}}).value(),
-        ResponderConfig{}, nullptr);
+    static DnsResponder responder(Snapshot(), ResponderConfig{}, nullptr);
     static std::vector<uint8_t> buffer(kMaxMessageBytes);
     const Response r = responder.Respond(input, absl::MakeSpan(buffer), 5);
     if (r.kind == Response::Kind::kAnswer) {
@@ -93,11 +111,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // of this exactly-sized buffer).
   if (size > 0) {
     static DnsResponder small_responder(
-        BuildSnapshot({ZoneSource{"default", std::string(DefaultZoneText())}}).value(),
-        ResponderConfig{},
-        PrecompiledAnswers::Build(
-            BuildSnapshot({ZoneSource{"default", std::string(DefaultZoneText())}}).value(),
-            ResponderConfig{}, 1 << 20));
+        Snapshot(), ResponderConfig{},
+        PrecompiledAnswers::Build(Snapshot(), ResponderConfig{}, 1 << 20));
     std::vector<uint8_t> small(1 + (data[size - 1] * 3) % 400);
     const Response r = small_responder.Respond(input, absl::MakeSpan(small), 7);
     if (r.kind == Response::Kind::kAnswer && r.size > small.size()) std::abort();

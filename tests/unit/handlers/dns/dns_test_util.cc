@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "handlers/dns/default_zone.h"
+#include "handlers/dns/dns_name.h"
+#include "handlers/dns/dns_responder.h"
 #include "handlers/dns/zone_loader.h"
 
 namespace onepass::dns::testing {
@@ -141,6 +143,25 @@ std::shared_ptr<const ZoneSnapshot> DefaultSnapshot() {
   auto snapshot = BuildSnapshot({ZoneSource{"default", std::string(DefaultZoneText())}});
   if (!snapshot.ok()) std::abort();
   return *snapshot;
+}
+
+std::string WireName(const std::string& text) {
+  ldns_rdf* rdf = ldns_dname_new_frm_str(text.c_str());
+  if (rdf == nullptr) return std::string();
+  std::string name = CanonicalName(ldns_rdf_data(rdf), ldns_rdf_size(rdf));
+  ldns_rdf_deep_free(rdf);
+  return name;
+}
+
+absl::StatusOr<DecodedResponse> Ask(std::shared_ptr<const ZoneSnapshot> snapshot,
+                                    const std::string& name, const std::string& type,
+                                    const QueryOptions& options) {
+  DnsResponder responder(std::move(snapshot), ResponderConfig{}, nullptr);
+  std::vector<uint8_t> out(65535);
+  const Response response =
+      responder.Respond(MakeQuery(name, type, options), absl::MakeSpan(out), 0);
+  if (response.kind != Response::Kind::kAnswer) return absl::InternalError("no answer");
+  return DecodeResponse(out.data(), response.size);
 }
 
 }  // namespace onepass::dns::testing

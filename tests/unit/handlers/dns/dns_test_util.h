@@ -57,6 +57,14 @@ inline absl::StatusOr<DecodedResponse> DecodeResponse(const std::vector<uint8_t>
 // The embedded default zone as a snapshot (fails the test on error).
 std::shared_ptr<const ZoneSnapshot> DefaultSnapshot();
 
+// Canonical (lowercase) wire form of a presentation name ("www.example.org.").
+std::string WireName(const std::string& text);
+
+// One query answered by a fresh responder over `snapshot` (no precompiled answers), decoded.
+absl::StatusOr<DecodedResponse> Ask(std::shared_ptr<const ZoneSnapshot> snapshot,
+                                    const std::string& name, const std::string& type,
+                                    const QueryOptions& options = {});
+
 }  // namespace onepass::dns::testing
 
 #endif  // ONEPASS_TESTS_UNIT_HANDLERS_DNS_DNS_TEST_UTIL_H_

@@ -1,0 +1,197 @@
+#include "handlers/dns/denial_index.h"
+
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "handlers/dns/dns_name.h"
+#include "handlers/dns/dns_wire.h"
+#include "handlers/dns/zone_snapshot.h"
+
+namespace onepass::dns {
+namespace {
+
+// Offsets of the labels of a wire name, first label first; returns the count (no root).
+int LabelOffsets(absl::string_view name, uint8_t (&offsets)[128]) {
+  int count = 0;
+  for (size_t pos = 0; pos < name.size() && name[pos] != 0 && count < 128;
+       pos += 1 + static_cast<uint8_t>(name[pos])) {
+    offsets[count++] = static_cast<uint8_t>(pos);
+  }
+  return count;
+}
+
+// NSEC3PARAM and NSEC3 both start with algorithm, flags, iterations, salt length, salt
+// (RFC 5155 §3.2, §4.2). Returns false if `rdata` is too short.
+bool ReadParams(absl::string_view rdata, Nsec3Params& params, uint8_t& flags) {
+  if (rdata.size() < 5) return false;
+  const auto* p = reinterpret_cast<const uint8_t*>(rdata.data());
+  const size_t salt_size = p[4];
+  if (rdata.size() < 5 + salt_size) return false;
+  params.algorithm = p[0];
+  flags = p[1];
+  params.iterations = ReadU16(p + 2);
+  params.salt.assign(rdata.data() + 5, salt_size);
+  return true;
+}
+
+bool SameParams(const Nsec3Params& a, const Nsec3Params& b) {
+  return a.algorithm == b.algorithm && a.iterations == b.iterations && a.salt == b.salt;
+}
+
+// True if `name` lies strictly below a zone cut of the zone (glue or occluded data): such
+// names are not part of the authoritative data and have no NSEC3 (RFC 5155 §7.1).
+bool BelowCut(absl::string_view origin, absl::string_view name,
+              const absl::flat_hash_map<std::string, Node>& nodes) {
+  if (name.size() <= origin.size()) return false;
+  for (absl::string_view up = Parent(name); up.size() > origin.size(); up = Parent(up)) {
+    auto it = nodes.find(up);
+    if (it != nodes.end() && it->second.Find(kTypeNs) != nullptr) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool CanonicalLess(absl::string_view a, absl::string_view b) {
+  uint8_t a_offsets[128];
+  uint8_t b_offsets[128];
+  int i = LabelOffsets(a, a_offsets);
+  int j = LabelOffsets(b, b_offsets);
+  while (i > 0 && j > 0) {
+    --i;
+    --j;
+    const auto* la = reinterpret_cast<const uint8_t*>(a.data()) + a_offsets[i];
+    const auto* lb = reinterpret_cast<const uint8_t*>(b.data()) + b_offsets[j];
+    const int common = std::min(la[0], lb[0]);
+    const int c = std::memcmp(la + 1, lb + 1, common);
+    if (c != 0) return c < 0;
+    if (la[0] != lb[0]) return la[0] < lb[0];
+  }
+  return i < j;  // fewer labels left: an ancestor sorts first
+}
+
+void Nsec3Hash(const Nsec3Params& params, absl::string_view name, uint8_t (&out)[kNsec3HashBytes]) {
+  // RFC 5155 §5: IH(salt, x, 0) = H(x || salt); IH(salt, x, k) = H(IH(salt, x, k-1) || salt).
+  uint8_t buffer[kMaxNameBytes + 255];
+  std::memcpy(buffer, name.data(), name.size());
+  std::memcpy(buffer + name.size(), params.salt.data(), params.salt.size());
+  SHA1(buffer, name.size() + params.salt.size(), out);
+  for (uint16_t k = 0; k < params.iterations; ++k) {
+    std::memcpy(buffer, out, kNsec3HashBytes);
+    std::memcpy(buffer + kNsec3HashBytes, params.salt.data(), params.salt.size());
+    SHA1(buffer, kNsec3HashBytes + params.salt.size(), out);
+  }
+}
+
+std::optional<std::string> DecodeBase32Hex(absl::string_view text) {
+  std::string out;
+  uint32_t bits = 0;
+  int count = 0;
+  for (const char c : text) {
+    const char lower = static_cast<char>(LowerAscii(static_cast<uint8_t>(c)));
+    uint32_t value;
+    if (lower >= '0' && lower <= '9') {
+      value = static_cast<uint32_t>(lower - '0');
+    } else if (lower >= 'a' && lower <= 'v') {
+      value = static_cast<uint32_t>(lower - 'a' + 10);
+    } else {
+      return std::nullopt;
+    }
+    bits = (bits << 5) | value;
+    count += 5;
+    if (count >= 8) {
+      count -= 8;
+      out.push_back(static_cast<char>((bits >> count) & 0xff));
+    }
+  }
+  return out;
+}
+
+void DenialIndex::Build(absl::string_view origin, absl::flat_hash_map<std::string, Node>& nodes,
+                        const absl::flat_hash_map<std::string, Node>& nsec3_nodes) {
+  for (const auto& [owner, node] : nodes) {
+    if (const RRset* nsec = node.Find(kTypeNsec)) nsec_.push_back(NsecEntry{owner, nsec});
+  }
+  std::sort(nsec_.begin(), nsec_.end(),
+            [](const NsecEntry& a, const NsecEntry& b) { return CanonicalLess(a.owner, b.owner); });
+
+  // RFC 5155 §4: the chain the NSEC3PARAM names; only flags 0 is usable by a server (§4.1.2).
+  const Node& apex = nodes.at(std::string(origin));
+  const RRset* param = apex.Find(kTypeNsec3param);
+  if (param == nullptr) return;
+  bool found = false;
+  for (const Record& record : param->records) {
+    uint8_t flags = 0;
+    if (ReadParams(record.rdata, nsec3_params_, flags) && flags == 0 &&
+        nsec3_params_.algorithm == 1) {
+      found = true;
+      break;
+    }
+  }
+  if (!found) return;
+  for (const auto& [owner, node] : nsec3_nodes) {
+    const RRset* nsec3 = node.Find(kTypeNsec3);
+    if (nsec3 == nullptr) continue;
+    bool matches = false;
+    for (const Record& record : nsec3->records) {
+      Nsec3Params params;
+      uint8_t flags = 0;
+      if (ReadParams(record.rdata, params, flags) && SameParams(params, nsec3_params_)) {
+        matches = true;
+      }
+    }
+    if (!matches) continue;
+    std::optional<std::string> hash =
+        DecodeBase32Hex(absl::string_view(owner).substr(1, static_cast<uint8_t>(owner[0])));
+    if (!hash.has_value() || hash->size() != kNsec3HashBytes) continue;
+    nsec3_chain_.push_back(Nsec3Entry{*std::move(hash), owner, nsec3});
+  }
+  std::sort(nsec3_chain_.begin(), nsec3_chain_.end(),
+            [](const Nsec3Entry& a, const Nsec3Entry& b) { return a.hash < b.hash; });
+  if (nsec3_chain_.empty()) return;
+
+  // Every authoritative name, empty non-terminals included, hashed now (NSD's prehash).
+  char wildcard[kMaxNameBytes + 2];
+  for (auto& [owner, node] : nodes) {
+    if (BelowCut(origin, owner, nodes)) continue;
+    node.nsec3 = FindNsec3(owner, node.nsec3_exact);
+    if (owner.size() + 2 <= kMaxNameBytes) {
+      wildcard[0] = 1;
+      wildcard[1] = '*';
+      std::memcpy(wildcard + 2, owner.data(), owner.size());
+      bool exact = false;
+      node.nsec3_wildcard = FindNsec3(absl::string_view(wildcard, owner.size() + 2), exact);
+    }
+  }
+}
+
+const DenialIndex::NsecEntry* DenialIndex::CoveringNsec(absl::string_view name) const {
+  auto it = std::upper_bound(
+      nsec_.begin(), nsec_.end(), name,
+      [](absl::string_view n, const NsecEntry& entry) { return CanonicalLess(n, entry.owner); });
+  return it == nsec_.begin() ? nullptr : &*std::prev(it);
+}
+
+int32_t DenialIndex::FindNsec3(absl::string_view name, bool& exact) const {
+  exact = false;
+  if (nsec3_chain_.empty()) return -1;
+  uint8_t hash[kNsec3HashBytes];
+  Nsec3Hash(nsec3_params_, name, hash);
+  return FindNsec3Hash(absl::string_view(reinterpret_cast<const char*>(hash), sizeof(hash)), exact);
+}
+
+int32_t DenialIndex::FindNsec3Hash(absl::string_view hash, bool& exact) const {
+  auto it =
+      std::upper_bound(nsec3_chain_.begin(), nsec3_chain_.end(), hash,
+                       [](absl::string_view h, const Nsec3Entry& entry) { return h < entry.hash; });
+  // Before the first hash: the last NSEC3 covers it, its next hash wrapping around
+  // (RFC 5155 §3.1.7).
+  if (it == nsec3_chain_.begin()) return static_cast<int32_t>(nsec3_chain_.size() - 1);
+  --it;
+  exact = it->hash == hash;
+  return static_cast<int32_t>(it - nsec3_chain_.begin());
+}
+
+}  // namespace onepass::dns

@@ -1,0 +1,105 @@
+// Signing at load (zone_signer.h) with keys made here by ldns, as ldns-keygen would write them:
+// the result loads as a signed zone with the chosen denial, and missing keys are a clear error.
+#include "handlers/dns/zone_signer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "handlers/dns/default_zone.h"
+#include "handlers/dns/dns_wire.h"
+#include "tests/unit/handlers/dns/dns_test_util.h"
+
+// After <optional>: ldns (1.8.3) defines `bool` for C, which breaks C++20 <optional>.
+#include <ldns/ldns.h>  // NOLINT(build/include_order)
+
+namespace onepass::dns {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ZoneSignerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/onepass-signer-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Writes K<origin>+013+<tag>.private/.key for a new ECDSA P-256 key; `ksk` sets SEP.
+  void MakeKey(const std::string& origin, bool ksk) {
+    ldns_key* key = ldns_key_new_frm_algorithm(LDNS_SIGN_ECDSAP256SHA256, 256);
+    ASSERT_NE(key, nullptr);
+    ldns_key_set_pubkey_owner(key, ldns_dname_new_frm_str(origin.c_str()));
+    ldns_key_set_flags(key, ksk ? 257 : 256);
+    ldns_rr* dnskey = ldns_key2rr(key);
+    const std::string base =
+        absl::StrCat(dir_, "/K", origin, "+013+", ldns_calc_keytag(dnskey), ksk ? "1" : "0");
+    FILE* priv = fopen((base + ".private").c_str(), "w");
+    ldns_key_print(priv, key);
+    fclose(priv);
+    FILE* pub = fopen((base + ".key").c_str(), "w");
+    ldns_rr_print(pub, dnskey);
+    fclose(pub);
+    ldns_rr_free(dnskey);
+    ldns_key_deep_free(key);
+  }
+
+  SigningConfig Config(bool nsec3) const {
+    SigningConfig config;
+    config.keys_dir = dir_;
+    config.nsec3 = nsec3;
+    config.inception = 1764547200;   // 2025-12-01
+    config.expiration = 1893456000;  // 2030-01-01
+    return config;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(ZoneSignerTest, SignsWithNsecOrNsec3) {
+  MakeKey("example.com.", true);
+  MakeKey("example.com.", false);
+  for (const bool nsec3 : {false, true}) {
+    SCOPED_TRACE(nsec3 ? "NSEC3" : "NSEC");
+    auto signed_source =
+        SignZone(ZoneSource{"default", std::string(DefaultZoneText())}, Config(nsec3));
+    ASSERT_TRUE(signed_source.ok()) << signed_source.status();
+    EXPECT_EQ(signed_source->display_name, "default");
+    auto zone = ParseZone(*signed_source);
+    ASSERT_TRUE(zone.ok()) << zone.status();
+    EXPECT_TRUE((*zone)->secure());
+    EXPECT_EQ((*zone)->denial().has_nsec3(), nsec3);
+    EXPECT_EQ((*zone)->apex().Find(kTypeDnskey)->records.size(), 2u);
+    ASSERT_TRUE((*zone)->earliest_expiry().has_value());
+    EXPECT_EQ((*zone)->earliest_expiry()->expiration, 1893456000u);
+    const Node* www = (*zone)->FindNode(testing::WireName("www.example.com."));
+    ASSERT_NE(www, nullptr);
+    EXPECT_EQ(www->Find(kTypeA)->signatures.size(), 1u);                  // by the ZSK only
+    EXPECT_EQ((*zone)->apex().Find(kTypeDnskey)->signatures.size(), 1u);  // by the KSK
+    if (!nsec3) {
+      EXPECT_NE(www->Find(kTypeNsec), nullptr);
+    }
+  }
+}
+
+TEST_F(ZoneSignerTest, MissingKeysAreAnError) {
+  MakeKey("example.net.", false);  // another zone's key is not used
+  auto result = SignZone(ZoneSource{"default", std::string(DefaultZoneText())}, Config(false));
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("default: no key for example.com. in"));
+  SigningConfig nowhere = Config(false);
+  nowhere.keys_dir = dir_ + "/absent";
+  result = SignZone(ZoneSource{"default", std::string(DefaultZoneText())}, nowhere);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("absent"));
+}
+
+}  // namespace
+}  // namespace onepass::dns
