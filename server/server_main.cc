@@ -258,6 +258,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
       .version = ONEPASS_VERSION,
       .handler = handler_name,
       .metrics_listen = metrics != nullptr ? metrics->address().ToString() : "",
+      .proxy_protocol_from = {},
       .data_load_time = load_time,
       .data = data};
   status.SetData(std::move(data), load_start + load_time, load_time);
