@@ -20,6 +20,7 @@
 #include "handlers/output_buffer.h"
 #include "server/connection_state.h"
 #include "server/deadline.h"
+#include "server/proxy_protocol.h"
 #include "server/stats.h"
 
 struct event;
@@ -62,6 +63,8 @@ struct ConnectionEnv {
   absl::Duration keepalive = absl::ZeroDuration();
   // Lingering close (--linger-ms > 0): see ConnectionState::kLingering.
   bool linger = false;
+  // --proxy-protocol-from (server/proxy_protocol.h); nullptr: off, no header is looked for.
+  const ProxyPolicy* proxy = nullptr;
 };
 
 // Everything a connection knows besides its buffers, as one value: Reset assigns a fresh one
@@ -78,7 +81,10 @@ struct ConnectionFields {
   bool served = false;          // at least one whole response sent
   bool nodelay = false;         // TCP_NODELAY is set (SetNoDelay)
   bool message_consumed = false;
-  size_t discarded = 0;  // bytes thrown away while lingering
+  size_t discarded = 0;        // bytes thrown away while lingering
+  bool proxy_checked = false;  // the PROXY header (or its absence) was dealt with
+  bool has_client = false;     // `client` came from a PROXY header
+  ClientAddress client{};
   Deadlines deadlines;
 };
 
@@ -117,6 +123,10 @@ class Connection {
   OutputBuffer& out() { return *out_; }  // requires has_output()
   const InputBuffer& in() const { return *in_; }
   bool served() const { return fields_.served; }
+  // The client address a PROXY v2 header carried, or nullptr (server/proxy_protocol.h).
+  const ClientAddress* proxied_client() const {
+    return fields_.has_client ? &fields_.client : nullptr;
+  }
 
   // Between requests of a kept-alive connection: waits to read, nothing buffered, at least one
   // response sent.
@@ -159,6 +169,9 @@ class Connection {
   bool Process(const ConnectionEnv& env, Turn& turn);  // kProcessing
   bool Receive(const ConnectionEnv& env, Turn& turn);  // kReading
   bool Linger(const ConnectionEnv& env);               // kLingering
+  // kProcessing, first: takes the PROXY header of --proxy-protocol-from peers. False when the
+  // step decided the connection's next state (read more, or rejected).
+  bool TakeProxy(const ConnectionEnv& env, bool& go_on);
 
   // Moves to `state` and goes on (returns true).
   bool MoveTo(ConnectionState state) {

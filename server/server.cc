@@ -8,6 +8,7 @@
 #include "common/cpu_list.h"
 #include "common/log.h"
 #include "server/listener.h"
+#include "server/proxy_protocol.h"
 
 namespace onepass {
 namespace {
@@ -31,6 +32,10 @@ absl::Status ValidateConfig(const ServerConfig& config) {
       config.linger < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "--keepalive-ms, --drain-timeout-ms and --linger-ms must not be negative");
+  }
+  ProxyPolicy proxy;
+  for (const std::string& cidr : config.proxy_protocol_from) {
+    if (absl::Status added = proxy.Add(cidr); !added.ok()) return added;
   }
   return absl::OkStatus();
 }

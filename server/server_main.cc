@@ -78,6 +78,12 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "GET /metrics (Prometheus text format), /healthz (200 when every worker's loop is "
           "alive and the data loaded, else 503 and why), /readyz (starting vs serving). Served "
           "by its own thread, never a worker. Empty: off. Bind it to a management address.");
+ABSL_FLAG(std::vector<std::string>, proxy_protocol_from, {},
+          "CIDR of a TCP load balancer (HAProxy send-proxy-v2, a cloud NLB) whose connections "
+          "begin with a PROXY protocol v2 header, e.g. 10.0.0.0/8 or 2001:db8::/32 (repeatable). "
+          "The client address in it is the one per-client limits use. Connections from these "
+          "addresses without a header, and from others with one, are closed and counted "
+          "(rejected_proxy). Empty: off.");
 ABSL_FLAG(int, health_stall_ms, absl::ToInt64Milliseconds(onepass::kDefaultHealthStall),
           "/healthz reports a worker stuck (503) when its event loop has not stamped its "
           "heartbeat for this many ms.");
@@ -150,6 +156,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.keepalive = absl::Milliseconds(absl::GetFlag(FLAGS_keepalive_ms));
   config.drain_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_drain_timeout_ms));
   config.linger = absl::Milliseconds(absl::GetFlag(FLAGS_linger_ms));
+  config.proxy_protocol_from = absl::GetFlag(FLAGS_proxy_protocol_from);
   return config;
 }
 
@@ -258,7 +265,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
       .version = ONEPASS_VERSION,
       .handler = handler_name,
       .metrics_listen = metrics != nullptr ? metrics->address().ToString() : "",
-      .proxy_protocol_from = {},
+      .proxy_protocol_from = config->proxy_protocol_from,
       .data_load_time = load_time,
       .data = data};
   status.SetData(std::move(data), load_start + load_time, load_time);

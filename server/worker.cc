@@ -65,6 +65,8 @@ Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
   env_.max_request_bytes = factory_->MaxRequestBytes();
   env_.keepalive = config_.keepalive;
   env_.linger = config_.linger > absl::ZeroDuration();
+  for (const std::string& cidr : config_.proxy_protocol_from) proxy_policy_.Add(cidr).IgnoreError();
+  if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
 }
 
 Worker::~Worker() {
@@ -339,7 +341,9 @@ bool Worker::CountPeer(int fd, Connection* connection) {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
   std::array<uint8_t, 16> key{};
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+  if (const ClientAddress* client = scratch_->proxied_client(); client != nullptr) {
+    key = *client;  // behind a load balancer: the client the PROXY header named
+  } else if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
     if (address.ss_family == AF_INET6) {
       std::memcpy(key.data(), &reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr, 16);
     } else if (address.ss_family == AF_INET) {

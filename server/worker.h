@@ -144,6 +144,7 @@ class Worker {
   std::unique_ptr<event, void (*)(event*)> drain_timer_;
   // Its heartbeat timer lives on base_; stopped in ~Worker before base_ goes.
   WorkerMetrics metrics_;
+  ProxyPolicy proxy_policy_;  // config_.proxy_protocol_from (checked by Server::CheckConfig)
 
   // The single pass runs here; parking swaps its buffers into a pooled Connection.
   std::unique_ptr<Connection> scratch_;
