@@ -18,45 +18,13 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/skip.h"
 #include "tests/support/subprocess.h"
 
-extern char** environ;
-
 namespace onepass::testing {
 namespace {
-
-// GET http://ADDRESS/PATH with curl: "<status>\n<body>".
-std::string Get(const std::string& address, const std::string& path) {
-  absl::StatusOr<CommandResult> result = RunCommand(
-      {"curl", "-s", "-m", "5", "-w", "\n%{http_code}", absl::StrCat("http://", address, path)},
-      absl::Seconds(10));
-  if (!result.ok()) return "curl failed";
-  return result->out;
-}
-
-// The value of the sample `name` (exact, labels included) in an exposition, or -1.
-double Sample(const std::string& text, const std::string& name) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (absl::ConsumePrefix(&line, name) && absl::ConsumePrefix(&line, " ")) {
-      return std::strtod(std::string(line).c_str(), nullptr);
-    }
-  }
-  return -1;
-}
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 TEST(MetricsTest, CountersMatchTheLoadAndPromtoolAccepts) {
   if (!ProgramExists("curl") || !ProgramExists("promtool")) {
@@ -67,9 +35,9 @@ TEST(MetricsTest, CountersMatchTheLoadAndPromtoolAccepts) {
   ASSERT_TRUE(server.ok()) << server.status();
   const std::string metrics = (*server)->metrics_address();
   ASSERT_FALSE(metrics.empty());
-  EXPECT_EQ(Get(metrics, "/healthz"), "ok\n\n200");
-  EXPECT_EQ(Get(metrics, "/readyz"), "serving\n\n200");
-  EXPECT_TRUE(absl::EndsWith(Get(metrics, "/nothing"), "404"));
+  EXPECT_EQ(HttpGet(metrics, "/healthz"), "ok\n\n200");
+  EXPECT_EQ(HttpGet(metrics, "/readyz"), "serving\n\n200");
+  EXPECT_TRUE(absl::EndsWith(HttpGet(metrics, "/nothing"), "404"));
 
   constexpr int kCount = 300;
   absl::StatusOr<CommandResult> load =
@@ -82,18 +50,18 @@ TEST(MetricsTest, CountersMatchTheLoadAndPromtoolAccepts) {
             std::string::npos)
       << load->out;
 
-  const std::string text = Get(metrics, "/metrics");
+  const std::string text = HttpGet(metrics, "/metrics");
   ASSERT_TRUE(absl::EndsWith(text, "\n200")) << text;
   const std::string body = text.substr(0, text.size() - 4);
-  EXPECT_EQ(Sample(body, "onepass_accepted_total"), kCount) << body;
-  EXPECT_EQ(Sample(body, "onepass_served_total"), kCount);
-  EXPECT_EQ(Sample(body, "onepass_worker_accepted_total{worker=\"0\",cpu=\"0\"}") +
-                Sample(body, "onepass_worker_accepted_total{worker=\"1\",cpu=\"1\"}"),
+  EXPECT_EQ(MetricValue(body, "onepass_accepted_total"), kCount) << body;
+  EXPECT_EQ(MetricValue(body, "onepass_served_total"), kCount);
+  EXPECT_EQ(MetricValue(body, "onepass_worker_accepted_total{worker=\"0\",cpu=\"0\"}") +
+                MetricValue(body, "onepass_worker_accepted_total{worker=\"1\",cpu=\"1\"}"),
             kCount)
       << body;
-  EXPECT_EQ(Sample(body, "onepass_connection_duration_seconds_count"), kCount);
-  EXPECT_EQ(Sample(body, "onepass_workers"), 2);
-  EXPECT_EQ(Sample(body, "onepass_phase{phase=\"serving\"}"), 1);
+  EXPECT_EQ(MetricValue(body, "onepass_connection_duration_seconds_count"), kCount);
+  EXPECT_EQ(MetricValue(body, "onepass_workers"), 2);
+  EXPECT_EQ(MetricValue(body, "onepass_phase{phase=\"serving\"}"), 1);
 
   absl::StatusOr<CommandResult> check =
       RunCommand({"promtool", "check", "metrics"}, absl::Seconds(20), body);
@@ -122,15 +90,12 @@ TEST(MetricsTest, PrometheusScrapesIt) {
             (*server)->metrics_address().c_str());
     fclose(file);
   }
-  const std::string web = absl::StrCat("127.0.0.1:", FreePort());
+  const std::string web = absl::StrCat("127.0.0.1:", FreeLoopbackPort());
   std::vector<std::string> args = {"prometheus", absl::StrCat("--config.file=", config),
                                    absl::StrCat("--storage.tsdb.path=", dir, "/data"),
                                    absl::StrCat("--web.listen-address=", web), "--log.level=warn"};
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  ASSERT_EQ(posix_spawnp(&pid, "prometheus", nullptr, nullptr, argv.data(), environ), 0);
+  const pid_t pid = Spawn(args, absl::StrCat(dir, "/prometheus.log"));
+  ASSERT_GT(pid, 0);
 
   // Bounded: Prometheus starts, scrapes every second; 25 s at most.
   std::string answer;
@@ -138,13 +103,11 @@ TEST(MetricsTest, PrometheusScrapesIt) {
   bool found = false;
   while (!found && absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(500));
-    answer = Get(web, "/api/v1/query?query=onepass_build_info");
+    answer = HttpGet(web, "/api/v1/query?query=onepass_build_info");
     found = absl::StrContains(answer, "\"__name__\":\"onepass_build_info\"") &&
             absl::StrContains(answer, "\"handler\":\"dns\"");
   }
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  KillAndReap(pid);
   EXPECT_TRUE(RunCommand({"rm", "-rf", dir}, absl::Seconds(10)).ok());
   EXPECT_TRUE(found) << answer;
   EXPECT_EQ((*server)->Stop(), 0);
