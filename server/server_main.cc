@@ -23,6 +23,7 @@
 #include "common/arguments.h"
 #include "common/cpu_list.h"
 #include "common/flag_help.h"
+#include "common/flagfile.h"
 #include "common/log.h"
 #include "server/metrics_server.h"
 #include "server/ops_endpoints.h"
@@ -88,6 +89,15 @@ ABSL_FLAG(int, health_stall_ms, absl::ToInt64Milliseconds(onepass::kDefaultHealt
           "/healthz reports a worker stuck (503) when its event loop has not stamped its "
           "heartbeat for this many ms.");
 
+ABSL_FLAG(std::string, log_format, "text",
+          "text: '<program>: <level>: <message>' lines (the journal adds the time); json: one "
+          "object per line with time, level, program and msg.");
+ABSL_FLAG(int, log_burst, 10,
+          "Messages of one kind an attack can provoke (accept failures, refused peers) are "
+          "logged at most this many times per --log-window-ms; then one line says how many "
+          "were suppressed.");
+ABSL_FLAG(int, log_window_ms, 60000, "The window of --log-burst, in ms.");
+
 #ifndef ONEPASS_VERSION
 #define ONEPASS_VERSION "unknown"
 #endif
@@ -102,6 +112,8 @@ constexpr char kUsage[] =
     "\n"
     "Flag names may be written with '-' or '_' (--read-timeout-ms = --read_timeout_ms).\n"
     "List flags (--listen, and the handlers' file lists) may be repeated or comma-separated.\n"
+    "--flagfile FILE reads flags from FILE, one --name=value per line, '#' comments\n"
+    "(example: deploy/onepassd.flags); flags after it on the command line override it.\n"
     "Prints 'listening on ADDR:PORT' per address and 'ready' once bound; on SIGTERM drains and\n"
     "prints 'stats ...'. SIGUSR1 logs the counters. SIGHUP reloads the handler's data from\n"
     "the same flags (zone files, OCSP responses, Whois database) without dropping a\n"
@@ -181,7 +193,13 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   usage_config.contains_helpshort_flags = IsOurFlagFile;
   usage_config.contains_help_flags = IsOurFlagFile;
   absl::SetFlagsUsageConfig(usage_config);
-  std::vector<std::string> args = NormalizeArguments(argc, argv);
+  absl::StatusOr<std::vector<std::string>> expanded =
+      ExpandFlagfiles(std::vector<std::string>(argv, argv + argc));
+  if (!expanded.ok()) return Fail(expanded.status());
+  std::vector<char*> expanded_argv;
+  for (std::string& arg : *expanded) expanded_argv.push_back(arg.data());
+  std::vector<std::string> args =
+      NormalizeArguments(static_cast<int>(expanded_argv.size()), expanded_argv.data());
   if (WantsHelp(args)) {
     PrintHelp();
     return 0;
@@ -194,6 +212,18 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat("unexpected argument '", positional[1], "'; see onepassd --help")));
   }
+
+  LogFormat log_format = LogFormat::kText;
+  if (!ParseLogFormat(absl::GetFlag(FLAGS_log_format), log_format)) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--log-format ", absl::GetFlag(FLAGS_log_format), ": choose text or json")));
+  }
+  SetLogFormat(log_format);
+  if (absl::GetFlag(FLAGS_log_burst) <= 0 || absl::GetFlag(FLAGS_log_window_ms) <= 0) {
+    return Fail(absl::InvalidArgumentError("--log-burst and --log-window-ms must be positive"));
+  }
+  SetLogRateDefaults(absl::GetFlag(FLAGS_log_burst),
+                     absl::Milliseconds(absl::GetFlag(FLAGS_log_window_ms)));
 
   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
   if (!config.ok()) return Fail(config.status());

@@ -260,10 +260,11 @@ void Worker::PauseAccepting(int error) {
   metrics_.CountAcceptPause(error);
   // Spinning on a listener that stays readable would burn the CPU: stop watching it for a
   // while (docs/design.md "Limits, and why": nginx, NSD). One log line per pause.
-  LogWarning(
-      "worker %d: accept: %s; not accepting for %s (raise the descriptor limit, "
-      "ulimit -n, or lower --max-connections)",
-      index_, std::strerror(error), absl::FormatDuration(config_.accept_pause));
+  static LogRateLimit limit("accept paused");  // an attack can make this repeat every second
+  LogWarningLimited(limit,
+                    "worker %d: accept: %s; not accepting for %s (raise the descriptor limit, "
+                    "ulimit -n, or lower --max-connections)",
+                    index_, std::strerror(error), absl::FormatDuration(config_.accept_pause));
   SetAccepting(false);
   paused_ = true;
   timeval tv = TimevalFrom(config_.accept_pause);
