@@ -14,8 +14,11 @@ std::string FormatGauge(const DataGauge& gauge) {
   for (const auto& [key, value] : gauge.labels) {
     absl::StrAppend(&labels, labels.empty() ? "" : ",", key, "=", value);
   }
-  return absl::StrCat(gauge.name, labels.empty() ? "" : "{", labels, labels.empty() ? "" : "}", "=",
-                      gauge.value);
+  // Serials and timestamps are integers: print them whole, not as 2.02611e+09.
+  const bool whole = gauge.value == static_cast<double>(static_cast<int64_t>(gauge.value));
+  return absl::StrCat(
+      gauge.name, labels.empty() ? "" : "{", labels, labels.empty() ? "" : "}", "=",
+      whole ? absl::StrCat(static_cast<int64_t>(gauge.value)) : absl::StrCat(gauge.value));
 }
 
 std::string FormatLimit(rlim_t value) {
