@@ -22,6 +22,8 @@
 #include "tests/support/server_process.h"
 #include "tests/support/skip.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/tcp_client.h"
+#include "tests/support/wait_for.h"
 
 namespace onepass::testing {
 namespace {
@@ -62,12 +64,40 @@ TEST(MetricsTest, CountersMatchTheLoadAndPromtoolAccepts) {
   EXPECT_EQ(MetricValue(body, "onepass_connection_duration_seconds_count"), kCount);
   EXPECT_EQ(MetricValue(body, "onepass_workers"), 2);
   EXPECT_EQ(MetricValue(body, "onepass_phase{phase=\"serving\"}"), 1);
+  EXPECT_GT(MetricValue(body, "onepass_dns_zone_serial{zone=\"example.com.\"}"), 0);
 
   absl::StatusOr<CommandResult> check =
       RunCommand({"promtool", "check", "metrics"}, absl::Seconds(20), body);
   ASSERT_TRUE(check.ok());
   EXPECT_EQ(check->exit_code, 0) << check->out << check->err;
   EXPECT_EQ((*server)->Stop(), 0);
+}
+
+// SIGTERM: while connections drain, /healthz and /readyz say so (a load balancer stops sending).
+TEST(MetricsTest, DrainingIsUnhealthy) {
+  if (!ProgramExists("curl")) GTEST_SKIP() << "needs curl";
+  auto server = ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0", "--workers",
+                                      "1", "--metrics-listen", "127.0.0.1:0", "--drain-timeout-ms",
+                                      "4000", "--read-timeout-ms", "4000"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string metrics = (*server)->metrics_address();
+  // Half a DNS length prefix: the connection parks and holds the drain open.
+  absl::StatusOr<TcpClient> client = TcpClient::Connect("127.0.0.1", (*server)->port());
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE(client->Send(std::string("\x00", 1)).ok());
+  ASSERT_TRUE(WaitFor([&] { return ScrapeValue(metrics, "onepass_parked_connections") == 1; },
+                      absl::Seconds(5)));
+  ASSERT_EQ(kill((*server)->pid(), SIGTERM), 0);
+  std::string health;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        health = HttpGet(metrics, "/healthz");
+        return absl::StartsWith(health, "draining") && absl::EndsWith(health, "503");
+      },
+      absl::Seconds(3)))
+      << health;
+  EXPECT_TRUE(absl::EndsWith(HttpGet(metrics, "/readyz"), "503"));
+  EXPECT_EQ(ScrapeValue(metrics, "onepass_phase{phase=\"draining\"}"), 1);
 }
 
 TEST(MetricsTest, PrometheusScrapesIt) {
