@@ -9,12 +9,15 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
@@ -98,6 +101,31 @@ TEST(MetricsTest, DrainingIsUnhealthy) {
       << health;
   EXPECT_TRUE(absl::EndsWith(HttpGet(metrics, "/readyz"), "503"));
   EXPECT_EQ(ScrapeValue(metrics, "onepass_phase{phase=\"draining\"}"), 1);
+}
+
+// deploy/onepassd.flags, with loopback ports instead of 53 and 9153, is a configuration
+// onepassd accepts: every flag in it exists and every value is valid.
+TEST(MetricsTest, DeployFlagfileExampleIsAccepted) {
+  std::ifstream example(ONEPASS_SOURCE_DIR "/deploy/onepassd.flags");
+  ASSERT_TRUE(example) << "deploy/onepassd.flags is missing";
+  std::stringstream text;
+  text << example.rdbuf();
+  std::string flags = text.str();
+  flags = absl::StrReplaceAll(
+      flags, {{"--listen=0.0.0.0:53", "--listen=127.0.0.1:0"},
+              {"--listen=[::]:53", ""},
+              {"--metrics-listen=127.0.0.1:9153", "--metrics-listen=127.0.0.1:0"}});
+  char path[] = "/tmp/onepass-flags-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, flags.data(), flags.size()), static_cast<ssize_t>(flags.size()));
+  close(fd);
+  auto server = ServerProcess::Start({"--flagfile", path, "--workers", "1"});
+  unlink(path);
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_FALSE((*server)->metrics_address().empty());
+  EXPECT_TRUE(absl::StrContains((*server)->ReadStderr(), "--read-timeout-ms 2000"));
+  EXPECT_EQ((*server)->Stop(), 0);
 }
 
 TEST(MetricsTest, PrometheusScrapesIt) {
