@@ -73,6 +73,17 @@ TEST(MetricsTest, CountersMatchTheLoadAndPromtoolAccepts) {
       RunCommand({"promtool", "check", "metrics"}, absl::Seconds(20), body);
   ASSERT_TRUE(check.ok());
   EXPECT_EQ(check->exit_code, 0) << check->out << check->err;
+
+  // SIGHUP: the reload's result and time are exported.
+  EXPECT_EQ(MetricValue(body, "onepass_last_reload_timestamp_seconds"), 0);
+  ASSERT_EQ(kill((*server)->pid(), SIGHUP), 0);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return ScrapeValue(metrics, "onepass_reloads_total") == 1 &&
+               ScrapeValue(metrics, "onepass_last_reload_success") == 1 &&
+               ScrapeValue(metrics, "onepass_last_reload_timestamp_seconds") > 1e9;
+      },
+      absl::Seconds(10)));
   EXPECT_EQ((*server)->Stop(), 0);
 }
 
