@@ -11,6 +11,8 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   # real protocol clients and peers for the end-to-end tests
   knot-dnsutils dnsutils ldnsutils nsd openssl curl whois netcat-openbsd
+  # metrics (promtool, a Prometheus server scraping in a test) and a PROXY v2 balancer
+  prometheus haproxy
   # deploy scripts and their tests
   bats shellcheck iproute2 ethtool procps systemd
   # benchmarks

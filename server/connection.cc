@@ -118,7 +118,37 @@ bool Connection::Receive(const ConnectionEnv& env, Turn& turn) {
   return Finish();
 }
 
+bool Connection::TakeProxy(const ConnectionEnv& env, bool& go_on) {
+  const ProxyStep step =
+      TakeProxyHeader(in_->contents(), fields_.peer, *env.proxy, fields_.peer_closed);
+  switch (step.action) {
+    case ProxyStep::Action::kReject:
+      WorkerStats::Add(env.stats->rejected_proxy);
+      go_on = Finish();
+      return false;
+    case ProxyStep::Action::kReadMore:
+      go_on = NeedMoreInput(env);
+      return false;
+    case ProxyStep::Action::kDone:
+      break;
+  }
+  fields_.proxy_checked = true;
+  if (step.consumed > 0) WorkerStats::Add(env.stats->proxy_headers);
+  in_->Consume(step.consumed);
+  // Behind a load balancer the client is the one its header names: that address goes to the
+  // handler and keys the per-client limit.
+  if (step.has_client) fields_.peer = step.client;
+  if (in_->empty()) {  // the header came alone: the request follows
+    go_on = NeedMoreInput(env);
+    return false;
+  }
+  return true;
+}
+
 bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
+  if (env.proxy != nullptr && !fields_.proxy_checked) {
+    if (bool go_on = false; !TakeProxy(env, go_on)) return go_on;
+  }
   RequestContext context;
   context.now = absl::Now();
   context.keepalive = env.keepalive;

@@ -20,6 +20,7 @@
 #include "handlers/output_buffer.h"
 #include "server/connection_state.h"
 #include "server/deadline.h"
+#include "server/proxy_protocol.h"
 #include "server/stats.h"
 
 struct event;
@@ -62,6 +63,8 @@ struct ConnectionEnv {
   absl::Duration keepalive = absl::ZeroDuration();
   // Lingering close (--linger-ms > 0): see ConnectionState::kLingering.
   bool linger = false;
+  // --proxy-protocol-from (server/proxy_protocol.h); nullptr: off, no header is looked for.
+  const ProxyPolicy* proxy = nullptr;
 };
 
 // Everything a connection knows besides its buffers, as one value: Reset assigns a fresh one
@@ -80,11 +83,13 @@ struct ConnectionFields {
   bool peer_closed = false;  // the client's EOF was read (RFC 7766 §6.2.4 half-close)
   bool served = false;       // at least one whole response sent
   bool nodelay = false;      // TCP_NODELAY is set (SetNoDelay)
-  // The client's address (IPv4 as v4-mapped IPv6), from accept4: handed to the handler
-  // (RequestContext::peer) and counted against the per-client limit while parked.
+  // The client's address (IPv4 as v4-mapped IPv6), from accept4, or the one a trusted PROXY v2
+  // header named (server/proxy_protocol.h): handed to the handler (RequestContext::peer) and
+  // counted against the per-client limit while parked.
   std::array<uint8_t, 16> peer{};
   bool message_consumed = false;
-  size_t discarded = 0;  // bytes thrown away while lingering
+  size_t discarded = 0;        // bytes thrown away while lingering
+  bool proxy_checked = false;  // the PROXY header (or its absence) was dealt with
   Deadlines deadlines;
 };
 
@@ -148,6 +153,7 @@ class Connection {
   bool peer_counted = false;
   struct event* event = nullptr;
   size_t active_index = 0;
+  int64_t accepted_at = 0;  // MonotonicNanos() at accept (server/worker_metrics.h)
 
  private:
   // What one Advance call has done so far: its read budget and the handler's progress.
@@ -164,6 +170,9 @@ class Connection {
   bool Process(const ConnectionEnv& env, Turn& turn);  // kProcessing
   bool Receive(const ConnectionEnv& env, Turn& turn);  // kReading
   bool Linger(const ConnectionEnv& env);               // kLingering
+  // kProcessing, first: takes the PROXY header of --proxy-protocol-from peers. False when the
+  // step decided the connection's next state (read more, or rejected).
+  bool TakeProxy(const ConnectionEnv& env, bool& go_on);
 
   // Moves to `state` and goes on (returns true).
   bool MoveTo(ConnectionState state) {

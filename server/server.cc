@@ -8,6 +8,7 @@
 #include "common/cpu_list.h"
 #include "common/log.h"
 #include "server/listener.h"
+#include "server/proxy_protocol.h"
 
 namespace onepass {
 namespace {
@@ -31,6 +32,10 @@ absl::Status ValidateConfig(const ServerConfig& config) {
       config.linger < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "--keepalive-ms, --drain-timeout-ms and --linger-ms must not be negative");
+  }
+  ProxyPolicy proxy;
+  for (const std::string& cidr : config.proxy_protocol_from) {
+    if (absl::Status added = proxy.Add(cidr); !added.ok()) return added;
   }
   return absl::OkStatus();
 }
@@ -198,6 +203,13 @@ std::vector<uint64_t> Server::HandlerCounts() const {
     for (size_t i = 0; i < totals.size(); ++i) totals[i] += counters.Read(i);
   }
   return totals;
+}
+
+std::vector<uint64_t> Server::HandlerCountsOf(int w) const {
+  const HandlerCounters& counters = workers_[w]->handler_counters();
+  std::vector<uint64_t> counts(counter_specs_.size(), 0);
+  for (size_t i = 0; i < counts.size(); ++i) counts[i] = counters.Read(i);
+  return counts;
 }
 
 std::string Server::FormatStats() const {

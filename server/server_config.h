@@ -97,6 +97,9 @@ struct ServerConfig {
   // destroy the response. 0: close at once.
   absl::Duration linger = kDefaultLinger;
   absl::Duration accept_pause = kDefaultAcceptPause;
+  // --proxy-protocol-from: CIDRs of load balancers that prefix a PROXY v2 header
+  // (server/proxy_protocol.h). Empty: no header is looked for.
+  std::vector<std::string> proxy_protocol_from;
 };
 
 }  // namespace onepass

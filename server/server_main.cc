@@ -23,9 +23,14 @@
 #include "common/arguments.h"
 #include "common/cpu_list.h"
 #include "common/flag_help.h"
+#include "common/flagfile.h"
 #include "common/log.h"
+#include "server/metrics_server.h"
+#include "server/ops_endpoints.h"
 #include "server/server.h"
 #include "server/server_config.h"
+#include "server/server_status.h"
+#include "server/startup_report.h"
 
 ABSL_FLAG(std::vector<std::string>, listen, {},
           "Address to listen on: ADDR:PORT, or [V6ADDR]:PORT for IPv6 (e.g. 127.0.0.1:53, "
@@ -69,6 +74,34 @@ ABSL_FLAG(int, linger_ms, absl::ToInt64Milliseconds(onepass::kDefaultLinger),
           "close() does not reset the connection and destroy the response (nginx "
           "lingering_close). 0: close at once.");
 
+ABSL_FLAG(std::string, metrics_listen, "",
+          "ADDR:PORT of the operations listener (e.g. 127.0.0.1:9153; port 0 picks a free one): "
+          "GET /metrics (Prometheus text format), /healthz (200 when every worker's loop is "
+          "alive and the data loaded, else 503 and why), /readyz (starting vs serving). Served "
+          "by its own thread, never a worker. Empty: off. Bind it to a management address.");
+ABSL_FLAG(std::vector<std::string>, proxy_protocol_from, {},
+          "CIDR of a TCP load balancer (HAProxy send-proxy-v2, a cloud NLB) whose connections "
+          "begin with a PROXY protocol v2 header, e.g. 10.0.0.0/8 or 2001:db8::/32 (repeatable). "
+          "The client address in it is the one per-client limits use. Connections from these "
+          "addresses without a header, and from others with one, are closed and counted "
+          "(rejected_proxy). Empty: off.");
+ABSL_FLAG(int, health_stall_ms, absl::ToInt64Milliseconds(onepass::kDefaultHealthStall),
+          "/healthz reports a worker stuck (503) when its event loop has not stamped its "
+          "heartbeat for this many ms.");
+
+ABSL_FLAG(std::string, log_format, "text",
+          "text: '<program>: <level>: <message>' lines (the journal adds the time); json: one "
+          "object per line with time, level, program and msg.");
+ABSL_FLAG(int, log_burst, 10,
+          "Messages of one kind an attack can provoke (accept failures, refused peers) are "
+          "logged at most this many times per --log-window-ms; then one line says how many "
+          "were suppressed.");
+ABSL_FLAG(int, log_window_ms, 60000, "The window of --log-burst, in ms.");
+
+#ifndef ONEPASS_VERSION
+#define ONEPASS_VERSION "unknown"
+#endif
+
 namespace onepass {
 namespace {
 
@@ -79,6 +112,8 @@ constexpr char kUsage[] =
     "\n"
     "Flag names may be written with '-' or '_' (--read-timeout-ms = --read_timeout_ms).\n"
     "List flags (--listen, and the handlers' file lists) may be repeated or comma-separated.\n"
+    "--flagfile FILE reads flags from FILE, one --name=value per line, '#' comments\n"
+    "(example: deploy/onepassd.flags); flags after it on the command line override it.\n"
     "Prints 'listening on ADDR:PORT' per address and 'ready' once bound; on SIGTERM drains and\n"
     "prints 'stats ...'. SIGUSR1 logs the counters. SIGHUP reloads the handler's data from\n"
     "the same flags (zone files, OCSP responses, Whois database) without dropping a\n"
@@ -133,6 +168,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.keepalive = absl::Milliseconds(absl::GetFlag(FLAGS_keepalive_ms));
   config.drain_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_drain_timeout_ms));
   config.linger = absl::Milliseconds(absl::GetFlag(FLAGS_linger_ms));
+  config.proxy_protocol_from = absl::GetFlag(FLAGS_proxy_protocol_from);
   return config;
 }
 
@@ -157,7 +193,13 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   usage_config.contains_helpshort_flags = IsOurFlagFile;
   usage_config.contains_help_flags = IsOurFlagFile;
   absl::SetFlagsUsageConfig(usage_config);
-  std::vector<std::string> args = NormalizeArguments(argc, argv);
+  absl::StatusOr<std::vector<std::string>> expanded =
+      ExpandFlagfiles(std::vector<std::string>(argv, argv + argc));
+  if (!expanded.ok()) return Fail(expanded.status());
+  std::vector<char*> expanded_argv;
+  for (std::string& arg : *expanded) expanded_argv.push_back(arg.data());
+  std::vector<std::string> args =
+      NormalizeArguments(static_cast<int>(expanded_argv.size()), expanded_argv.data());
   if (WantsHelp(args)) {
     PrintHelp();
     return 0;
@@ -171,19 +213,70 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
         absl::StrCat("unexpected argument '", positional[1], "'; see onepassd --help")));
   }
 
+  LogFormat log_format = LogFormat::kText;
+  if (!ParseLogFormat(absl::GetFlag(FLAGS_log_format), log_format)) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--log-format ", absl::GetFlag(FLAGS_log_format), ": choose text or json")));
+  }
+  SetLogFormat(log_format);
+  if (absl::GetFlag(FLAGS_log_burst) <= 0 || absl::GetFlag(FLAGS_log_window_ms) <= 0) {
+    return Fail(absl::InvalidArgumentError("--log-burst and --log-window-ms must be positive"));
+  }
+  SetLogRateDefaults(absl::GetFlag(FLAGS_log_burst),
+                     absl::Milliseconds(absl::GetFlag(FLAGS_log_window_ms)));
+
   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
   if (!config.ok()) return Fail(config.status());
 
   const std::string handler_name = absl::GetFlag(FLAGS_handler);
   // Cheap checks first: a zone may take long to load.
   if (absl::Status valid = Server::CheckConfig(*config); !valid.ok()) return Fail(valid);
+  if (absl::GetFlag(FLAGS_health_stall_ms) <= 0) {
+    return Fail(absl::InvalidArgumentError("--health-stall-ms must be positive"));
+  }
+
+  // The operations listener comes up first, so that /readyz says "starting" while the data
+  // loads (server/ops_endpoints.h).
+  ServerStatus status;
+  OpsEndpoints ops(&status,
+                   {.version = ONEPASS_VERSION,
+                    .handler = handler_name,
+                    .stall_bound = absl::Milliseconds(absl::GetFlag(FLAGS_health_stall_ms))});
+  std::unique_ptr<MetricsServer> metrics;
+  if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
+    absl::StatusOr<SocketAddress> address =
+        ParseSocketAddress(listen, {.what = "--metrics-listen address"});
+    if (!address.ok()) return Fail(address.status());
+    absl::StatusOr<std::unique_ptr<MetricsServer>> created =
+        MetricsServer::Create(*address, [&ops](absl::string_view method, absl::string_view path) {
+          return ops.Handle(method, path);
+        });
+    if (!created.ok()) return Fail(created.status());
+    metrics = *std::move(created);
+    metrics->Start();
+  }
+
+  const absl::Time load_start = absl::Now();
   absl::StatusOr<std::unique_ptr<HandlerFactory>> factory = make_factory(handler_name);
   if (!factory.ok()) {
     return Fail(absl::Status(factory.status().code(), absl::StrCat("--handler ", handler_name, ": ",
                                                                    factory.status().message())));
   }
+  const absl::Duration load_time = absl::Now() - load_start;
+  std::vector<DataGauge> data = (*factory)->DataGauges();
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(*config, *std::move(factory));
   if (!server.ok()) return Fail(server.status());
+  // Whatever way ServerMain returns from here, the metrics thread stops reading the server
+  // before the server goes.
+  struct MetricsStopper {
+    std::unique_ptr<MetricsServer>& metrics;
+    OpsEndpoints& ops;
+    ~MetricsStopper() {
+      if (metrics != nullptr) metrics->Stop();
+      ops.SetServer(nullptr);
+    }
+  } metrics_stopper{metrics, ops};
+  ops.SetServer(server->get());
   // SIGTERM/SIGINT/SIGUSR1/SIGHUP are blocked in every thread (the workers inherit the mask) and
   // taken by sigwait on this thread only: no handler ever runs, nothing to make
   // async-signal-safe, nothing interrupts a worker. (Before this point, during data loading and
@@ -198,10 +291,24 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   signal(SIGPIPE, SIG_IGN);  // sends use MSG_NOSIGNAL; this covers anything else
 
   (*server)->Start();
+  const StartupFacts facts{
+      .version = ONEPASS_VERSION,
+      .handler = handler_name,
+      .metrics_listen = metrics != nullptr ? metrics->address().ToString() : "",
+      .proxy_protocol_from = config->proxy_protocol_from,
+      .data_load_time = load_time,
+      .data = data};
+  status.SetData(std::move(data), load_start + load_time, load_time);
+  status.SetPhase(ServerPhase::kServing);
+  for (const std::string& line : StartupReport(**server, *config, facts)) {
+    LogInfo("start-up: %s", line);
+  }
 
   for (const SocketAddress& address : (*server)->addresses()) {
     std::printf("listening on %s\n", address.ToString().c_str());
   }
+  // The tests' contract (tests/support/server_process.h): the metrics address before "ready".
+  if (metrics != nullptr) std::printf("metrics on %s\n", metrics->address().ToString().c_str());
   std::printf("ready\n");
   std::fflush(stdout);
 
@@ -216,7 +323,15 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
       // NSD/Knot/nginx semantics: re-read the data named by the same flags; the workers
       // switch between connections. The load runs here, so the workers never wait for it.
       LogInfo("SIGHUP: reloading %s data", handler_name);
-      const absl::Status reloaded = (*server)->Reload(make_factory(handler_name));
+      const absl::Time reload_start = absl::Now();
+      absl::StatusOr<std::unique_ptr<HandlerFactory>> loaded = make_factory(handler_name);
+      const absl::Duration reload_time = absl::Now() - reload_start;
+      std::vector<DataGauge> reloaded_data;
+      if (loaded.ok()) reloaded_data = (*loaded)->DataGauges();
+      const absl::Status reloaded = (*server)->Reload(std::move(loaded));
+      status.RecordReload(reload_start, reloaded.ok(), std::string(reloaded.message()));
+      if (reloaded.ok())
+        status.SetData(std::move(reloaded_data), reload_start + reload_time, reload_time);
       if (reloaded.ok()) {
         LogInfo("reloaded %s data; handed to %d workers", handler_name, (*server)->worker_count());
       } else {
@@ -228,6 +343,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
             absl::FormatDuration(config->drain_timeout));
     break;
   }
+  status.SetPhase(ServerPhase::kDraining);
   (*server)->RequestStop();
   (*server)->Wait();
   std::printf("stats %s\n", (*server)->FormatStats().c_str());

@@ -22,8 +22,8 @@ namespace onepass {
   COUNTER(served, "connections that got at least one whole response")                          \
   COUNTER(closed_incomplete, "peer closed before sending a whole request")                     \
   TOTAL(timeouts, "read_timeouts + write_timeouts", read_timeouts + write_timeouts)            \
-  TOTAL(rejected, "rejected_oversize + rejected_pool_full + rejected_per_client",              \
-        rejected_oversize + rejected_pool_full + rejected_per_client)                          \
+  TOTAL(rejected, "rejected_oversize + _pool_full + _per_client + _proxy",                     \
+        rejected_oversize + rejected_pool_full + rejected_per_client + rejected_proxy)         \
   TOTAL(errors, "reset_errors + accept_errors: recv/send and accept failures",                 \
         reset_errors + accept_errors)                                                          \
   COUNTER(single_pass, "connections finished without entering the event loop")                 \
@@ -37,6 +37,8 @@ namespace onepass {
   COUNTER(rejected_oversize, "buffered request exceeded the handler's MaxRequestBytes")        \
   COUNTER(rejected_pool_full, "closed because --max-connections were parked")                  \
   COUNTER(rejected_per_client, "its address had --max-connections-per-client parked")          \
+  COUNTER(rejected_proxy, "no/broken PROXY v2 header from a balancer, or one from elsewhere")  \
+  COUNTER(proxy_headers, "PROXY v2 headers taken (client address from --proxy-protocol-from)") \
   COUNTER(reset_errors, "recv/send failed (connection reset, broken pipe)")                    \
   COUNTER(accept_errors, "accept failed with an unexpected error")                             \
   COUNTER(accept_pauses, "accepting paused for lack of descriptors or memory (EMFILE...)")     \

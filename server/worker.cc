@@ -78,6 +78,8 @@ Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
   env_.max_request_bytes = factory_->MaxRequestBytes();
   env_.keepalive = config_.keepalive;
   env_.linger = config_.linger > absl::ZeroDuration();
+  for (const std::string& cidr : config_.proxy_protocol_from) proxy_policy_.Add(cidr).IgnoreError();
+  if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
 }
 
 Worker::~Worker() {
@@ -93,6 +95,7 @@ Worker::~Worker() {
   offer_event_.reset();
   resume_timer_.reset();
   drain_timer_.reset();
+  metrics_.StopHeartbeat();
   base_.reset();
 }
 
@@ -125,7 +128,8 @@ absl::Status Worker::Init() {
   drain_timer_.reset(evtimer_new(base_.get(), &Worker::OnDrainDeadline, this));
   if (stop_event_ == nullptr || offer_event_ == nullptr || resume_timer_ == nullptr ||
       drain_timer_ == nullptr || event_add(stop_event_.get(), nullptr) != 0 ||
-      event_add(offer_event_.get(), nullptr) != 0) {
+      event_add(offer_event_.get(), nullptr) != 0 ||
+      !metrics_.StartHeartbeat(base_.get(), kHeartbeatPeriodMs)) {
     return absl::ResourceExhaustedError("cannot create the worker's events");
   }
   for (const ScopedFd& listener : listeners_) {
@@ -270,12 +274,14 @@ void Worker::AcceptBurst(int listener_fd, int limit) {
 
 void Worker::PauseAccepting(int error) {
   WorkerStats::Add(stats_.accept_pauses);
+  metrics_.CountAcceptPause(error);
   // Spinning on a listener that stays readable would burn the CPU: stop watching it for a
   // while (docs/design.md "Limits, and why": nginx, NSD). One log line per pause.
-  LogWarning(
-      "worker %d: accept: %s; not accepting for %s (raise the descriptor limit, "
-      "ulimit -n, or lower --max-connections)",
-      index_, std::strerror(error), absl::FormatDuration(config_.accept_pause));
+  static LogRateLimit limit("accept paused");  // an attack can make this repeat every second
+  LogWarningLimited(limit,
+                    "worker %d: accept: %s; not accepting for %s (raise the descriptor limit, "
+                    "ulimit -n, or lower --max-connections)",
+                    index_, std::strerror(error), absl::FormatDuration(config_.accept_pause));
   SetAccepting(false);
   paused_ = true;
   timeval tv = TimevalFrom(config_.accept_pause);
@@ -289,12 +295,14 @@ void Worker::OnAcceptResume(int fd, short what, void* arg) {
 }
 
 void Worker::ServeAccepted(int fd, const std::array<uint8_t, 16>& peer) {
+  const int64_t accepted_at = MonotonicNanos();  // vDSO: no syscall on the single pass
   scratch_->Reset(fd, peer);
   const ConnectionState state = scratch_->Advance(env_);
   if (state == ConnectionState::kClosed) {
     WorkerStats::Add(stats_.single_pass);
     close(fd);
     scratch_->Reset(-1);
+    metrics_.RecordClose(accepted_at, MonotonicNanos());
     return;
   }
   // A connection left with part of a response keeps the scratch's output buffer, so the
@@ -310,7 +318,8 @@ void Worker::ServeAccepted(int fd, const std::array<uint8_t, 16>& peer) {
     scratch_->Reset(-1);
     return;
   }
-  if (!CountPeer(peer, connection)) {
+  // The client: the accepted peer, or the one a trusted PROXY header named.
+  if (!CountPeer(scratch_->peer(), connection)) {
     free_.push_back(connection);
     WorkerStats::Add(stats_.rejected_per_client);
     close(fd);
@@ -324,8 +333,10 @@ void Worker::ServeAccepted(int fd, const std::array<uint8_t, 16>& peer) {
     ReleaseOutput(connection);
   }
   WorkerStats::Add(stats_.parked);
+  connection->accepted_at = accepted_at;
   connection->active_index = active_.size();
   active_.push_back(connection);
+  metrics_.SetParked(active_.size());
   Park(connection);
 }
 
@@ -472,6 +483,8 @@ void Worker::Close(Connection* connection) {
   last->active_index = connection->active_index;
   active_.pop_back();
   free_.push_back(connection);
+  metrics_.SetParked(active_.size());
+  metrics_.RecordClose(connection->accepted_at, MonotonicNanos());
   // Done draining once the listeners are closed (nothing new can come) and nothing is parked.
   if (draining_ && listeners_.empty() && active_.empty()) event_base_loopbreak(base_.get());
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "handlers/dns/dns_framer.h"
+#include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
 
 namespace onepass::dns {
@@ -82,6 +83,34 @@ DnsHandlerFactory::DnsHandlerFactory(std::shared_ptr<const ZoneSnapshot> snapsho
 
 std::unique_ptr<Handler> DnsHandlerFactory::CreateHandler(HandlerCounters& counters) const {
   return std::make_unique<DnsHandler>(snapshot_, config_, precompiled_);
+}
+
+std::vector<DataGauge> DnsHandlerFactory::DataGauges() const {
+  std::vector<DataGauge> gauges;
+  for (const auto& zone : snapshot_->zones()) {
+    const std::string origin = NameToText(zone->origin());
+    // RFC 1035 §3.3.13: SOA RDATA is MNAME, RNAME (uncompressed here), then SERIAL.
+    if (const RRset* soa = zone->apex().Find(6); soa != nullptr && !soa->records.empty()) {
+      const std::string& rdata = soa->records.front().rdata;
+      size_t at = 0;
+      for (int name = 0; name < 2 && at < rdata.size(); ++name) {
+        while (at < rdata.size() && rdata[at] != 0) at += 1 + static_cast<uint8_t>(rdata[at]);
+        ++at;
+      }
+      if (at + 4 <= rdata.size()) {
+        const auto* p = reinterpret_cast<const uint8_t*>(rdata.data() + at);
+        gauges.push_back({"dns_zone_serial",
+                          "SOA serial of each zone loaded",
+                          {{"zone", origin}},
+                          double((uint32_t{p[0]} << 24) | (p[1] << 16) | (p[2] << 8) | p[3])});
+      }
+    }
+    gauges.push_back({"dns_zone_names",
+                      "owner names (nodes) of each zone loaded",
+                      {{"zone", origin}},
+                      double(zone->node_count())});
+  }
+  return gauges;
 }
 
 size_t DnsHandlerFactory::MaxRequestBytes() const { return kMaxFrameBytes; }

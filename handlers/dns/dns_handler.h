@@ -39,6 +39,8 @@ class DnsHandlerFactory final : public HandlerFactory {
   // Interface
   absl::string_view Name() const override { return "dns"; }
   std::unique_ptr<Handler> CreateHandler(HandlerCounters& counters) const override;
+  // Interface: per zone, its SOA serial and names (onepass_dns_zone_serial{zone="..."}).
+  std::vector<DataGauge> DataGauges() const override;
   size_t MaxRequestBytes() const override;
   size_t OutputBufferBytes() const override;
 

@@ -69,6 +69,26 @@ OcspHandlerFactory::OcspHandlerFactory(OcspHandlerConfig config,
 
 absl::Span<const CounterSpec> OcspHandlerFactory::Counters() const { return kOcspCounters; }
 
+std::vector<DataGauge> OcspHandlerFactory::DataGauges() const {
+  std::vector<DataGauge> gauges = {
+      {"ocsp_responses_loaded", "OCSP responses indexed", {}, double(snapshot_->stats().loaded)},
+      {"ocsp_cert_ids_loaded", "CertIDs answered", {}, double(snapshot_->stats().cert_ids)}};
+  absl::optional<absl::Time> earliest;
+  for (const OcspResponseEntry& entry : snapshot_->entries()) {
+    if (entry.next_update && (!earliest || *entry.next_update < *earliest)) {
+      earliest = entry.next_update;
+    }
+  }
+  // RFC 6960 §4.2.2.1: past it, a response must not be served; alert before it.
+  if (earliest) {
+    gauges.push_back({"ocsp_earliest_next_update_timestamp_seconds",
+                      "Unix time of the earliest nextUpdate among the loaded responses",
+                      {},
+                      absl::ToDoubleSeconds(*earliest - absl::UnixEpoch())});
+  }
+  return gauges;
+}
+
 std::unique_ptr<Handler> OcspHandlerFactory::CreateHandler(HandlerCounters& counters) const {
   return std::make_unique<OcspHandler>(config_, snapshot_, counters);
 }

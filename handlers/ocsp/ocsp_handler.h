@@ -48,6 +48,8 @@ class OcspHandlerFactory final : public HandlerFactory {
   // Interface
   absl::string_view Name() const override { return "ocsp"; }
   absl::Span<const CounterSpec> Counters() const override;
+  // Interface: responses and CertIDs loaded, and the earliest nextUpdate among them.
+  std::vector<DataGauge> DataGauges() const override;
   std::unique_ptr<Handler> CreateHandler(HandlerCounters& counters) const override;
   size_t MaxRequestBytes() const override;
   size_t OutputBufferBytes() const override;

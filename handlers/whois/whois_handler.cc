@@ -67,6 +67,15 @@ WhoisHandlerFactory::WhoisHandlerFactory(std::shared_ptr<const WhoisSnapshot> sn
 
 absl::Span<const CounterSpec> WhoisHandlerFactory::Counters() const { return kWhoisCounters; }
 
+std::vector<DataGauge> WhoisHandlerFactory::DataGauges() const {
+  const WhoisSnapshotStats& stats = snapshot_->stats();
+  constexpr char kHelp[] = "Whois objects loaded, by kind";
+  return {{"whois_objects_loaded", kHelp, {{"kind", "domain"}}, double(stats.domains)},
+          {"whois_objects_loaded", kHelp, {{"kind", "nameserver"}}, double(stats.nameservers)},
+          {"whois_objects_loaded", kHelp, {{"kind", "registrar"}}, double(stats.registrars)},
+          {"whois_objects_loaded", kHelp, {{"kind", "contact"}}, double(stats.contacts)}};
+}
+
 std::unique_ptr<Handler> WhoisHandlerFactory::CreateHandler(HandlerCounters& counters) const {
   return std::make_unique<WhoisHandler>(snapshot_, config_, counters);
 }

@@ -55,6 +55,8 @@ class WhoisHandlerFactory final : public HandlerFactory {
   // Interface
   absl::string_view Name() const override { return "whois"; }
   absl::Span<const CounterSpec> Counters() const override;
+  // Interface: objects loaded, by kind (onepass_whois_objects_loaded{kind="domain"}).
+  std::vector<DataGauge> DataGauges() const override;
   std::unique_ptr<Handler> CreateHandler(HandlerCounters& counters) const override;
   size_t MaxRequestBytes() const override;
   // The largest reply (MaxReplyBodyBytes) plus the tail.

@@ -4,7 +4,8 @@
 // counters consistent. Input: a script of operations, each one byte plus arguments:
 //   0: client sends the next (b % 32) bytes    1: client shuts down its sending side
 //   2: client reads what the server sent       3: server runs Advance
-// and every Handler::Process call takes its verdict from the script too.
+// and every Handler::Process call takes its verdict from the script too. Scripts whose length
+// is a multiple of 3 run with --proxy-protocol-from trusting the peer (a PROXY v2 header first).
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -70,6 +71,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   env.handler = &handler;
   env.stats = &stats;
   env.max_request_bytes = kMaxRequestBytes;
+  // One script in three runs behind a trusted PROXY v2 balancer (server/proxy_protocol.h): the
+  // socketpair's peer has no IP address, which ::/0 trusts, so the header step runs first.
+  static const onepass::ProxyPolicy* const kTrustAll = [] {
+    auto* policy = new onepass::ProxyPolicy();
+    if (!policy->Add("::/0").ok()) abort();
+    return policy;
+  }();
+  if (size % 3 == 0) env.proxy = kTrustAll;
   onepass::Connection connection(64, 256);
   connection.Reset(fds[0]);
   bool closed = false;
@@ -105,7 +114,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const onepass::StatsSnapshot counters = stats.Read();
   if (counters.responses < counters.served || counters.served > 1) abort();
-  if (counters.rejected != counters.rejected_oversize) abort();
+  if (counters.rejected != counters.rejected_oversize + counters.rejected_proxy) abort();
+  if (env.proxy == nullptr && (counters.rejected_proxy != 0 || counters.proxy_headers != 0)) {
+    abort();
+  }
   close(fds[0]);
   close(fds[1]);
   return 0;
