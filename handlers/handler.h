@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -99,6 +100,10 @@ class HandlerFactory {
   // factory of it returns the same list, in static storage (a reload keeps counting into the
   // same blocks). Empty for a protocol that counts nothing.
   virtual absl::Span<const CounterSpec> Counters() const { return {}; }
+
+  // What the data loaded into this factory holds (zones and serials, responses, objects),
+  // computed at load time; called on the main thread once per load, never by a worker.
+  virtual std::vector<DataGauge> DataGauges() const { return {}; }
 
   // A handler for one worker thread. Called once per worker at startup and on each reload.
   // The handler counts into `counters` (Counters().size() of them, owned by the worker, which

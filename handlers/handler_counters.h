@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -28,6 +30,16 @@ struct CounterSpec {
   absl::string_view label;
   absl::string_view value;
   absl::string_view help;
+};
+
+// One number describing the loaded data (HandlerFactory::DataGauges), exported by the
+// metrics listener as the gauge `onepass_<name>{labels}`, e.g. dns_zone_serial{zone="a."}.
+// Described once per load; a reload replaces the whole list.
+struct DataGauge {
+  std::string name;  // [a-z_], in base units (`_seconds`, `_bytes`)
+  std::string help;
+  std::vector<std::pair<std::string, std::string>> labels;
+  double value = 0;
 };
 
 // The sample name: `family{label="value"}` or `family`.

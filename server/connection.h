@@ -142,6 +142,7 @@ class Connection {
   bool peer_counted = false;
   struct event* event = nullptr;
   size_t active_index = 0;
+  int64_t accepted_at = 0;  // MonotonicNanos() at accept (server/worker_metrics.h)
 
  private:
   // What one Advance call has done so far: its read budget and the handler's progress.

@@ -200,6 +200,13 @@ std::vector<uint64_t> Server::HandlerCounts() const {
   return totals;
 }
 
+std::vector<uint64_t> Server::HandlerCountsOf(int w) const {
+  const HandlerCounters& counters = workers_[w]->handler_counters();
+  std::vector<uint64_t> counts(counter_specs_.size(), 0);
+  for (size_t i = 0; i < counts.size(); ++i) counts[i] = counters.Read(i);
+  return counts;
+}
+
 std::string Server::FormatStats() const {
   std::string text = Stats().Format();
   const std::string handler = FormatCounters(counter_specs_, HandlerCounts());

@@ -24,6 +24,7 @@
 #include "server/server_config.h"
 #include "server/stats.h"
 #include "server/worker.h"
+#include "server/worker_metrics.h"
 
 namespace onepass {
 
@@ -73,6 +74,11 @@ class Server {
   std::vector<uint64_t> HandlerCounts() const;
   // Stats().Format() followed by the handler's counters: `family{label="value"}=N` pairs.
   std::string FormatStats() const;
+  // Any thread, for the metrics listener (server/ops_endpoints.h): worker `w`'s CPU (-1: not
+  // pinned), its handler counters, and its histogram, gauges and heartbeat.
+  int WorkerCpu(int w) const { return workers_[w]->cpu(); }
+  std::vector<uint64_t> HandlerCountsOf(int w) const;
+  WorkerMetricsSnapshot WorkerMetricsOf(int w) const { return workers_[w]->metrics().Read(); }
 
  private:
   Server() = default;

@@ -24,8 +24,12 @@
 #include "common/cpu_list.h"
 #include "common/flag_help.h"
 #include "common/log.h"
+#include "server/metrics_server.h"
+#include "server/ops_endpoints.h"
 #include "server/server.h"
 #include "server/server_config.h"
+#include "server/server_status.h"
+#include "server/startup_report.h"
 
 ABSL_FLAG(std::vector<std::string>, listen, {},
           "Address to listen on: ADDR:PORT, or [V6ADDR]:PORT for IPv6 (e.g. 127.0.0.1:53, "
@@ -68,6 +72,19 @@ ABSL_FLAG(int, linger_ms, absl::ToInt64Milliseconds(onepass::kDefaultLinger),
           "discard for up to this many ms (64 KiB at most) until the client closes, so that "
           "close() does not reset the connection and destroy the response (nginx "
           "lingering_close). 0: close at once.");
+
+ABSL_FLAG(std::string, metrics_listen, "",
+          "ADDR:PORT of the operations listener (e.g. 127.0.0.1:9153; port 0 picks a free one): "
+          "GET /metrics (Prometheus text format), /healthz (200 when every worker's loop is "
+          "alive and the data loaded, else 503 and why), /readyz (starting vs serving). Served "
+          "by its own thread, never a worker. Empty: off. Bind it to a management address.");
+ABSL_FLAG(int, health_stall_ms, absl::ToInt64Milliseconds(onepass::kDefaultHealthStall),
+          "/healthz reports a worker stuck (503) when its event loop has not stamped its "
+          "heartbeat for this many ms.");
+
+#ifndef ONEPASS_VERSION
+#define ONEPASS_VERSION "unknown"
+#endif
 
 namespace onepass {
 namespace {
@@ -177,13 +194,52 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   const std::string handler_name = absl::GetFlag(FLAGS_handler);
   // Cheap checks first: a zone may take long to load.
   if (absl::Status valid = Server::CheckConfig(*config); !valid.ok()) return Fail(valid);
+  if (absl::GetFlag(FLAGS_health_stall_ms) <= 0) {
+    return Fail(absl::InvalidArgumentError("--health-stall-ms must be positive"));
+  }
+
+  // The operations listener comes up first, so that /readyz says "starting" while the data
+  // loads (server/ops_endpoints.h).
+  ServerStatus status;
+  OpsEndpoints ops(&status,
+                   {.version = ONEPASS_VERSION,
+                    .handler = handler_name,
+                    .stall_bound = absl::Milliseconds(absl::GetFlag(FLAGS_health_stall_ms))});
+  std::unique_ptr<MetricsServer> metrics;
+  if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
+    absl::StatusOr<SocketAddress> address =
+        ParseSocketAddress(listen, {.what = "--metrics-listen address"});
+    if (!address.ok()) return Fail(address.status());
+    absl::StatusOr<std::unique_ptr<MetricsServer>> created =
+        MetricsServer::Create(*address, [&ops](absl::string_view method, absl::string_view path) {
+          return ops.Handle(method, path);
+        });
+    if (!created.ok()) return Fail(created.status());
+    metrics = *std::move(created);
+    metrics->Start();
+  }
+
+  const absl::Time load_start = absl::Now();
   absl::StatusOr<std::unique_ptr<HandlerFactory>> factory = make_factory(handler_name);
   if (!factory.ok()) {
     return Fail(absl::Status(factory.status().code(), absl::StrCat("--handler ", handler_name, ": ",
                                                                    factory.status().message())));
   }
+  const absl::Duration load_time = absl::Now() - load_start;
+  std::vector<DataGauge> data = (*factory)->DataGauges();
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(*config, *std::move(factory));
   if (!server.ok()) return Fail(server.status());
+  // Whatever way ServerMain returns from here, the metrics thread stops reading the server
+  // before the server goes.
+  struct MetricsStopper {
+    std::unique_ptr<MetricsServer>& metrics;
+    OpsEndpoints& ops;
+    ~MetricsStopper() {
+      if (metrics != nullptr) metrics->Stop();
+      ops.SetServer(nullptr);
+    }
+  } metrics_stopper{metrics, ops};
+  ops.SetServer(server->get());
   // SIGTERM/SIGINT/SIGUSR1/SIGHUP are blocked in every thread (the workers inherit the mask) and
   // taken by sigwait on this thread only: no handler ever runs, nothing to make
   // async-signal-safe, nothing interrupts a worker. (Before this point, during data loading and
@@ -198,10 +254,23 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   signal(SIGPIPE, SIG_IGN);  // sends use MSG_NOSIGNAL; this covers anything else
 
   (*server)->Start();
+  const StartupFacts facts{
+      .version = ONEPASS_VERSION,
+      .handler = handler_name,
+      .metrics_listen = metrics != nullptr ? metrics->address().ToString() : "",
+      .data_load_time = load_time,
+      .data = data};
+  status.SetData(std::move(data), load_start + load_time, load_time);
+  status.SetPhase(ServerPhase::kServing);
+  for (const std::string& line : StartupReport(**server, *config, facts)) {
+    LogInfo("start-up: %s", line);
+  }
 
   for (const SocketAddress& address : (*server)->addresses()) {
     std::printf("listening on %s\n", address.ToString().c_str());
   }
+  // The tests' contract (tests/support/server_process.h): the metrics address before "ready".
+  if (metrics != nullptr) std::printf("metrics on %s\n", metrics->address().ToString().c_str());
   std::printf("ready\n");
   std::fflush(stdout);
 
@@ -216,7 +285,15 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
       // NSD/Knot/nginx semantics: re-read the data named by the same flags; the workers
       // switch between connections. The load runs here, so the workers never wait for it.
       LogInfo("SIGHUP: reloading %s data", handler_name);
-      const absl::Status reloaded = (*server)->Reload(make_factory(handler_name));
+      const absl::Time reload_start = absl::Now();
+      absl::StatusOr<std::unique_ptr<HandlerFactory>> loaded = make_factory(handler_name);
+      const absl::Duration reload_time = absl::Now() - reload_start;
+      std::vector<DataGauge> reloaded_data;
+      if (loaded.ok()) reloaded_data = (*loaded)->DataGauges();
+      const absl::Status reloaded = (*server)->Reload(std::move(loaded));
+      status.RecordReload(reload_start, reloaded.ok(), std::string(reloaded.message()));
+      if (reloaded.ok())
+        status.SetData(std::move(reloaded_data), reload_start + reload_time, reload_time);
       if (reloaded.ok()) {
         LogInfo("reloaded %s data; handed to %d workers", handler_name, (*server)->worker_count());
       } else {
@@ -228,6 +305,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
             absl::FormatDuration(config->drain_timeout));
     break;
   }
+  status.SetPhase(ServerPhase::kDraining);
   (*server)->RequestStop();
   (*server)->Wait();
   std::printf("stats %s\n", (*server)->FormatStats().c_str());

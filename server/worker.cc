@@ -80,6 +80,7 @@ Worker::~Worker() {
   offer_event_.reset();
   resume_timer_.reset();
   drain_timer_.reset();
+  metrics_.StopHeartbeat();
   base_.reset();
 }
 
@@ -112,7 +113,8 @@ absl::Status Worker::Init() {
   drain_timer_.reset(evtimer_new(base_.get(), &Worker::OnDrainDeadline, this));
   if (stop_event_ == nullptr || offer_event_ == nullptr || resume_timer_ == nullptr ||
       drain_timer_ == nullptr || event_add(stop_event_.get(), nullptr) != 0 ||
-      event_add(offer_event_.get(), nullptr) != 0) {
+      event_add(offer_event_.get(), nullptr) != 0 ||
+      !metrics_.StartHeartbeat(base_.get(), kHeartbeatPeriodMs)) {
     return absl::ResourceExhaustedError("cannot create the worker's events");
   }
   for (const ScopedFd& listener : listeners_) {
@@ -253,6 +255,7 @@ void Worker::AcceptBurst(int listener_fd, int limit) {
 
 void Worker::PauseAccepting(int error) {
   WorkerStats::Add(stats_.accept_pauses);
+  metrics_.CountAcceptPause(error);
   // Spinning on a listener that stays readable would burn the CPU: stop watching it for a
   // while (docs/design.md "Limits, and why": nginx, NSD). One log line per pause.
   LogWarning(
@@ -272,12 +275,14 @@ void Worker::OnAcceptResume(int fd, short what, void* arg) {
 }
 
 void Worker::ServeAccepted(int fd) {
+  const int64_t accepted_at = MonotonicNanos();  // vDSO: no syscall on the single pass
   scratch_->Reset(fd);
   const ConnectionState state = scratch_->Advance(env_);
   if (state == ConnectionState::kClosed) {
     WorkerStats::Add(stats_.single_pass);
     close(fd);
     scratch_->Reset(-1);
+    metrics_.RecordClose(accepted_at, MonotonicNanos());
     return;
   }
   // A connection left with part of a response keeps the scratch's output buffer, so the
@@ -307,8 +312,10 @@ void Worker::ServeAccepted(int fd) {
     ReleaseOutput(connection);
   }
   WorkerStats::Add(stats_.parked);
+  connection->accepted_at = accepted_at;
   connection->active_index = active_.size();
   active_.push_back(connection);
+  metrics_.SetParked(active_.size());
   Park(connection);
 }
 
@@ -467,6 +474,8 @@ void Worker::Close(Connection* connection) {
   last->active_index = connection->active_index;
   active_.pop_back();
   free_.push_back(connection);
+  metrics_.SetParked(active_.size());
+  metrics_.RecordClose(connection->accepted_at, MonotonicNanos());
   // Done draining once the listeners are closed (nothing new can come) and nothing is parked.
   if (draining_ && listeners_.empty() && active_.empty()) event_base_loopbreak(base_.get());
 }

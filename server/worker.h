@@ -26,6 +26,7 @@
 #include "server/scoped_fd.h"
 #include "server/server_config.h"
 #include "server/stats.h"
+#include "server/worker_metrics.h"
 
 struct event;
 struct event_base;
@@ -73,6 +74,8 @@ class Worker {
   // it; any thread may read it.
   HandlerCounters& handler_counters() { return handler_counters_; }
   const HandlerCounters& handler_counters() const { return handler_counters_; }
+  // The histogram, gauges and heartbeat for the metrics listener; any thread may Read.
+  const WorkerMetrics& metrics() const { return metrics_; }
 
  private:
   static void OnAcceptable(int fd, short what, void* arg);
@@ -139,6 +142,8 @@ class Worker {
   std::unique_ptr<event, void (*)(event*)> offer_event_;
   std::unique_ptr<event, void (*)(event*)> resume_timer_;
   std::unique_ptr<event, void (*)(event*)> drain_timer_;
+  // Its heartbeat timer lives on base_; stopped in ~Worker before base_ goes.
+  WorkerMetrics metrics_;
 
   // The single pass runs here; parking swaps its buffers into a pooled Connection.
   std::unique_ptr<Connection> scratch_;

@@ -107,6 +107,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
         return server;
       }
       absl::string_view address = line;
+      if (absl::ConsumePrefix(&address, "metrics on ")) server->metrics_address_ = address;
       if (absl::ConsumePrefix(&address, "listening on ")) {
         server->addresses_.emplace_back(address);
         if (server->addresses_.size() == 1) {

@@ -36,6 +36,8 @@ class ServerProcess {
 
   // The bound addresses, in --listen order, e.g. "127.0.0.1:40123" or "[::1]:40124".
   const std::vector<std::string>& addresses() const { return addresses_; }
+  // The --metrics-listen address as bound ("127.0.0.1:40125"); empty without the flag.
+  const std::string& metrics_address() const { return metrics_address_; }
   // Port of the first listener.
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
@@ -57,6 +59,7 @@ class ServerProcess {
   int stderr_fd_ = -1;
   int port_ = 0;
   std::vector<std::string> addresses_;
+  std::string metrics_address_;
   std::string stderr_text_;
   std::string stdout_text_;
 };
