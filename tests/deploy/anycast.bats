@@ -96,10 +96,10 @@ start_bg() {
   echo $! >"$T/$name.pid"
 }
 
-link() { # link NS_A IF_A ADDR_A NS_B IF_B ADDR_B
-  ip link add "$2" type veth peer name "$5"
-  ip link set "$2" netns "$1"
-  ip link set "$5" netns "$4"
+# link NS_A IF_A ADDR_A NS_B IF_B ADDR_B: a veth pair made in place (its
+# names never exist in the host's namespace).
+link() {
+  ip link add "$2" netns "$1" type veth peer name "$5" netns "$4"
   ip -n "$1" addr add "$3" dev "$2"
   ip -n "$4" addr add "$6" dev "$5"
   ip -n "$1" link set "$2" up
@@ -156,7 +156,10 @@ EOF
     start_bg "agent-srv$i" "$ns" "$DEPLOY/onepass-health-agent" run --url "http://127.0.0.1:9153/healthz" \
       --bird-socket "$T/srv$i.ctl" --state-dir "$T/state-srv$i" --service-interface "$(cat "$T/service_if")" "${AGENT_OPTS[@]}"
   done
-  wait_paths 2 30
+  wait_paths 2 30 || {
+    tail -n 5 "$T"/agent-srv*.log "$T"/onepassd-srv*.log "$T"/bird-*.log
+    return 1
+  }
 }
 
 # onepassd N: the DNS server of srvN on the anycast address, worker on CPU N-1
@@ -204,8 +207,8 @@ accepted() {
   in_ns "$ns" curl -sS --max-time 2 http://127.0.0.1:9153/metrics | awk '$1 == "onepass_accepted_total" { print $2 }'
 }
 
-# load OUT ARGS...: onepass-load from the client namespace against the service.
-load() {
+# drive OUT ARGS...: onepass-load from the client namespace against the service.
+drive() {
   local out=$1
   shift
   in_ns "$NS_C" timeout 120 "$LOAD_BIN" --target "$ANYCAST:$PORT" --proto dns --qname www.example.com. \
@@ -228,7 +231,7 @@ check_shares() {
   [ "${#lines[@]}" -eq 2 ]
   a1=$(accepted 1) a2=$(accepted 2)
   [ -n "$a1" ] && [ -n "$a2" ]
-  run load shares --count 4000 --concurrency 16
+  run drive shares --count 4000 --concurrency 16
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$(json shares "d['errors']['total']")" -eq 0 ]
@@ -238,7 +241,7 @@ check_shares() {
 
 @test "anycast: planned maintenance of srv1 (hold SYNs, withdraw, drain, stop) fails no connection" {
   a2=$(accepted 2)
-  load maint --duration 6 --concurrency 16 >"$T/maint.out" 2>&1 &
+  drive maint --duration 6 --concurrency 16 >"$T/maint.out" 2>&1 &
   load_pid=$!
   sleep 2
   pid=$(cat "$T/onepassd-srv1.pid")
@@ -272,14 +275,14 @@ check_shares() {
   wait_paths 2 10
   grep -E 'withdrawn|announced' "$T/agent-srv1.log" >&3
   a1=$(accepted 1) a2=$(accepted 2)
-  run load back1 --count 3000 --concurrency 16
+  run drive back1 --count 3000 --concurrency 16
   [ "$status" -eq 0 ]
   [ "$(json back1 "d['errors']['total']")" -eq 0 ]
   check_shares "srv1 back, 3000 connections" "$a1" "$a2"
 }
 
 @test "anycast: SIGKILL of srv2's onepassd: withdrawn within the agent's interval, failures only in that window" {
-  load crash --duration 6 --concurrency 16 >"$T/crash.out" 2>&1 &
+  drive crash --duration 6 --concurrency 16 >"$T/crash.out" 2>&1 &
   load_pid=$!
   sleep 2
   pid=$(cat "$T/onepassd-srv2.pid")
@@ -300,7 +303,7 @@ check_shares() {
   [ $((gone_at - killed_at)) -le 3000 ]
   # Then none: everything goes to srv1.
   a1=$(accepted 1)
-  run load after-crash --count 2000 --concurrency 16
+  run drive after-crash --count 2000 --concurrency 16
   [ "$status" -eq 0 ]
   [ "$(json after-crash "d['errors']['total']")" -eq 0 ]
   [ $(($(accepted 1) - a1)) -eq 2000 ]
@@ -311,7 +314,7 @@ check_shares() {
   wait_paths 2 10
   grep -E 'withdrawn|announced' "$T/agent-srv2.log" >&3
   a1=$(accepted 1) a2=$(accepted 2)
-  run load back2 --count 3000 --concurrency 16
+  run drive back2 --count 3000 --concurrency 16
   [ "$status" -eq 0 ]
   [ "$(json back2 "d['errors']['total']")" -eq 0 ]
   check_shares "srv2 back, 3000 connections" "$a1" "$a2"
