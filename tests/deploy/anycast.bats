@@ -3,8 +3,8 @@
 # Scale-out behind one anycast address, for real, in network namespaces made
 # for the test:
 #
-#   client 10.78.9.2 -- 10.78.9.1 router (BIRD, ECMP, L4 hash) 10.78.1.1 -- 10.78.1.2 srv1
-#                                                               10.78.2.1 -- 10.78.2.2 srv2
+#   client  10.78.9.2 -- 10.78.9.1 router (BIRD, ECMP, L4 hash) 10.78.1.1 -- 10.78.1.2 srv1
+#   client2 10.78.10.2 - 10.78.10.1                             10.78.2.1 -- 10.78.2.2 srv2
 #
 # srv1 and srv2 each hold the service address 10.78.53.53/32 on a dummy
 # interface (lo where the kernel has no dummy driver), run onepassd on it,
@@ -13,7 +13,8 @@
 # takes the route from both and installs it as one ECMP route
 # (merge paths, fib_multipath_hash_policy=1); the client runs onepass-load
 # against 10.78.53.53. The tests share this topology and run in file order:
-# shares, planned maintenance of srv1, crash of srv2, srv2 back.
+# shares, planned maintenance of srv1, crash of srv2, srv2 back, then
+# loadtest/multi-load.sh from both client namespaces at once.
 # Needs root, ip netns, bird2, nftables, curl, and onepassd with
 # --metrics-listen (/healthz); skips with a message otherwise.
 
@@ -26,7 +27,7 @@ AGENT_OPTS=(--interval-ms 200 --timeout-ms 300 --fall 3 --rise 3 --max-polls 300
 setup_file() {
   load helpers
   export TAG=$$
-  export NS_R=onepass-ar-$TAG NS_S1=onepass-as1-$TAG NS_S2=onepass-as2-$TAG NS_C=onepass-ac-$TAG
+  export NS_R=onepass-ar-$TAG NS_S1=onepass-as1-$TAG NS_S2=onepass-as2-$TAG NS_C=onepass-ac-$TAG NS_C2=onepass-ac2-$TAG
   export T=$BATS_FILE_TMPDIR
   if ! prerequisites >"$T/skip" 2>&1; then return 0; fi
   build_topology >"$T/setup.log" 2>&1 || {
@@ -41,7 +42,7 @@ teardown_file() {
     [ -e "$f" ] || continue
     kill -KILL "$(cat "$f")" 2>/dev/null || true
   done
-  for ns in "$NS_C" "$NS_S1" "$NS_S2" "$NS_R"; do
+  for ns in "$NS_C" "$NS_C2" "$NS_S1" "$NS_S2" "$NS_R"; do
     ip netns del "$ns" 2>/dev/null || true
   done
 }
@@ -109,15 +110,17 @@ link() {
 build_topology() {
   set -e
   local ns i
-  for ns in "$NS_R" "$NS_S1" "$NS_S2" "$NS_C"; do
+  for ns in "$NS_R" "$NS_S1" "$NS_S2" "$NS_C" "$NS_C2"; do
     ip netns add "$ns"
     ip -n "$ns" link set lo up
   done
   link "$NS_R" r1 10.78.1.1/30 "$NS_S1" up1 10.78.1.2/30
   link "$NS_R" r2 10.78.2.1/30 "$NS_S2" up1 10.78.2.2/30
   link "$NS_R" rc 10.78.9.1/24 "$NS_C" eth0 10.78.9.2/24
+  link "$NS_R" rd 10.78.10.1/24 "$NS_C2" eth0 10.78.10.2/24
   in_ns "$NS_R" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=1
   ip -n "$NS_C" route add default via 10.78.9.1
+  ip -n "$NS_C2" route add default via 10.78.10.1
   ip -n "$NS_S1" route add default via 10.78.1.1
   ip -n "$NS_S2" route add default via 10.78.2.1
   # The router's BIRD: takes 10.78.53.53/32 from both hosts, installs both
@@ -318,4 +321,29 @@ check_shares() {
   [ "$status" -eq 0 ]
   [ "$(json back2 "d['errors']['total']")" -eq 0 ]
   check_shares "srv2 back, 3000 connections" "$a1" "$a2"
+}
+
+@test "anycast: loadtest/multi-load.sh runs onepass-load from two client namespaces at once and merges the results" {
+  a1=$(accepted 1) a2=$(accepted 2)
+  run timeout 120 "$BATS_TEST_DIRNAME/../../loadtest/multi-load.sh" run --netns "$NS_C" --netns "$NS_C2" \
+    --dir "$T/multi" --out "$T/multi.json" --timeout-s 60 -- "$LOAD_BIN" --target "$ANYCAST:$PORT" --proto dns \
+    --qname www.example.com. --threads 1 --count 2500 --concurrency 8 --timeout-ms 3000
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *"all 2 clients"* ]]
+  [ "$(json multi "len(d['clients'])")" -eq 2 ]
+  [ "$(json multi "d['ok']")" -eq 5000 ]
+  [ "$(json multi "d['errors']['total']")" -eq 0 ]
+  [ "$(json multi "d['latency_us']['count']")" -eq 5000 ]
+  # The merged rate is the sum of the clients' own.
+  [ "$(json multi "round(d['achieved_conn_per_s'] - sum(c['achieved_conn_per_s'] for c in d['clients']))")" -eq 0 ]
+  # Every merged connection reached one of the servers, from both client addresses.
+  [ $(($(accepted 1) - a1 + $(accepted 2) - a2)) -eq 5000 ]
+  check_shares "two clients, 5000 connections" "$a1" "$a2"
+  # A result with errors makes the merge fail, and a ramp result does not merge.
+  python3 -c "import json; d = json.load(open('$T/multi/client-1.json')); d['errors']['total'] = 3; d['errors']['reset'] = 3; json.dump(d, open('$T/bad.json', 'w'))"
+  run "$BATS_TEST_DIRNAME/../../loadtest/multi-load.sh" merge --out "$T/bad-merged.json" "$T/bad.json" "$T/multi/client-2.json"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ $output == *"reset=3"* ]]
 }
