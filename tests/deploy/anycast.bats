@@ -220,6 +220,9 @@ drive() {
 
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {'d': d}))" "$T/$1.json" "$2"; }
 
+# The time of a log line (it starts with an ISO 8601 UTC time) in ms.
+ms_of() { date -d "${1%% *}" +%s%3N; }
+
 # Shares of N connections between srv1 and srv2 must each be at least 25 %.
 check_shares() {
   local label=$1 a1=$2 a2=$3 b1 b2
@@ -253,6 +256,12 @@ check_shares() {
     --then "kill -TERM $pid"
   echo "$output"
   [ "$status" -eq 0 ]
+  # The route was withdrawn (by drain or by the running agent, whichever came
+  # first) only after the SYN hold had let the handshakes in flight finish.
+  held=$(ms_of "$(grep -m1 'holding new SYNs' <<<"$output")")
+  withdrawn=$(ms_of "$( (grep 'withdrawn for maintenance' <<<"$output"; grep 'withdrawn: maintenance' "$T/agent-srv1.log") | sort | head -1)")
+  echo "# maintenance: withdrawn $((withdrawn - held)) ms after the SYN hold began" >&3
+  [ $((withdrawn - held)) -ge 190 ]
   wait "$load_pid" || { cat "$T/maint.out"; return 1; }
   cat "$T/maint.out"
   # onepassd finished its drain and exited 0.
