@@ -81,6 +81,7 @@ do_install() {
   install_file "$HERE/install.sh" "$lib/install.sh" 0755
   install_file "$HERE/systemd/onepass@.service" "$lib/systemd/onepass@.service" 0644
   install_file "$HERE/systemd/onepass-health-agent.service" "$lib/systemd/onepass-health-agent.service" 0644
+  install_file "$HERE/systemd/onepass-anycast.conf" "$lib/systemd/onepass-anycast.conf" 0644
   for f in "$HERE"/default/*; do install_file "$f" "$lib/default/${f##*/}" 0644; done
   tmp=$(mktemp -d)
   for f in onepass-rss onepass-sysctl onepass-health-agent onepass-bird-config; do

@@ -93,3 +93,26 @@ setup() {
   [[ $output == *"unreachable"* ]]
   [[ $output == *"maintenance no"* ]]
 }
+
+@test "anycast drop-in: onepass@dns with it verifies; stop drains through the agent as root; a broken path is caught" {
+  command -v systemd-analyze >/dev/null || skip "systemd-analyze not installed (apt-get install systemd)"
+  units=$BATS_TEST_TMPDIR/units
+  mkdir -p "$units/onepass@dns.service.d"
+  printf '#!/bin/sh\nexit 0\n' >"$BATS_TEST_TMPDIR/onepassd"
+  chmod 0755 "$BATS_TEST_TMPDIR/onepassd"
+  sed "s|/usr/local/bin/onepassd|$BATS_TEST_TMPDIR/onepassd|" "$DEPLOY/systemd/onepass@.service" >"$units/onepass@dns.service"
+  sed "s|/usr/local/lib/onepass-deploy/onepass-health-agent|$AGENT|" "$DEPLOY/systemd/onepass-anycast.conf" \
+    >"$units/onepass@dns.service.d/anycast.conf"
+  SYSTEMD_UNIT_PATH=$units: run systemd-analyze verify "$units/onepass@dns.service"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+  grep -qxF "ExecStop=+$AGENT drain --hold-syns --drain-max-s 20" "$units/onepass@dns.service.d/anycast.conf"
+  grep -qxF "ExecStartPost=+$AGENT resume" "$units/onepass@dns.service.d/anycast.conf"
+  # The stop timeout covers the agent's drain (20 s) and onepassd's (5 s).
+  [ "$(sed -n 's/^TimeoutStopSec=//p' "$units/onepass@dns.service.d/anycast.conf")" -gt 25 ]
+  sed -i "s|ExecStop=+$AGENT|ExecStop=+$BATS_TEST_TMPDIR/missing|" "$units/onepass@dns.service.d/anycast.conf"
+  SYSTEMD_UNIT_PATH=$units: run systemd-analyze verify "$units/onepass@dns.service"
+  [ "$status" -ne 0 ]
+  [[ $output == *"missing"* ]]
+}
