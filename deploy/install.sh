@@ -2,7 +2,9 @@
 # shellcheck source-path=SCRIPTDIR
 # Installs onepassd and what runs it: the binary, the systemd unit
 # (onepass@.service), the defaults files, the deploy scripts (onepass-rss,
-# onepass-sysctl) and the server sysctl profile (applied, originals saved).
+# onepass-sysctl; for anycast hosts onepass-health-agent with its unit and
+# onepass-bird-config with its BIRD template, not enabled) and the server
+# sysctl profile (applied, originals saved).
 # Every file it replaces is saved; --uninstall puts everything back.
 #
 #   deploy/install.sh [--binary PATH] [--prefix /usr/local] [--no-sysctl] [--dry-run]
@@ -69,21 +71,29 @@ do_install() {
   install_file "$binary" "$dest/bin/onepassd" 0755
   install_file "$HERE/onepass-rss" "$lib/onepass-rss" 0755
   install_file "$HERE/onepass-sysctl" "$lib/onepass-sysctl" 0755
+  install_file "$HERE/onepass-health-agent" "$lib/onepass-health-agent" 0755
+  install_file "$HERE/onepass-bird-config" "$lib/onepass-bird-config" 0755
+  for f in "$HERE"/bird/*; do install_file "$f" "$lib/bird/${f##*/}" 0644; done
   for f in "$HERE"/lib/*.sh; do install_file "$f" "$lib/lib/${f##*/}" 0644; done
   for f in "$HERE"/sysctl/*.conf; do install_file "$f" "$lib/sysctl/${f##*/}" 0644; done
   install_file "$HERE/README.md" "$lib/README.md" 0644
   # The installed directory is a whole deploy/: its install.sh --uninstall works.
   install_file "$HERE/install.sh" "$lib/install.sh" 0755
   install_file "$HERE/systemd/onepass@.service" "$lib/systemd/onepass@.service" 0644
+  install_file "$HERE/systemd/onepass-health-agent.service" "$lib/systemd/onepass-health-agent.service" 0644
+  install_file "$HERE/systemd/onepass-anycast.conf" "$lib/systemd/onepass-anycast.conf" 0644
   for f in "$HERE"/default/*; do install_file "$f" "$lib/default/${f##*/}" 0644; done
   tmp=$(mktemp -d)
-  for f in onepass-rss onepass-sysctl; do
+  for f in onepass-rss onepass-sysctl onepass-health-agent onepass-bird-config; do
     printf '#!/bin/sh\nexec %s/lib/onepass-deploy/%s "$@"\n' "$prefix" "$f" >"$tmp/$f"
     install_file "$tmp/$f" "$dest/sbin/$f" 0755
   done
   sed "s|/usr/local/bin/onepassd|$prefix/bin/onepassd|; s|/usr/local/lib/onepass-deploy|$prefix/lib/onepass-deploy|" \
     "$HERE/systemd/onepass@.service" >"$tmp/unit"
   install_file "$tmp/unit" "$ETC/systemd/system/onepass@.service" 0644
+  sed "s|/usr/local/lib/onepass-deploy|$prefix/lib/onepass-deploy|g" \
+    "$HERE/systemd/onepass-health-agent.service" >"$tmp/agent-unit"
+  install_file "$tmp/agent-unit" "$ETC/systemd/system/onepass-health-agent.service" 0644
   rm -rf "$tmp"
   for f in "$HERE"/default/*; do
     if [ -e "$ETC/default/${f##*/}" ] && ! cmp -s "$f" "$ETC/default/${f##*/}"; then
@@ -124,7 +134,7 @@ do_uninstall() {
   STATE_DIR=$STATE_ROOT
   state_rollback no_command_kinds "" ""
   if [ "$DRY_RUN" -eq 0 ]; then
-    for d in "$lib/lib" "$lib/sysctl" "$lib/systemd" "$lib/default" "$lib"; do rmdir "$d" 2>/dev/null || true; done
+    for d in "$lib/lib" "$lib/sysctl" "$lib/systemd" "$lib/default" "$lib/bird" "$lib"; do rmdir "$d" 2>/dev/null || true; done
     if real_systemd; then systemctl daemon-reload; fi
   fi
 }

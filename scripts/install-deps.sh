@@ -15,6 +15,8 @@ packages=(
   prometheus haproxy
   # deploy scripts and their tests
   bats shellcheck iproute2 ethtool procps systemd
+  # anycast scale-out: BGP announcements and the SYN hold of a planned drain (tests/deploy/anycast.bats)
+  bird2 nftables
   # benchmarks
   linux-perf tcpdump python3
 )
@@ -34,6 +36,7 @@ echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # Debian's nsd package starts a system nsd on port 53 on install; the tests start their own.
+# (bird2's system daemon may run: the tests' BIRDs live in their own namespaces and sockets.)
 if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet nsd 2>/dev/null; then
   $SUDO systemctl stop nsd || true
 fi

@@ -55,7 +55,8 @@ scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 
 if [ -d tests/deploy ]; then
   step "deploy scripts: shellcheck + bats"
-  shellcheck -x deploy/onepass-rss deploy/onepass-sysctl deploy/*.sh deploy/lib/*.sh \
+  shellcheck -x deploy/onepass-rss deploy/onepass-sysctl deploy/onepass-bird-config deploy/onepass-health-agent \
+    deploy/*.sh deploy/lib/*.sh loadtest/multi-load.sh \
     tests/deploy/fake-ethtool tests/deploy/*.bash tests/deploy/*.bats
   run_bats tests/deploy
 fi
