@@ -73,6 +73,12 @@ struct RequestContext {
   // True once the peer has shut down its sending side (read returned 0): what is in `input`
   // is all there will ever be. A handler that needs more answers kClose or a protocol error.
   bool peer_closed = false;
+  // True once a recv on this connection filled the server's input buffer: the client sends more
+  // pipelined requests than one buffer holds, so more are on their way even when `input` ends
+  // exactly at a request boundary. A handler that would close only because its input ran out
+  // answers kWriteThenRead instead: the server then waits for the client's next bytes or its
+  // EOF, within the read timeout (RFC 7766 §6.2.1.1: every pipelined query gets its answer).
+  bool more_input_expected = false;
 };
 
 class Handler {

@@ -77,8 +77,14 @@ struct ConnectionFields {
   bool peer_closed = false;     // the client's EOF was read (RFC 7766 §6.2.4 half-close)
   bool served = false;          // at least one whole response sent
   bool nodelay = false;         // TCP_NODELAY is set (SetNoDelay)
+  // A whole request was answered since the last park (only that restarts the read deadline: a
+  // request dropped without an answer, e.g. a DNS response sent as a query, does not).
   bool message_consumed = false;
-  size_t discarded = 0;  // bytes thrown away while lingering
+  // A recv filled the input buffer: the client pipelines more than a buffer holds
+  // (RequestContext::more_input_expected).
+  bool filled_buffer = false;
+  size_t bytes_sent = 0;  // response bytes the kernel took, for kClosingUnsent
+  size_t discarded = 0;   // bytes thrown away while lingering
   Deadlines deadlines;
 };
 
@@ -98,9 +104,9 @@ class Connection {
   void TakeOver(Connection& other);
 
   // Runs the state machine until the connection is done (kClosed) or must wait for its socket:
-  // returns kReading (readable), kWriting (writable; out() holds the rest of the response) or
-  // kLingering (readable, the linger deadline). Updates env.stats. Requires an output buffer
-  // (has_output()).
+  // returns kReading (readable), kWriting (writable; out() holds the rest of the response),
+  // kClosingUnsent (writable, the write deadline) or kLingering (readable, the linger deadline).
+  // Updates env.stats. Requires an output buffer (has_output()).
   ConnectionState Advance(const ConnectionEnv& env);
 
   ConnectionState state() const { return fields_.state; }
@@ -158,6 +164,7 @@ class Connection {
   bool Process(const ConnectionEnv& env, Turn& turn);  // kProcessing
   bool Receive(const ConnectionEnv& env, Turn& turn);  // kReading
   bool Linger(const ConnectionEnv& env);               // kLingering
+  bool AwaitSent(const ConnectionEnv& env);            // kClosingUnsent
 
   // Moves to `state` and goes on (returns true).
   bool MoveTo(ConnectionState state) {
@@ -175,6 +182,9 @@ class Connection {
   void CountEndOfInput(const ConnectionEnv& env);
   // Shuts the write side down and moves to kLingering.
   bool StartLinger(const ConnectionEnv& env);
+  // The last response is sent to the kernel: wait for the kernel to send it (kClosingUnsent)
+  // when the client holds it back, then linger or close.
+  bool CloseAfterWrite(const ConnectionEnv& env);
 
   ConnectionFields fields_;
   std::unique_ptr<InputBuffer> in_;

@@ -24,8 +24,10 @@ absl::Status ValidateConfig(const ServerConfig& config) {
     return absl::InvalidArgumentError(
         "--max-connections and --max-connections-per-client must be positive");
   }
-  if (config.read_timeout <= absl::ZeroDuration() || config.write_timeout <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("--read-timeout-ms and --write-timeout-ms must be positive");
+  if (config.read_timeout <= absl::ZeroDuration() || config.write_timeout <= absl::ZeroDuration() ||
+      config.max_connection_time <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "--read-timeout-ms, --write-timeout-ms and --max-connection-ms must be positive");
   }
   if (config.keepalive < absl::ZeroDuration() || config.drain_timeout < absl::ZeroDuration() ||
       config.linger < absl::ZeroDuration()) {

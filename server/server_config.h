@@ -32,6 +32,11 @@ inline constexpr int kDefaultMaxConnections = 5000;         // parked connection
 inline constexpr int kDefaultMaxConnectionsPerClient = 25;  // parked, per address, per worker
 inline constexpr absl::Duration kDefaultReadTimeout = absl::Milliseconds(2000);
 inline constexpr absl::Duration kDefaultWriteTimeout = absl::Milliseconds(2000);
+// The whole life of a parked connection, however it keeps busy (RFC 7766 §6.2.3 lets a server
+// close any connection; dnsdist's max-connection-duration). Long enough for a resolver's
+// kept-alive connection to carry many queries, short enough that a slow reader or a client
+// sending messages that get no answer cannot hold a slot for good.
+inline constexpr absl::Duration kDefaultMaxConnectionTime = absl::Seconds(120);
 inline constexpr absl::Duration kDefaultDrainTimeout = absl::Milliseconds(5000);
 // EMFILE/ENFILE: stop accepting on that worker for this long instead of spinning (nginx, NSD).
 inline constexpr absl::Duration kDefaultAcceptPause = absl::Seconds(1);
@@ -50,6 +55,10 @@ inline constexpr int kDeferAcceptSeconds = 1;
 // take milliseconds).
 inline constexpr absl::Duration kDefaultLinger = absl::Milliseconds(500);
 inline constexpr size_t kLingerMaxBytes = 64 * 1024;
+// A connection whose responses add up to more than this many bytes checks, before it closes,
+// that the kernel has sent them (ConnectionState::kClosingUnsent); below it the single pass
+// closes at once, so an orphaned socket holds at most this much unsent (the bound in bytes).
+inline constexpr size_t kUnsentCheckBytes = 4096;
 // One Connection::Advance call reads at most this many times before yielding to other
 // connections.
 inline constexpr int kReadsPerTurn = 16;
@@ -86,6 +95,8 @@ struct ServerConfig {
   absl::Duration read_timeout = kDefaultReadTimeout;
   // A response must be written within this time once the socket buffer is full.
   absl::Duration write_timeout = kDefaultWriteTimeout;
+  // The most a connection may live from its first park (server/deadline.h Deadlines::lifetime).
+  absl::Duration max_connection_time = kDefaultMaxConnectionTime;
   // 0: close after the response (the single pass). Otherwise keep an idle connection this long
   // for more requests (RFC 7766 §6.2.3); handlers see it as RequestContext::keepalive.
   absl::Duration keepalive = absl::ZeroDuration();

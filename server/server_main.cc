@@ -24,7 +24,6 @@
 #include "common/cpu_list.h"
 #include "common/flag_help.h"
 #include "common/log.h"
-#include "server/server_config.h"
 #include "server/server.h"
 #include "server/server_config.h"
 
@@ -58,9 +57,14 @@ ABSL_FLAG(int, read_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultReadT
           "request; trickling bytes does not extend it (slowloris).");
 ABSL_FLAG(int, write_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultWriteTimeout),
           "A response the socket could not take at once must be written within this many ms.");
+ABSL_FLAG(int, max_connection_ms, absl::ToInt64Milliseconds(onepass::kDefaultMaxConnectionTime),
+          "The longest a connection may stay open once it waits in the event loop, however "
+          "busy it keeps (a slow reader, a client sending messages that get no answer, a long "
+          "keepalive); then it is closed and counted (lifetime_cuts).");
 ABSL_FLAG(int, keepalive_ms, 0,
-          "0: close after the response. N: keep a connection open for more requests for up to "
-          "N ms of idleness (RFC 7766 section 6.2.3; DNS echoes it as edns-tcp-keepalive).");
+          "0: close after the response (the single pass). N: keep every connection open for "
+          "more requests for up to N ms of idleness (RFC 7766 section 6.2.3, as NSD and Knot "
+          "do; DNS echoes it as edns-tcp-keepalive to a query that asks, RFC 7828).");
 ABSL_FLAG(int, drain_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultDrainTimeout),
           "On SIGTERM/SIGINT: stop accepting, then give connections in flight this many ms.");
 ABSL_FLAG(int, linger_ms, absl::ToInt64Milliseconds(onepass::kDefaultLinger),
@@ -132,6 +136,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.read_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_read_timeout_ms));
   config.write_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_write_timeout_ms));
   config.keepalive = absl::Milliseconds(absl::GetFlag(FLAGS_keepalive_ms));
+  config.max_connection_time = absl::Milliseconds(absl::GetFlag(FLAGS_max_connection_ms));
   config.drain_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_drain_timeout_ms));
   config.linger = absl::Milliseconds(absl::GetFlag(FLAGS_linger_ms));
   return config;

@@ -19,6 +19,7 @@
 #include "common/cpu_list.h"
 #include "common/log.h"
 #include "server/deadline.h"
+#include "server/socket_options.h"
 
 namespace onepass {
 namespace {
@@ -381,7 +382,9 @@ void Worker::ReleaseOutput(Connection* connection) {
 
 void Worker::Park(Connection* connection) {
   const ConnectionState state = connection->state();
-  const short flags = state == ConnectionState::kWriting ? EV_WRITE : EV_READ;
+  const bool to_write =
+      state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
+  const short flags = to_write ? EV_WRITE : EV_READ;
   ParkedConnection parked;
   parked.state = state;
   parked.idle = connection->idle();
@@ -432,6 +435,11 @@ void Worker::OnConnectionEvent(int fd, short what, void* arg) {
 }
 
 void Worker::CountTimeout(const Connection& connection) {
+  const std::optional<SteadyTime>& lifetime = connection.deadlines().lifetime;
+  if (lifetime.has_value() && *lifetime <= std::chrono::steady_clock::now()) {
+    WorkerStats::Add(stats_.lifetime_cuts);
+    return;
+  }
   switch (connection.state()) {
     case ConnectionState::kReading:
       if (connection.deadlines().read_is_idle) {
@@ -443,6 +451,9 @@ void Worker::CountTimeout(const Connection& connection) {
       break;
     case ConnectionState::kWriting:
       WorkerStats::Add(stats_.write_timeouts);
+      break;
+    case ConnectionState::kClosingUnsent:
+      WorkerStats::Add(stats_.unread_aborts);
       break;
     case ConnectionState::kLingering:
       // The response was sent long ago; the client just never closed. Not an error.
@@ -457,6 +468,12 @@ void Worker::CountTimeout(const Connection& connection) {
 
 void Worker::Close(Connection* connection) {
   event_del(connection->event);
+  // Closed with answers the client has not taken (a timeout, the lifetime cap, the drain
+  // deadline): abort, so that the kernel does not keep them for an orphan (socket_options.h).
+  const ConnectionState state = connection->state();
+  if (state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent) {
+    AbortOnClose(connection->fd());
+  }
   close(connection->fd());
   ReleaseOutput(connection);
   UncountPeer(connection);
