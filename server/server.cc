@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <algorithm>
 #include <fstream>
 #include <utility>
 
@@ -7,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
 #include "common/log.h"
+#include "server/descriptor_limit.h"
 #include "server/listener.h"
 
 namespace onepass {
@@ -92,9 +94,17 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerConfig& confi
   if (!listeners.ok()) return listeners.status();
   server->addresses_ = listeners->bound;
 
+  // The soft descriptor limit up to the hard one, and the connections lowered to fit it
+  // (server/descriptor_limit.h).
+  absl::StatusOr<DescriptorFit> fit =
+      RaiseDescriptorLimit(config.max_connections, workers, static_cast<int>(requested.size()));
+  if (!fit.ok()) return fit.status();
+  if (!fit->note.empty()) LogWarning("%s", fit->note);
   // --max-connections is for the whole server (RFC 9210 §4.5 counts per server): each worker
-  // gets an equal share, rounded up.
-  const int per_worker = (config.max_connections + workers - 1) / workers;
+  // gets an equal share, rounded up (down when lowered, so that the shares fit the
+  // descriptors).
+  const int per_worker = fit->note.empty() ? (fit->max_connections + workers - 1) / workers
+                                           : std::max(1, fit->max_connections / workers);
   server->counter_specs_ = server->factory_->Counters();
   for (int w = 0; w < workers; ++w) {
     auto worker =
