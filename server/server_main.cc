@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/commandlineflag.h"
@@ -22,8 +24,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/arguments.h"
 #include "common/cpu_list.h"
+#include "common/data_file.h"
 #include "common/flag_help.h"
 #include "common/log.h"
+#include "server/background_loader.h"
 #include "server/server.h"
 #include "server/server_config.h"
 
@@ -61,6 +65,10 @@ ABSL_FLAG(int, max_connection_ms, absl::ToInt64Milliseconds(onepass::kDefaultMax
           "The longest a connection may stay open once it waits in the event loop, however "
           "busy it keeps (a slow reader, a client sending messages that get no answer, a long "
           "keepalive); then it is closed and counted (lifetime_cuts).");
+ABSL_FLAG(int, max_data_file_mb, static_cast<int>(onepass::kDefaultMaxDataFileBytes >> 20),
+          "The largest data file (zone, Whois database, OCSP response) loaded at start or on "
+          "SIGHUP, in MiB; a larger one, or one that is not a regular file (a FIFO, "
+          "/dev/zero), fails to load and a reload keeps the previous data.");
 ABSL_FLAG(int, keepalive_ms, 0,
           "0: close after the response (the single pass). N: keep every connection open for "
           "more requests for up to N ms of idleness (RFC 7766 section 6.2.3, as NSD and Knot "
@@ -179,6 +187,11 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
 
   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
   if (!config.ok()) return Fail(config.status());
+  if (const int mb = absl::GetFlag(FLAGS_max_data_file_mb); mb > 0) {
+    SetMaxDataFileBytes(static_cast<uint64_t>(mb) << 20);
+  } else {
+    return Fail(absl::InvalidArgumentError("--max-data-file-mb must be positive"));
+  }
 
   const std::string handler_name = absl::GetFlag(FLAGS_handler);
   // Cheap checks first: a zone may take long to load.
@@ -211,22 +224,46 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   std::printf("ready\n");
   std::fflush(stdout);
 
+  // SIGHUP loads on its own thread (server/background_loader.h): a load stuck on its files
+  // must not keep SIGTERM from stopping the server. A SIGHUP during a load asks for one more
+  // afterwards (the files may have changed again).
+  BackgroundLoader loader;
+  bool reload_again = false;
+  auto start_load = [&] {
+    LogInfo("SIGHUP: reloading %s data", handler_name);
+    loader.Start([&make_factory, handler_name] { return make_factory(handler_name); });
+  };
   while (true) {
     int signal_number = 0;
-    if (sigwait(&signals, &signal_number) != 0) continue;
+    if (loader.busy()) {
+      // Poll for the load between signals; 100 ms is nothing next to loading data.
+      const timespec poll = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
+      signal_number = sigtimedwait(&signals, nullptr, &poll);
+      if (std::optional<LoadResult> loaded = loader.Take(); loaded.has_value()) {
+        // NSD/Knot/nginx semantics: the data named by the same flags; the workers switch
+        // between connections, never waiting for the load.
+        const absl::Status reloaded = (*server)->Reload(*std::move(loaded));
+        if (reloaded.ok()) {
+          LogInfo("reloaded %s data; handed to %d workers", handler_name,
+                  (*server)->worker_count());
+        } else {
+          LogError("reload failed: %s; still serving the previous data", reloaded.message());
+        }
+        if (std::exchange(reload_again, false)) start_load();
+      }
+      if (signal_number <= 0) continue;
+    } else if (sigwait(&signals, &signal_number) != 0) {
+      continue;
+    }
     if (signal_number == SIGUSR1) {
       LogInfo("stats %s", (*server)->FormatStats());
       continue;
     }
     if (signal_number == SIGHUP) {
-      // NSD/Knot/nginx semantics: re-read the data named by the same flags; the workers
-      // switch between connections. The load runs here, so the workers never wait for it.
-      LogInfo("SIGHUP: reloading %s data", handler_name);
-      const absl::Status reloaded = (*server)->Reload(make_factory(handler_name));
-      if (reloaded.ok()) {
-        LogInfo("reloaded %s data; handed to %d workers", handler_name, (*server)->worker_count());
+      if (loader.busy()) {
+        reload_again = true;
       } else {
-        LogError("reload failed: %s; still serving the previous data", reloaded.message());
+        start_load();
       }
       continue;
     }
@@ -238,6 +275,15 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   (*server)->Wait();
   std::printf("stats %s\n", (*server)->FormatStats().c_str());
   std::fflush(stdout);
+  if (loader.busy() && !loader.Take().has_value()) {
+    // Blocked in its files and impossible to interrupt: exit without running destructors
+    // that the loading thread might still reach.
+    LogWarning(
+        "a reload was still loading (a data file that blocks: a FIFO, a hung network "
+        "mount?); exiting without it");
+    std::fflush(stderr);
+    _exit(0);
+  }
   return 0;
 }
 

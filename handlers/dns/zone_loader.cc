@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/data_file.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
 
@@ -242,11 +243,10 @@ absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(
     const std::vector<std::string>& paths) {
   std::vector<ZoneSource> sources;
   for (const std::string& path : paths) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open zone file"));
-    std::ostringstream text;
-    text << in.rdbuf();
-    sources.push_back(ZoneSource{path, text.str()});
+    // A regular file under --max-data-file-mb: a FIFO or /dev/zero must not hang or crash.
+    absl::StatusOr<std::string> text = ReadDataFile(path, "zone file");
+    if (!text.ok()) return text.status();
+    sources.push_back(ZoneSource{path, *std::move(text)});
   }
   return BuildSnapshot(sources);
 }

@@ -3,22 +3,28 @@
 // session matters, the Server in-process with the line protocol where only the transport does.
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "server/server.h"
 #include "tests/support/line_handler.h"
 #include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"
+#include "tests/support/wait_for.h"
 
 namespace onepass {
 namespace {
@@ -273,6 +279,104 @@ TEST_F(HostileClientTest, LifetimeCapClosesABusyKeptAliveConnection) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
   ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.lifetime_cuts == 1; }));
   EXPECT_GT(server_->Stats().responses, 3u);
+}
+
+// A temporary directory, removed with its files.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = ::testing::TempDir() + "onepass-hostile-XXXXXX";
+    path_ = mkdtemp(pattern.data()) != nullptr ? pattern : "";
+  }
+  ~TempDir() {
+    if (!path_.empty()) (void)testing::RunCommand({"rm", "-rf", path_});
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string ReadLog(ServerProcess& server, absl::string_view until) {
+  std::string log;
+  testing::WaitFor(
+      [&] {
+        log += server.ReadStderr();
+        return absl::StrContains(log, until);
+      },
+      absl::Seconds(10));
+  return log;
+}
+
+// Defect 5: a zone path pointing at /dev/zero made SIGHUP read until std::bad_alloc killed the
+// server; a file over --max-data-file-mb is refused the same way. The previous data stays.
+TEST(HostileReloadTest, DeviceOrOversizeZoneFailsTheReloadAndKeepsServing) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string zone = dir.path() + "/example.com.zone";
+  ASSERT_TRUE(testing::RunCommand(
+                  {"cp", std::string(ONEPASS_SOURCE_DIR) + "/tests/data/example.com.zone", zone},
+                  absl::Seconds(5))
+                  .ok());
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "1",
+                            "--zone", zone, "--max-data-file-mb", "1"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_EQ(unlink(zone.c_str()), 0);
+  ASSERT_EQ(symlink("/dev/zero", zone.c_str()), 0);
+  ASSERT_EQ(kill((*server)->pid(), SIGHUP), 0);
+  std::string log = ReadLog(**server, "reload failed: ");
+  EXPECT_TRUE(absl::StrContains(log, "is not a regular file")) << log;
+  // Larger than the cap (1 MiB).
+  ASSERT_EQ(unlink(zone.c_str()), 0);
+  {
+    std::ofstream big(zone);
+    big << "$ORIGIN example.com.\n";
+    for (int i = 0; i < 40000; ++i) big << "; padding to make the file larger than one MiB\n";
+  }
+  ASSERT_EQ(kill((*server)->pid(), SIGHUP), 0);
+  log = ReadLog(**server, "--max-data-file-mb");
+  EXPECT_TRUE(absl::StrContains(log, "larger than --max-data-file-mb")) << log;
+  // Still serving the first data.
+  absl::StatusOr<TcpClient> client = TcpClient::Connect("127.0.0.1", (*server)->port());
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE(client->Send(QueryFrame(7, "www")).ok());
+  int error = 0;
+  EXPECT_EQ(CountFrames(client->fd(), absl::Now() + absl::Seconds(5), 1, error), 1);
+  EXPECT_EQ((*server)->Stop(), 0);
+  EXPECT_EQ(StatValue((*server)->ReadStdout(), "reload_failures"), 2);
+}
+
+// Defect 6: a reload stuck on a FIFO without a writer used to block the signal thread, and
+// SIGTERM did nothing until a writer came. Loading runs apart: SIGTERM stops the server within
+// its drain deadline. (The line server's loader reads its file without OpenDataFile's checks,
+// as a stand-in for any load that blocks, e.g. on a hung network mount.)
+TEST(HostileReloadTest, SigtermStopsTheServerWhileAReloadIsStuck) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string data = dir.path() + "/data";
+  { std::ofstream(data) << "x\n"; }
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(
+      {"-c", absl::StrCat("ONEPASS_LINE_LOAD_FILE=", data, " exec ", LINE_SERVER_PATH,
+                          " --handler line --listen 127.0.0.1:0 --workers 1 "
+                          "--drain-timeout-ms 500")},
+      "/bin/sh");
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_EQ(unlink(data.c_str()), 0);
+  ASSERT_EQ(mkfifo(data.c_str(), 0600), 0);
+  ASSERT_EQ(kill((*server)->pid(), SIGHUP), 0);
+  ReadLog(**server, "SIGHUP: reloading");
+  // Still serving while the load is stuck.
+  absl::StatusOr<TcpClient> client = TcpClient::Connect("127.0.0.1", (*server)->port());
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE(client->Send("hello\n").ok());
+  absl::StatusOr<std::string> reply = client->ReadUntilClose();
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_TRUE(absl::StrContains(*reply, " hello\n"));
+  const absl::Time stop = absl::Now();
+  EXPECT_EQ((*server)->Stop(absl::Seconds(5)), 0);
+  EXPECT_LT(absl::Now() - stop, absl::Seconds(2));
+  EXPECT_TRUE(absl::StrContains((*server)->ReadStdout(), "stats accepted=1"));
 }
 
 }  // namespace
