@@ -143,7 +143,8 @@ class Connection {
   // Kept by the owning worker (its libevent event, its index in the worker's list of parked
   // connections); not moved by TakeOver.
   Worker* worker = nullptr;
-  // The peer's address (IPv4 as v4-mapped IPv6) while it counts against the per-client limit.
+  // The peer's client key (server/client_limits.h) while it counts against the per-client
+  // limit.
   std::array<uint8_t, 16> peer{};
   bool peer_counted = false;
   struct event* event = nullptr;

@@ -26,6 +26,12 @@ absl::Status ValidateConfig(const ServerConfig& config) {
     return absl::InvalidArgumentError(
         "--max-connections and --max-connections-per-client must be positive");
   }
+  if (config.client_prefix_v4 < 0 || config.client_prefix_v4 > 32 || config.client_prefix_v6 < 0 ||
+      config.client_prefix_v6 > 128) {
+    return absl::InvalidArgumentError(
+        "--client-prefix-v4 must be 0..32 and --client-prefix-v6 0..128 (bits of a client's "
+        "address that identify it)");
+  }
   if (config.read_timeout <= absl::ZeroDuration() || config.write_timeout <= absl::ZeroDuration() ||
       config.max_connection_time <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
@@ -106,10 +112,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerConfig& confi
   const int per_worker = fit->note.empty() ? (fit->max_connections + workers - 1) / workers
                                            : std::max(1, fit->max_connections / workers);
   server->counter_specs_ = server->factory_->Counters();
+  server->clients_ = std::make_unique<ClientTable>(config.max_connections_per_client);
   for (int w = 0; w < workers; ++w) {
     auto worker =
         std::make_unique<Worker>(w, place.worker_cpus[w], std::move(listeners->by_worker[w]),
-                                 server->factory_, config, per_worker);
+                                 server->factory_, config, per_worker, server->clients_.get());
     if (absl::Status init = worker->Init(); !init.ok()) return init;
     server->workers_.push_back(std::move(worker));
   }

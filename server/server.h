@@ -86,6 +86,8 @@ class Server {
   std::atomic<uint64_t> reload_failures_{0};
   WorkerPlacement placement_;
   std::vector<SocketAddress> addresses_;
+  // Declared before the workers, which count into it: it outlives them.
+  std::unique_ptr<ClientTable> clients_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
 };

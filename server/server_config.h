@@ -29,7 +29,11 @@ enum class Steering {
 inline constexpr int kDefaultBacklog = 4096;                // libevent's -1 would mean 128
 inline constexpr int kDefaultAcceptBurst = 64;              // accepts per listener wakeup
 inline constexpr int kDefaultMaxConnections = 5000;         // parked connections, whole server
-inline constexpr int kDefaultMaxConnectionsPerClient = 25;  // parked, per address, per worker
+inline constexpr int kDefaultMaxConnectionsPerClient = 25;  // parked, per client, server-wide
+// A client is its address cut to this many bits: one IPv4 address; an IPv6 /64, which one host
+// or one customer usually owns whole (RFC 6177, RFC 7421).
+inline constexpr int kDefaultClientPrefixV4 = 32;
+inline constexpr int kDefaultClientPrefixV6 = 64;
 inline constexpr absl::Duration kDefaultReadTimeout = absl::Milliseconds(2000);
 inline constexpr absl::Duration kDefaultWriteTimeout = absl::Milliseconds(2000);
 // The whole life of a parked connection, however it keeps busy (RFC 7766 §6.2.3 lets a server
@@ -85,11 +89,13 @@ struct ServerConfig {
   // only one waiting to write also holds an output buffer (OutputBufferBytes: 128 KiB for DNS).
   // Pools grow on demand up to this bound and are reused: no allocation in steady state.
   int max_connections = kDefaultMaxConnections;
-  // Parked connections one client address may hold on one worker (RFC 9210 §4.5 and NSD: 25
-  // per client). Kept per worker, so no worker shares a table: with steering a client's
-  // connections spread over the workers, so the server-wide bound is this times the workers.
-  // Counted only for parked connections: the single pass holds nothing worth limiting.
+  // Parked connections one client may hold, server-wide (RFC 9210 §4.5 and NSD: 25 per client),
+  // in a table the workers share (server/client_limits.h). Counted only for parked connections:
+  // the single pass holds nothing worth limiting, and touches no shared state.
   int max_connections_per_client = kDefaultMaxConnectionsPerClient;
+  // The bits of a client's address that identify it for that limit.
+  int client_prefix_v4 = kDefaultClientPrefixV4;
+  int client_prefix_v6 = kDefaultClientPrefixV6;
   // Per-message deadline [ms]: a request must arrive whole within this time of the previous
   // one being consumed (or of accept). It does not restart on every byte: slowloris is cut.
   absl::Duration read_timeout = kDefaultReadTimeout;

@@ -54,8 +54,14 @@ ABSL_FLAG(int, max_connections, onepass::kDefaultMaxConnections,
           "socket buffer, keepalive), for the whole server, split evenly over the workers. "
           "Beyond it new waiting connections are closed and counted (rejected_pool_full).");
 ABSL_FLAG(int, max_connections_per_client, onepass::kDefaultMaxConnectionsPerClient,
-          "Connections one client address may have waiting in one worker's event loop; "
-          "beyond it they are closed and counted (rejected_per_client).");
+          "Connections one client may have waiting in the event loops, for the whole server "
+          "(a client: its address cut to --client-prefix-v4/--client-prefix-v6 bits); beyond "
+          "it they are closed and counted (rejected_per_client).");
+ABSL_FLAG(int, client_prefix_v4, onepass::kDefaultClientPrefixV4,
+          "Bits of an IPv4 address that make one client for --max-connections-per-client.");
+ABSL_FLAG(int, client_prefix_v6, onepass::kDefaultClientPrefixV6,
+          "Bits of an IPv6 address that make one client for --max-connections-per-client "
+          "(64: a host owning a /64 has 2^64 addresses).");
 ABSL_FLAG(int, read_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultReadTimeout),
           "A request must arrive whole within this many ms of accept or of the previous "
           "request; trickling bytes does not extend it (slowloris).");
@@ -141,6 +147,8 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.accept_burst = absl::GetFlag(FLAGS_accept_burst);
   config.max_connections = absl::GetFlag(FLAGS_max_connections);
   config.max_connections_per_client = absl::GetFlag(FLAGS_max_connections_per_client);
+  config.client_prefix_v4 = absl::GetFlag(FLAGS_client_prefix_v4);
+  config.client_prefix_v6 = absl::GetFlag(FLAGS_client_prefix_v6);
   config.read_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_read_timeout_ms));
   config.write_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_write_timeout_ms));
   config.keepalive = absl::Milliseconds(absl::GetFlag(FLAGS_keepalive_ms));

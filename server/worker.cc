@@ -44,7 +44,7 @@ void FreeBase(event_base* base) {
 
 Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
                std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
-               int max_connections)
+               int max_connections, ClientTable* clients)
     : index_(index),
       cpu_(cpu),
       config_(config),
@@ -56,6 +56,7 @@ Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
       factory_(std::move(factory)),
       handler_(factory_->CreateHandler(handler_counters_)),
       listeners_(std::move(listeners)),
+      clients_(clients),
       base_(nullptr, FreeBase),
       stop_event_(nullptr, FreeEvent),
       offer_event_(nullptr, FreeEvent),
@@ -129,7 +130,6 @@ absl::Status Worker::Init() {
   pool_.reserve(max_connections_);
   free_.reserve(max_connections_);
   active_.reserve(max_connections_);
-  parked_per_client_.reserve(max_connections_);
   return absl::OkStatus();
 }
 
@@ -330,20 +330,13 @@ Connection* Worker::AcquireConnection() {
 }
 
 bool Worker::CountPeer(int fd, Connection* connection) {
+  // Only a connection that parks pays for this (getpeername and a shard's lock): the single
+  // pass never gets here.
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
-  std::array<uint8_t, 16> key{};
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    if (address.ss_family == AF_INET6) {
-      std::memcpy(key.data(), &reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr, 16);
-    } else if (address.ss_family == AF_INET) {
-      key[10] = key[11] = 0xff;  // ::ffff:a.b.c.d
-      std::memcpy(key.data() + 12, &reinterpret_cast<sockaddr_in*>(&address)->sin_addr, 4);
-    }
-  }
-  auto [it, inserted] = parked_per_client_.try_emplace(key, 0);
-  if (it->second >= config_.max_connections_per_client) return false;
-  ++it->second;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) address = {};
+  const ClientKey key = ClientKeyOf(address, config_.client_prefix_v4, config_.client_prefix_v6);
+  if (!clients_->TryAcquire(key)) return false;
   connection->peer = key;
   connection->peer_counted = true;
   return true;
@@ -352,8 +345,7 @@ bool Worker::CountPeer(int fd, Connection* connection) {
 void Worker::UncountPeer(Connection* connection) {
   if (!connection->peer_counted) return;
   connection->peer_counted = false;
-  auto it = parked_per_client_.find(connection->peer);
-  if (it != parked_per_client_.end() && --it->second <= 0) parked_per_client_.erase(it);
+  clients_->Release(connection->peer);
 }
 
 bool Worker::RefillScratchOutput() {

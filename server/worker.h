@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "handlers/handler.h"
+#include "server/client_limits.h"
 #include "server/connection.h"
 #include "server/connection_state.h"
 #include "server/scoped_fd.h"
@@ -37,10 +38,12 @@ class Worker {
   // `cpu` < 0: not pinned. `listeners` are bound, listening, non-blocking sockets.
   // The worker creates its handler with `factory` (on this thread), counting into its own
   // HandlerCounters, and keeps the factory alive as long as it uses the handler.
-  // `max_connections`: the most connections parked at once on this worker.
+  // `max_connections`: the most connections parked at once on this worker. `clients`: the
+  // server-wide per-client counts (--max-connections-per-client), shared with the other
+  // workers; it outlives the worker.
   Worker(int index, int cpu, std::vector<ScopedFd> listeners,
          std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
-         int max_connections);
+         int max_connections, ClientTable* clients);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -97,7 +100,7 @@ class Worker {
   void Close(Connection* connection);
   Connection* AcquireConnection();
   // Counts `fd`'s peer against --max-connections-per-client into `connection`; false (and
-  // nothing counted) when that address already has its share parked here.
+  // nothing counted) when that client already has its share parked, on any worker.
   bool CountPeer(int fd, Connection* connection);
   void UncountPeer(Connection* connection);
   // Makes sure the scratch connection has an output buffer: a spare one, or a new one while
@@ -151,8 +154,8 @@ class Worker {
   // wait to write, never more than max_connections_ + 1 (output_buffers_).
   std::vector<std::unique_ptr<OutputBuffer>> spare_outputs_;
   int output_buffers_ = 0;
-  // Parked connections per client address (reserved at Init: no rehash on the data path).
-  absl::flat_hash_map<std::array<uint8_t, 16>, int> parked_per_client_;
+  // Parked connections per client, server-wide (server/client_limits.h); owned by the Server.
+  ClientTable* const clients_;
 
   bool accepting_ = false;
   bool paused_ = false;
