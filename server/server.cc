@@ -1,5 +1,7 @@
 #include "server/server.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <fstream>
 #include <utility>
@@ -73,8 +75,9 @@ absl::Status Server::CheckConfig(const ServerConfig& config) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerConfig& config,
-                                                       std::unique_ptr<HandlerFactory> factory) {
+absl::StatusOr<std::unique_ptr<Server>> Server::Create(
+    const ServerConfig& config, std::unique_ptr<HandlerFactory> factory,
+    std::vector<std::vector<ScopedFd>> inherited) {
   if (absl::Status valid = ValidateConfig(config); !valid.ok()) return valid;
   auto server = std::unique_ptr<Server>(new Server());
   server->factory_ = std::move(factory);
@@ -96,7 +99,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerConfig& confi
   std::vector<int> steering_cpus;
   if (place.cpu_steering) steering_cpus = place.worker_cpus;
   absl::StatusOr<ListenerSet> listeners =
-      OpenListeners(requested, workers, config.backlog, steering_cpus);
+      inherited.empty() ? OpenListeners(requested, workers, config.backlog, steering_cpus)
+                        : AdoptListeners(requested, workers, std::move(inherited));
   if (!listeners.ok()) return listeners.status();
   server->addresses_ = listeners->bound;
 
@@ -131,6 +135,15 @@ Server::~Server() {
     RequestStop();
     Wait();
   }
+}
+
+std::vector<std::vector<ScopedFd>> Server::DupListeners() const {
+  std::vector<std::vector<ScopedFd>> dups;
+  for (const auto& worker : workers_) {
+    dups.emplace_back();
+    for (int fd : worker->listener_fds()) dups.back().emplace_back(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  }
+  return dups;
 }
 
 void Server::Start() {

@@ -28,6 +28,7 @@
 #include "common/flag_help.h"
 #include "common/log.h"
 #include "server/background_loader.h"
+#include "server/listener_handover.h"
 #include "server/server.h"
 #include "server/server_config.h"
 
@@ -71,6 +72,11 @@ ABSL_FLAG(int, max_connection_ms, absl::ToInt64Milliseconds(onepass::kDefaultMax
           "The longest a connection may stay open once it waits in the event loop, however "
           "busy it keeps (a slow reader, a client sending messages that get no answer, a long "
           "keepalive); then it is closed and counted (lifetime_cuts).");
+ABSL_FLAG(std::string, handover_socket, "",
+          "UNIX socket path for restarts without losing a connection: a new onepassd given the "
+          "same path (and the same --listen, --workers, --cpus) takes the listening sockets "
+          "of the running one over it (SCM_RIGHTS); the old one then stops accepting, finishes "
+          "what it has in flight and exits. Empty: off. See deploy/README.md.");
 ABSL_FLAG(int, max_data_file_mb, static_cast<int>(onepass::kDefaultMaxDataFileBytes >> 20),
           "The largest data file (zone, Whois database, OCSP response) loaded at start or on "
           "SIGHUP, in MiB; a larger one, or one that is not a regular file (a FIFO, "
@@ -209,7 +215,21 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
     return Fail(absl::Status(factory.status().code(), absl::StrCat("--handler ", handler_name, ": ",
                                                                    factory.status().message())));
   }
-  absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(*config, *std::move(factory));
+  // A running server at --handover-socket hands its listening sockets over (after our data
+  // loaded: it keeps serving meanwhile).
+  const std::string handover_path = absl::GetFlag(FLAGS_handover_socket);
+  TakenListeners taken;
+  if (!handover_path.empty()) {
+    absl::StatusOr<TakenListeners> took = TakeListeners(handover_path);
+    if (took.ok()) {
+      taken = *std::move(took);
+      LogInfo("took over the listening sockets of the server at %s", handover_path);
+    } else if (!absl::IsNotFound(took.status())) {
+      return Fail(took.status());
+    }
+  }
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Create(*config, *std::move(factory), std::move(taken.by_worker));
   if (!server.ok()) return Fail(server.status());
   // SIGTERM/SIGINT/SIGUSR1/SIGHUP are blocked in every thread (the workers inherit the mask) and
   // taken by sigwait on this thread only: no handler ever runs, nothing to make
@@ -224,7 +244,27 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // sends use MSG_NOSIGNAL; this covers anything else
 
+  std::vector<std::vector<ScopedFd>> dups;
+  if (!handover_path.empty()) dups = (*server)->DupListeners();
   (*server)->Start();
+  std::unique_ptr<HandoverServer> handover;
+  if (!handover_path.empty()) {
+    if (taken.connection.valid()) {
+      // Our workers accept now: the old server may stop.
+      if (absl::Status confirmed = ConfirmHandover(taken.connection); !confirmed.ok()) {
+        LogWarning("%s", confirmed.message());
+      }
+    }
+    // The hand-over ends in a SIGTERM to ourselves: the drain of a plain stop.
+    absl::StatusOr<std::unique_ptr<HandoverServer>> started =
+        HandoverServer::Start(handover_path, std::move(dups), [] { kill(getpid(), SIGTERM); });
+    if (!started.ok()) {
+      (*server)->RequestStop();
+      (*server)->Wait();
+      return Fail(started.status());
+    }
+    handover = *std::move(started);
+  }
 
   for (const SocketAddress& address : (*server)->addresses()) {
     std::printf("listening on %s\n", address.ToString().c_str());
@@ -279,6 +319,8 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
             absl::FormatDuration(config->drain_timeout));
     break;
   }
+  // Our dups of the listening sockets go first: a plain stop takes them out of the group.
+  handover.reset();
   (*server)->RequestStop();
   (*server)->Wait();
   std::printf("stats %s\n", (*server)->FormatStats().c_str());

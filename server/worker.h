@@ -69,6 +69,13 @@ class Worker {
   size_t input_buffer_bytes() const { return input_buffer_bytes_; }
   size_t output_buffer_bytes() const { return output_buffer_bytes_; }
   int cpu() const { return cpu_; }
+  // The listening sockets, in --listen order; valid until the worker starts draining. For
+  // Server::DupListeners, before the thread starts.
+  std::vector<int> listener_fds() const {
+    std::vector<int> fds;
+    for (const ScopedFd& listener : listeners_) fds.push_back(listener.get());
+    return fds;
+  }
   // Any thread.
   StatsSnapshot ReadStats() const { return stats_.Read(); }
   // The handler's counters (HandlerFactory::Counters), kept across reloads. Only handlers for
