@@ -31,6 +31,7 @@
 #include "server/listener_handover.h"
 #include "server/server.h"
 #include "server/server_config.h"
+#include "server/successor.h"
 
 ABSL_FLAG(std::vector<std::string>, listen, {},
           "Address to listen on: ADDR:PORT, or [V6ADDR]:PORT for IPv6 (e.g. 127.0.0.1:53, "
@@ -107,7 +108,9 @@ constexpr char kUsage[] =
     "Prints 'listening on ADDR:PORT' per address and 'ready' once bound; on SIGTERM drains and\n"
     "prints 'stats ...'. SIGUSR1 logs the counters. SIGHUP reloads the handler's data from\n"
     "the same flags (zone files, OCSP responses, Whois database) without dropping a\n"
-    "connection; if the new data fails to load, the previous data stays in service.";
+    "connection; if the new data fails to load, the previous data stays in service.\n"
+    "With --handover-socket, SIGUSR2 starts the binary at the same path (an upgrade) with the\n"
+    "same flags; it takes the listening sockets over and this process drains and exits.";
 
 // Flags shown by --help: the server's and every handler's (--helpfull shows Abseil's too).
 bool IsOurFlagFile(absl::string_view file) {
@@ -201,6 +204,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
 
   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
   if (!config.ok()) return Fail(config.status());
+  const std::vector<std::string> successor = SuccessorCommand(argc, argv);
   if (const int mb = absl::GetFlag(FLAGS_max_data_file_mb); mb > 0) {
     SetMaxDataFileBytes(static_cast<uint64_t>(mb) << 20);
   } else {
@@ -223,7 +227,8 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
     absl::StatusOr<TakenListeners> took = TakeListeners(handover_path);
     if (took.ok()) {
       taken = *std::move(took);
-      LogInfo("took over the listening sockets of the server at %s", handover_path);
+      LogInfo("took over the listening sockets of the server at %s (this is pid %d)", handover_path,
+              getpid());
     } else if (!absl::IsNotFound(took.status())) {
       return Fail(took.status());
     }
@@ -241,6 +246,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGUSR1);
   sigaddset(&signals, SIGHUP);
+  sigaddset(&signals, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // sends use MSG_NOSIGNAL; this covers anything else
 
@@ -251,6 +257,8 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   if (!handover_path.empty()) {
     if (taken.connection.valid()) {
       // Our workers accept now: the old server may stop.
+      // Under systemd we become the service's main process before the old one exits.
+      NotifyServiceManagerOfMainPid();
       if (absl::Status confirmed = ConfirmHandover(taken.connection); !confirmed.ok()) {
         LogWarning("%s", confirmed.message());
       }
@@ -301,6 +309,15 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
       }
       if (signal_number <= 0) continue;
     } else if (sigwait(&signals, &signal_number) != 0) {
+      continue;
+    }
+    if (signal_number == SIGUSR2) {
+      // A binary upgrade (deploy/README.md): the successor takes over, then we drain.
+      if (handover == nullptr) {
+        LogWarning("SIGUSR2 ignored: a successor needs --handover-socket to take over");
+      } else if (absl::Status spawned = SpawnSuccessor(successor); !spawned.ok()) {
+        LogError("%s; still serving", spawned.message());
+      }
       continue;
     }
     if (signal_number == SIGUSR1) {

@@ -108,5 +108,42 @@ TEST(RestartTest, FiveRestartsAndAReloadUnderLoadLoseNoConnection) {
   EXPECT_EQ(StatValue(last_out, "errors"), 0) << last_out;
 }
 
+// The upgrade under systemd: SIGUSR2 makes onepassd start its successor (the binary at its path,
+// same flags), which takes the sockets over; the old one drains and exits, the port never stops
+// answering.
+TEST(RestartTest, Sigusr2StartsASuccessorThatTakesOver) {
+  std::string dir = ::testing::TempDir() + "onepass-upgrade-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  absl::StatusOr<std::unique_ptr<ServerProcess>> old =
+      ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "1",
+                            "--handover-socket", dir + "/handover.sock"});
+  ASSERT_TRUE(old.ok()) << old.status();
+  const std::string target = (*old)->addresses()[0];
+  ASSERT_EQ(kill((*old)->pid(), SIGUSR2), 0);
+  std::string log;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        log += (*old)->ReadStderr();  // the successor inherits the same stderr
+        return absl::StrContains(log, "(this is pid ") && absl::StrContains(log, "draining");
+      },
+      absl::Seconds(20)))
+      << log;
+  const long long successor = Field(log, R"(\(this is pid ([0-9]+)\))");
+  ASSERT_GT(successor, 0) << log;
+  EXPECT_EQ((*old)->Stop(), 0);
+  // The successor answers on the same port.
+  absl::StatusOr<CommandResult> load =
+      RunCommand({ONEPASS_LOAD_PATH, "--target", target, "--proto", "dns", "--qname",
+                  "www.example.com.", "--count", "200", "--concurrency", "4"},
+                 absl::Seconds(30));
+  ASSERT_EQ(kill(static_cast<pid_t>(successor), SIGTERM), 0);
+  ASSERT_TRUE(load.ok()) << load.status();
+  EXPECT_NE(load->out.find("200 started, 200 ok, 0 errors"), std::string::npos) << load->out;
+  // It drains and exits on SIGTERM (it is not our child: wait for its pid to go).
+  EXPECT_TRUE(testing::WaitFor([&] { return kill(static_cast<pid_t>(successor), 0) != 0; },
+                               absl::Seconds(10)));
+  (void)RunCommand({"rm", "-rf", dir}, absl::Seconds(10));
+}
+
 }  // namespace
 }  // namespace onepass
