@@ -72,7 +72,9 @@ hostile_rate=$(awk -v r="$rate" -v p="$hostile_percent" 'BEGIN { printf "%.1f", 
 seconds=$((minutes * 60))
 echo "soak: capacity $capacity conn/s; good load $rate conn/s, hostile $hostile_rate conn/s, ${minutes} min"
 
-python3 "$here/hostile_clients.py" 127.0.0.1 "$port" "$hostile_rate" "$seconds" >"$work/hostile" 2>&1 &
+# One interval longer than the good load, so that every sample sees it running.
+python3 "$here/hostile_clients.py" 127.0.0.1 "$port" "$hostile_rate" "$((seconds + interval))" \
+  >"$work/hostile" 2>&1 &
 hostile_pid=$!
 
 stat_of() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
@@ -84,7 +86,9 @@ for ((t = interval; t <= seconds; t += interval)); do
     --threads "$threads" --cpus "$client_cpus" --timeout-ms 3000 2>&1 || true)
   errors=$(sed -n 's/.* ok, \([0-9]*\) errors.*/\1/p' <<<"$report")
   good_errors=$((good_errors + ${errors:-1}))
-  kinds=$(grep -E '^ +(refused|reset|timeout|wrong|closed|connect|errors? by)' <<<"$report" | tr -s ' ' | tr '\n' ';' || true)
+  # The tester lists errors by kind under its totals when there are any.
+  kinds=""
+  if [ "${errors:-1}" != 0 ]; then kinds=$(sed -n '2,12p' <<<"$report" | tr -s ' ' | tr '\n' ';'); fi
   kill -USR1 "$server_pid"
   sleep 0.2
   stats=$(grep -o 'stats .*' "$work/err" | tail -1)
