@@ -141,6 +141,8 @@ class Worker {
   std::unique_ptr<Handler> offered_handler_;
   uint64_t offered_generation_ = 0;
   std::vector<ScopedFd> listeners_;
+  // Parked connections per client, server-wide (server/client_limits.h); owned by the Server.
+  ClientTable* const clients_;
 
   // Declared before every event so that it is freed after them.
   std::unique_ptr<event_base, void (*)(event_base*)> base_;
@@ -161,8 +163,6 @@ class Worker {
   // wait to write, never more than max_connections_ + 1 (output_buffers_).
   std::vector<std::unique_ptr<OutputBuffer>> spare_outputs_;
   int output_buffers_ = 0;
-  // Parked connections per client, server-wide (server/client_limits.h); owned by the Server.
-  ClientTable* const clients_;
 
   bool accepting_ = false;
   bool paused_ = false;
