@@ -83,6 +83,12 @@ struct RequestContext {
   // all zero when unknown. The same for every call on one connection. For per-client policy
   // (Whois rate limiting) kept per worker: a handler must not keep it between calls.
   std::array<uint8_t, 16> peer{};
+  // True once a recv on this connection filled the server's input buffer: the client sends more
+  // pipelined requests than one buffer holds, so more are on their way even when `input` ends
+  // exactly at a request boundary. A handler that would close only because its input ran out
+  // answers kWriteThenRead instead: the server then waits for the client's next bytes or its
+  // EOF, within the read timeout (RFC 7766 §6.2.1.1: every pipelined query gets its answer).
+  bool more_input_expected = false;
 };
 
 class Handler {

@@ -1,6 +1,8 @@
 #include "server/connection.h"
 
 #include <event2/event.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -16,6 +18,14 @@ namespace {
 // Consecutive handler calls that consume nothing and lead to no read: a handler bug (it keeps
 // answering kWriteThenRead without progress). The connection is closed instead of spinning.
 constexpr int kMaxCallsWithoutProgress = 8;
+
+// Bytes the kernel holds that it has not sent yet (the client's window is shut); 0 on error,
+// when there is nothing to protect.
+size_t UnsentBytes(int fd) {
+  int unsent = 0;
+  if (ioctl(fd, SIOCOUTQNSD, &unsent) != 0 || unsent < 0) return 0;
+  return static_cast<size_t>(unsent);
+}
 
 }  // namespace
 
@@ -74,6 +84,9 @@ ConnectionState Connection::Advance(const ConnectionEnv& env) {
       case ConnectionState::kLingering:
         go_on = Linger(env);
         break;
+      case ConnectionState::kClosingUnsent:
+        go_on = AwaitSent(env);
+        break;
       case ConnectionState::kWaitingUpstream:  // reserved: nothing enters it yet
       case ConnectionState::kClosed:
         go_on = false;
@@ -103,6 +116,7 @@ bool Connection::Receive(const ConnectionEnv& env, Turn& turn) {
   if (received > 0) {
     turn.last_read_short = static_cast<size_t>(received) < tail.size();
     turn.last_read_full = !turn.last_read_short;
+    if (turn.last_read_full) fields_.filled_buffer = true;
     in_->Commit(static_cast<size_t>(received));
     turn.calls_without_progress = 0;
     return MoveTo(ConnectionState::kProcessing);
@@ -154,12 +168,16 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
   context.keepalive = env.keepalive;
   context.peer_closed = fields_.peer_closed;
   context.peer = fields_.peer;
+  context.more_input_expected = fields_.filled_buffer;
+  const size_t output_before = out_->size();
   const Verdict verdict = env.handler->Process(in_->contents(), context, *out_);
   const size_t consumed = verdict.consumed < in_->size() ? verdict.consumed : in_->size();
   in_->Consume(consumed);
   fields_.process_after_write = consumed > 0;
   if (consumed > 0) {
-    fields_.message_consumed = true;
+    // Only an answered request restarts the read deadline: bytes the handler drops without a
+    // word (a DNS response sent as a query, RFC 1035 §4.1.1 QR) must not keep a connection.
+    if (out_->size() > output_before) fields_.message_consumed = true;
     turn.calls_without_progress = 0;
   } else if (++turn.calls_without_progress > kMaxCallsWithoutProgress) {
     WorkerStats::Add(env.stats->handler_loops);
@@ -232,6 +250,7 @@ bool Connection::Flush(const ConnectionEnv& env) {
       return Finish();
     }
     out_->Consume(static_cast<size_t>(sent));
+    fields_.bytes_sent += static_cast<size_t>(sent);
     if (!out_->empty()) return false;  // the socket buffer is full: wait until writable
   }
   fields_.deadlines.write.reset();  // the next response that waits gets its own deadline
@@ -240,13 +259,27 @@ bool Connection::Flush(const ConnectionEnv& env) {
     fields_.served = true;
     WorkerStats::Add(env.stats->served);
   }
-  if (fields_.close_after_write) {
-    return fields_.linger_after_write ? StartLinger(env) : Finish();
-  }
+  if (fields_.close_after_write) return CloseAfterWrite(env);
   // Requests left after the handler stopped early (its output was full) go first; bytes it
   // consumed none of wait for more input (ConnectionFields::process_after_write).
   return MoveTo(!in_->empty() && fields_.process_after_write ? ConnectionState::kProcessing
                                                              : ConnectionState::kReading);
+}
+
+bool Connection::CloseAfterWrite(const ConnectionEnv& env) {
+  // Below kUnsentCheckBytes the orphan's bound in bytes is that constant; above it, the kernel
+  // is asked (one ioctl) whether the client has taken it all.
+  if (fields_.bytes_sent > kUnsentCheckBytes && UnsentBytes(fields_.fd) > 0) {
+    SetWritableWhenSent(fields_.fd);
+    fields_.state = ConnectionState::kClosingUnsent;
+    return false;  // wait until writable
+  }
+  return fields_.linger_after_write ? StartLinger(env) : Finish();
+}
+
+bool Connection::AwaitSent(const ConnectionEnv& env) {
+  if (UnsentBytes(fields_.fd) > 0) return false;  // still held back: wait again
+  return fields_.linger_after_write ? StartLinger(env) : Finish();
 }
 
 void Connection::CountEndOfInput(const ConnectionEnv& env) {

@@ -87,7 +87,13 @@ struct ConnectionFields {
   // header named (server/proxy_protocol.h): handed to the handler (RequestContext::peer) and
   // counted against the per-client limit while parked.
   std::array<uint8_t, 16> peer{};
+  // A whole request was answered since the last park (only that restarts the read deadline: a
+  // request dropped without an answer, e.g. a DNS response sent as a query, does not).
   bool message_consumed = false;
+  // A recv filled the input buffer: the client pipelines more than a buffer holds
+  // (RequestContext::more_input_expected).
+  bool filled_buffer = false;
+  size_t bytes_sent = 0;       // response bytes the kernel took, for kClosingUnsent
   size_t discarded = 0;        // bytes thrown away while lingering
   bool proxy_checked = false;  // the PROXY header (or its absence) was dealt with
   Deadlines deadlines;
@@ -109,9 +115,9 @@ class Connection {
   void TakeOver(Connection& other);
 
   // Runs the state machine until the connection is done (kClosed) or must wait for its socket:
-  // returns kReading (readable), kWriting (writable; out() holds the rest of the response) or
-  // kLingering (readable, the linger deadline). Updates env.stats. Requires an output buffer
-  // (has_output()).
+  // returns kReading (readable), kWriting (writable; out() holds the rest of the response),
+  // kClosingUnsent (writable, the write deadline) or kLingering (readable, the linger deadline).
+  // Updates env.stats. Requires an output buffer (has_output()).
   ConnectionState Advance(const ConnectionEnv& env);
 
   ConnectionState state() const { return fields_.state; }
@@ -149,7 +155,9 @@ class Connection {
   // Kept by the owning worker (its libevent event, its index in the worker's list of parked
   // connections); not moved by TakeOver.
   Worker* worker = nullptr;
-  // Whether peer() counts against the per-client limit (Worker::CountPeer).
+  // The client key of peer() (server/client_limits.h) while it counts against the per-client
+  // limit (Worker::CountPeer).
+  std::array<uint8_t, 16> client_key{};
   bool peer_counted = false;
   struct event* event = nullptr;
   size_t active_index = 0;
@@ -173,6 +181,7 @@ class Connection {
   // kProcessing, first: takes the PROXY header of --proxy-protocol-from peers. False when the
   // step decided the connection's next state (read more, or rejected).
   bool TakeProxy(const ConnectionEnv& env, bool& go_on);
+  bool AwaitSent(const ConnectionEnv& env);  // kClosingUnsent
 
   // Moves to `state` and goes on (returns true).
   bool MoveTo(ConnectionState state) {
@@ -190,6 +199,9 @@ class Connection {
   void CountEndOfInput(const ConnectionEnv& env);
   // Shuts the write side down and moves to kLingering.
   bool StartLinger(const ConnectionEnv& env);
+  // The last response is sent to the kernel: wait for the kernel to send it (kClosingUnsent)
+  // when the client holds it back, then linger or close.
+  bool CloseAfterWrite(const ConnectionEnv& env);
 
   ConnectionFields fields_;
   std::unique_ptr<InputBuffer> in_;

@@ -6,11 +6,13 @@
 //   kProcessing → kWriting (a response) | kProcessing (more whole requests buffered)
 //                 | kReading (the handler needs more bytes) | kClosed
 //   kWriting    → kReading (sent; keep reading) | kProcessing (sent; input left over)
-//                 | kLingering (sent; the client may still be sending) | kClosed
+//                 | kLingering (sent; the client may still be sending)
+//                 | kClosingUnsent (sent to the kernel, which cannot send it on) | kClosed
+//   kClosingUnsent → kLingering | kClosed (the kernel sent it all) ; aborted at the deadline
 //   kLingering  → kClosed (the client's EOF, an error, the byte bound or the linger deadline)
 //
-// Advance returns only a state the connection waits in (kReading, kWriting, kLingering) or
-// kClosed; kProcessing lasts only within one Advance call.
+// Advance returns only a state the connection waits in (kReading, kWriting, kClosingUnsent,
+// kLingering) or kClosed; kProcessing lasts only within one Advance call.
 #ifndef ONEPASS_SERVER_CONNECTION_STATE_H_
 #define ONEPASS_SERVER_CONNECTION_STATE_H_
 
@@ -35,6 +37,15 @@ enum class ConnectionState : uint8_t {
   // lingering_close). So input is read and discarded, up to kLingerMaxBytes, until the
   // client's EOF; parked: readable event with one deadline of --linger-ms for the whole linger.
   kLingering,
+  // The last response was taken by the kernel whole, but the client has not let it be sent
+  // (it does not read: its receive window is shut). Closing now would orphan the socket and
+  // leave the kernel holding the unsent bytes for as long as the client keeps acknowledging
+  // (hundreds of KB per connection with pipelined queries). So the connection waits, writable
+  // with TCP_NOTSENT_LOWAT, until the kernel has sent it all, then closes (or lingers); at the
+  // write deadline it is aborted (RST), which frees the buffers (counted: unread_aborts).
+  // Entered only by a connection that sent more than kUnsentCheckBytes: the single pass of one
+  // small answer pays no extra syscall.
+  kClosingUnsent,
   // Reserved for a forwarding frontend, not implemented: the request went to an upstream
   // server and the connection waits for that answer, neither reading nor writing its own
   // socket. Nothing enters this state yet; Advance leaves a connection in it untouched.

@@ -43,6 +43,7 @@ ParkDeadline ComputeParkDeadline(const ParkedConnection& connection, SteadyTime 
       result.at = ReadDeadline(connection, now, config, load, deadlines);
       break;
     case ConnectionState::kWriting:
+    case ConnectionState::kClosingUnsent:
       // From the first time the socket was full until the response is sent whole.
       if (!deadlines.write.has_value()) deadlines.write = After(now, config.write_timeout);
       result.at = *deadlines.write;
@@ -55,8 +56,12 @@ ParkDeadline ComputeParkDeadline(const ParkedConnection& connection, SteadyTime 
     case ConnectionState::kProcessing:
     case ConnectionState::kWaitingUpstream:
     case ConnectionState::kClosed:
-      break;  // never parked (kWaitingUpstream: reserved, see connection_state.h)
+      return result;  // never parked (kWaitingUpstream: reserved, see connection_state.h)
   }
+  if (!deadlines.lifetime.has_value()) {
+    deadlines.lifetime = After(now, config.max_connection_time);
+  }
+  result.at = std::min(result.at, *deadlines.lifetime);
   return result;
 }
 

@@ -31,11 +31,15 @@ struct Deadlines {
   // Disarmed by Connection when a response was sent whole, so the next one gets its own.
   std::optional<SteadyTime> write;
   std::optional<SteadyTime> linger;
+  // --max-connection-ms from the first park: the cap on the whole life of a connection, which
+  // no answered request, partial read or partial write extends (a slow reader taking a byte at
+  // a time, a client sending answerless messages).
+  std::optional<SteadyTime> lifetime;
 };
 
 // What the deadline of a connection about to be parked depends on.
 struct ParkedConnection {
-  // kReading, kWriting or kLingering (the states a connection waits in).
+  // kReading, kWriting, kClosingUnsent or kLingering (the states a connection waits in).
   ConnectionState state = ConnectionState::kReading;
   // Between requests of a kept-alive connection (Connection::idle()).
   bool idle = false;
@@ -57,8 +61,9 @@ struct ParkDeadline {
   SteadyTime at;        // when the connection's wait in its state ends
 };
 
-// The deadline for `connection` parked at `now`. For any state other than kReading, kWriting
-// and kLingering (none is parked) `at` is `now`.
+// The deadline for `connection` parked at `now`: that of its state, never past its lifetime
+// cap. For any state other than kReading, kWriting, kClosingUnsent and kLingering (none is
+// parked) `at` is `now`.
 ParkDeadline ComputeParkDeadline(const ParkedConnection& connection, SteadyTime now,
                                  const ServerConfig& config, WorkerLoad load);
 

@@ -117,4 +117,34 @@ absl::StatusOr<ListenerSet> OpenListeners(absl::Span<const SocketAddress> addres
   return set;
 }
 
+absl::StatusOr<ListenerSet> AdoptListeners(absl::Span<const SocketAddress> addresses, int workers,
+                                           std::vector<std::vector<ScopedFd>> by_worker) {
+  if (static_cast<int>(by_worker.size()) != workers) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the running server has ", by_worker.size(), " workers, this one would have ", workers,
+        "; restart with the same --workers/--cpus (or stop the running one first)"));
+  }
+  ListenerSet set;
+  for (size_t a = 0; a < addresses.size(); ++a) {
+    for (int w = 0; w < workers; ++w) {
+      if (by_worker[w].size() != addresses.size()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the running server listens on ", by_worker[w].size(), " addresses, this one on ",
+            addresses.size(), "; restart with the same --listen"));
+      }
+      absl::StatusOr<SocketAddress> local = LocalAddress(by_worker[w][a].get());
+      if (!local.ok()) return local.status();
+      if (local->family() != addresses[a].family() ||
+          (addresses[a].port() != 0 && local->port() != addresses[a].port())) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the running server listens on ", local->ToString(), " where this one asks for ",
+            addresses[a].ToString(), "; restart with the same --listen"));
+      }
+      if (w == 0) set.bound.push_back(*local);
+    }
+  }
+  set.by_worker = std::move(by_worker);
+  return set;
+}
+
 }  // namespace onepass

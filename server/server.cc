@@ -1,5 +1,8 @@
 #include "server/server.h"
 
+#include <fcntl.h>
+
+#include <algorithm>
 #include <fstream>
 #include <utility>
 
@@ -7,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
 #include "common/log.h"
+#include "server/descriptor_limit.h"
 #include "server/listener.h"
 #include "server/proxy_protocol.h"
 
@@ -25,8 +29,16 @@ absl::Status ValidateConfig(const ServerConfig& config) {
     return absl::InvalidArgumentError(
         "--max-connections and --max-connections-per-client must be positive");
   }
-  if (config.read_timeout <= absl::ZeroDuration() || config.write_timeout <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("--read-timeout-ms and --write-timeout-ms must be positive");
+  if (config.client_prefix_v4 < 0 || config.client_prefix_v4 > 32 || config.client_prefix_v6 < 0 ||
+      config.client_prefix_v6 > 128) {
+    return absl::InvalidArgumentError(
+        "--client-prefix-v4 must be 0..32 and --client-prefix-v6 0..128 (bits of a client's "
+        "address that identify it)");
+  }
+  if (config.read_timeout <= absl::ZeroDuration() || config.write_timeout <= absl::ZeroDuration() ||
+      config.max_connection_time <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "--read-timeout-ms, --write-timeout-ms and --max-connection-ms must be positive");
   }
   if (config.keepalive < absl::ZeroDuration() || config.drain_timeout < absl::ZeroDuration() ||
       config.linger < absl::ZeroDuration()) {
@@ -68,8 +80,9 @@ absl::Status Server::CheckConfig(const ServerConfig& config) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerConfig& config,
-                                                       std::unique_ptr<HandlerFactory> factory) {
+absl::StatusOr<std::unique_ptr<Server>> Server::Create(
+    const ServerConfig& config, std::unique_ptr<HandlerFactory> factory,
+    std::vector<std::vector<ScopedFd>> inherited) {
   if (absl::Status valid = ValidateConfig(config); !valid.ok()) return valid;
   auto server = std::unique_ptr<Server>(new Server());
   server->factory_ = std::move(factory);
@@ -91,18 +104,28 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerConfig& confi
   std::vector<int> steering_cpus;
   if (place.cpu_steering) steering_cpus = place.worker_cpus;
   absl::StatusOr<ListenerSet> listeners =
-      OpenListeners(requested, workers, config.backlog, steering_cpus);
+      inherited.empty() ? OpenListeners(requested, workers, config.backlog, steering_cpus)
+                        : AdoptListeners(requested, workers, std::move(inherited));
   if (!listeners.ok()) return listeners.status();
   server->addresses_ = listeners->bound;
 
+  // The soft descriptor limit up to the hard one, and the connections lowered to fit it
+  // (server/descriptor_limit.h).
+  absl::StatusOr<DescriptorFit> fit =
+      RaiseDescriptorLimit(config.max_connections, workers, static_cast<int>(requested.size()));
+  if (!fit.ok()) return fit.status();
+  if (!fit->note.empty()) LogWarning("%s", fit->note);
   // --max-connections is for the whole server (RFC 9210 §4.5 counts per server): each worker
-  // gets an equal share, rounded up.
-  const int per_worker = (config.max_connections + workers - 1) / workers;
+  // gets an equal share, rounded up (down when lowered, so that the shares fit the
+  // descriptors).
+  const int per_worker = fit->note.empty() ? (fit->max_connections + workers - 1) / workers
+                                           : std::max(1, fit->max_connections / workers);
   server->counter_specs_ = server->factory_->Counters();
+  server->clients_ = std::make_unique<ClientTable>(config.max_connections_per_client);
   for (int w = 0; w < workers; ++w) {
     auto worker =
         std::make_unique<Worker>(w, place.worker_cpus[w], std::move(listeners->by_worker[w]),
-                                 server->factory_, config, per_worker);
+                                 server->factory_, config, per_worker, server->clients_.get());
     if (absl::Status init = worker->Init(); !init.ok()) return init;
     server->workers_.push_back(std::move(worker));
   }
@@ -117,6 +140,15 @@ Server::~Server() {
     RequestStop();
     Wait();
   }
+}
+
+std::vector<std::vector<ScopedFd>> Server::DupListeners() const {
+  std::vector<std::vector<ScopedFd>> dups;
+  for (const auto& worker : workers_) {
+    dups.emplace_back();
+    for (int fd : worker->listener_fds()) dups.back().emplace_back(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  }
+  return dups;
 }
 
 void Server::Start() {

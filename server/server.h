@@ -34,8 +34,11 @@ class Server {
   // address (in worker order, with CPU steering when placed so) and creates one Handler per
   // worker: factory->CreateHandler() is called for worker 0, 1, ... in that order, on this
   // thread. Errors are one sentence saying what to change.
-  static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerConfig& config,
-                                                        std::unique_ptr<HandlerFactory> factory);
+  // With `inherited` (sockets taken over from a running server: server/listener_handover.h)
+  // nothing is bound: the workers accept from those.
+  static absl::StatusOr<std::unique_ptr<Server>> Create(
+      const ServerConfig& config, std::unique_ptr<HandlerFactory> factory,
+      std::vector<std::vector<ScopedFd>> inherited = {});
   // The checks of Create that need no socket and no handler (limits, CPUs, addresses), so that
   // a program can fail fast before loading its data.
   static absl::Status CheckConfig(const ServerConfig& config);
@@ -48,6 +51,10 @@ class Server {
   const std::vector<SocketAddress>& addresses() const { return addresses_; }
   const WorkerPlacement& placement() const { return placement_; }
   int worker_count() const { return static_cast<int>(workers_.size()); }
+
+  // Dups of every worker's listening sockets, by_worker[w][a], for a hand-over to a new process.
+  // Before Start.
+  std::vector<std::vector<ScopedFd>> DupListeners() const;
 
   // Starts one thread per worker. Call once.
   void Start();
@@ -92,6 +99,8 @@ class Server {
   std::atomic<uint64_t> reload_failures_{0};
   WorkerPlacement placement_;
   std::vector<SocketAddress> addresses_;
+  // Declared before the workers, which count into it: it outlives them.
+  std::unique_ptr<ClientTable> clients_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
 };

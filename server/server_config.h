@@ -29,9 +29,18 @@ enum class Steering {
 inline constexpr int kDefaultBacklog = 4096;                // libevent's -1 would mean 128
 inline constexpr int kDefaultAcceptBurst = 64;              // accepts per listener wakeup
 inline constexpr int kDefaultMaxConnections = 5000;         // parked connections, whole server
-inline constexpr int kDefaultMaxConnectionsPerClient = 25;  // parked, per address, per worker
+inline constexpr int kDefaultMaxConnectionsPerClient = 25;  // parked, per client, server-wide
+// A client is its address cut to this many bits: one IPv4 address; an IPv6 /64, which one host
+// or one customer usually owns whole (RFC 6177, RFC 7421).
+inline constexpr int kDefaultClientPrefixV4 = 32;
+inline constexpr int kDefaultClientPrefixV6 = 64;
 inline constexpr absl::Duration kDefaultReadTimeout = absl::Milliseconds(2000);
 inline constexpr absl::Duration kDefaultWriteTimeout = absl::Milliseconds(2000);
+// The whole life of a parked connection, however it keeps busy (RFC 7766 §6.2.3 lets a server
+// close any connection; dnsdist's max-connection-duration). Long enough for a resolver's
+// kept-alive connection to carry many queries, short enough that a slow reader or a client
+// sending messages that get no answer cannot hold a slot for good.
+inline constexpr absl::Duration kDefaultMaxConnectionTime = absl::Seconds(120);
 inline constexpr absl::Duration kDefaultDrainTimeout = absl::Milliseconds(5000);
 // EMFILE/ENFILE: stop accepting on that worker for this long instead of spinning (nginx, NSD).
 inline constexpr absl::Duration kDefaultAcceptPause = absl::Seconds(1);
@@ -50,6 +59,10 @@ inline constexpr int kDeferAcceptSeconds = 1;
 // take milliseconds).
 inline constexpr absl::Duration kDefaultLinger = absl::Milliseconds(500);
 inline constexpr size_t kLingerMaxBytes = 64 * 1024;
+// A connection whose responses add up to more than this many bytes checks, before it closes,
+// that the kernel has sent them (ConnectionState::kClosingUnsent); below it the single pass
+// closes at once, so an orphaned socket holds at most this much unsent (the bound in bytes).
+inline constexpr size_t kUnsentCheckBytes = 4096;
 // One Connection::Advance call reads at most this many times before yielding to other
 // connections.
 inline constexpr int kReadsPerTurn = 16;
@@ -76,16 +89,20 @@ struct ServerConfig {
   // only one waiting to write also holds an output buffer (OutputBufferBytes: 128 KiB for DNS).
   // Pools grow on demand up to this bound and are reused: no allocation in steady state.
   int max_connections = kDefaultMaxConnections;
-  // Parked connections one client address may hold on one worker (RFC 9210 §4.5 and NSD: 25
-  // per client). Kept per worker, so no worker shares a table: with steering a client's
-  // connections spread over the workers, so the server-wide bound is this times the workers.
-  // Counted only for parked connections: the single pass holds nothing worth limiting.
+  // Parked connections one client may hold, server-wide (RFC 9210 §4.5 and NSD: 25 per client),
+  // in a table the workers share (server/client_limits.h). Counted only for parked connections:
+  // the single pass holds nothing worth limiting, and touches no shared state.
   int max_connections_per_client = kDefaultMaxConnectionsPerClient;
+  // The bits of a client's address that identify it for that limit.
+  int client_prefix_v4 = kDefaultClientPrefixV4;
+  int client_prefix_v6 = kDefaultClientPrefixV6;
   // Per-message deadline [ms]: a request must arrive whole within this time of the previous
   // one being consumed (or of accept). It does not restart on every byte: slowloris is cut.
   absl::Duration read_timeout = kDefaultReadTimeout;
   // A response must be written within this time once the socket buffer is full.
   absl::Duration write_timeout = kDefaultWriteTimeout;
+  // The most a connection may live from its first park (server/deadline.h Deadlines::lifetime).
+  absl::Duration max_connection_time = kDefaultMaxConnectionTime;
   // 0: close after the response (the single pass). Otherwise keep an idle connection this long
   // for more requests (RFC 7766 §6.2.3); handlers see it as RequestContext::keepalive.
   absl::Duration keepalive = absl::ZeroDuration();

@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/commandlineflag.h"
@@ -22,15 +24,19 @@
 #include "absl/strings/str_cat.h"
 #include "common/arguments.h"
 #include "common/cpu_list.h"
+#include "common/data_file.h"
 #include "common/flag_help.h"
 #include "common/flagfile.h"
 #include "common/log.h"
+#include "server/background_loader.h"
+#include "server/listener_handover.h"
 #include "server/metrics_server.h"
 #include "server/ops_endpoints.h"
 #include "server/server.h"
 #include "server/server_config.h"
 #include "server/server_status.h"
 #include "server/startup_report.h"
+#include "server/successor.h"
 
 ABSL_FLAG(std::vector<std::string>, listen, {},
           "Address to listen on: ADDR:PORT, or [V6ADDR]:PORT for IPv6 (e.g. 127.0.0.1:53, "
@@ -55,16 +61,36 @@ ABSL_FLAG(int, max_connections, onepass::kDefaultMaxConnections,
           "socket buffer, keepalive), for the whole server, split evenly over the workers. "
           "Beyond it new waiting connections are closed and counted (rejected_pool_full).");
 ABSL_FLAG(int, max_connections_per_client, onepass::kDefaultMaxConnectionsPerClient,
-          "Connections one client address may have waiting in one worker's event loop; "
-          "beyond it they are closed and counted (rejected_per_client).");
+          "Connections one client may have waiting in the event loops, for the whole server "
+          "(a client: its address cut to --client-prefix-v4/--client-prefix-v6 bits); beyond "
+          "it they are closed and counted (rejected_per_client).");
+ABSL_FLAG(int, client_prefix_v4, onepass::kDefaultClientPrefixV4,
+          "Bits of an IPv4 address that make one client for --max-connections-per-client.");
+ABSL_FLAG(int, client_prefix_v6, onepass::kDefaultClientPrefixV6,
+          "Bits of an IPv6 address that make one client for --max-connections-per-client "
+          "(64: a host owning a /64 has 2^64 addresses).");
 ABSL_FLAG(int, read_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultReadTimeout),
           "A request must arrive whole within this many ms of accept or of the previous "
           "request; trickling bytes does not extend it (slowloris).");
 ABSL_FLAG(int, write_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultWriteTimeout),
           "A response the socket could not take at once must be written within this many ms.");
+ABSL_FLAG(int, max_connection_ms, absl::ToInt64Milliseconds(onepass::kDefaultMaxConnectionTime),
+          "The longest a connection may stay open once it waits in the event loop, however "
+          "busy it keeps (a slow reader, a client sending messages that get no answer, a long "
+          "keepalive); then it is closed and counted (lifetime_cuts).");
+ABSL_FLAG(std::string, handover_socket, "",
+          "UNIX socket path for restarts without losing a connection: a new onepassd given the "
+          "same path (and the same --listen, --workers, --cpus) takes the listening sockets "
+          "of the running one over it (SCM_RIGHTS); the old one then stops accepting, finishes "
+          "what it has in flight and exits. Empty: off. See deploy/README.md.");
+ABSL_FLAG(int, max_data_file_mb, static_cast<int>(onepass::kDefaultMaxDataFileBytes >> 20),
+          "The largest data file (zone, Whois database, OCSP response) loaded at start or on "
+          "SIGHUP, in MiB; a larger one, or one that is not a regular file (a FIFO, "
+          "/dev/zero), fails to load and a reload keeps the previous data.");
 ABSL_FLAG(int, keepalive_ms, 0,
-          "0: close after the response. N: keep a connection open for more requests for up to "
-          "N ms of idleness (RFC 7766 section 6.2.3; DNS echoes it as edns-tcp-keepalive).");
+          "0: close after the response (the single pass). N: keep every connection open for "
+          "more requests for up to N ms of idleness (RFC 7766 section 6.2.3, as NSD and Knot "
+          "do; DNS echoes it as edns-tcp-keepalive to a query that asks, RFC 7828).");
 ABSL_FLAG(int, drain_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultDrainTimeout),
           "On SIGTERM/SIGINT: stop accepting, then give connections in flight this many ms.");
 ABSL_FLAG(int, linger_ms, absl::ToInt64Milliseconds(onepass::kDefaultLinger),
@@ -117,7 +143,9 @@ constexpr char kUsage[] =
     "Prints 'listening on ADDR:PORT' per address and 'ready' once bound; on SIGTERM drains and\n"
     "prints 'stats ...'. SIGUSR1 logs the counters. SIGHUP reloads the handler's data from\n"
     "the same flags (zone files, OCSP responses, Whois database) without dropping a\n"
-    "connection; if the new data fails to load, the previous data stays in service.";
+    "connection; if the new data fails to load, the previous data stays in service.\n"
+    "With --handover-socket, SIGUSR2 starts the binary at the same path (an upgrade) with the\n"
+    "same flags; it takes the listening sockets over and this process drains and exits.";
 
 // Flags shown by --help: the server's and every handler's (--helpfull shows Abseil's too).
 bool IsOurFlagFile(absl::string_view file) {
@@ -163,9 +191,12 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.accept_burst = absl::GetFlag(FLAGS_accept_burst);
   config.max_connections = absl::GetFlag(FLAGS_max_connections);
   config.max_connections_per_client = absl::GetFlag(FLAGS_max_connections_per_client);
+  config.client_prefix_v4 = absl::GetFlag(FLAGS_client_prefix_v4);
+  config.client_prefix_v6 = absl::GetFlag(FLAGS_client_prefix_v6);
   config.read_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_read_timeout_ms));
   config.write_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_write_timeout_ms));
   config.keepalive = absl::Milliseconds(absl::GetFlag(FLAGS_keepalive_ms));
+  config.max_connection_time = absl::Milliseconds(absl::GetFlag(FLAGS_max_connection_ms));
   config.drain_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_drain_timeout_ms));
   config.linger = absl::Milliseconds(absl::GetFlag(FLAGS_linger_ms));
   config.proxy_protocol_from = absl::GetFlag(FLAGS_proxy_protocol_from);
@@ -227,6 +258,12 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
 
   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
   if (!config.ok()) return Fail(config.status());
+  const std::vector<std::string> successor = SuccessorCommand(argc, argv);
+  if (const int mb = absl::GetFlag(FLAGS_max_data_file_mb); mb > 0) {
+    SetMaxDataFileBytes(static_cast<uint64_t>(mb) << 20);
+  } else {
+    return Fail(absl::InvalidArgumentError("--max-data-file-mb must be positive"));
+  }
 
   const std::string handler_name = absl::GetFlag(FLAGS_handler);
   // Cheap checks first: a zone may take long to load.
@@ -264,7 +301,22 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   }
   const absl::Duration load_time = absl::Now() - load_start;
   std::vector<DataGauge> data = (*factory)->DataGauges();
-  absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(*config, *std::move(factory));
+  // A running server at --handover-socket hands its listening sockets over (after our data
+  // loaded: it keeps serving meanwhile).
+  const std::string handover_path = absl::GetFlag(FLAGS_handover_socket);
+  TakenListeners taken;
+  if (!handover_path.empty()) {
+    absl::StatusOr<TakenListeners> took = TakeListeners(handover_path);
+    if (took.ok()) {
+      taken = *std::move(took);
+      LogInfo("took over the listening sockets of the server at %s (this is pid %d)", handover_path,
+              getpid());
+    } else if (!absl::IsNotFound(took.status())) {
+      return Fail(took.status());
+    }
+  }
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Create(*config, *std::move(factory), std::move(taken.by_worker));
   if (!server.ok()) return Fail(server.status());
   // Whatever way ServerMain returns from here, the metrics thread stops reading the server
   // before the server goes.
@@ -287,9 +339,12 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGUSR1);
   sigaddset(&signals, SIGHUP);
+  sigaddset(&signals, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // sends use MSG_NOSIGNAL; this covers anything else
 
+  std::vector<std::vector<ScopedFd>> dups;
+  if (!handover_path.empty()) dups = (*server)->DupListeners();
   (*server)->Start();
   const StartupFacts facts{
       .version = ONEPASS_VERSION,
@@ -303,6 +358,26 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   for (const std::string& line : StartupReport(**server, *config, facts)) {
     LogInfo("start-up: %s", line);
   }
+  std::unique_ptr<HandoverServer> handover;
+  if (!handover_path.empty()) {
+    if (taken.connection.valid()) {
+      // Our workers accept now: the old server may stop.
+      // Under systemd we become the service's main process before the old one exits.
+      NotifyServiceManagerOfMainPid();
+      if (absl::Status confirmed = ConfirmHandover(taken.connection); !confirmed.ok()) {
+        LogWarning("%s", confirmed.message());
+      }
+    }
+    // The hand-over ends in a SIGTERM to ourselves: the drain of a plain stop.
+    absl::StatusOr<std::unique_ptr<HandoverServer>> started =
+        HandoverServer::Start(handover_path, std::move(dups), [] { kill(getpid(), SIGTERM); });
+    if (!started.ok()) {
+      (*server)->RequestStop();
+      (*server)->Wait();
+      return Fail(started.status());
+    }
+    handover = *std::move(started);
+  }
 
   for (const SocketAddress& address : (*server)->addresses()) {
     std::printf("listening on %s\n", address.ToString().c_str());
@@ -312,30 +387,64 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   std::printf("ready\n");
   std::fflush(stdout);
 
+  // SIGHUP loads on its own thread (server/background_loader.h): a load stuck on its files
+  // must not keep SIGTERM from stopping the server. A SIGHUP during a load asks for one more
+  // afterwards (the files may have changed again).
+  BackgroundLoader loader;
+  bool reload_again = false;
+  absl::Time reload_start;
+  auto start_load = [&] {
+    LogInfo("SIGHUP: reloading %s data", handler_name);
+    reload_start = absl::Now();
+    loader.Start([&make_factory, handler_name] { return make_factory(handler_name); });
+  };
   while (true) {
     int signal_number = 0;
-    if (sigwait(&signals, &signal_number) != 0) continue;
+    if (loader.busy()) {
+      // Poll for the load between signals; 100 ms is nothing next to loading data.
+      const timespec poll = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
+      signal_number = sigtimedwait(&signals, nullptr, &poll);
+      if (std::optional<LoadResult> loaded = loader.Take(); loaded.has_value()) {
+        // NSD/Knot/nginx semantics: the data named by the same flags; the workers switch
+        // between connections, never waiting for the load.
+        const absl::Duration reload_time = absl::Now() - reload_start;
+        std::vector<DataGauge> reloaded_data;
+        if (loaded->ok()) reloaded_data = (**loaded)->DataGauges();
+        const absl::Status reloaded = (*server)->Reload(*std::move(loaded));
+        status.RecordReload(reload_start, reloaded.ok(), std::string(reloaded.message()));
+        if (reloaded.ok()) {
+          status.SetData(std::move(reloaded_data), reload_start + reload_time, reload_time);
+        }
+        if (reloaded.ok()) {
+          LogInfo("reloaded %s data; handed to %d workers", handler_name,
+                  (*server)->worker_count());
+        } else {
+          LogError("reload failed: %s; still serving the previous data", reloaded.message());
+        }
+        if (std::exchange(reload_again, false)) start_load();
+      }
+      if (signal_number <= 0) continue;
+    } else if (sigwait(&signals, &signal_number) != 0) {
+      continue;
+    }
+    if (signal_number == SIGUSR2) {
+      // A binary upgrade (deploy/README.md): the successor takes over, then we drain.
+      if (handover == nullptr) {
+        LogWarning("SIGUSR2 ignored: a successor needs --handover-socket to take over");
+      } else if (absl::Status spawned = SpawnSuccessor(successor); !spawned.ok()) {
+        LogError("%s; still serving", spawned.message());
+      }
+      continue;
+    }
     if (signal_number == SIGUSR1) {
       LogInfo("stats %s", (*server)->FormatStats());
       continue;
     }
     if (signal_number == SIGHUP) {
-      // NSD/Knot/nginx semantics: re-read the data named by the same flags; the workers
-      // switch between connections. The load runs here, so the workers never wait for it.
-      LogInfo("SIGHUP: reloading %s data", handler_name);
-      const absl::Time reload_start = absl::Now();
-      absl::StatusOr<std::unique_ptr<HandlerFactory>> loaded = make_factory(handler_name);
-      const absl::Duration reload_time = absl::Now() - reload_start;
-      std::vector<DataGauge> reloaded_data;
-      if (loaded.ok()) reloaded_data = (*loaded)->DataGauges();
-      const absl::Status reloaded = (*server)->Reload(std::move(loaded));
-      status.RecordReload(reload_start, reloaded.ok(), std::string(reloaded.message()));
-      if (reloaded.ok())
-        status.SetData(std::move(reloaded_data), reload_start + reload_time, reload_time);
-      if (reloaded.ok()) {
-        LogInfo("reloaded %s data; handed to %d workers", handler_name, (*server)->worker_count());
+      if (loader.busy()) {
+        reload_again = true;
       } else {
-        LogError("reload failed: %s; still serving the previous data", reloaded.message());
+        start_load();
       }
       continue;
     }
@@ -344,10 +453,21 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
     break;
   }
   status.SetPhase(ServerPhase::kDraining);
+  // Our dups of the listening sockets go first: a plain stop takes them out of the group.
+  handover.reset();
   (*server)->RequestStop();
   (*server)->Wait();
   std::printf("stats %s\n", (*server)->FormatStats().c_str());
   std::fflush(stdout);
+  if (loader.busy() && !loader.Take().has_value()) {
+    // Blocked in its files and impossible to interrupt: exit without running destructors
+    // that the loading thread might still reach.
+    LogWarning(
+        "a reload was still loading (a data file that blocks: a FIFO, a hung network "
+        "mount?); exiting without it");
+    std::fflush(stderr);
+    _exit(0);
+  }
   return 0;
 }
 

@@ -65,4 +65,22 @@ void SetNoDelay(int fd) {
   (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+// TCP_NOTSENT_LOWAT 1 (tcp(7)): writable only when fewer than 1 byte is unsent, so the event
+// loop wakes a kClosingUnsent connection exactly when it may close without leaving the kernel
+// anything to hold. Set only there: the single pass never pays for it.
+void SetWritableWhenSent(int fd) {
+  int one = 1;
+  // Best effort: without it the write deadline still bounds the wait.
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &one, sizeof(one));
+}
+
+// SO_LINGER {on, 0}: the one place the server resets a connection on purpose. A client that
+// took none of its answers within --write-timeout-ms would otherwise keep them in kernel memory
+// after close() for as long as it keeps acknowledging with a shut window (net.ipv4 TCP memory
+// is shared by every socket on the host). Nothing is lost that the client wanted.
+void AbortOnClose(int fd) {
+  linger abort = {.l_onoff = 1, .l_linger = 0};
+  (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort));
+}
+
 }  // namespace onepass

@@ -20,6 +20,14 @@ absl::Status AttachReuseportProgram(int fd, absl::Span<const sock_filter> progra
 // On an accepted socket that stays open for more requests (keepalive, pipelining).
 void SetNoDelay(int fd);
 
+// On a connection whose last response the client holds back (ConnectionState::kClosingUnsent):
+// the socket polls writable only once the kernel has sent every byte.
+void SetWritableWhenSent(int fd);
+
+// Before close() of a connection whose client did not read its answers in time: close sends
+// RST and frees the unsent bytes at once, instead of orphaning them.
+void AbortOnClose(int fd);
+
 }  // namespace onepass
 
 #endif  // ONEPASS_SERVER_SOCKET_OPTIONS_H_

@@ -19,6 +19,7 @@
 #include "common/cpu_list.h"
 #include "common/log.h"
 #include "server/deadline.h"
+#include "server/socket_options.h"
 
 namespace onepass {
 namespace {
@@ -56,7 +57,7 @@ void FreeBase(event_base* base) {
 
 Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
                std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
-               int max_connections)
+               int max_connections, ClientTable* clients)
     : index_(index),
       cpu_(cpu),
       config_(config),
@@ -68,6 +69,7 @@ Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
       factory_(std::move(factory)),
       handler_(factory_->CreateHandler(handler_counters_)),
       listeners_(std::move(listeners)),
+      clients_(clients),
       base_(nullptr, FreeBase),
       stop_event_(nullptr, FreeEvent),
       offer_event_(nullptr, FreeEvent),
@@ -145,7 +147,6 @@ absl::Status Worker::Init() {
   pool_.reserve(max_connections_);
   free_.reserve(max_connections_);
   active_.reserve(max_connections_);
-  parked_per_client_.reserve(max_connections_);
   return absl::OkStatus();
 }
 
@@ -357,9 +358,11 @@ Connection* Worker::AcquireConnection() {
 }
 
 bool Worker::CountPeer(const std::array<uint8_t, 16>& peer, Connection* connection) {
-  auto [it, inserted] = parked_per_client_.try_emplace(peer, 0);
-  if (it->second >= config_.max_connections_per_client) return false;
-  ++it->second;
+  // Only a connection that parks pays for this (a shard's lock): the single pass never gets
+  // here.
+  const ClientKey key = ClientKeyOf(peer, config_.client_prefix_v4, config_.client_prefix_v6);
+  if (!clients_->TryAcquire(key)) return false;
+  connection->client_key = key;
   connection->peer_counted = true;
   return true;
 }
@@ -367,8 +370,7 @@ bool Worker::CountPeer(const std::array<uint8_t, 16>& peer, Connection* connecti
 void Worker::UncountPeer(Connection* connection) {
   if (!connection->peer_counted) return;
   connection->peer_counted = false;
-  auto it = parked_per_client_.find(connection->peer());
-  if (it != parked_per_client_.end() && --it->second <= 0) parked_per_client_.erase(it);
+  clients_->Release(connection->client_key);
 }
 
 bool Worker::RefillScratchOutput() {
@@ -397,7 +399,9 @@ void Worker::ReleaseOutput(Connection* connection) {
 
 void Worker::Park(Connection* connection) {
   const ConnectionState state = connection->state();
-  const short flags = state == ConnectionState::kWriting ? EV_WRITE : EV_READ;
+  const bool to_write =
+      state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
+  const short flags = to_write ? EV_WRITE : EV_READ;
   ParkedConnection parked;
   parked.state = state;
   parked.idle = connection->idle();
@@ -448,6 +452,11 @@ void Worker::OnConnectionEvent(int fd, short what, void* arg) {
 }
 
 void Worker::CountTimeout(const Connection& connection) {
+  const std::optional<SteadyTime>& lifetime = connection.deadlines().lifetime;
+  if (lifetime.has_value() && *lifetime <= std::chrono::steady_clock::now()) {
+    WorkerStats::Add(stats_.lifetime_cuts);
+    return;
+  }
   switch (connection.state()) {
     case ConnectionState::kReading:
       if (connection.deadlines().read_is_idle) {
@@ -459,6 +468,9 @@ void Worker::CountTimeout(const Connection& connection) {
       break;
     case ConnectionState::kWriting:
       WorkerStats::Add(stats_.write_timeouts);
+      break;
+    case ConnectionState::kClosingUnsent:
+      WorkerStats::Add(stats_.unread_aborts);
       break;
     case ConnectionState::kLingering:
       // The response was sent long ago; the client just never closed. Not an error.
@@ -473,6 +485,12 @@ void Worker::CountTimeout(const Connection& connection) {
 
 void Worker::Close(Connection* connection) {
   event_del(connection->event);
+  // Closed with answers the client has not taken (a timeout, the lifetime cap, the drain
+  // deadline): abort, so that the kernel does not keep them for an orphan (socket_options.h).
+  const ConnectionState state = connection->state();
+  if (state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent) {
+    AbortOnClose(connection->fd());
+  }
   close(connection->fd());
   ReleaseOutput(connection);
   UncountPeer(connection);

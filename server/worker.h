@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "handlers/handler.h"
+#include "server/client_limits.h"
 #include "server/connection.h"
 #include "server/connection_state.h"
 #include "server/scoped_fd.h"
@@ -38,10 +39,12 @@ class Worker {
   // `cpu` < 0: not pinned. `listeners` are bound, listening, non-blocking sockets.
   // The worker creates its handler with `factory` (on this thread), counting into its own
   // HandlerCounters, and keeps the factory alive as long as it uses the handler.
-  // `max_connections`: the most connections parked at once on this worker.
+  // `max_connections`: the most connections parked at once on this worker. `clients`: the
+  // server-wide per-client counts (--max-connections-per-client), shared with the other
+  // workers; it outlives the worker.
   Worker(int index, int cpu, std::vector<ScopedFd> listeners,
          std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
-         int max_connections);
+         int max_connections, ClientTable* clients);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -67,6 +70,13 @@ class Worker {
   size_t input_buffer_bytes() const { return input_buffer_bytes_; }
   size_t output_buffer_bytes() const { return output_buffer_bytes_; }
   int cpu() const { return cpu_; }
+  // The listening sockets, in --listen order; valid until the worker starts draining. For
+  // Server::DupListeners, before the thread starts.
+  std::vector<int> listener_fds() const {
+    std::vector<int> fds;
+    for (const ScopedFd& listener : listeners_) fds.push_back(listener.get());
+    return fds;
+  }
   // Any thread.
   StatsSnapshot ReadStats() const { return stats_.Read(); }
   // The handler's counters (HandlerFactory::Counters), kept across reloads. Only handlers for
@@ -100,8 +110,9 @@ class Worker {
   void CountTimeout(const Connection& connection);
   void Close(Connection* connection);
   Connection* AcquireConnection();
-  // Counts `peer` against --max-connections-per-client into `connection`; false (and nothing
-  // counted) when that address already has its share parked here.
+  // Counts `peer` (its client key: --client-prefix-v4/-v6) against
+  // --max-connections-per-client into `connection`; false (and nothing counted) when that
+  // client already has its share parked, on any worker.
   bool CountPeer(const std::array<uint8_t, 16>& peer, Connection* connection);
   void UncountPeer(Connection* connection);
   // Makes sure the scratch connection has an output buffer: a spare one, or a new one while
@@ -135,6 +146,8 @@ class Worker {
   std::unique_ptr<Handler> offered_handler_;
   uint64_t offered_generation_ = 0;
   std::vector<ScopedFd> listeners_;
+  // Parked connections per client, server-wide (server/client_limits.h); owned by the Server.
+  ClientTable* const clients_;
 
   // Declared before every event so that it is freed after them.
   std::unique_ptr<event_base, void (*)(event_base*)> base_;
@@ -158,8 +171,6 @@ class Worker {
   // wait to write, never more than max_connections_ + 1 (output_buffers_).
   std::vector<std::unique_ptr<OutputBuffer>> spare_outputs_;
   int output_buffers_ = 0;
-  // Parked connections per client address (reserved at Init: no rehash on the data path).
-  absl::flat_hash_map<std::array<uint8_t, 16>, int> parked_per_client_;
 
   bool accepting_ = false;
   bool paused_ = false;

@@ -58,16 +58,18 @@ Verdict DnsHandler::Process(absl::Span<const uint8_t> input, const RequestContex
     WriteU16(tail.data(), static_cast<uint16_t>(response.size));
     out.Commit(kLengthPrefixBytes + response.size);
     answered = true;
-    keep_open = response.keepalive;
+    keep_open = context.keepalive > absl::ZeroDuration() && !context.peer_closed;
   }
   const bool more_buffered = consumed < input.size();
   if (!answered) {
     // Nothing to send: wait for the rest of a message, unless none can come.
     return {context.peer_closed ? Action::kClose : Action::kReadMore, consumed};
   }
-  // A started next message is read to its end; otherwise the connection stays open only when
-  // the client asked for keepalive and we announced it (RFC 7828 §3.3.2).
-  if ((more_buffered && !context.peer_closed) || keep_open) {
+  // A started next message is read to its end, and so are pipelined queries still on their way
+  // (RFC 7766 §6.2.1.1); with --keepalive-ms every connection stays open for more queries (RFC
+  // 7766 §6.2.3, as NSD and Knot do), whether or not it asked with edns-tcp-keepalive.
+  const bool more_coming = more_buffered || context.more_input_expected;
+  if ((more_coming && !context.peer_closed) || keep_open) {
     return {Action::kWriteThenRead, consumed};
   }
   return {Action::kWriteThenClose, consumed};

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/data_file.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
 
@@ -289,11 +290,10 @@ absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
 }
 
 absl::StatusOr<ZoneSource> ReadZoneFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open zone file"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ZoneSource{path, text.str()};
+  // A regular file under --max-data-file-mb: a FIFO or /dev/zero must not hang or crash.
+  absl::StatusOr<std::string> text = ReadDataFile(path, "zone file");
+  if (!text.ok()) return text.status();
+  return ZoneSource{path, *std::move(text)};
 }
 
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(

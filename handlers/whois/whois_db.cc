@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -14,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/data_file.h"
 #include "handlers/whois/whois_query.h"
 
 namespace onepass::whois {
@@ -437,10 +439,14 @@ absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> LoadWhoisDbFile(const std::
   struct FileCloser {
     void operator()(FILE* f) const { std::fclose(f); }
   };
-  std::unique_ptr<FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  // A regular file under --max-data-file-mb: a FIFO or a device must not hang or crash.
+  absl::StatusOr<OpenedDataFile> opened = OpenDataFile(path, "--whois-db");
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<FILE, FileCloser> file(fdopen(opened->fd, "rb"));
   if (file == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot open --whois-db ", path, ": ", std::strerror(errno)));
+    close(opened->fd);
+    return absl::InternalError(
+        absl::StrCat("cannot read --whois-db ", path, ": ", std::strerror(errno)));
   }
   struct stat info;
   if (fstat(fileno(file.get()), &info) != 0) {
@@ -451,8 +457,14 @@ absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> LoadWhoisDbFile(const std::
   parser.ReserveDomains(static_cast<size_t>(info.st_size) / kMinDomainLineBytes);
   std::vector<char> block(kReadBlockBytes);
   std::string carry;  // a line cut by the block's end
+  uint64_t total = 0;
   while (true) {
     const size_t n = std::fread(block.data(), 1, block.size(), file.get());
+    total += n;
+    if (total > MaxDataFileBytes()) {  // grew past the cap while being read
+      return absl::FailedPreconditionError(
+          absl::StrCat("--whois-db ", path, " is larger than --max-data-file-mb"));
+    }
     if (n == 0) {
       if (std::ferror(file.get())) {
         return absl::DataLossError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));

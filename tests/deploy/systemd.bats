@@ -45,7 +45,8 @@ instance() {
     'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX' 'SystemCallArchitectures=native' 'ProtectKernelTunables=yes' \
     'MemoryDenyWriteExecute=yes' 'LockPersonality=yes' 'RestrictNamespaces=yes' 'LimitNOFILE=1048576' \
     'ExecReload=/bin/kill -HUP $MAINPID' 'Restart=on-failure' 'KillSignal=SIGTERM' 'EnvironmentFile=-/etc/default/onepass' \
-    'ExecStart=/usr/local/bin/onepassd --handler %i $ONEPASS_CPU_FLAGS $ONEPASS_LISTEN $ONEPASS_ARGS'; do
+    'NotifyAccess=all' 'RuntimeDirectory=onepass-%i' \
+    'ExecStart=/usr/local/bin/onepassd --handler %i --handover-socket /run/onepass-%i/handover.sock $ONEPASS_CPU_FLAGS $ONEPASS_LISTEN $ONEPASS_ARGS'; do
     grep -qxF -- "$line" "$UNIT" || { echo "missing: $line"; return 1; }
   done
   # The stop timeout covers the server's drain (--drain-timeout-ms, 5 s by default).

@@ -20,7 +20,9 @@ absl::Span<const uint8_t> Bytes(absl::string_view text) {
 Verdict LineHandler::Process(absl::Span<const uint8_t> input, const RequestContext& context,
                              OutputBuffer& out) {
   const absl::string_view text(reinterpret_cast<const char*>(input.data()), input.size());
-  bool close_after = context.keepalive == absl::ZeroDuration();
+  // Like DNS: more pipelined lines on their way keep the connection (more_input_expected).
+  bool close_after = context.keepalive == absl::ZeroDuration() &&
+                     (!context.more_input_expected || context.peer_closed);
   size_t consumed = 0;
   while (true) {
     const size_t newline = text.find('\n', consumed);

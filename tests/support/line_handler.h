@@ -7,8 +7,9 @@
 //   "drop"   → Action::kClose without an answer
 //   "quit"   → answer, then close even with keepalive
 // Every complete line at the front of the input is answered (pipelining). With
-// RequestContext::keepalive zero the connection closes after those answers (kWriteThenClose),
-// otherwise it stays open (kWriteThenRead). When `out` is full, it stops early and answers
+// RequestContext::keepalive zero the connection closes after those answers (kWriteThenClose)
+// unless more_input_expected says more lines are on their way; otherwise it stays open
+// (kWriteThenRead). When `out` is full, it stops early and answers
 // kWriteThenRead, as the handler contract asks.
 #ifndef ONEPASS_TESTS_SUPPORT_LINE_HANDLER_H_
 #define ONEPASS_TESTS_SUPPORT_LINE_HANDLER_H_

@@ -268,6 +268,27 @@ TEST_F(ServerTest, OneClientAddressCannotTakeAllTheSlots) {
   EXPECT_EQ(server_->Stats().rejected_per_client, 2u);
 }
 
+// --max-connections-per-client holds for the whole server, not per worker: with the kernel's
+// hash spreading one client's connections over both workers, it still gets only its share.
+TEST_F(ServerTest, PerClientLimitHoldsAcrossWorkers) {
+  config_.workers = 2;
+  config_.steering = Steering::kHash;
+  config_.max_connections_per_client = 2;
+  StartServer();
+  std::vector<TcpClient> clients;
+  for (int i = 0; i < 16; ++i) {
+    absl::StatusOr<TcpClient> client = Connect();
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE(client->Send("partial").ok());
+    clients.push_back(*std::move(client));
+  }
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.accepted == 16; }));
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.rejected_per_client == 14; }));
+  EXPECT_GT(server_->StatsOf(0).accepted, 0u);
+  EXPECT_GT(server_->StatsOf(1).accepted, 0u);
+  EXPECT_EQ(server_->Stats().parked, 2u);
+}
+
 TEST_F(ServerTest, OutputBuffersOfBlockedWritersAreBounded) {
   config_.cpus = {AllowedCpus()[0]};  // one worker
   config_.max_connections = 1;

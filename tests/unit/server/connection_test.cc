@@ -339,5 +339,27 @@ TEST_F(ConnectionTest, LingerDiscardsAtMostTheByteBound) {
   EXPECT_EQ(Stats().linger_cut, 1u);
 }
 
+// Pipelined requests where a read fills the input buffer exactly at a request boundary: the
+// handler used to see the end of its input and close, discarding (and resetting) the rest.
+// Every request is answered however the requests fall across reads.
+TEST_F(ConnectionTest, PipelinedRequestsAcrossFullReadsAreAllAnswered) {
+  LineProtocolOptions options;
+  options.max_line_bytes = 63;  // an input buffer of 64 bytes
+  options.output_bytes = 1 << 20;
+  Open(options);
+  std::string requests;
+  for (int i = 0; i < 64; ++i) requests += "abcdefg\n";  // 8 bytes: every read ends at a boundary
+  ClientSends(requests);
+  ConnectionState state = ConnectionState::kReading;
+  for (int turn = 0; turn < 20 && state != ConnectionState::kClosed; ++turn) {
+    state = connection_->Advance(env_);
+    if (turn == 0) shutdown(client_fd_, SHUT_WR);  // all sent: the client's EOF follows
+  }
+  EXPECT_EQ(state, ConnectionState::kClosed);
+  const std::string reply = ClientReceives();
+  EXPECT_EQ(std::count(reply.begin(), reply.end(), '\n'), 64) << reply;
+  EXPECT_EQ(Stats().closed_incomplete, 0u);
+}
+
 }  // namespace
 }  // namespace onepass

@@ -156,5 +156,28 @@ TEST_F(DeadlineTest, EachStateKeepsItsOwnDeadline) {
   EXPECT_EQ(Park(200), At(2000));
 }
 
+// --max-connection-ms caps every wait, whatever restarts the per-state deadlines: a client
+// whose requests keep getting answered (keepalive) or a slow reader is closed at the cap.
+TEST_F(DeadlineTest, LifetimeCapsEveryStateFromTheFirstPark) {
+  config_.max_connection_time = absl::Milliseconds(5000);
+  config_.keepalive = absl::Milliseconds(10000);
+  connection_.state = ConnectionState::kReading;
+  EXPECT_EQ(Park(0), At(2000));
+  connection_.message_consumed = true;
+  connection_.idle = true;
+  EXPECT_EQ(Park(1000), At(5000));  // keepalive would run to 11000
+  connection_.state = ConnectionState::kWriting;
+  EXPECT_EQ(Park(4000), At(5000));  // the write deadline would be 7000
+  connection_.state = ConnectionState::kClosingUnsent;
+  EXPECT_EQ(Park(4500), At(5000));
+}
+
+// A never-reader's last answers wait under the write deadline, like a partial write.
+TEST_F(DeadlineTest, UnsentCloseWaitsForTheWriteDeadline) {
+  connection_.state = ConnectionState::kClosingUnsent;
+  EXPECT_EQ(Park(100), At(3100));
+  EXPECT_EQ(Park(2000), At(3100));  // not restarted by a wakeup that found bytes unsent
+}
+
 }  // namespace
 }  // namespace onepass

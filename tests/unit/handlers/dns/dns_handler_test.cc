@@ -250,10 +250,27 @@ TEST_F(HandlerTest, KeepaliveKeepsConnectionOpen) {
   // Server not keeping connections: close after the answer, option not echoed.
   v = Process(input);
   EXPECT_EQ(v.action, Action::kWriteThenClose);
-  // Keepalive configured but the client did not ask: close.
+  // Keepalive configured and the client did not ask (dnsperf cannot): kept all the same (RFC
+  // 7766 §6.2.3, as NSD and Knot do), and no option is echoed to a query without one.
   out_.Clear();
   v = Process(Framed(MakeQuery("www.example.com", "A", {.edns = true})), context);
-  EXPECT_EQ(v.action, Action::kWriteThenClose);
+  EXPECT_EQ(v.action, Action::kWriteThenRead);
+  r = testing::DecodeResponse(Messages(out_.contents())[0]);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->opt_options.empty());
+}
+
+// Input that ends exactly at a query boundary after a read that filled the server's buffer is
+// not the end of the client's queries: the connection stays open for the rest (RFC 7766
+// §6.2.1.1), until the client's EOF.
+TEST_F(HandlerTest, MoreInputExpectedKeepsReadingAtAQueryBoundary) {
+  const auto input = Framed(MakeQuery("www.example.com", "A"));
+  RequestContext context;
+  context.more_input_expected = true;
+  EXPECT_EQ(Process(input, context).action, Action::kWriteThenRead);
+  out_.Clear();
+  context.peer_closed = true;
+  EXPECT_EQ(Process(input, context).action, Action::kWriteThenClose);
 }
 
 TEST_F(HandlerTest, StopsAtSoftOutputLimit) {
