@@ -48,8 +48,8 @@ Verdict OcspHandler::Process(absl::Span<const uint8_t> input, const RequestConte
       // 100 before the content. Sent once: when the input ends exactly at the head (no content
       // byte yet; a later call sees more bytes), never to HTTP/1.0 (§15.2). Nothing is consumed,
       // so the server waits for the content before calling again (handler.h kWriteThenRead).
-      if (parsed.head_bytes != 0 && parsed.head_bytes == input.size() &&
-          request.expect_continue && request.minor_version >= 1) {
+      if (parsed.head_bytes != 0 && parsed.head_bytes == input.size() && request.expect_continue &&
+          request.minor_version >= 1) {
         if (!out.Append(AsBytes(kHttpContinue))) return {Action::kReadMore, 0};
         Count(counters_, OcspCounter::kContinue);
         return {Action::kWriteThenRead, 0};

@@ -4,9 +4,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "handlers/ocsp/http_date.h"
 #include "handlers/ocsp/cert_id.h"
 #include "handlers/ocsp/get_request_decoder.h"
+#include "handlers/ocsp/http_date.h"
 #include "handlers/ocsp/ocsp_counters.h"
 #include "handlers/ocsp/ocsp_request_reader.h"
 
@@ -103,8 +103,8 @@ bool OcspResponder::Respond(const HttpRequest& request, absl::Time now, OutputBu
     if (!size.has_value()) {
       return AnswerHttpError(400, "request path is not base64", now, out, send_body);
     }
-    return AnswerOcspRequest(absl::MakeConstSpan(get_scratch_.data(), *size), &request,
-                             send_body, now, out);
+    return AnswerOcspRequest(absl::MakeConstSpan(get_scratch_.data(), *size), &request, send_body,
+                             now, out);
   }
   if (request.method == "POST") {
     if (!rest.empty()) return AnswerHttpError(404, "no such path", now, out);
@@ -123,9 +123,8 @@ bool OcspResponder::RespondHttpError(HttpError error, absl::Time now, OutputBuff
   return AnswerHttpError(HttpErrorStatus(error), HttpErrorText(error), now, out);
 }
 
-bool OcspResponder::AnswerOcspRequest(absl::Span<const uint8_t> der,
-                                      const HttpRequest* conditional, HttpBody send_body,
-                                      absl::Time now, OutputBuffer& out) {
+bool OcspResponder::AnswerOcspRequest(absl::Span<const uint8_t> der, const HttpRequest* conditional,
+                                      HttpBody send_body, absl::Time now, OutputBuffer& out) {
   OcspRequestCertIds request;
   if (!ReadOcspRequestCertIds(der, request)) {
     Count(counters_, OcspCounter::kMalformedRequest);

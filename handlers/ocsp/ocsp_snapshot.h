@@ -37,8 +37,8 @@ struct OcspResponseEntry {
   // SingleResponse gives one, RFC 6960 §4.2.2.1).
   absl::Time this_update;
   absl::optional<absl::Time> next_update;
-  std::string etag;         // hex SHA-1 of `der`
-  std::string head_prefix;  // BuildPresignedHeadPrefix(): the head up to Date
+  std::string etag;                 // hex SHA-1 of `der`
+  std::string head_prefix;          // BuildPresignedHeadPrefix(): the head up to Date
   std::string not_modified_prefix;  // BuildNotModifiedHeadPrefix(): a 304's head up to Date
 
   // True if it must not be served at `now` (RFC 5019 §2.2.4 / RFC 6960 §4.2.2.1).
