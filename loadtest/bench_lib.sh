@@ -54,6 +54,20 @@ cpu_mask() {
 
 RPS_FILE=/sys/class/net/lo/queues/rx-0/rps_cpus
 RPS_SAVED=""
+# Two benchmarks at once would each save the other's mask and restore it, leaving rps_cpus
+# steered after both have gone (it broke another engineer's tests): the save ... restore is
+# held under an exclusive lock, taken once and kept until the script exits (the descriptor
+# closes with it, so a killed run cannot leave it held). Waits 15 minutes at most.
+RPS_LOCK=${ONEPASS_BENCH_LOCK:-/tmp/onepass-bench-rps.lock}
+RPS_LOCK_FD=""
+take_rps_lock() {
+  [ -z "$RPS_LOCK_FD" ] || return 0
+  exec {RPS_LOCK_FD}>>"$RPS_LOCK"
+  if ! flock -n "$RPS_LOCK_FD"; then
+    echo "bench: another benchmark holds $RPS_LOCK; waiting (15 min at most)"
+    flock -w 900 "$RPS_LOCK_FD" || { echo "bench: $RPS_LOCK still held after 15 min" >&2; exit 1; }
+  fi
+}
 
 # On loopback a packet's receive path (the SYN, the handshake, the request) runs on the
 # SENDER's CPU, so a pinned server would leave its kernel work on the client's cores.
@@ -63,6 +77,7 @@ RPS_SAVED=""
 steer_rps() {
   local mask
   mask=$(cpu_mask "$1")
+  take_rps_lock
   if [ ! -w "$RPS_FILE" ]; then
     echo "bench: WARNING: cannot write $RPS_FILE (not root?): loopback receive work stays on the client's CPUs; figures under-charge the server"
     return 0
@@ -112,6 +127,27 @@ start_server() {
   echo "bench: $1 did not print ready within 20 s" >&2
   stop_server
   return 1
+}
+
+# CPU time [clock ticks] the server process has used so far (user + system), 0 when gone.
+server_cpu_ticks() {
+  if [ -z "$SERVER_PID" ] || [ ! -r "/proc/$SERVER_PID/stat" ]; then
+    echo 0
+    return 0
+  fi
+  # Fields after the ") " that ends the command name: utime is the 12th, stime the 13th.
+  sed 's/.*) //' "/proc/$SERVER_PID/stat" | awk '{ print $12 + $13 }'
+}
+
+# irq + softirq ticks of the given CPUs (/proc/stat): with loopback receive processing steered
+# to the server CPUs, the handshake and the request's receive path are paid there, most often
+# in softirq context that the kernel does not charge to the server process.
+cpus_irq_ticks() {
+  local list
+  list=" $(expand_cpus "$1") "
+  awk -v list="$list" '$1 ~ /^cpu[0-9]+$/ {
+      n = substr($1, 4); if (index(list, " " n " ") > 0) sum += $7 + $8 }
+    END { print sum + 0 }' /proc/stat
 }
 
 # Stops the server started last (SIGTERM, then SIGKILL after 10 s); prints its stats line.
