@@ -12,8 +12,8 @@
 # Each server gets one worker per server CPU, pinned; the tester gets one thread per client
 # CPU, pinned, closed loop. Loopback receive processing is steered to the server CPUs (RPS;
 # needs root, restored at exit, under a lock). --proto takes a comma list; each protocol
-# alternates the two servers --rounds times (a busy machine drifts). --open-loop F adds one
-# open-loop run of each at F x the reference's median closed-loop rate (tail latency).
+# alternates the two servers --rounds times (a busy machine drifts). --open-loop F adds as many
+# open-loop rounds at F x the reference's median closed-loop rate (tail latency).
 # --steering "cpu hash" runs onepassd once per --steering mode in each round (rows onepassd@cpu,
 # onepassd@hash), to compare CPU steering on and off in the same run.
 # Prints one table: conn/s median [min-max], CPU us per connection (server process + irq and
@@ -162,12 +162,14 @@ for proto in "${proto_list[@]}"; do
   if [ -n "$open_loop" ]; then
     rate=$(awk -F'\t' -v p="$proto" -v f="$open_loop" '$1 == p && $2 == "closed" && $3 == "reference" { r = r " " $5 }
       END { printf "%.0f", median(r) * f }'"$AWK_MEDIAN" "$results")
-    echo
-    echo "== $proto: open loop at $rate conn/s ($open_loop x the reference's median)"
-    run_one "$proto" open "onepassd-open" "--rate $rate" \
-      "$onepassd" "${server_args[@]}" --listen 127.0.0.1:0 --workers "$n_server" --cpus "$server_cpus"
-    run_one "$proto" open "reference-open" "--rate $rate" \
-      "$reference" "${reference_args[@]}" --listen 127.0.0.1:0 --threads "$n_server" --cpus "$server_cpus"
+    for ((round = 1; round <= rounds; round++)); do
+      echo
+      echo "== $proto: open loop at $rate conn/s ($open_loop x the reference's median), round $round of $rounds"
+      run_one "$proto" open "onepassd-open$round" "--rate $rate" \
+        "$onepassd" "${server_args[@]}" --listen 127.0.0.1:0 --workers "$n_server" --cpus "$server_cpus"
+      run_one "$proto" open "reference-open$round" "--rate $rate" \
+        "$reference" "${reference_args[@]}" --listen 127.0.0.1:0 --threads "$n_server" --cpus "$server_cpus"
+    done
   fi
 done
 

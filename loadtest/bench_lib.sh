@@ -108,6 +108,9 @@ SERVER_OUT=""
 start_server() {
   SERVER_OUT=$1
   shift
+  # Emptied here, not only by the background redirect: a file left by an earlier run under
+  # the same name would otherwise be read for "ready" before the new server truncates it.
+  : > "$SERVER_OUT"
   "$@" > "$SERVER_OUT" 2> "$SERVER_OUT.err" &
   SERVER_PID=$!
   local tries
