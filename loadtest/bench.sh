@@ -188,7 +188,7 @@ awk -F'\t' -v summary="$summary" -v cpus="$server_cpus" -v clients="$client_cpus
     if ($12 == "true") bound[k] = 1
   }
   END {
-    printf "%-7s %-6s %-10s %9s %19s %7s %7s %7s %8s %7s %6s %6s %s\n", "proto", "mode", "server",
+    printf "%-7s %-6s %-13s %9s %19s %7s %7s %7s %8s %7s %6s %6s %s\n", "proto", "mode", "server",
       "conn/s", "[min-max]", "cpu us", "p50 us", "p99 us", "p99.9 us", "errors", "ratio", "cpu x", ""
     for (i = 1; i <= nk; i++) {
       k = order[i]; split(k, f, SUBSEP)
@@ -196,7 +196,7 @@ awk -F'\t' -v summary="$summary" -v cpus="$server_cpus" -v clients="$client_cpus
       ratio = (ref in sum && sum[ref] > 0 && runs[ref] > 0) ? (sum[k] / runs[k]) / (sum[ref] / runs[ref]) : 0
       c = median(cpu[k]); cref = (ref in cpu) ? median(cpu[ref]) : 0
       cx = cref > 0 ? c / cref : 0
-      printf "%-7s %-6s %-10s %9.0f %19s %7.2f %7.0f %7.0f %8.0f %7d %6.3f %6.3f %s\n", f[1], f[2], f[3],
+      printf "%-7s %-6s %-13s %9.0f %19s %7.2f %7.0f %7.0f %8.0f %7d %6.3f %6.3f %s\n", f[1], f[2], f[3],
         median(rate[k]), sprintf("[%.0f-%.0f]", minimum(rate[k]), maximum(rate[k])), c,
         median(p50[k]), median(p99[k]), median(p999[k]), errors[k], ratio, cx,
         (k in bound) ? "CLIENT-BOUND" : ""
