@@ -16,8 +16,8 @@
 # open-loop rounds at F x the reference's median closed-loop rate (tail latency).
 # --steering "cpu hash" runs onepassd once per --steering mode in each round (rows onepassd@cpu,
 # onepassd@hash), to compare CPU steering on and off in the same run.
-# Prints one table: conn/s median [min-max], CPU us per connection (server process + irq and
-# softirq of the server CPUs), p50/p99/p99.9 (median over rounds), errors, and the ratios
+# Prints one table: conn/s median [min-max], CPU us per connection (the server's threads plus
+# the ksoftirqd of the server CPUs), p50/p99/p99.9 (median over rounds), errors, and the ratios
 # onepassd / reference of the summed conn/s and of the CPU per connection. --json FILE writes
 # it (one row per line); --compare FILE prints the change against such an earlier file.
 set -euo pipefail
@@ -80,7 +80,6 @@ fi
 n_server=$(count_cpus "$server_cpus")
 n_client=$(count_cpus "$client_cpus")
 concurrency=${concurrency:-$((64 * n_client))}
-ticks_per_s=$(getconf CLK_TCK)
 make_work_dir
 IFS=',' read -ra proto_list <<< "$protos"
 for proto in "${proto_list[@]}"; do
@@ -109,13 +108,13 @@ run_one() {
   start_server "$work/$name.out" "$@" || return 1
   local cpu0 irq0 cpu1 irq1 extra_args
   read -ra extra_args <<< "$extra"
-  cpu0=$(server_cpu_ticks)
-  irq0=$(cpus_irq_ticks "$server_cpus")
+  cpu0=$(server_cpu_ns)
+  irq0=$(ksoftirqd_ns "$server_cpus")
   "$load" --target "$SERVER_ADDR" "${load_args[@]}" --threads "$n_client" --cpus "$client_cpus" \
     "${extra_args[@]}" --duration "$seconds" --timeout-ms 2000 \
     --source 127.0.0.2-127.0.0.254 --min-success 0 --json "$work/$name.json" > "$work/$name.txt" || true
-  cpu1=$(server_cpu_ticks)
-  irq1=$(cpus_irq_ticks "$server_cpus")
+  cpu1=$(server_cpu_ns)
+  irq1=$(ksoftirqd_ns "$server_cpus")
   local stats
   stats=$(stop_server)
   sed 's/^/  /' "$work/$name.txt"
@@ -124,8 +123,8 @@ run_one() {
   [ -s "$f" ] || { echo "  $name: no result"; return 0; }
   local ok cpu_us
   ok=$(json_number "$f" ok)
-  cpu_us=$(awk -v t=$((cpu1 - cpu0 + irq1 - irq0)) -v hz="$ticks_per_s" -v ok="${ok:-0}" \
-    'BEGIN { if (ok > 0) printf "%.2f", t / hz * 1e6 / ok; else print 0 }')
+  cpu_us=$(awk -v t=$((cpu1 - cpu0 + irq1 - irq0)) -v ok="${ok:-0}" \
+    'BEGIN { if (ok > 0) printf "%.2f", t / 1e3 / ok; else print 0 }')
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$proto" "$mode" "${name%-*}" "${name##*-}" \
     "$(json_number "$f" ok_per_s)" "$ok" "$(json_number "$f" total errors)" "$cpu_us" \
     "$(json_number "$f" p50 latency_us)" "$(json_number "$f" p99 latency_us)" \
