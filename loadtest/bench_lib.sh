@@ -54,6 +54,26 @@ cpu_mask() {
 
 RPS_FILE=/sys/class/net/lo/queues/rx-0/rps_cpus
 RPS_SAVED=""
+# Two benchmarks at once would each save the other's mask and restore it, leaving rps_cpus
+# steered after both have gone (it broke another engineer's tests): the save ... restore is
+# held under an exclusive lock, taken once and kept until the script exits (the descriptor
+# closes with it, so a killed run cannot leave it held). Waits 15 minutes at most.
+RPS_LOCK=${ONEPASS_BENCH_LOCK:-/tmp/onepass-bench-rps.lock}
+RPS_LOCK_FD=""
+take_rps_lock() {
+  [ -z "$RPS_LOCK_FD" ] || return 0
+  # "command": a lock file that cannot be opened is a warning, not the end of the script.
+  if ! command exec {RPS_LOCK_FD}>>"$RPS_LOCK"; then
+    echo "bench: WARNING: cannot open $RPS_LOCK: rps_cpus is changed without the lock"
+    RPS_LOCK_FD=""
+    return 0
+  fi
+  chmod 0666 "$RPS_LOCK" 2>/dev/null || true  # any user's run can take it
+  if ! flock -n "$RPS_LOCK_FD"; then
+    echo "bench: another benchmark holds $RPS_LOCK; waiting (15 min at most)"
+    flock -w 900 "$RPS_LOCK_FD" || { echo "bench: $RPS_LOCK still held after 15 min" >&2; exit 1; }
+  fi
+}
 
 # On loopback a packet's receive path (the SYN, the handshake, the request) runs on the
 # SENDER's CPU, so a pinned server would leave its kernel work on the client's cores.
@@ -63,6 +83,7 @@ RPS_SAVED=""
 steer_rps() {
   local mask
   mask=$(cpu_mask "$1")
+  take_rps_lock
   if [ ! -w "$RPS_FILE" ]; then
     echo "bench: WARNING: cannot write $RPS_FILE (not root?): loopback receive work stays on the client's CPUs; figures under-charge the server"
     return 0
@@ -93,6 +114,9 @@ SERVER_OUT=""
 start_server() {
   SERVER_OUT=$1
   shift
+  # Emptied here, not only by the background redirect: a file left by an earlier run under
+  # the same name would otherwise be read for "ready" before the new server truncates it.
+  : > "$SERVER_OUT"
   "$@" > "$SERVER_OUT" 2> "$SERVER_OUT.err" &
   SERVER_PID=$!
   local tries
@@ -112,6 +136,29 @@ start_server() {
   echo "bench: $1 did not print ready within 20 s" >&2
   stop_server
   return 1
+}
+
+# CPU time [ns] the server has run so far, all its threads (schedstat: the scheduler's own
+# count, which includes the softirq work that ran in the server's context), 0 when gone.
+server_cpu_ns() {
+  [ -n "$SERVER_PID" ] || { echo 0; return 0; }
+  cat /proc/"$SERVER_PID"/task/*/schedstat 2>/dev/null | awk '{ sum += $1 } END { printf "%.0f\n", sum }'
+}
+
+# CPU time [ns] of the ksoftirqd threads of the given CPUs: with loopback receive processing
+# steered to the server CPUs, the receive work that did not run in the server's context runs
+# there. (Per-CPU softirq ticks of /proc/stat would count twice what ran in the server's
+# context: without IRQ_TIME_ACCOUNTING the server's own runtime includes it.) Softirq that
+# interrupts an unrelated process is missed, for both servers alike.
+ksoftirqd_ns() {
+  local cpu pid sum=0 ns
+  for cpu in $(expand_cpus "$1"); do
+    pid=$(pgrep -x "ksoftirqd/$cpu" | head -n 1)
+    [ -n "$pid" ] || continue
+    ns=$(awk '{ print $1 }' "/proc/$pid/schedstat" 2>/dev/null || echo 0)
+    sum=$((sum + ${ns:-0}))
+  done
+  echo "$sum"
 }
 
 # Stops the server started last (SIGTERM, then SIGKILL after 10 s); prints its stats line.

@@ -2,7 +2,9 @@
 // the parked path do with every arrival pattern.
 #include "server/connection.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -74,6 +76,45 @@ TEST_F(ConnectionTest, WholeRequestIsServedInOnePass) {
   EXPECT_EQ(stats.responses, 1u);
   EXPECT_EQ(stats.sends, 1u);
   EXPECT_EQ(stats.recvs, 1u);  // no recv for EAGAIN, no recv for EOF: the handler said close
+}
+
+// Over TCP the single pass's answer is sent with MSG_MORE and leaves with the FIN at the close
+// that follows: the client must get the whole answer, then its EOF, and nothing may stay held.
+TEST_F(ConnectionTest, SinglePassAnswerLeavesWithTheCloseOverTcp) {
+  CloseBoth();
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  client_fd_ = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(connect(client_fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  server_fd_ = accept4(listener, nullptr, nullptr, SOCK_NONBLOCK);
+  close(listener);
+  ASSERT_GE(server_fd_, 0);
+  connection_->Reset(server_fd_);
+  ClientSends("hello\n");
+  pollfd readable{.fd = server_fd_, .events = POLLIN, .revents = 0};
+  ASSERT_EQ(poll(&readable, 1, 2000), 1);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
+  close(server_fd_);  // as the worker does right after a single pass
+  server_fd_ = -1;
+  std::string text;
+  char buf[256];
+  for (int i = 0; i < 100; ++i) {
+    pollfd answer{.fd = client_fd_, .events = POLLIN, .revents = 0};
+    ASSERT_EQ(poll(&answer, 1, 2000), 1) << "the answer or its FIN was held back";
+    ssize_t n = recv(client_fd_, buf, sizeof(buf), 0);
+    ASSERT_GE(n, 0);
+    if (n == 0) break;  // EOF
+    text.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(text, "worker=0 hello\n");
+  EXPECT_EQ(Stats().sends, 1u);
 }
 
 TEST_F(ConnectionTest, PipelinedRequestsAreAnsweredWithOneSend) {
