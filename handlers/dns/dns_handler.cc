@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "handlers/dns/dns_counters.h"
 #include "handlers/dns/dns_framer.h"
 #include "handlers/dns/dns_wire.h"
 
@@ -21,8 +22,18 @@ uint16_t KeepaliveUnits(absl::Duration keepalive) {
 }  // namespace
 
 DnsHandler::DnsHandler(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config,
-                       std::shared_ptr<const PrecompiledAnswers> precompiled)
-    : responder_(std::move(snapshot), config, std::move(precompiled)) {}
+                       std::shared_ptr<const PrecompiledAnswers> precompiled,
+                       HandlerCounters& counters)
+    : responder_(std::move(snapshot), config, std::move(precompiled)), counters_(counters) {}
+
+void DnsHandler::CountResponse(const Response& response) {
+  Count(counters_, RcodeCounter(response.rcode));
+  const DnsCounter kind = KindCounter(response.answer_kind);
+  if (kind != DnsCounter::kCount) Count(counters_, kind);
+  if (response.wildcard) Count(counters_, DnsCounter::kWildcard);
+  if (response.dnssec_ok) Count(counters_, DnsCounter::kDnssecOk);
+  if (response.precompiled) Count(counters_, DnsCounter::kPrecompiled);
+}
 
 Verdict DnsHandler::Process(absl::Span<const uint8_t> input, const RequestContext& context,
                             OutputBuffer& out) {
@@ -53,6 +64,7 @@ Verdict DnsHandler::Process(absl::Span<const uint8_t> input, const RequestContex
     }
     consumed += frame.frame_bytes;
     if (response.kind == Response::Kind::kDrop) continue;
+    CountResponse(response);
     // The length prefix goes in front of the message in the same buffer: one send.
     WriteU16(tail.data(), static_cast<uint16_t>(response.size));
     out.Commit(kLengthPrefixBytes + response.size);
@@ -81,8 +93,10 @@ DnsHandlerFactory::DnsHandlerFactory(std::shared_ptr<const ZoneSnapshot> snapsho
       config_(config) {}
 
 std::unique_ptr<Handler> DnsHandlerFactory::CreateHandler(HandlerCounters& counters) const {
-  return std::make_unique<DnsHandler>(snapshot_, config_, precompiled_);
+  return std::make_unique<DnsHandler>(snapshot_, config_, precompiled_, counters);
 }
+
+absl::Span<const CounterSpec> DnsHandlerFactory::Counters() const { return kDnsCounters; }
 
 size_t DnsHandlerFactory::MaxRequestBytes() const { return kMaxFrameBytes; }
 

@@ -20,15 +20,19 @@ inline constexpr size_t kSoftOutputLimit = 64 * 1024;
 
 class DnsHandler final : public Handler {
  public:
+  // `counters` holds kDnsCounters (dns_counters.h) and outlives the handler.
   DnsHandler(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config,
-             std::shared_ptr<const PrecompiledAnswers> precompiled);
+             std::shared_ptr<const PrecompiledAnswers> precompiled, HandlerCounters& counters);
 
   // Interface
   Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
                   OutputBuffer& out) override;
 
  private:
+  void CountResponse(const Response& response);
+
   DnsResponder responder_;
+  HandlerCounters& counters_;
 };
 
 class DnsHandlerFactory final : public HandlerFactory {
@@ -38,6 +42,7 @@ class DnsHandlerFactory final : public HandlerFactory {
 
   // Interface
   absl::string_view Name() const override { return "dns"; }
+  absl::Span<const CounterSpec> Counters() const override;
   std::unique_ptr<Handler> CreateHandler(HandlerCounters& counters) const override;
   size_t MaxRequestBytes() const override;
   size_t OutputBufferBytes() const override;

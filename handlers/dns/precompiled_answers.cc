@@ -18,7 +18,8 @@ constexpr size_t kBareOptBytes = 11;
 // truncated: near 64 KiB the normal path reserves room for the OPT). The DO rendering is
 // returned without its OPT, which Respond appends per query.
 bool Render(DnsResponder& responder, const std::string& name, uint16_t type, bool dnssec_ok,
-            std::vector<uint8_t>& query, std::vector<uint8_t>& out, std::string& answer) {
+            std::vector<uint8_t>& query, std::vector<uint8_t>& out, std::string& answer,
+            Response& response) {
   // ID 0, flags 0, QDCOUNT 1; the canonical name; QTYPE; QCLASS IN.
   query.assign(kHeaderBytes, 0);
   query[5] = 1;
@@ -30,7 +31,7 @@ bool Render(DnsResponder& responder, const std::string& name, uint16_t type, boo
     // Root, OPT, UDP size 1232, extended RCODE 0, version 0, DO, RDLENGTH 0.
     query.insert(query.end(), {0, 0, kTypeOpt, 0x04, 0xd0, 0, 0, 0x80, 0, 0, 0});
   }
-  const Response response = responder.Respond(query, absl::MakeSpan(out), 0);
+  response = responder.Respond(query, absl::MakeSpan(out), 0);
   if (response.kind != Response::Kind::kAnswer || (out[2] & (kFlagTc >> 8)) != 0) return false;
   size_t size = response.size;
   if (dnssec_ok) {
@@ -59,6 +60,7 @@ std::shared_ptr<const PrecompiledAnswers> PrecompiledAnswers::Build(
   bool any_signed = false;
   for (const auto& zone : snapshot->zones()) any_signed |= zone->secure();
   Entry entry;
+  Response response;
   for (const auto& zone : snapshot->zones()) {
     for (const auto& [name, node] : zone->nodes()) {
       types = {kTypeA, kTypeAaaa};
@@ -70,10 +72,13 @@ std::shared_ptr<const PrecompiledAnswers> PrecompiledAnswers::Build(
         key.push_back(static_cast<char>(type >> 8));
         key.push_back(static_cast<char>(type));
         if (answers->answers_.contains(key)) continue;  // a cut seen from parent and child
-        if (!Render(responder, name, type, false, query, out, entry.plain)) continue;
+        if (!Render(responder, name, type, false, query, out, entry.plain, response)) continue;
+        entry.rcode = response.rcode;
+        entry.kind = response.answer_kind;
+        entry.wildcard = response.wildcard;
         entry.dnssec.clear();
         if (any_signed) {
-          if (!Render(responder, name, type, true, query, out, entry.dnssec)) continue;
+          if (!Render(responder, name, type, true, query, out, entry.dnssec, response)) continue;
           if (entry.dnssec == entry.plain) entry.dnssec.clear();
         }
         const size_t bytes = key.size() + entry.plain.size() + entry.dnssec.size();

@@ -209,5 +209,31 @@ TEST(DnsZoneFlagTest, BadZoneFileFailsStartupWithFileAndLine) {
   EXPECT_THAT(result->err, HasSubstr(absl::StrCat(path, ":3:")));
 }
 
+// The exit stats line counts every answer by RCODE and kind (handlers/dns/dns_counters.h).
+TEST(DnsStatsTest, ExitStatsCountResponsesByRcode) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "2"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  constexpr int kQueries = 20;
+  for (int i = 0; i < kQueries; ++i) {
+    auto frames =
+        testing::ExchangeTcp((*server)->port(), {testing::MakeQuery("www.example.com.", "A")});
+    ASSERT_TRUE(frames.ok()) << frames.status();
+    ASSERT_EQ(frames->size(), 1u);
+  }
+  auto nx =
+      testing::ExchangeTcp((*server)->port(), {testing::MakeQuery("nothere.example.com.", "A")});
+  ASSERT_TRUE(nx.ok()) << nx.status();
+  ASSERT_EQ((*server)->Stop(), 0) << (*server)->ReadStderr();
+  const std::string stats = (*server)->ReadStdout();
+  using onepass::testing::StatValue;
+  EXPECT_EQ(StatValue(stats, "dns_responses{rcode=\"NOERROR\"}"), kQueries) << stats;
+  EXPECT_EQ(StatValue(stats, "dns_answers{kind=\"answer\"}"), kQueries) << stats;
+  EXPECT_EQ(StatValue(stats, "dns_precompiled"), kQueries) << stats;
+  EXPECT_EQ(StatValue(stats, "dns_responses{rcode=\"NXDOMAIN\"}"), 1) << stats;
+  EXPECT_EQ(StatValue(stats, "dns_answers{kind=\"nxdomain\"}"), 1) << stats;
+  EXPECT_EQ(StatValue(stats, "dns_responses{rcode=\"SERVFAIL\"}"), 0) << stats;
+}
+
 }  // namespace
 }  // namespace onepass::dns
