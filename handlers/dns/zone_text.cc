@@ -155,7 +155,6 @@ bool ParseTtl(absl::string_view text, uint32_t& ttl) {
   uint64_t total = 0;
   uint64_t number = 0;
   bool have_number = false;
-  bool units = false;
   for (const char c : text) {
     if (std::isdigit(static_cast<unsigned char>(c))) {
       number = number * 10 + static_cast<uint64_t>(c - '0');
@@ -187,12 +186,8 @@ bool ParseTtl(absl::string_view text, uint32_t& ttl) {
     total += number * scale;
     number = 0;
     have_number = false;
-    units = true;
   }
-  if (have_number) {
-    if (units) return false;  // "1h30": a number without a unit after units
-    total += number;
-  }
+  if (have_number) total += number;  // "1h30" is 3630 s, as in NSD and BIND
   if (total > 0xffffffffu) return false;
   ttl = static_cast<uint32_t>(total);
   return true;
@@ -496,7 +491,7 @@ bool MasterFileReader::FastRdata(uint16_t type, absl::Span<const Token> rdata, R
   switch (type) {
     case kTypeA:
     case kTypeAaaa: {
-      if (rdata.size() != 1 || rdata[0].quoted) {
+      if (rdata.size() != 1) {  // quoted is fine, as in NSD
         error = type == kTypeA ? "A takes one IPv4 address" : "AAAA takes one IPv6 address";
         return true;
       }
