@@ -47,6 +47,13 @@ bool Render(DnsResponder& responder, const std::string& name, uint16_t type, boo
   return true;
 }
 
+// What one string costs on the heap beyond its object: glibc malloc rounds a request plus its
+// 8-byte header up to 16 bytes; short strings live inside the object (SSO).
+size_t HeapBytes(const std::string& s) {
+  if (s.capacity() <= 15) return 0;
+  return (s.capacity() + 1 + 8 + 15) & ~size_t{15};
+}
+
 }  // namespace
 
 std::shared_ptr<const PrecompiledAnswers> PrecompiledAnswers::Build(
@@ -81,7 +88,13 @@ std::shared_ptr<const PrecompiledAnswers> PrecompiledAnswers::Build(
           if (!Render(responder, name, type, true, query, out, entry.dnssec, response)) continue;
           if (entry.dnssec == entry.plain) entry.dnssec.clear();
         }
-        const size_t bytes = key.size() + entry.plain.size() + entry.dnssec.size();
+        // Resident bytes, not payload: the slot (at the table's 7/8 maximum load) and the heap
+        // blocks of the key and answers, so the budget is what `ps` will show.
+        entry.plain.shrink_to_fit();
+        entry.dnssec.shrink_to_fit();
+        key.shrink_to_fit();
+        const size_t bytes = sizeof(std::pair<const std::string, Entry>) * 8 / 7 + 1 +
+                             HeapBytes(key) + HeapBytes(entry.plain) + HeapBytes(entry.dnssec);
         if (answers->bytes_ + bytes > max_bytes) {
           answers->complete_ = false;
           return answers;

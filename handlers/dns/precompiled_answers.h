@@ -28,9 +28,9 @@ struct ResponderConfig;
 
 class PrecompiledAnswers {
  public:
-  // Renders answers until `max_bytes` of them are stored (the rest is answered the normal
-  // way). Uses the responder itself, so a precompiled answer is byte for byte what the normal
-  // path would send.
+  // Renders answers until they take `max_bytes` of memory (table slots and heap blocks
+  // counted, not only the answers' bytes); the rest is answered the normal way. Uses the responder
+  // itself, so a precompiled answer is byte for byte what the normal path would send.
   static std::shared_ptr<const PrecompiledAnswers> Build(
       std::shared_ptr<const ZoneSnapshot> snapshot, const ResponderConfig& config,
       size_t max_bytes);

@@ -1,5 +1,7 @@
 #include "handlers/dns/zone_snapshot.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -94,6 +96,12 @@ absl::string_view Zone::FindDelegation(absl::string_view name) const {
     name = Parent(name);
   }
   return cut;
+}
+
+ZoneSnapshot::~ZoneSnapshot() {
+  by_origin_.clear();
+  zones_.clear();
+  malloc_trim(0);
 }
 
 ZoneSnapshot::ZoneSnapshot(std::vector<std::unique_ptr<Zone>> zones) : zones_(std::move(zones)) {

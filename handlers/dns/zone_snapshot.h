@@ -134,6 +134,10 @@ class ZoneSnapshot {
  public:
   // Zones must have distinct origins (the loader checks).
   explicit ZoneSnapshot(std::vector<std::unique_ptr<Zone>> zones);
+  // Frees the zones, then returns the freed pages to the kernel (malloc_trim): after a reload
+  // the old data's memory would otherwise stay resident in the allocator's free lists. Runs on
+  // whichever thread lets go of the snapshot last (a worker, after a reload): a few ms once.
+  ~ZoneSnapshot();
   ZoneSnapshot(const ZoneSnapshot&) = delete;
   ZoneSnapshot& operator=(const ZoneSnapshot&) = delete;
 
