@@ -69,6 +69,11 @@ ABSL_FLAG(int, linger_ms, absl::ToInt64Milliseconds(onepass::kDefaultLinger),
           "close() does not reset the connection and destroy the response (nginx "
           "lingering_close). 0: close at once.");
 
+ABSL_FLAG(bool, check, false,
+          "Load and check all the data the other flags name (zone files, OCSP responses, Whois "
+          "database), print what was loaded and exit 0, or print the errors and exit 1. Opens "
+          "no socket (systemd ExecStartPre and ExecReload run it, like nsd-checkconf).");
+
 namespace onepass {
 namespace {
 
@@ -181,6 +186,11 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   if (!factory.ok()) {
     return Fail(absl::Status(factory.status().code(), absl::StrCat("--handler ", handler_name, ": ",
                                                                    factory.status().message())));
+  }
+  if (absl::GetFlag(FLAGS_check)) {
+    // --check: the data loaded as a start would load it; nothing bound, nothing served.
+    std::printf("%scheck: %s data OK\n", (*factory)->Summary().c_str(), handler_name.c_str());
+    return 0;
   }
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(*config, *std::move(factory));
   if (!server.ok()) return Fail(server.status());

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "handlers/dns/dns_counters.h"
 #include "handlers/dns/dns_framer.h"
+#include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
 
 namespace onepass::dns {
@@ -99,6 +102,39 @@ std::unique_ptr<Handler> DnsHandlerFactory::CreateHandler(HandlerCounters& count
 absl::Span<const CounterSpec> DnsHandlerFactory::Counters() const { return kDnsCounters; }
 
 size_t DnsHandlerFactory::MaxRequestBytes() const { return kMaxFrameBytes; }
+
+std::string DnsHandlerFactory::Summary() const {
+  std::string out;
+  for (const auto& zone : snapshot_->zones()) {
+    size_t records = 0;
+    for (const auto& [name, node] : zone->nodes()) {
+      for (const RRset& rrset : node.rrsets) records += rrset.records.size();
+    }
+    for (const auto& [name, node] : zone->nsec3_nodes()) {
+      for (const RRset& rrset : node.rrsets) records += rrset.records.size();
+    }
+    absl::StrAppend(&out, "dns: zone ", NameToText(zone->origin()));
+    if (const std::optional<uint32_t> serial = zone->serial()) {
+      absl::StrAppend(&out, " serial ", *serial);
+    }
+    absl::StrAppend(&out, ": ", zone->node_count(), " names, ", records, " records");
+    if (const auto& expiry = zone->earliest_expiry()) {
+      absl::StrAppend(
+          &out, ", signed (", zone->denial().has_nsec3() ? "NSEC3" : "NSEC",
+          "), earliest signature expiry ",
+          absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixSeconds(expiry->expiration),
+                           absl::UTCTimeZone()),
+          " (", NameToText(expiry->owner), ")");
+    }
+    out += "\n";
+  }
+  if (precompiled_ != nullptr) {
+    absl::StrAppend(&out, "dns: ", precompiled_->count(), " answers precompiled (",
+                    precompiled_->bytes() >> 10, " KiB)",
+                    precompiled_->complete() ? "" : ", budget reached", "\n");
+  }
+  return out;
+}
 
 size_t DnsHandlerFactory::OutputBufferBytes() const {
   // Pipelined answers up to the soft limit, plus one largest message that must fit whole.

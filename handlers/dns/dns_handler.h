@@ -46,6 +46,8 @@ class DnsHandlerFactory final : public HandlerFactory {
   std::unique_ptr<Handler> CreateHandler(HandlerCounters& counters) const override;
   size_t MaxRequestBytes() const override;
   size_t OutputBufferBytes() const override;
+  // Per zone: origin, SOA serial, names, records, earliest signature expiry; precompiled.
+  std::string Summary() const override;
 
   const ZoneSnapshot& snapshot() const { return *snapshot_; }
   // Null when precompilation is off.

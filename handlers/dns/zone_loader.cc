@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
 #include "handlers/dns/zone_text.h"
@@ -152,16 +153,23 @@ absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
     const std::vector<ZoneSource>& sources, const ZoneLoadOptions& options) {
   std::vector<std::unique_ptr<Zone>> zones;
   absl::flat_hash_set<std::string> origins;
+  // Every file is read even after one fails, so that one run reports every bad file (one
+  // error per file: the first).
+  std::vector<std::string> errors;
   for (const ZoneSource& source : sources) {
     absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZone(source, options);
-    if (!zone.ok()) return zone.status();
+    if (!zone.ok()) {
+      errors.emplace_back(zone.status().message());
+      continue;
+    }
     if (!origins.insert((*zone)->origin()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": zone ",
-                                                     NameToText((*zone)->origin()),
-                                                     " is already loaded from another file"));
+      errors.push_back(absl::StrCat(source.display_name, ": zone ", NameToText((*zone)->origin()),
+                                    " is already loaded from another file"));
+      continue;
     }
     zones.push_back(*std::move(zone));
   }
+  if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
   if (zones.empty()) return absl::InvalidArgumentError("no zone to serve");
   return std::make_shared<const ZoneSnapshot>(std::move(zones));
 }

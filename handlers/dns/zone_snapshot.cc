@@ -98,6 +98,20 @@ absl::string_view Zone::FindDelegation(absl::string_view name) const {
   return cut;
 }
 
+std::optional<uint32_t> Zone::serial() const {
+  const RRset* soa = apex_->Find(kTypeSoa);
+  if (soa == nullptr || soa->records.empty()) return std::nullopt;
+  // MNAME and RNAME (uncompressed), then SERIAL.
+  const std::string& rdata = soa->records.front().rdata;
+  size_t pos = 0;
+  for (int name = 0; name < 2; ++name) {
+    while (pos < rdata.size() && rdata[pos] != 0) pos += 1 + static_cast<uint8_t>(rdata[pos]);
+    ++pos;
+  }
+  if (pos + 4 > rdata.size()) return std::nullopt;
+  return ReadU32(reinterpret_cast<const uint8_t*>(rdata.data()) + pos);
+}
+
 ZoneSnapshot::~ZoneSnapshot() {
   by_origin_.clear();
   zones_.clear();

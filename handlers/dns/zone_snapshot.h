@@ -91,6 +91,8 @@ class Zone {
     return it == nodes_.end() ? nullptr : &it->second;
   }
   const Node& apex() const { return *apex_; }
+  // The SOA serial (RFC 1035 §3.3.13), or nullopt if the SOA RDATA is malformed.
+  std::optional<uint32_t> serial() const;
   const RRset* apex_ns() const { return apex_ns_; }
   // The SOA as put in the authority section of negative answers: TTL = min(SOA TTL, SOA
   // MINIMUM) (RFC 2308 §3).

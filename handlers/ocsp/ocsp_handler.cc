@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "handlers/ocsp/ocsp_counters.h"
 
 namespace onepass::ocsp {
@@ -48,8 +49,8 @@ Verdict OcspHandler::Process(absl::Span<const uint8_t> input, const RequestConte
       // 100 before the content. Sent once: when the input ends exactly at the head (no content
       // byte yet; a later call sees more bytes), never to HTTP/1.0 (§15.2). Nothing is consumed,
       // so the server waits for the content before calling again (handler.h kWriteThenRead).
-      if (parsed.head_bytes != 0 && parsed.head_bytes == input.size() &&
-          request.expect_continue && request.minor_version >= 1) {
+      if (parsed.head_bytes != 0 && parsed.head_bytes == input.size() && request.expect_continue &&
+          request.minor_version >= 1) {
         if (!out.Append(AsBytes(kHttpContinue))) return {Action::kReadMore, 0};
         Count(counters_, OcspCounter::kContinue);
         return {Action::kWriteThenRead, 0};
@@ -84,6 +85,12 @@ size_t OcspHandlerFactory::OutputBufferBytes() const {
   return std::max(snapshot_->max_presigned_bytes(),
                   config_.max_response_bytes + kHeadPrefixAllowance) +
          kMaxDynamicHeadBytes;
+}
+
+std::string OcspHandlerFactory::Summary() const {
+  const OcspLoadStats& stats = snapshot_->stats();
+  return absl::StrCat("ocsp: ", stats.loaded, " responses (", stats.cert_ids, " CertIDs); skipped ",
+                      stats.skipped_expired, " expired, ", stats.skipped_invalid, " unusable\n");
 }
 
 }  // namespace onepass::ocsp
