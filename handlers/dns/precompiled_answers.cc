@@ -17,7 +17,7 @@ constexpr size_t kBareOptBytes = 11;
 // carrying DO when `dnssec_ok`; returns false when it is not a candidate (no answer, or
 // truncated: near 64 KiB the normal path reserves room for the OPT). The DO rendering is
 // returned without its OPT, which Respond appends per query.
-bool Render(DnsResponder& responder, const std::string& name, uint16_t type, bool dnssec_ok,
+bool Render(DnsResponder& responder, absl::string_view name, uint16_t type, bool dnssec_ok,
             std::vector<uint8_t>& query, std::vector<uint8_t>& out, std::string& answer,
             Response& response) {
   // ID 0, flags 0, QDCOUNT 1; the canonical name; QTYPE; QCLASS IN.
@@ -75,7 +75,7 @@ std::shared_ptr<const PrecompiledAnswers> PrecompiledAnswers::Build(
         if (rrset.type != kTypeA && rrset.type != kTypeAaaa) types.push_back(rrset.type);
       }
       for (const uint16_t type : types) {
-        std::string key = name;
+        std::string key(name);
         key.push_back(static_cast<char>(type >> 8));
         key.push_back(static_cast<char>(type));
         if (answers->answers_.contains(key)) continue;  // a cut seen from parent and child

@@ -21,7 +21,7 @@ bool AllowedBesideCname(uint16_t type) {
 }
 
 absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin, TextRecord& rr,
-                       absl::flat_hash_map<std::string, Node>& nodes) {
+                       NameArena& names, NodeMap& nodes) {
   const absl::string_view owner = rr.owner;
   const uint16_t type = rr.type;
   if (!IsSubdomain(owner, origin)) {
@@ -51,7 +51,7 @@ absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin
     }
   }
   auto it = nodes.find(owner);
-  if (it == nodes.end()) it = nodes.try_emplace(std::string(owner)).first;
+  if (it == nodes.end()) it = nodes.try_emplace(names.Intern(owner)).first;
   Node& node = it->second;
   RRset* rrset = nullptr;
   for (RRset& existing : node.rrsets) {
@@ -102,7 +102,8 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
     return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": empty zone"));
   }
   std::string origin;
-  absl::flat_hash_map<std::string, Node> nodes;
+  NameArena names;
+  NodeMap nodes;
   // About one node per 40 bytes of text in large zones: fewer rehashes while loading.
   nodes.reserve(source.text.size() / 64);
   const absl::Status read =
@@ -115,7 +116,7 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
           }
           origin = std::string(rr.owner);
         }
-        return AddRecord(options, origin, rr, nodes);
+        return AddRecord(options, origin, rr, names, nodes);
       });
   if (!read.ok()) return read;
   if (origin.empty()) {
@@ -124,9 +125,9 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
   }
   // NSEC3 owners leave the namespace (zone_snapshot.h). Then add the empty non-terminals
   // between each owner and the apex (RFC 4592 §2.2.2), which block wildcard synthesis.
-  std::vector<std::string> owners;
+  std::vector<absl::string_view> owners;
   owners.reserve(nodes.size());
-  absl::flat_hash_map<std::string, Node> nsec3_nodes;
+  NodeMap nsec3_nodes;
   for (const auto& [owner, node] : nodes) {
     if (OnlyNsec3(node) && owner != origin) {
       nsec3_nodes.emplace(owner, Node{});
@@ -139,14 +140,14 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
     node = std::move(it->second);
     nodes.erase(it);
   }
-  for (const std::string& owner : owners) {
+  for (const absl::string_view owner : owners) {
     absl::string_view name = owner;
     while (name.size() > origin.size()) {
-      name = Parent(name);
-      nodes.try_emplace(std::string(name));
+      name = Parent(name);  // a suffix of an interned name: stable, no copy needed
+      nodes.try_emplace(name);
     }
   }
-  return std::make_unique<Zone>(origin, std::move(nodes), std::move(nsec3_nodes));
+  return std::make_unique<Zone>(origin, std::move(names), std::move(nodes), std::move(nsec3_nodes));
 }
 
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(

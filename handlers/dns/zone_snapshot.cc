@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "handlers/dns/dns_name.h"
@@ -14,7 +15,7 @@ namespace {
 
 // Notes the earliest RRSIG expiration at `owner` (RFC 4034 §3.1: Type Covered 2, Algorithm
 // 1, Labels 1, Original TTL 4, then Signature Expiration 4 octets).
-void NoteExpiry(const std::string& owner, const Node& node,
+void NoteExpiry(absl::string_view owner, const Node& node,
                 std::optional<SignatureExpiry>& earliest) {
   const RRset* rrsigs = node.Find(kTypeRrsig);
   if (rrsigs == nullptr) return;
@@ -23,7 +24,7 @@ void NoteExpiry(const std::string& owner, const Node& node,
     const auto* p = reinterpret_cast<const uint8_t*>(rrsig.rdata.data());
     const uint32_t expiration = ReadU32(p + 8);
     if (!earliest.has_value() || expiration < earliest->expiration) {
-      earliest = SignatureExpiry{expiration, owner, ReadU16(p)};
+      earliest = SignatureExpiry{expiration, std::string(owner), ReadU16(p)};
     }
   }
 }
@@ -46,9 +47,22 @@ void AttachSignatures(Node& node) {
 
 }  // namespace
 
-Zone::Zone(std::string origin, absl::flat_hash_map<std::string, Node> nodes,
-           absl::flat_hash_map<std::string, Node> nsec3_nodes)
-    : origin_(std::move(origin)), nodes_(std::move(nodes)), nsec3_nodes_(std::move(nsec3_nodes)) {
+absl::string_view NameArena::Intern(absl::string_view name) {
+  if (used_ + name.size() > kBlockBytes) {
+    blocks_.push_back(std::make_unique<char[]>(std::max(kBlockBytes, name.size())));
+    used_ = 0;
+  }
+  char* at = blocks_.back().get() + used_;
+  std::memcpy(at, name.data(), name.size());
+  used_ += name.size();
+  return absl::string_view(at, name.size());
+}
+
+Zone::Zone(std::string origin, NameArena names, NodeMap nodes, NodeMap nsec3_nodes)
+    : origin_(std::move(origin)),
+      names_(std::move(names)),
+      nodes_(std::move(nodes)),
+      nsec3_nodes_(std::move(nsec3_nodes)) {
   for (auto* map : {&nodes_, &nsec3_nodes_}) {
     for (auto& [owner, node] : *map) {
       AttachSignatures(node);
