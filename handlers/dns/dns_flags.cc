@@ -26,7 +26,7 @@ ABSL_FLAG(std::vector<std::string>, zone, {},
 ABSL_FLAG(int, dns_edns_udp_size, 1232,
           "DNS: UDP payload size advertised in EDNS(0) OPT records (RFC 6891 §6.2.5), 512..65535");
 
-ABSL_FLAG(int, dns_precompile_max_mb, 64,
+ABSL_FLAG(int, dns_precompile_max_mb, 16,
           "DNS: resident memory for answers rendered at load time (name x type, NSD-style); "
           "names beyond it are answered by the normal path. 0 turns precompilation off. A "
           "precompiled answer saves ~0.3 us of CPU per query on a 1M-name zone asked at random "

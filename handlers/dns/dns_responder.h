@@ -21,7 +21,7 @@ struct ResponderConfig {
   // 2020 value, NSD's default.
   uint16_t edns_udp_size = 1232;
   // Memory for answers rendered at load time (precompiled_answers.h); 0 turns it off.
-  size_t precompile_max_bytes = size_t{64} << 20;
+  size_t precompile_max_bytes = size_t{16} << 20;
 };
 
 struct Response {
