@@ -3,7 +3,7 @@
 # on the same CPUs, with the same client: the RATIO is the figure that travels between
 # machines; the absolute conn/s depend on the machine.
 #
-#   loadtest/bench.sh [--seconds 10] [--server-cpus 0] [--client-cpus 1-N] [--proto dns|dnssec|ocsp|whois]
+#   loadtest/bench.sh [--seconds 10] [--server-cpus 0] [--client-cpus 1-N] [--proto dns|dnssec|dnslarge|ocsp|whois]
 #                     [--concurrency 64] [--rounds 1] [--bin DIR] [--out DIR]
 #
 # Binaries: --bin DIR (a build directory, or a folder holding the three binaries; default
