@@ -54,6 +54,7 @@ tree_pids() {
   while [[ ${#frontier[@]} -gt 0 ]]; do
     next=()
     for p in "${frontier[@]}"; do
+      # shellcheck disable=SC2013 # the file is one line of space-separated PIDs
       for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do next+=("$c"); done
     done
     all+=("${next[@]}")
@@ -67,7 +68,7 @@ cpu_seconds() {
   hz=$(getconf CLK_TCK)
   for p in "$@"; do
     local f
-    f=($(sed 's/^.*) //' /proc/"$p"/stat 2>/dev/null)) || continue
+    read -r -a f < <(sed 's/^.*) //' /proc/"$p"/stat 2>/dev/null) || continue
     # After "comm)": state=0 ... utime=11 stime=12 cutime=13 cstime=14.
     ticks=$(( ticks + f[11] + f[12] + f[13] + f[14] ))
   done
@@ -81,18 +82,19 @@ rss_mb() {
   done
   echo $(( kb / 1024 ))
 }
-# Waits until a TCP query for the apex SOA is answered; prints the seconds waited.
+# Waits until a TCP query for the apex SOA is answered; prints the seconds since $2 (the
+# server's start, date +%s.%N).
 wait_answer() {
-  python3 - "$1" <<'PY'
+  python3 - "$1" "$2" <<'PY'
 import socket, struct, sys, time
-port = int(sys.argv[1]); start = time.monotonic()
+port = int(sys.argv[1]); start = float(sys.argv[2])
 q = struct.pack(">HHHHHH", 1, 0, 1, 0, 0, 0) + b"\x05bench\x04test\x00" + struct.pack(">HH", 6, 1)
-while time.monotonic() - start < 300:
+while time.time() - start < 300:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
             s.sendall(struct.pack(">H", len(q)) + q)
             if len(s.recv(4096)) > 12:
-                print(f"{time.monotonic() - start:.2f}"); sys.exit(0)
+                print(f"{time.time() - start:.2f}"); sys.exit(0)
     except OSError:
         pass
     time.sleep(0.05)
@@ -109,9 +111,10 @@ for mb in "${precompile[@]}"; do
   args=(--handler dns --listen 127.0.0.1:15353 --workers 2 --zone "$zone")
   label="onepassd"
   if [[ "$mb" != default ]]; then args+=(--dns-precompile-max-mb "$mb"); label="onepassd --dns-precompile-max-mb $mb"; fi
+  began=$(date +%s.%N)
   "$onepassd" "${args[@]}" >"$work/onepassd.out" 2>"$work/onepassd.err" &
   pid=$!; pids+=("$pid")
-  t=$(wait_answer 15353)
+  t=$(wait_answer 15353 "$began")
   row "$label" "$(cpu_seconds "$pid")" "$(rss_mb "$pid")" "$t"
   if [[ $with_reload -eq 1 ]]; then
     before=$(grep -c "reloaded" "$work/onepassd.err" || true)
@@ -149,9 +152,10 @@ zone:
   name: bench.test
   zonefile: bench.zone
 CONF
+  began=$(date +%s.%N)
   nsd -d -c "$work/nsd.conf" >"$work/nsd.log" 2>&1 &
   pid=$!; pids+=("$pid")
-  t=$(wait_answer 15354)
+  t=$(wait_answer 15354 "$began")
   tree=$(tree_pids "$pid")
   # shellcheck disable=SC2086
   row "NSD $(nsd -v 2>&1 | head -1 | awk '{print $3}') (all processes)" "$(cpu_seconds $tree)" "$(rss_mb $tree)" "$t"
@@ -171,9 +175,10 @@ zone:
     journal-content: none
     zonefile-sync: -1
 CONF
+  began=$(date +%s.%N)
   knotd -c "$work/knot.conf" >"$work/knot.log" 2>&1 &
   pid=$!; pids+=("$pid")
-  t=$(wait_answer 15355)
+  t=$(wait_answer 15355 "$began")
   row "Knot $(knotd -V 2>&1 | awk '{print $3}')" "$(cpu_seconds "$pid")" "$(rss_mb "$pid")" "$t"
   kill "$pid"; wait "$pid" 2>/dev/null || true
 else
