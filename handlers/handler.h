@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -132,6 +133,10 @@ class HandlerFactory {
   // Capacity of the OutputBuffers the server should give this handler's responses: the largest
   // response plus room for pipelined ones (DNS: 2 + 65535 bytes per message).
   virtual size_t OutputBufferBytes() const = 0;
+
+  // What this factory's data holds, one line per item ("zone example.com. serial 1: ..."), for
+  // `onepassd --check`. Empty for a protocol with nothing to report.
+  virtual std::string Summary() const { return ""; }
 };
 
 }  // namespace onepass

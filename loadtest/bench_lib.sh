@@ -235,6 +235,19 @@ protocol_args() {
       server_args=(--handler dns --zone "$(dnssec_zone)")
       reference_args=(--proto dns)
       load_args=(--proto dns --qname www.example.org. --qtype A --edns-size 1232 --dnssec-ok) ;;
+    dnslarge)
+      # Query cost against zone size: a zone of $ONEPASS_LARGE_NAMES names (1,000,000 by
+      # default, scripts/gen-dns-zone.py), asked for random names of it (--queries); the
+      # reference answers its fixed answer.
+      local names=${ONEPASS_LARGE_NAMES:-1000000} root
+      root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+      if [ ! -f "$work/large.zone" ]; then
+        python3 "$root/scripts/gen-dns-zone.py" --names "$names" --out "$work/large.zone" \
+          --queries "$work/large.queries" --query-count 100000 || return 1
+      fi
+      server_args=(--handler dns --zone "$work/large.zone")
+      reference_args=(--proto dns)
+      load_args=(--proto dns --queries "$work/large.queries") ;;
     whois) load_args=(--proto whois --whois-query example.com) ;;
     ocsp)
       local data
@@ -242,7 +255,7 @@ protocol_args() {
       load_args=(--proto ocsp --ocsp-request "$data/good.req.der")
       server_args+=(--ocsp-responses "$data/responses")
       reference_args+=(--response-file "$data/responses/good.der") ;;
-    *) echo "bench: protocol must be dns, dnssec, ocsp or whois" >&2; return 1 ;;
+    *) echo "bench: protocol must be dns, dnssec, dnslarge, ocsp or whois" >&2; return 1 ;;
   esac
 }
 

@@ -41,6 +41,7 @@ class Planner {
     if (zone == nullptr) {
       // Only the question itself is refused; a CNAME leading out keeps what was found.
       if (cname_count_ == 0) {
+        plan_.kind = AnswerKind::kRefused;
         plan_.rcode = kRcodeRefused;
         plan_.ede = kEdeNotAuthoritative;
       }
@@ -54,6 +55,7 @@ class Planner {
       if (parent == nullptr) {
         // Not authoritative for the parent: NODATA from the child's apex (NSD).
         plan_.authoritative = qclass_ != kClassAny;
+        SetKind(AnswerKind::kNodata);
         AddNegativeSoa(*zone);
         NodataProof(*zone, zone->origin(), zone->apex());
         return;
@@ -67,11 +69,17 @@ class Planner {
     } else {
       // RFC 1034 §4.3.2 step 3b: a referral; authoritative only for the CNAMEs before it.
       plan_.authoritative = cname_count_ > 0;
+      SetKind(AnswerKind::kReferral);
       Referral(*zone, cut);
     }
   }
 
  private:
+  // The end of a CNAME chain keeps the kind kCname.
+  void SetKind(AnswerKind kind) {
+    if (plan_.kind != AnswerKind::kCname) plan_.kind = kind;
+  }
+
   // With DO, a signed delegation carries its DS, an unsigned one the proof that there is
   // none (RFC 4035 §3.1.4; RFC 5155 §7.2.7 with opt-out).
   void Referral(const Zone& zone, absl::string_view cut) {
@@ -105,6 +113,7 @@ class Planner {
       if (it != zone.nodes().end()) {
         match = original_node = &it->second;
         original = it->first;
+        plan_.wildcard = true;
         // RFC 5155 §7.2.6: the next closer name does not exist.
         if (UsesNsec3(zone)) Nsec3NextCloserProof(zone, name, encloser);
       }
@@ -129,6 +138,7 @@ class Planner {
     if (plan_.rcode != kRcodeNoError) return;  // an NSEC3 hash collision
     if (match == nullptr) {
       plan_.rcode = kRcodeNxDomain;
+      SetKind(AnswerKind::kNxdomain);
       AddNegativeSoa(zone);
       return;
     }
@@ -143,6 +153,7 @@ class Planner {
       if (chosen == nullptr) {
         Nodata(zone, original, original_node);
       } else {
+        SetKind(AnswerKind::kAnswer);
         Add(zone, Section::kAnswer, owner, chosen);
       }
       return;
@@ -153,8 +164,10 @@ class Planner {
       return;
     }
     if (const RRset* rrset = node.Find(qtype_)) {
+      SetKind(AnswerKind::kAnswer);
       Add(zone, Section::kAnswer, owner, rrset);
     } else if (const RRset* cname = node.Find(kTypeCname)) {
+      plan_.kind = AnswerKind::kCname;
       // Not added means it is already there: a loop. Stop (RFC 1034 §3.6.2 / NSD).
       const absl::string_view target = cname->records.front().target;
       if (Add(zone, Section::kAnswer, owner, cname) && ++cname_count_ <= kMaxCnameChain &&
@@ -174,6 +187,7 @@ class Planner {
   }
 
   void Nodata(const Zone& zone, absl::string_view original, const Node& original_node) {
+    SetKind(AnswerKind::kNodata);
     AddNegativeSoa(zone);
     NodataProof(zone, original, original_node);
   }

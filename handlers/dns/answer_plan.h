@@ -44,8 +44,23 @@ struct PlanEntry {
   bool with_signatures;
 };
 
+// What the answer is, for the counters (dns_counters.h). kNone: no plan was made (an error
+// response decided before planning).
+enum class AnswerKind : uint8_t {
+  kNone,
+  kAnswer,    // the RRset asked for (QTYPE=ANY: one RRset)
+  kCname,     // a CNAME chain was followed, whatever its end
+  kReferral,  // below a zone cut (RFC 1034 §4.3.2 step 3b)
+  kNodata,    // the name exists, the type does not (RFC 2308 §2.2)
+  kNxdomain,  // RFC 2308 §2.1
+  kRefused,   // the name is in no zone served
+};
+
 struct AnswerPlan {
   uint16_t rcode = 0;
+  AnswerKind kind = AnswerKind::kNone;
+  // The answer was synthesized from a wildcard (RFC 4592 §3.3.1).
+  bool wildcard = false;
   bool authoritative = false;
   // RFC 8914 INFO-CODE to send in an OPT.
   std::optional<uint16_t> ede;
@@ -53,6 +68,8 @@ struct AnswerPlan {
 
   void Clear() {
     rcode = 0;
+    kind = AnswerKind::kNone;
+    wildcard = false;
     authoritative = false;
     ede.reset();
     entries.clear();

@@ -42,8 +42,7 @@ bool SameParams(const Nsec3Params& a, const Nsec3Params& b) {
 
 // True if `name` lies strictly below a zone cut of the zone (glue or occluded data): such
 // names are not part of the authoritative data and have no NSEC3 (RFC 5155 §7.1).
-bool BelowCut(absl::string_view origin, absl::string_view name,
-              const absl::flat_hash_map<std::string, Node>& nodes) {
+bool BelowCut(absl::string_view origin, absl::string_view name, const NodeMap& nodes) {
   if (name.size() <= origin.size()) return false;
   for (absl::string_view up = Parent(name); up.size() > origin.size(); up = Parent(up)) {
     auto it = nodes.find(up);
@@ -109,8 +108,7 @@ std::optional<std::string> DecodeBase32Hex(absl::string_view text) {
   return out;
 }
 
-void DenialIndex::Build(absl::string_view origin, absl::flat_hash_map<std::string, Node>& nodes,
-                        const absl::flat_hash_map<std::string, Node>& nsec3_nodes) {
+void DenialIndex::Build(absl::string_view origin, NodeMap& nodes, const NodeMap& nsec3_nodes) {
   for (const auto& [owner, node] : nodes) {
     if (const RRset* nsec = node.Find(kTypeNsec)) nsec_.push_back(NsecEntry{owner, nsec});
   }
@@ -118,7 +116,7 @@ void DenialIndex::Build(absl::string_view origin, absl::flat_hash_map<std::strin
             [](const NsecEntry& a, const NsecEntry& b) { return CanonicalLess(a.owner, b.owner); });
 
   // RFC 5155 §4: the chain the NSEC3PARAM names; only flags 0 is usable by a server (§4.1.2).
-  const Node& apex = nodes.at(std::string(origin));
+  const Node& apex = nodes.at(origin);
   const RRset* param = apex.Find(kTypeNsec3param);
   if (param == nullptr) return;
   bool found = false;

@@ -21,6 +21,9 @@ namespace onepass::dns {
 struct Node;
 struct RRset;
 
+// Canonical owner name (a view into the zone's NameArena, zone_snapshot.h) to node.
+using NodeMap = absl::flat_hash_map<absl::string_view, Node>;
+
 // RFC 4034 §6.1 canonical order of two canonical (lowercase) wire names: label by label from
 // the root, each label compared as unsigned octets, a missing label sorting first.
 bool CanonicalLess(absl::string_view a, absl::string_view b);
@@ -56,8 +59,7 @@ class DenialIndex {
   // Indexes a zone: `nodes` is its namespace (their nsec3 fields are filled here),
   // `nsec3_nodes` the NSEC3 owners. The index points into both maps, which must not change
   // afterwards (the Zone owns all three).
-  void Build(absl::string_view origin, absl::flat_hash_map<std::string, Node>& nodes,
-             const absl::flat_hash_map<std::string, Node>& nsec3_nodes);
+  void Build(absl::string_view origin, NodeMap& nodes, const NodeMap& nsec3_nodes);
 
   // The NSEC RRset at the last owner at or before `name` in canonical order: the one that
   // matches or covers `name` (NSD's find_covering_nsec). nullptr if the zone has no NSEC

@@ -26,13 +26,18 @@ ABSL_FLAG(std::vector<std::string>, zone, {},
 ABSL_FLAG(int, dns_edns_udp_size, 1232,
           "DNS: UDP payload size advertised in EDNS(0) OPT records (RFC 6891 §6.2.5), 512..65535");
 
-ABSL_FLAG(int, dns_precompile_max_mb, 256,
-          "DNS: memory for answers rendered at load time (name x type, NSD-style); names "
-          "beyond it are answered by the normal path. 0 turns precompilation off");
+ABSL_FLAG(int, dns_precompile_max_mb, 16,
+          "DNS: resident memory for answers rendered at load time (name x type, NSD-style); "
+          "names beyond it are answered by the normal path. 0 turns precompilation off. A "
+          "precompiled answer saves ~0.3 us of CPU per query on a 1M-name zone asked at random "
+          "(dns_responder_bench), ~1% of a short connection's cost, at ~350 bytes per answer");
 
 ABSL_FLAG(int, dns_nsec3_max_iterations, 100,
           "DNS: refuse to load a zone whose NSEC3 records use more hash iterations than this "
           "(RFC 9276 advises 0; validators treat high counts as insecure)");
+ABSL_FLAG(int, dns_zone_include_depth, 8,
+          "DNS: how deep $INCLUDE may nest in a zone file (RFC 1035 §5.1); a file that includes "
+          "itself is an error at any depth");
 ABSL_FLAG(int, dns_signature_warn_days, 7,
           "DNS: at load and reload, warn about a signed zone whose earliest RRSIG expires "
           "within this many days (or has expired)");
@@ -136,6 +141,11 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   }
   ZoneLoadOptions load_options;
   load_options.max_nsec3_iterations = static_cast<uint16_t>(max_iterations);
+  const int include_depth = absl::GetFlag(FLAGS_dns_zone_include_depth);
+  if (include_depth < 0 || include_depth > 64) {
+    return absl::InvalidArgumentError("--dns_zone_include_depth is outside 0..64");
+  }
+  load_options.text.max_include_depth = include_depth;
   // Start-up and reload code, not the data path: reading the clock here is fine.
   const absl::Time now = absl::Now();
   absl::StatusOr<std::vector<ZoneSource>> sources = ReadSources(now);

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "handlers/dns/dns_counters.h"
 #include "handlers/dns/dns_framer.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
@@ -22,8 +25,18 @@ uint16_t KeepaliveUnits(absl::Duration keepalive) {
 }  // namespace
 
 DnsHandler::DnsHandler(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config,
-                       std::shared_ptr<const PrecompiledAnswers> precompiled)
-    : responder_(std::move(snapshot), config, std::move(precompiled)) {}
+                       std::shared_ptr<const PrecompiledAnswers> precompiled,
+                       HandlerCounters& counters)
+    : responder_(std::move(snapshot), config, std::move(precompiled)), counters_(counters) {}
+
+void DnsHandler::CountResponse(const Response& response) {
+  Count(counters_, RcodeCounter(response.rcode));
+  const DnsCounter kind = KindCounter(response.answer_kind);
+  if (kind != DnsCounter::kCount) Count(counters_, kind);
+  if (response.wildcard) Count(counters_, DnsCounter::kWildcard);
+  if (response.dnssec_ok) Count(counters_, DnsCounter::kDnssecOk);
+  if (response.precompiled) Count(counters_, DnsCounter::kPrecompiled);
+}
 
 Verdict DnsHandler::Process(absl::Span<const uint8_t> input, const RequestContext& context,
                             OutputBuffer& out) {
@@ -54,6 +67,7 @@ Verdict DnsHandler::Process(absl::Span<const uint8_t> input, const RequestContex
     }
     consumed += frame.frame_bytes;
     if (response.kind == Response::Kind::kDrop) continue;
+    CountResponse(response);
     // The length prefix goes in front of the message in the same buffer: one send.
     WriteU16(tail.data(), static_cast<uint16_t>(response.size));
     out.Commit(kLengthPrefixBytes + response.size);
@@ -84,7 +98,7 @@ DnsHandlerFactory::DnsHandlerFactory(std::shared_ptr<const ZoneSnapshot> snapsho
       config_(config) {}
 
 std::unique_ptr<Handler> DnsHandlerFactory::CreateHandler(HandlerCounters& counters) const {
-  return std::make_unique<DnsHandler>(snapshot_, config_, precompiled_);
+  return std::make_unique<DnsHandler>(snapshot_, config_, precompiled_, counters);
 }
 
 std::vector<DataGauge> DnsHandlerFactory::DataGauges() const {
@@ -115,7 +129,42 @@ std::vector<DataGauge> DnsHandlerFactory::DataGauges() const {
   return gauges;
 }
 
+absl::Span<const CounterSpec> DnsHandlerFactory::Counters() const { return kDnsCounters; }
+
 size_t DnsHandlerFactory::MaxRequestBytes() const { return kMaxFrameBytes; }
+
+std::string DnsHandlerFactory::Summary() const {
+  std::string out;
+  for (const auto& zone : snapshot_->zones()) {
+    size_t records = 0;
+    for (const auto& [name, node] : zone->nodes()) {
+      for (const RRset& rrset : node.rrsets) records += rrset.records.size();
+    }
+    for (const auto& [name, node] : zone->nsec3_nodes()) {
+      for (const RRset& rrset : node.rrsets) records += rrset.records.size();
+    }
+    absl::StrAppend(&out, "dns: zone ", NameToText(zone->origin()));
+    if (const std::optional<uint32_t> serial = zone->serial()) {
+      absl::StrAppend(&out, " serial ", *serial);
+    }
+    absl::StrAppend(&out, ": ", zone->node_count(), " names, ", records, " records");
+    if (const auto& expiry = zone->earliest_expiry()) {
+      absl::StrAppend(
+          &out, ", signed (", zone->denial().has_nsec3() ? "NSEC3" : "NSEC",
+          "), earliest signature expiry ",
+          absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixSeconds(expiry->expiration),
+                           absl::UTCTimeZone()),
+          " (", NameToText(expiry->owner), ")");
+    }
+    out += "\n";
+  }
+  if (precompiled_ != nullptr) {
+    absl::StrAppend(&out, "dns: ", precompiled_->count(), " answers precompiled (",
+                    precompiled_->bytes() >> 10, " KiB)",
+                    precompiled_->complete() ? "" : ", budget reached", "\n");
+  }
+  return out;
+}
 
 size_t DnsHandlerFactory::OutputBufferBytes() const {
   // Pipelined answers up to the soft limit, plus one largest message that must fit whole.

@@ -20,15 +20,19 @@ inline constexpr size_t kSoftOutputLimit = 64 * 1024;
 
 class DnsHandler final : public Handler {
  public:
+  // `counters` holds kDnsCounters (dns_counters.h) and outlives the handler.
   DnsHandler(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config,
-             std::shared_ptr<const PrecompiledAnswers> precompiled);
+             std::shared_ptr<const PrecompiledAnswers> precompiled, HandlerCounters& counters);
 
   // Interface
   Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
                   OutputBuffer& out) override;
 
  private:
+  void CountResponse(const Response& response);
+
   DnsResponder responder_;
+  HandlerCounters& counters_;
 };
 
 class DnsHandlerFactory final : public HandlerFactory {
@@ -38,11 +42,14 @@ class DnsHandlerFactory final : public HandlerFactory {
 
   // Interface
   absl::string_view Name() const override { return "dns"; }
+  absl::Span<const CounterSpec> Counters() const override;
   std::unique_ptr<Handler> CreateHandler(HandlerCounters& counters) const override;
   // Interface: per zone, its SOA serial and names (onepass_dns_zone_serial{zone="..."}).
   std::vector<DataGauge> DataGauges() const override;
   size_t MaxRequestBytes() const override;
   size_t OutputBufferBytes() const override;
+  // Per zone: origin, SOA serial, names, records, earliest signature expiry; precompiled.
+  std::string Summary() const override;
 
   const ZoneSnapshot& snapshot() const { return *snapshot_; }
   // Null when precompilation is off.

@@ -42,28 +42,33 @@ Response DnsResponder::Respond(absl::Span<const uint8_t> message, absl::Span<uin
       response.kind = Response::Kind::kDrop;
       return response;
     case QueryStatus::kFormErr:
+      response.rcode = kRcodeFormErr;
       // NSD (query_formerr) sends the header alone, with no OPT: the OPT may be the problem.
       response.size = WriteError(
           {.rcode = kRcodeFormErr, .with_question = false, .with_opt = false, .ede = std::nullopt});
       break;
     case QueryStatus::kNotImp:
+      response.rcode = kRcodeNotImp;
       response.size = WriteError(
           {.rcode = kRcodeNotImp, .with_question = false, .with_opt = false, .ede = std::nullopt});
       break;
     case QueryStatus::kNotAuth:
+      response.rcode = kRcodeNotAuth;
       response.size = WriteError({.rcode = kRcodeNotAuth,
                                   .with_question = false,
                                   .with_opt = query_.edns.present,
                                   .ede = std::nullopt});
       break;
     case QueryStatus::kOk:
-      response.size = WritePrecompiled(keepalive_timeout, response.keepalive);
+      response.dnssec_ok = query_.edns.present && query_.edns.do_bit;
+      response.size = WritePrecompiled(keepalive_timeout, response);
       if (response.size == 0) {
         writer_.Start(out);  // drop whatever a precompiled answer too big for `out` left
-        response.size = WriteAnswer(keepalive_timeout, response.keepalive);
+        response.size = WriteAnswer(keepalive_timeout, response);
       }
       break;
   }
+
   if (response.size == 0) response.kind = Response::Kind::kClose;  // no room even for a header
   return response;
 }
@@ -89,14 +94,15 @@ size_t DnsResponder::WriteError(const ErrorReply& reply) {
   return writer_.size();
 }
 
-size_t DnsResponder::WritePrecompiled(uint16_t keepalive_timeout, bool& keepalive) {
+size_t DnsResponder::WritePrecompiled(uint16_t keepalive_timeout, Response& response) {
   if (precompiled_ == nullptr || query_.qclass != kClassIn ||
       (query_.edns.present && query_.edns.version != 0)) {
     return 0;
   }
-  const std::string* answer =
+  const std::optional<PrecompiledAnswers::Answer> found =
       precompiled_->Find(query_.answer_key(), query_.edns.present && query_.edns.do_bit);
-  if (answer == nullptr) return 0;
+  if (!found.has_value()) return 0;
+  const std::string* answer = found->bytes;
   const bool echo_keepalive = query_.edns.present && query_.edns.keepalive && keepalive_timeout > 0;
   if (!writer_.WriteBytes(answer->data(), answer->size())) return 0;
   uint8_t* message = writer_.data();
@@ -106,20 +112,26 @@ size_t DnsResponder::WritePrecompiled(uint16_t keepalive_timeout, bool& keepaliv
   std::memcpy(message + kHeaderBytes, query_.qname, query_.qname_size);
   if (query_.edns.present) {
     if (!WriteOpt(0, std::nullopt, echo_keepalive ? keepalive_timeout : 0)) return 0;
-    keepalive = echo_keepalive;
+    response.keepalive = echo_keepalive;
   }
+  response.rcode = found->rcode;
+  response.answer_kind = found->kind;
+  response.wildcard = found->wildcard;
+  response.precompiled = true;
   return writer_.size();
 }
 
-size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, bool& keepalive) {
+size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, Response& response) {
   const bool edns = query_.edns.present;
   // RFC 6891 §6.1.3: we implement version 0 only; BADVERS carries the question (as NSD).
   if (edns && query_.edns.version != 0) {
+    response.rcode = kRcodeBadVers;
     return WriteError(
         {.rcode = kRcodeBadVers, .with_question = true, .with_opt = true, .ede = std::nullopt});
   }
   if (query_.qclass != kClassIn && query_.qclass != kClassAny) {
     // Only IN is served. NSD keeps the question for CHAOS (its id.server class) only.
+    response.rcode = kRcodeRefused;
     return WriteError({.rcode = kRcodeRefused,
                        .with_question = query_.qclass == kClassCh,
                        .with_opt = edns,
@@ -127,11 +139,15 @@ size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, bool& keepalive) {
   }
   if (query_.qtype == kTypeAxfr || query_.qtype == kTypeIxfr) {
     // Zone transfers are not this server's job (RFC 5936 §4.2 allows refusing them).
+    response.rcode = kRcodeRefused;
     return WriteError(
         {.rcode = kRcodeRefused, .with_question = true, .with_opt = edns, .ede = std::nullopt});
   }
   PlanAnswer(*snapshot_, query_.canonical_qname(), query_.qtype, query_.qclass,
              edns && query_.edns.do_bit, plan_);
+  response.rcode = plan_.rcode;
+  response.answer_kind = plan_.kind;
+  response.wildcard = plan_.wildcard;
   // RFC 1035 §4.1.1 / NSD query_prepare_response: copy RD, clear the rest (CD, AD, Z).
   uint16_t flags = kFlagQr | (query_.flags & kFlagRd) | (plan_.rcode & kRcodeMask);
   if (plan_.authoritative) flags |= kFlagAa;
@@ -175,7 +191,7 @@ size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, bool& keepalive) {
   writer_.Unreserve(opt_bytes);
   if (edns) {
     if (!WriteOpt(0, plan_.ede, echo_keepalive ? keepalive_timeout : 0)) return 0;
-    keepalive = echo_keepalive;
+    response.keepalive = echo_keepalive;
   }
   return writer_.size();
 }

@@ -21,7 +21,7 @@ struct ResponderConfig {
   // 2020 value, NSD's default.
   uint16_t edns_udp_size = 1232;
   // Memory for answers rendered at load time (precompiled_answers.h); 0 turns it off.
-  size_t precompile_max_bytes = size_t{256} << 20;
+  size_t precompile_max_bytes = size_t{16} << 20;
 };
 
 struct Response {
@@ -34,6 +34,14 @@ struct Response {
   size_t size = 0;
   // The response carries an edns-tcp-keepalive option (RFC 7828 §3.3.2).
   bool keepalive = false;
+  // For the counters (dns_counters.h), when kind is kAnswer: the RCODE sent (extended RCODEs
+  // whole), what the answer is (kNone for errors decided before planning), whether a wildcard
+  // answered, the query's DO bit, and whether it came from the precompiled answers.
+  uint16_t rcode = 0;
+  AnswerKind answer_kind = AnswerKind::kNone;
+  bool wildcard = false;
+  bool dnssec_ok = false;
+  bool precompiled = false;
 };
 
 class DnsResponder {
@@ -60,10 +68,10 @@ class DnsResponder {
     std::optional<uint16_t> ede;
   };
   size_t WriteError(const ErrorReply& reply);
-  size_t WriteAnswer(uint16_t keepalive_timeout, bool& keepalive);
+  size_t WriteAnswer(uint16_t keepalive_timeout, Response& response);
   bool WriteHeaderAndQuestion(uint16_t flags, bool with_question);
   // The precompiled answer patched for this query, or 0 if there is none.
-  size_t WritePrecompiled(uint16_t keepalive_timeout, bool& keepalive);
+  size_t WritePrecompiled(uint16_t keepalive_timeout, Response& response);
   // Appends our OPT (RFC 6891 §6.1.2) and counts it in ARCOUNT.
   bool WriteOpt(uint8_t extended_rcode, std::optional<uint16_t> ede, uint16_t keepalive_timeout);
 

@@ -17,8 +17,9 @@ constexpr size_t kBareOptBytes = 11;
 // carrying DO when `dnssec_ok`; returns false when it is not a candidate (no answer, or
 // truncated: near 64 KiB the normal path reserves room for the OPT). The DO rendering is
 // returned without its OPT, which Respond appends per query.
-bool Render(DnsResponder& responder, const std::string& name, uint16_t type, bool dnssec_ok,
-            std::vector<uint8_t>& query, std::vector<uint8_t>& out, std::string& answer) {
+bool Render(DnsResponder& responder, absl::string_view name, uint16_t type, bool dnssec_ok,
+            std::vector<uint8_t>& query, std::vector<uint8_t>& out, std::string& answer,
+            Response& response) {
   // ID 0, flags 0, QDCOUNT 1; the canonical name; QTYPE; QCLASS IN.
   query.assign(kHeaderBytes, 0);
   query[5] = 1;
@@ -30,7 +31,7 @@ bool Render(DnsResponder& responder, const std::string& name, uint16_t type, boo
     // Root, OPT, UDP size 1232, extended RCODE 0, version 0, DO, RDLENGTH 0.
     query.insert(query.end(), {0, 0, kTypeOpt, 0x04, 0xd0, 0, 0, 0x80, 0, 0, 0});
   }
-  const Response response = responder.Respond(query, absl::MakeSpan(out), 0);
+  response = responder.Respond(query, absl::MakeSpan(out), 0);
   if (response.kind != Response::Kind::kAnswer || (out[2] & (kFlagTc >> 8)) != 0) return false;
   size_t size = response.size;
   if (dnssec_ok) {
@@ -46,6 +47,13 @@ bool Render(DnsResponder& responder, const std::string& name, uint16_t type, boo
   return true;
 }
 
+// What one string costs on the heap beyond its object: glibc malloc rounds a request plus its
+// 8-byte header up to 16 bytes; short strings live inside the object (SSO).
+size_t HeapBytes(const std::string& s) {
+  if (s.capacity() <= 15) return 0;
+  return (s.capacity() + 1 + 8 + 15) & ~size_t{15};
+}
+
 }  // namespace
 
 std::shared_ptr<const PrecompiledAnswers> PrecompiledAnswers::Build(
@@ -59,6 +67,7 @@ std::shared_ptr<const PrecompiledAnswers> PrecompiledAnswers::Build(
   bool any_signed = false;
   for (const auto& zone : snapshot->zones()) any_signed |= zone->secure();
   Entry entry;
+  Response response;
   for (const auto& zone : snapshot->zones()) {
     for (const auto& [name, node] : zone->nodes()) {
       types = {kTypeA, kTypeAaaa};
@@ -66,17 +75,26 @@ std::shared_ptr<const PrecompiledAnswers> PrecompiledAnswers::Build(
         if (rrset.type != kTypeA && rrset.type != kTypeAaaa) types.push_back(rrset.type);
       }
       for (const uint16_t type : types) {
-        std::string key = name;
+        std::string key(name);
         key.push_back(static_cast<char>(type >> 8));
         key.push_back(static_cast<char>(type));
         if (answers->answers_.contains(key)) continue;  // a cut seen from parent and child
-        if (!Render(responder, name, type, false, query, out, entry.plain)) continue;
+        if (!Render(responder, name, type, false, query, out, entry.plain, response)) continue;
+        entry.rcode = response.rcode;
+        entry.kind = response.answer_kind;
+        entry.wildcard = response.wildcard;
         entry.dnssec.clear();
         if (any_signed) {
-          if (!Render(responder, name, type, true, query, out, entry.dnssec)) continue;
+          if (!Render(responder, name, type, true, query, out, entry.dnssec, response)) continue;
           if (entry.dnssec == entry.plain) entry.dnssec.clear();
         }
-        const size_t bytes = key.size() + entry.plain.size() + entry.dnssec.size();
+        // Resident bytes, not payload: the slot (at the table's 7/8 maximum load) and the heap
+        // blocks of the key and answers, so the budget is what `ps` will show.
+        entry.plain.shrink_to_fit();
+        entry.dnssec.shrink_to_fit();
+        key.shrink_to_fit();
+        const size_t bytes = sizeof(std::pair<const std::string, Entry>) * 8 / 7 + 1 +
+                             HeapBytes(key) + HeapBytes(entry.plain) + HeapBytes(entry.dnssec);
         if (answers->bytes_ + bytes > max_bytes) {
           answers->complete_ = false;
           return answers;

@@ -14,10 +14,12 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "handlers/dns/answer_plan.h"
 #include "handlers/dns/zone_snapshot.h"
 
 namespace onepass::dns {
@@ -26,19 +28,29 @@ struct ResponderConfig;
 
 class PrecompiledAnswers {
  public:
-  // Renders answers until `max_bytes` of them are stored (the rest is answered the normal
-  // way). Uses the responder itself, so a precompiled answer is byte for byte what the normal
-  // path would send.
+  // Renders answers until they take `max_bytes` of memory (table slots and heap blocks
+  // counted, not only the answers' bytes); the rest is answered the normal way. Uses the responder
+  // itself, so a precompiled answer is byte for byte what the normal path would send.
   static std::shared_ptr<const PrecompiledAnswers> Build(
       std::shared_ptr<const ZoneSnapshot> snapshot, const ResponderConfig& config,
       size_t max_bytes);
 
+  // A stored answer and what the responder knew when rendering it (for the counters).
+  struct Answer {
+    const std::string* bytes;
+    uint16_t rcode;
+    AnswerKind kind;
+    bool wildcard;
+  };
+
   // `key`: canonical name followed by the big-endian QTYPE; `dnssec_ok`: the query's DO bit.
-  // nullptr if not precompiled.
-  const std::string* Find(absl::string_view key, bool dnssec_ok) const {
+  // nullopt if not precompiled.
+  std::optional<Answer> Find(absl::string_view key, bool dnssec_ok) const {
     auto it = answers_.find(key);
-    if (it == answers_.end()) return nullptr;
-    return dnssec_ok && !it->second.dnssec.empty() ? &it->second.dnssec : &it->second.plain;
+    if (it == answers_.end()) return std::nullopt;
+    const Entry& entry = it->second;
+    return Answer{dnssec_ok && !entry.dnssec.empty() ? &entry.dnssec : &entry.plain, entry.rcode,
+                  entry.kind, entry.wildcard};
   }
   size_t count() const { return answers_.size(); }
   size_t bytes() const { return bytes_; }
@@ -49,6 +61,9 @@ class PrecompiledAnswers {
   struct Entry {
     std::string plain;
     std::string dnssec;  // empty: the same as `plain`
+    uint16_t rcode = 0;
+    AnswerKind kind = AnswerKind::kNone;
+    bool wildcard = false;
   };
   absl::flat_hash_map<std::string, Entry> answers_;
   size_t bytes_ = 0;

@@ -1,8 +1,5 @@
 #include "handlers/dns/zone_loader.h"
 
-#include <ldns/ldns.h>
-#include <stdio.h>
-
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -10,109 +7,39 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/data_file.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
+#include "handlers/dns/zone_text.h"
 
 namespace onepass::dns {
 namespace {
 
-struct FileCloser {
-  void operator()(FILE* f) const { fclose(f); }
-};
-struct LdnsRrDeleter {
-  void operator()(ldns_rr* rr) const { ldns_rr_free(rr); }
-};
-
-std::string RdfName(const ldns_rdf* rdf) {
-  return CanonicalName(ldns_rdf_data(rdf), ldns_rdf_size(rdf));
+// True for the records DNSSEC signing adds beside a CNAME (RFC 4035 §2.5).
+bool AllowedBesideCname(uint16_t type) {
+  return type == kTypeCname || type == kTypeRrsig || type == kTypeNsec;
 }
 
-// RFC 3597 §4: only the names inside RR types defined in RFC 1035 may be compressed.
-bool HasCompressibleNames(uint16_t type) {
-  switch (type) {
-    case kTypeNs:
-    case kTypeMd:
-    case kTypeMf:
-    case kTypeCname:
-    case kTypeSoa:
-    case kTypeMb:
-    case kTypeMg:
-    case kTypeMr:
-    case kTypePtr:
-    case kTypeMinfo:
-    case kTypeMx:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Index of the rdata field whose target drives CNAME chasing or additional-section
-// processing (RFC 1035 §3.3.9 MX, RFC 2782 SRV), or -1.
-int TargetField(uint16_t type) {
-  switch (type) {
-    case kTypeNs:
-    case kTypeCname:
-      return 0;
-    case kTypeMx:
-      return 1;
-    case kTypeSrv:
-      return 3;
-    default:
-      return -1;
-  }
-}
-
-Record MakeRecord(const ldns_rr* rr) {
-  Record record;
-  record.ttl = ldns_rr_ttl(rr);
-  const uint16_t type = ldns_rr_get_type(rr);
-  const bool compressible = HasCompressibleNames(type);
-  const int target_field = TargetField(type);
-  for (size_t i = 0; i < ldns_rr_rd_count(rr); ++i) {
-    const ldns_rdf* rdf = ldns_rr_rdf(rr, i);
-    if (compressible && ldns_rdf_get_type(rdf) == LDNS_RDF_TYPE_DNAME &&
-        record.compressible_count < 2) {
-      record.compressible_offsets[record.compressible_count++] =
-          static_cast<uint16_t>(record.rdata.size());
-    }
-    if (static_cast<int>(i) == target_field && ldns_rdf_get_type(rdf) == LDNS_RDF_TYPE_DNAME) {
-      record.target = RdfName(rdf);
-    }
-    record.rdata.append(reinterpret_cast<const char*>(ldns_rdf_data(rdf)), ldns_rdf_size(rdf));
-  }
-  return record;
-}
-
-absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin, const ldns_rr* rr,
-                       absl::flat_hash_map<std::string, Node>& nodes) {
-  const std::string owner = RdfName(ldns_rr_owner(rr));
-  const uint16_t type = ldns_rr_get_type(rr);
-  // The record as text, for error messages only (printing every record would dominate the
-  // load time of a signed zone).
-  auto rr_text = [rr] {
-    char* text = ldns_rr2str(rr);
-    std::string out = text != nullptr ? text : "?";
-    free(text);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out;
-  };
+absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin, TextRecord& rr,
+                       NameArena& names, NodeMap& nodes) {
+  const absl::string_view owner = rr.owner;
+  const uint16_t type = rr.type;
   if (!IsSubdomain(owner, origin)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("record outside zone ", NameToText(origin), ": ", rr_text()));
+        absl::StrCat("record outside zone ", NameToText(origin), ": ", rr.text));
   }
-  if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
-    return absl::InvalidArgumentError(absl::StrCat("only class IN is served: ", rr_text()));
+  if (rr.rr_class != kClassIn) {
+    return absl::InvalidArgumentError(absl::StrCat("only class IN is served: ", rr.text));
   }
   if (type == kTypeSoa && owner != origin) {
-    return absl::InvalidArgumentError(absl::StrCat("SOA not at the zone apex: ", rr_text()));
+    return absl::InvalidArgumentError(absl::StrCat("SOA not at the zone apex: ", rr.text));
   }
   if (type == kTypeOpt || type == kTypeTsig || type == kTypeAxfr || type == kTypeIxfr ||
       type == kTypeAny) {
-    return absl::InvalidArgumentError(absl::StrCat("meta type in zone data: ", rr_text()));
+    return absl::InvalidArgumentError(absl::StrCat("meta type in zone data: ", rr.text));
   }
-  Record record = MakeRecord(rr);
+  Record& record = rr.record;
   if ((type == kTypeNsec3 || type == kTypeNsec3param) && record.rdata.size() >= 4) {
     // RFC 5155 §3.2 / §4.2: algorithm, flags, then the iterations.
     const uint16_t iterations = ReadU16(reinterpret_cast<const uint8_t*>(record.rdata.data()) + 2);
@@ -121,13 +48,23 @@ absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin
           "NSEC3 iterations ", iterations, " above the limit of ", options.max_nsec3_iterations,
           " (--dns_nsec3_max_iterations; RFC 9276 §3.1: validators treat high counts as "
           "insecure; re-sign with 0): ",
-          rr_text()));
+          rr.text));
     }
   }
-  Node& node = nodes[owner];
+  auto it = nodes.find(owner);
+  if (it == nodes.end()) it = nodes.try_emplace(names.Intern(owner)).first;
+  Node& node = it->second;
   RRset* rrset = nullptr;
   for (RRset& existing : node.rrsets) {
-    if (existing.type == type) rrset = &existing;
+    if (existing.type == type) {
+      rrset = &existing;
+    } else if ((type == kTypeCname && !AllowedBesideCname(existing.type)) ||
+               (existing.type == kTypeCname && !AllowedBesideCname(type))) {
+      // RFC 1034 §3.6.2: no other data at a CNAME's owner, except what signing adds
+      // (RFC 4035 §2.5).
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CNAME and other data at ", NameToText(std::string(owner)), " (RFC 1034 §3.6.2)"));
+    }
   }
   if (rrset == nullptr) {
     node.rrsets.push_back(RRset{type, {}, {}});
@@ -137,17 +74,12 @@ absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin
     if (existing.rdata == record.rdata) return absl::OkStatus();  // RFC 2181 §5: a set
   }
   if ((type == kTypeCname || type == kTypeSoa) && !rrset->records.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("more than one ",
-                                                   type == kTypeCname ? "CNAME" : "SOA", " at ",
-                                                   NameToText(owner), " (RFC 1034 §3.6.2)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("more than one ", type == kTypeCname ? "CNAME" : "SOA", " at ",
+                     NameToText(std::string(owner)), " (RFC 1034 §3.6.2)"));
   }
   rrset->records.push_back(std::move(record));
   return absl::OkStatus();
-}
-
-// True for the records DNSSEC signing adds beside a CNAME (RFC 4035 §2.5).
-bool AllowedBesideCname(uint16_t type) {
-  return type == kTypeCname || type == kTypeRrsig || type == kTypeNsec;
 }
 
 // An owner with nothing but NSEC3 and its RRSIGs: a hashed name of the NSEC3 chain.
@@ -167,89 +99,37 @@ bool OnlyNsec3(const Node& node) {
 
 absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
                                                 const ZoneLoadOptions& options) {
-  std::unique_ptr<FILE, FileCloser> file(
-      fmemopen(const_cast<char*>(source.text.data()), source.text.size(), "r"));
-  if (source.text.empty() || file == nullptr) {
+  if (source.text.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": empty zone"));
   }
-  // Record by record with ldns_rr_new_frm_fp_l rather than ldns_zone_new_frm_fp_l, whose error
-  // path leaks every record read so far (ldns 1.8.3 frees the zone shallowly).
-  ldns_rdf* origin_rdf = nullptr;    // $ORIGIN, owned; ldns replaces it in place
-  ldns_rdf* previous_rdf = nullptr;  // the last owner, for blank owners; owned
-  struct RdfsFree {
-    ldns_rdf** a;
-    ldns_rdf** b;
-    ~RdfsFree() {
-      if (*a != nullptr) ldns_rdf_deep_free(*a);
-      if (*b != nullptr) ldns_rdf_deep_free(*b);
-    }
-  } rdfs_free{&origin_rdf, &previous_rdf};
-  uint32_t default_ttl = 3600;
-  bool ttl_directive = false;
-  int line = 0;  // ldns counts the newlines it has read, the bad line's own included
   std::string origin;
-  absl::flat_hash_map<std::string, Node> nodes;
-  auto error_at_line = [&](absl::string_view what) {
-    // A bad last line without a newline was not counted.
-    const long pos = ftell(file.get());
-    int at = line;
-    if (pos >= 0 && static_cast<size_t>(pos) == source.text.size() && source.text.back() != '\n') {
-      ++at;
-    }
-    return absl::InvalidArgumentError(absl::StrCat(source.display_name, ":", at, ": ", what));
-  };
-  while (!feof(file.get())) {
-    ldns_rr* raw = nullptr;
-    const ldns_status status =
-        ldns_rr_new_frm_fp_l(&raw, file.get(), &default_ttl, &origin_rdf, &previous_rdf, &line);
-    std::unique_ptr<ldns_rr, LdnsRrDeleter> rr(raw);
-    switch (status) {
-      case LDNS_STATUS_OK:
-        break;
-      case LDNS_STATUS_SYNTAX_EMPTY:
-      case LDNS_STATUS_SYNTAX_ORIGIN:
-        continue;
-      case LDNS_STATUS_SYNTAX_TTL:
-        ttl_directive = true;
-        continue;
-      case LDNS_STATUS_SYNTAX_INCLUDE:
-        return error_at_line("$INCLUDE is not supported; give each file to --zone");
-      default:
-        return error_at_line(ldns_get_errorstr_by_id(status));
-    }
-    // RFC 1035 §5.1: without $TTL, an omitted TTL is the last one stated.
-    if (!ttl_directive) default_ttl = ldns_rr_ttl(rr.get());
-    if (origin.empty()) {
-      // RFC 1035 §5.2: the zone starts with its SOA, whose owner is the origin.
-      if (ldns_rr_get_type(rr.get()) != LDNS_RR_TYPE_SOA) {
-        return error_at_line("the first record must be the zone's SOA (RFC 1035 §5.2)");
-      }
-      origin = RdfName(ldns_rr_owner(rr.get()));
-    }
-    if (absl::Status s = AddRecord(options, origin, rr.get(), nodes); !s.ok()) {
-      return error_at_line(s.message());
-    }
-  }
+  NameArena names;
+  NodeMap nodes;
+  // About one node per 40 bytes of text in large zones: fewer rehashes while loading.
+  nodes.reserve(source.text.size() / 64);
+  const absl::Status read =
+      ReadMasterFile(source.display_name, source.text, options.text, [&](TextRecord& rr) {
+        if (origin.empty()) {
+          // RFC 1035 §5.2: the zone starts with its SOA, whose owner is the origin.
+          if (rr.type != kTypeSoa) {
+            return absl::InvalidArgumentError(
+                "the first record must be the zone's SOA (RFC 1035 §5.2)");
+          }
+          origin = std::string(rr.owner);
+        }
+        return AddRecord(options, origin, rr, names, nodes);
+      });
+  if (!read.ok()) return read;
   if (origin.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source.display_name, ": no SOA record (RFC 1035 §5.2)"));
   }
-  // RFC 1034 §3.6.2: no other data at a CNAME's owner, except what signing adds
-  // (RFC 4035 §2.5). NSEC3 owners leave the namespace (zone_snapshot.h). Then add the empty
-  // non-terminals between each owner and the apex (RFC 4592 §2.2.2), which block wildcard
-  // synthesis.
-  std::vector<std::string> owners;
+  // NSEC3 owners leave the namespace (zone_snapshot.h). Then add the empty non-terminals
+  // between each owner and the apex (RFC 4592 §2.2.2), which block wildcard synthesis.
+  std::vector<absl::string_view> owners;
   owners.reserve(nodes.size());
-  absl::flat_hash_map<std::string, Node> nsec3_nodes;
+  NodeMap nsec3_nodes;
   for (const auto& [owner, node] : nodes) {
-    if (node.Find(kTypeCname) != nullptr) {
-      for (const RRset& rrset : node.rrsets) {
-        if (AllowedBesideCname(rrset.type)) continue;
-        return absl::InvalidArgumentError(absl::StrCat(source.display_name,
-                                                       ": CNAME and other data at ",
-                                                       NameToText(owner), " (RFC 1034 §3.6.2)"));
-      }
-    }
     if (OnlyNsec3(node) && owner != origin) {
       nsec3_nodes.emplace(owner, Node{});
     } else {
@@ -261,30 +141,37 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
     node = std::move(it->second);
     nodes.erase(it);
   }
-  for (const std::string& owner : owners) {
+  for (const absl::string_view owner : owners) {
     absl::string_view name = owner;
     while (name.size() > origin.size()) {
-      name = Parent(name);
-      nodes.try_emplace(std::string(name));
+      name = Parent(name);  // a suffix of an interned name: stable, no copy needed
+      nodes.try_emplace(name);
     }
   }
-  return std::make_unique<Zone>(origin, std::move(nodes), std::move(nsec3_nodes));
+  return std::make_unique<Zone>(origin, std::move(names), std::move(nodes), std::move(nsec3_nodes));
 }
 
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
     const std::vector<ZoneSource>& sources, const ZoneLoadOptions& options) {
   std::vector<std::unique_ptr<Zone>> zones;
   absl::flat_hash_set<std::string> origins;
+  // Every file is read even after one fails, so that one run reports every bad file (one
+  // error per file: the first).
+  std::vector<std::string> errors;
   for (const ZoneSource& source : sources) {
     absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZone(source, options);
-    if (!zone.ok()) return zone.status();
+    if (!zone.ok()) {
+      errors.emplace_back(zone.status().message());
+      continue;
+    }
     if (!origins.insert((*zone)->origin()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": zone ",
-                                                     NameToText((*zone)->origin()),
-                                                     " is already loaded from another file"));
+      errors.push_back(absl::StrCat(source.display_name, ": zone ", NameToText((*zone)->origin()),
+                                    " is already loaded from another file"));
+      continue;
     }
     zones.push_back(*std::move(zone));
   }
+  if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
   if (zones.empty()) return absl::InvalidArgumentError("no zone to serve");
   return std::make_shared<const ZoneSnapshot>(std::move(zones));
 }

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "handlers/dns/zone_snapshot.h"
+#include "handlers/dns/zone_text.h"
 
 namespace onepass::dns {
 
@@ -23,16 +24,20 @@ struct ZoneLoadOptions {
   // NSEC3 iterations above this refuse the zone: every hash costs the server and validators
   // that much, and validators treat high counts as insecure (RFC 9276 §3.1, §3.2 advise 0).
   uint16_t max_nsec3_iterations = 100;
+  // The master-file reader: $INCLUDE depth, the fast-path check against ldns (tests).
+  ZoneTextOptions text;
 };
 
 // Parses one zone. The origin is the owner of the SOA (which must be the first record, as
 // RFC 1035 §5.2 requires). Every record must lie at or below the origin, in class IN; a CNAME
 // may share its owner only with the RRSIG and NSEC that signing adds (RFC 1034 §3.6.2,
-// RFC 4035 §2.5). Errors name "file:line".
+// RFC 4035 §2.5). Errors name "file:line". $INCLUDE is resolved against the folder of
+// `source.display_name` (zone_text.h).
 absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
                                                 const ZoneLoadOptions& options = {});
 
-// Reads and parses every file; fails on the first bad file or on two zones with one origin.
+// Reads and parses every file; fails, naming every bad file (one line each, its first
+// error), if any is bad or two zones have one origin.
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(
     const std::vector<std::string>& paths, const ZoneLoadOptions& options = {});
 

@@ -1,6 +1,9 @@
 #include "handlers/dns/zone_snapshot.h"
 
+#include <malloc.h>
+
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "handlers/dns/dns_name.h"
@@ -12,7 +15,7 @@ namespace {
 
 // Notes the earliest RRSIG expiration at `owner` (RFC 4034 §3.1: Type Covered 2, Algorithm
 // 1, Labels 1, Original TTL 4, then Signature Expiration 4 octets).
-void NoteExpiry(const std::string& owner, const Node& node,
+void NoteExpiry(absl::string_view owner, const Node& node,
                 std::optional<SignatureExpiry>& earliest) {
   const RRset* rrsigs = node.Find(kTypeRrsig);
   if (rrsigs == nullptr) return;
@@ -21,7 +24,7 @@ void NoteExpiry(const std::string& owner, const Node& node,
     const auto* p = reinterpret_cast<const uint8_t*>(rrsig.rdata.data());
     const uint32_t expiration = ReadU32(p + 8);
     if (!earliest.has_value() || expiration < earliest->expiration) {
-      earliest = SignatureExpiry{expiration, owner, ReadU16(p)};
+      earliest = SignatureExpiry{expiration, std::string(owner), ReadU16(p)};
     }
   }
 }
@@ -44,9 +47,22 @@ void AttachSignatures(Node& node) {
 
 }  // namespace
 
-Zone::Zone(std::string origin, absl::flat_hash_map<std::string, Node> nodes,
-           absl::flat_hash_map<std::string, Node> nsec3_nodes)
-    : origin_(std::move(origin)), nodes_(std::move(nodes)), nsec3_nodes_(std::move(nsec3_nodes)) {
+absl::string_view NameArena::Intern(absl::string_view name) {
+  if (used_ + name.size() > kBlockBytes) {
+    blocks_.push_back(std::make_unique<char[]>(std::max(kBlockBytes, name.size())));
+    used_ = 0;
+  }
+  char* at = blocks_.back().get() + used_;
+  std::memcpy(at, name.data(), name.size());
+  used_ += name.size();
+  return absl::string_view(at, name.size());
+}
+
+Zone::Zone(std::string origin, NameArena names, NodeMap nodes, NodeMap nsec3_nodes)
+    : origin_(std::move(origin)),
+      names_(std::move(names)),
+      nodes_(std::move(nodes)),
+      nsec3_nodes_(std::move(nsec3_nodes)) {
   for (auto* map : {&nodes_, &nsec3_nodes_}) {
     for (auto& [owner, node] : *map) {
       AttachSignatures(node);
@@ -94,6 +110,26 @@ absl::string_view Zone::FindDelegation(absl::string_view name) const {
     name = Parent(name);
   }
   return cut;
+}
+
+std::optional<uint32_t> Zone::serial() const {
+  const RRset* soa = apex_->Find(kTypeSoa);
+  if (soa == nullptr || soa->records.empty()) return std::nullopt;
+  // MNAME and RNAME (uncompressed), then SERIAL.
+  const std::string& rdata = soa->records.front().rdata;
+  size_t pos = 0;
+  for (int name = 0; name < 2; ++name) {
+    while (pos < rdata.size() && rdata[pos] != 0) pos += 1 + static_cast<uint8_t>(rdata[pos]);
+    ++pos;
+  }
+  if (pos + 4 > rdata.size()) return std::nullopt;
+  return ReadU32(reinterpret_cast<const uint8_t*>(rdata.data()) + pos);
+}
+
+ZoneSnapshot::~ZoneSnapshot() {
+  by_origin_.clear();
+  zones_.clear();
+  malloc_trim(0);
 }
 
 ZoneSnapshot::ZoneSnapshot(std::vector<std::unique_ptr<Zone>> zones) : zones_(std::move(zones)) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "handlers/dns/denial_index.h"
 
@@ -35,7 +36,9 @@ struct Record {
 // All records of one type at one owner name (RFC 2181 §5).
 struct RRset {
   uint16_t type = 0;
-  std::vector<Record> records;
+  // Most RRsets of a large zone hold one record: it lives inside the RRset (no heap block of
+  // its own: 1.4 M fewer allocations for a 1M-name zone).
+  absl::InlinedVector<Record, 1> records;
   // The RRSIGs at the same owner whose Type Covered is `type` (RFC 4034 §3.1.1), sent after
   // the records to a DO query (RFC 4035 §3.1.1). They point into the node's RRSIG RRset (kept
   // for queries of type RRSIG), or for the SOA into copies the Zone owns (their TTL is the
@@ -66,6 +69,25 @@ struct Node {
   }
 };
 
+// Owner names of a zone, stored back to back in large blocks: a node map keyed by views into
+// it needs no heap block per name (a 1M-name zone: 32 MB of 32-byte blocks, and 16 bytes less
+// per map slot than a std::string key). Views stay valid as long as the arena (blocks never
+// move).
+class NameArena {
+ public:
+  NameArena() = default;
+  NameArena(NameArena&&) = default;
+  NameArena& operator=(NameArena&&) = default;
+
+  // A stable copy of `name`.
+  absl::string_view Intern(absl::string_view name);
+
+ private:
+  static constexpr size_t kBlockBytes = size_t{1} << 20;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t used_ = kBlockBytes;  // in the last block
+};
+
 // The RRSIG of a zone that expires first (RFC 4034 §3.1.5), for the load-time report.
 struct SignatureExpiry {
   uint32_t expiration = 0;  // seconds since the epoch, as in the RDATA
@@ -78,8 +100,8 @@ class Zone {
   // `nsec3_nodes`: the owners that hold only NSEC3 (and their RRSIGs), kept out of `nodes`
   // because they are not names of the zone's namespace (RFC 5155 §7.2.8: a query for one is
   // answered as for any name that does not exist).
-  Zone(std::string origin, absl::flat_hash_map<std::string, Node> nodes,
-       absl::flat_hash_map<std::string, Node> nsec3_nodes = {});
+  // The keys of `nodes` and `nsec3_nodes` are views into `names`, which the zone keeps.
+  Zone(std::string origin, NameArena names, NodeMap nodes, NodeMap nsec3_nodes = {});
   Zone(const Zone&) = delete;
   Zone& operator=(const Zone&) = delete;
 
@@ -91,12 +113,14 @@ class Zone {
     return it == nodes_.end() ? nullptr : &it->second;
   }
   const Node& apex() const { return *apex_; }
+  // The SOA serial (RFC 1035 §3.3.13), or nullopt if the SOA RDATA is malformed.
+  std::optional<uint32_t> serial() const;
   const RRset* apex_ns() const { return apex_ns_; }
   // The SOA as put in the authority section of negative answers: TTL = min(SOA TTL, SOA
   // MINIMUM) (RFC 2308 §3).
   const RRset& negative_soa() const { return negative_soa_; }
   size_t node_count() const { return nodes_.size(); }
-  const absl::flat_hash_map<std::string, Node>& nodes() const { return nodes_; }
+  const NodeMap& nodes() const { return nodes_; }
 
   // The deepest existing node at or above `name` (which must be in the zone): the closest
   // encloser of RFC 4592 §3.3.1. Returns its name, a suffix of `name`.
@@ -110,15 +134,16 @@ class Zone {
   // signatures and denial proofs.
   bool secure() const { return secure_; }
   const DenialIndex& denial() const { return denial_; }
-  const absl::flat_hash_map<std::string, Node>& nsec3_nodes() const { return nsec3_nodes_; }
+  const NodeMap& nsec3_nodes() const { return nsec3_nodes_; }
   // The earliest signature expiration, or nullopt for an unsigned zone. Compared as plain
   // 32-bit times (the serial arithmetic of RFC 4034 §3.1.5 matters only past 2106).
   const std::optional<SignatureExpiry>& earliest_expiry() const { return earliest_expiry_; }
 
  private:
   std::string origin_;
-  absl::flat_hash_map<std::string, Node> nodes_;
-  absl::flat_hash_map<std::string, Node> nsec3_nodes_;
+  NameArena names_;  // before the maps whose keys point into it
+  NodeMap nodes_;
+  NodeMap nsec3_nodes_;
   bool secure_ = false;
   DenialIndex denial_;
   std::optional<SignatureExpiry> earliest_expiry_;
@@ -134,6 +159,10 @@ class ZoneSnapshot {
  public:
   // Zones must have distinct origins (the loader checks).
   explicit ZoneSnapshot(std::vector<std::unique_ptr<Zone>> zones);
+  // Frees the zones, then returns the freed pages to the kernel (malloc_trim): after a reload
+  // the old data's memory would otherwise stay resident in the allocator's free lists. Runs on
+  // whichever thread lets go of the snapshot last (a worker, after a reload): a few ms once.
+  ~ZoneSnapshot();
   ZoneSnapshot(const ZoneSnapshot&) = delete;
   ZoneSnapshot& operator=(const ZoneSnapshot&) = delete;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "handlers/ocsp/ocsp_counters.h"
 
 namespace onepass::ocsp {
@@ -104,6 +105,12 @@ size_t OcspHandlerFactory::OutputBufferBytes() const {
   return std::max(snapshot_->max_presigned_bytes(),
                   config_.max_response_bytes + kHeadPrefixAllowance) +
          kMaxDynamicHeadBytes;
+}
+
+std::string OcspHandlerFactory::Summary() const {
+  const OcspLoadStats& stats = snapshot_->stats();
+  return absl::StrCat("ocsp: ", stats.loaded, " responses (", stats.cert_ids, " CertIDs); skipped ",
+                      stats.skipped_expired, " expired, ", stats.skipped_invalid, " unusable\n");
 }
 
 }  // namespace onepass::ocsp

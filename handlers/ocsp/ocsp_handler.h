@@ -53,6 +53,7 @@ class OcspHandlerFactory final : public HandlerFactory {
   std::unique_ptr<Handler> CreateHandler(HandlerCounters& counters) const override;
   size_t MaxRequestBytes() const override;
   size_t OutputBufferBytes() const override;
+  std::string Summary() const override;
 
   const OcspSnapshot& snapshot() const { return *snapshot_; }
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "handlers/whois/whois_counters.h"
 #include "handlers/whois/whois_framer.h"
 
@@ -86,6 +87,15 @@ size_t WhoisHandlerFactory::MaxRequestBytes() const {
 
 size_t WhoisHandlerFactory::OutputBufferBytes() const {
   return MaxReplyBodyBytes(*snapshot_, config_.max_query_bytes) + snapshot_->tail().size();
+}
+
+std::string WhoisHandlerFactory::Summary() const {
+  const WhoisSnapshotStats& stats = snapshot_->stats();
+  return absl::StrCat(
+      "whois: ", stats.domains, " domains, ", stats.nameservers, " name servers, ",
+      stats.registrars, " registrars, ", stats.contacts, " contacts; last update ",
+      snapshot_->last_update().empty() ? absl::string_view("not given") : snapshot_->last_update(),
+      "\n");
 }
 
 }  // namespace onepass::whois

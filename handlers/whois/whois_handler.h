@@ -61,6 +61,7 @@ class WhoisHandlerFactory final : public HandlerFactory {
   size_t MaxRequestBytes() const override;
   // The largest reply (MaxReplyBodyBytes) plus the tail.
   size_t OutputBufferBytes() const override;
+  std::string Summary() const override;
 
   const WhoisSnapshot& snapshot() const { return *snapshot_; }
 

@@ -46,9 +46,13 @@ instance() {
     'MemoryDenyWriteExecute=yes' 'LockPersonality=yes' 'RestrictNamespaces=yes' 'LimitNOFILE=1048576' \
     'ExecReload=/bin/kill -HUP $MAINPID' 'Restart=on-failure' 'KillSignal=SIGTERM' 'EnvironmentFile=-/etc/default/onepass' \
     'NotifyAccess=all' 'RuntimeDirectory=onepass-%i' \
-    'ExecStart=/usr/local/bin/onepassd --handler %i --handover-socket /run/onepass-%i/handover.sock $ONEPASS_CPU_FLAGS $ONEPASS_LISTEN $ONEPASS_ARGS'; do
+    'ExecStart=/usr/local/bin/onepassd --handler %i --handover-socket /run/onepass-%i/handover.sock $ONEPASS_CPU_FLAGS $ONEPASS_LISTEN $ONEPASS_ARGS' \
+    'ExecStartPre=/usr/local/bin/onepassd --check --handler %i $ONEPASS_CPU_FLAGS $ONEPASS_LISTEN $ONEPASS_ARGS' \
+    'ExecReload=/usr/local/bin/onepassd --check --handler %i $ONEPASS_CPU_FLAGS $ONEPASS_LISTEN $ONEPASS_ARGS'; do
     grep -qxF -- "$line" "$UNIT" || { echo "missing: $line"; return 1; }
   done
+  # The data check runs before the reload signal, so a failed check stops the reload.
+  [ "$(grep -n '^ExecReload=' "$UNIT" | head -1 | grep -c -- '--check')" -eq 1 ]
   # The stop timeout covers the server's drain (--drain-timeout-ms, 5 s by default).
   stop=$(sed -n 's/^TimeoutStopSec=//p' "$UNIT")
   [ "$stop" -gt 5 ]

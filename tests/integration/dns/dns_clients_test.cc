@@ -1,6 +1,8 @@
 // End to end: the real onepassd serving its embedded zone, asked by real clients over TCP
 // (kdig, dig, drill) and by a raw client for pipelining and keepalive.
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -207,6 +209,82 @@ TEST(DnsZoneFlagTest, BadZoneFileFailsStartupWithFileAndLine) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_NE(result->exit_code, 0);
   EXPECT_THAT(result->err, HasSubstr(absl::StrCat(path, ":3:")));
+}
+
+// The exit stats line counts every answer by RCODE and kind (handlers/dns/dns_counters.h).
+TEST(DnsStatsTest, ExitStatsCountResponsesByRcode) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "2"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  constexpr int kQueries = 20;
+  for (int i = 0; i < kQueries; ++i) {
+    auto frames =
+        testing::ExchangeTcp((*server)->port(), {testing::MakeQuery("www.example.com.", "A")});
+    ASSERT_TRUE(frames.ok()) << frames.status();
+    ASSERT_EQ(frames->size(), 1u);
+  }
+  auto nx =
+      testing::ExchangeTcp((*server)->port(), {testing::MakeQuery("nothere.example.com.", "A")});
+  ASSERT_TRUE(nx.ok()) << nx.status();
+  ASSERT_EQ((*server)->Stop(), 0) << (*server)->ReadStderr();
+  const std::string stats = (*server)->ReadStdout();
+  using onepass::testing::StatValue;
+  EXPECT_EQ(StatValue(stats, "dns_responses{rcode=\"NOERROR\"}"), kQueries) << stats;
+  EXPECT_EQ(StatValue(stats, "dns_answers{kind=\"answer\"}"), kQueries) << stats;
+  EXPECT_EQ(StatValue(stats, "dns_precompiled"), kQueries) << stats;
+  EXPECT_EQ(StatValue(stats, "dns_responses{rcode=\"NXDOMAIN\"}"), 1) << stats;
+  EXPECT_EQ(StatValue(stats, "dns_answers{kind=\"nxdomain\"}"), 1) << stats;
+  EXPECT_EQ(StatValue(stats, "dns_responses{rcode=\"SERVFAIL\"}"), 0) << stats;
+}
+
+// --check loads the zones as a start would, prints what it loaded and exits 0, binding
+// nothing: the port given to --listen is held by another socket (without SO_REUSEPORT) here,
+// so a real start would fail.
+TEST(DnsCheckTest, CheckPrintsZonesAndOpensNoSocket) {
+  const int held = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(held, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(held, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(held, 1), 0);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(getsockname(held, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string listen_at = absl::StrCat("127.0.0.1:", ntohs(address.sin_port));
+  const std::string zone = std::string(ONEPASS_SOURCE_DIR) + "/tests/data/example.com.zone";
+  auto result = RunCommand({onepass::testing::OnepassdPath(), "--check", "--handler", "dns",
+                            "--listen", listen_at, "--zone", zone},
+                           absl::Seconds(20));
+  close(held);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 0) << result->err;
+  EXPECT_THAT(result->out,
+              HasSubstr("dns: zone example.com. serial 2026112901: 26 names, 36 records\n"));
+  EXPECT_THAT(result->out, HasSubstr("check: dns data OK"));
+  EXPECT_THAT(result->out, ::testing::Not(HasSubstr("ready")));
+}
+
+// Every bad file is reported, each with file and line, and the exit status is 1.
+TEST(DnsCheckTest, CheckReportsEveryBadFile) {
+  const std::string dir = ::testing::TempDir();
+  const std::string bad_ttl = absl::StrCat(dir, "/check_ttl.zone");
+  const std::string bad_cname = absl::StrCat(dir, "/check_cname.zone");
+  FILE* f = fopen(bad_ttl.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fputs("$ORIGIN a.test.\n@ 60 IN SOA ns hm 1 2 3 4 5\nwww 1x IN A 192.0.2.1\n", f);
+  fclose(f);
+  f = fopen(bad_cname.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fputs("$ORIGIN b.test.\n@ 60 IN SOA ns hm 1 2 3 4 5\nwww IN CNAME x\nwww IN TXT y\n", f);
+  fclose(f);
+  auto result = RunCommand({onepass::testing::OnepassdPath(), "--check", "--handler", "dns",
+                            "--listen", "127.0.0.1:0", "--zone", bad_ttl, "--zone", bad_cname},
+                           absl::Seconds(20));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 1);
+  EXPECT_THAT(result->err, HasSubstr(bad_ttl + ":3: bad TTL '1x'"));
+  EXPECT_THAT(result->err, HasSubstr(bad_cname + ":4: CNAME and other data"));
+  EXPECT_THAT(result->out, ::testing::Not(HasSubstr("check: dns data OK")));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "handlers/dns/dns_counters.h"
 #include "handlers/dns/dns_framer.h"
 #include "handlers/dns/dns_wire.h"
 #include "tests/unit/handlers/dns/dns_test_util.h"
@@ -316,6 +317,91 @@ TEST_F(HandlerTest, OutputBufferSizeAndMaxRequest) {
   EXPECT_GE(factory_.OutputBufferBytes(), kSoftOutputLimit + 2 + 65535);
   EXPECT_EQ(factory_.MaxRequestBytes(), 2u + 65535u);
   EXPECT_EQ(factory_.Name(), "dns");
+}
+
+// Each response is counted once by RCODE, and by kind where an answer was planned; the same
+// with the answers precompiled as rendered per query.
+TEST(DnsCountersTest, CountsRcodeAndKindWithAndWithoutPrecompiledAnswers) {
+  struct Case {
+    std::string name;
+    std::string type;
+    testing::QueryOptions options;
+    DnsCounter rcode;
+    DnsCounter kind;  // kCount: none
+    bool wildcard;
+    bool precompiled;  // a name of the zone: in the precompiled set when it is on
+  };
+  testing::QueryOptions with_do;
+  with_do.edns = true;
+  with_do.do_bit = true;
+  testing::QueryOptions badvers;
+  badvers.edns = true;
+  badvers.edns_version = 1;
+  testing::QueryOptions chaos;
+  chaos.qclass = 3;
+  const std::vector<Case> cases = {
+      {"www.example.com.", "A", {}, DnsCounter::kNoError, DnsCounter::kKindAnswer, false, true},
+      {"www.example.com.", "A", with_do, DnsCounter::kNoError, DnsCounter::kKindAnswer, false,
+       true},
+      {"alias.example.com.", "A", {}, DnsCounter::kNoError, DnsCounter::kKindCname, false, true},
+      {"tonx.example.com.", "A", {}, DnsCounter::kNxDomain, DnsCounter::kKindCname, false, true},
+      {"host.sub.example.com.",
+       "A",
+       {},
+       DnsCounter::kNoError,
+       DnsCounter::kKindReferral,
+       false,
+       false},
+      {"www.example.com.", "MX", {}, DnsCounter::kNoError, DnsCounter::kKindNodata, false, false},
+      {"nothere.example.com.",
+       "A",
+       {},
+       DnsCounter::kNxDomain,
+       DnsCounter::kKindNxdomain,
+       false,
+       false},
+      {"x.wild.example.com.", "A", {}, DnsCounter::kNoError, DnsCounter::kKindAnswer, true, false},
+      {"www.example.org.", "A", {}, DnsCounter::kRefused, DnsCounter::kKindRefused, false, false},
+      {"www.example.com.", "A", badvers, DnsCounter::kBadVers, DnsCounter::kCount, false, false},
+      {"www.example.com.", "A", chaos, DnsCounter::kRefused, DnsCounter::kCount, false, false},
+      {"www.example.com.", "AXFR", {}, DnsCounter::kRefused, DnsCounter::kCount, false, false},
+  };
+  for (const size_t precompile : {size_t{0}, size_t{1} << 20}) {
+    ResponderConfig config;
+    config.precompile_max_bytes = precompile;
+    DnsHandlerFactory factory(testing::DefaultSnapshot(), config);
+    ASSERT_EQ(factory.Counters().size(), static_cast<size_t>(DnsCounter::kCount));
+    HandlerCounters counters(factory.Counters().size());
+    auto handler = factory.CreateHandler(counters);
+    OutputBuffer out(factory.OutputBufferBytes());
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.name + " " + c.type + " precompile=" + std::to_string(precompile));
+      std::vector<uint64_t> before(counters.size());
+      for (size_t i = 0; i < counters.size(); ++i) before[i] = counters.Read(i);
+      out.Clear();
+      const Verdict verdict =
+          handler->Process(Framed(MakeQuery(c.name, c.type, c.options)), {}, out);
+      ASSERT_EQ(verdict.action, Action::kWriteThenClose);
+      std::vector<uint64_t> expected = before;
+      ++expected[static_cast<size_t>(c.rcode)];
+      if (c.kind != DnsCounter::kCount) ++expected[static_cast<size_t>(c.kind)];
+      if (c.wildcard) ++expected[static_cast<size_t>(DnsCounter::kWildcard)];
+      if (c.options.do_bit) ++expected[static_cast<size_t>(DnsCounter::kDnssecOk)];
+      if (precompile > 0 && c.precompiled)
+        ++expected[static_cast<size_t>(DnsCounter::kPrecompiled)];
+      for (size_t i = 0; i < counters.size(); ++i) {
+        EXPECT_EQ(counters.Read(i), expected[i]) << CounterName(kDnsCounters[i]);
+      }
+    }
+  }
+  // A malformed query (QDCOUNT 0) is a FORMERR.
+  DnsHandlerFactory factory(testing::DefaultSnapshot(), ResponderConfig{});
+  HandlerCounters counters(factory.Counters().size());
+  auto handler = factory.CreateHandler(counters);
+  OutputBuffer out(factory.OutputBufferBytes());
+  std::vector<uint8_t> formerr(kHeaderBytes, 0);
+  handler->Process(Framed(formerr), {}, out);
+  EXPECT_EQ(counters.Read(static_cast<size_t>(DnsCounter::kFormErr)), 1u);
 }
 
 }  // namespace

@@ -445,10 +445,13 @@ TEST(PrecompiledAnswersTest, SignedSameBytesAsRendered) {
   // Signed answers are stored apart only where they differ.
   EXPECT_GT(precompiled->count(), 200u);
   const std::string key = testing::WireName("www.example.org.") + std::string("\0\1", 2);
-  ASSERT_NE(precompiled->Find(key, true), nullptr);
-  EXPECT_GT(precompiled->Find(key, true)->size(), precompiled->Find(key, false)->size());
+  ASSERT_TRUE(precompiled->Find(key, true).has_value());
+  EXPECT_GT(precompiled->Find(key, true)->bytes->size(),
+            precompiled->Find(key, false)->bytes->size());
+  EXPECT_EQ(precompiled->Find(key, true)->kind, AnswerKind::kAnswer);
   const std::string unsigned_key = testing::WireName("www.example.com.") + std::string("\0\1", 2);
-  EXPECT_EQ(precompiled->Find(unsigned_key, true), precompiled->Find(unsigned_key, false));
+  EXPECT_EQ(precompiled->Find(unsigned_key, true)->bytes,
+            precompiled->Find(unsigned_key, false)->bytes);
 }
 
 }  // namespace

@@ -1,0 +1,57 @@
+// A strict reader of RFC 1035 §5 master files: tokens, parentheses, quotes, comments, the
+// $ORIGIN, $TTL and $INCLUDE directives, owner and TTL inheritance, and the RDATA of the
+// common types (A, AAAA, NS, CNAME, PTR, MX, TXT) parsed here directly; every other type is
+// handed to ldns as one normalized line. What NSD rejects is an error here too, with file and
+// line: a TTL such as "1x", an unterminated quoted string, an unknown directive, unbalanced
+// parentheses.
+//
+// Why not ldns alone: ldns_rr_new_frm_fp_l accepts all of the above (a TTL of "1x" is 1, an
+// open quote closes at the end of the line, "$FOO bar" is a TYPE0 record) and spends most of
+// a large zone's load time allocating rdfs for A records.
+#ifndef ONEPASS_HANDLERS_DNS_ZONE_TEXT_H_
+#define ONEPASS_HANDLERS_DNS_ZONE_TEXT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "handlers/dns/zone_snapshot.h"
+
+namespace onepass::dns {
+
+struct ZoneTextOptions {
+  // Nesting of $INCLUDE beyond the top file (RFC 1035 §5.1); a file that includes itself,
+  // directly or not, is an error at any depth.
+  int max_include_depth = 8;
+  // Also parse every fast-path record with ldns and fail if the two differ (tests: the
+  // differential check that the fast path produces exactly what ldns produces).
+  bool verify_with_ldns = false;
+};
+
+// One record as read. Views are valid during the callback only.
+struct TextRecord {
+  absl::string_view owner;  // canonical wire name
+  uint16_t rr_class = 1;
+  uint16_t type = 0;
+  Record record;           // ttl, rdata, compressible offsets, target
+  absl::string_view text;  // "owner TYPE ..." as written, for messages
+};
+
+// Called per record; an error it returns is reported at the record's file and line.
+using TextRecordSink = absl::FunctionRef<absl::Status(TextRecord&)>;
+
+// Reads `text` (named `display_name`, a path when $INCLUDE is to be resolved against its
+// folder). `origin` is the initial $ORIGIN in presentation form ("" for none: then relative
+// names before a $ORIGIN are an error). Errors read "file:line: what".
+absl::Status ReadMasterFile(absl::string_view display_name, absl::string_view text,
+                            const ZoneTextOptions& options, TextRecordSink sink);
+
+// Presentation name (absolute, or relative to `origin`, which is absolute presentation) to
+// wire form, case kept. False on a bad name.
+bool NameFromText(absl::string_view text, absl::string_view origin, std::string& wire);
+
+}  // namespace onepass::dns
+
+#endif  // ONEPASS_HANDLERS_DNS_ZONE_TEXT_H_

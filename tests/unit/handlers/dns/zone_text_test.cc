@@ -1,0 +1,183 @@
+// The master-file reader (handlers/dns/zone_text.h): the fast path checked record by record
+// against ldns on every zone in the tests, strict errors with file and line, and $INCLUDE.
+#include "handlers/dns/zone_text.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "handlers/dns/default_zone.h"
+#include "handlers/dns/dns_name.h"
+#include "handlers/dns/dns_wire.h"
+#include "handlers/dns/zone_loader.h"
+
+namespace onepass::dns {
+namespace {
+
+const std::string kData = std::string(ONEPASS_SOURCE_DIR) + "/tests/data";
+
+// Every record read; the reader fails the whole read if the fast path and ldns differ.
+absl::Status ReadVerified(const std::string& name, const std::string& text, int* records,
+                          int* fast = nullptr) {
+  ZoneTextOptions options;
+  options.verify_with_ldns = true;
+  return ReadMasterFile(name, text, options, [&](TextRecord& record) {
+    ++*records;
+    if (fast != nullptr &&
+        (record.type == kTypeA || record.type == kTypeAaaa || record.type == kTypeNs ||
+         record.type == kTypeCname || record.type == kTypeMx || record.type == kTypeTxt ||
+         record.type == kTypePtr)) {
+      ++*fast;
+    }
+    return absl::OkStatus();
+  });
+}
+
+TEST(ZoneTextTest, FastPathMatchesLdnsOnEveryTestZone) {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(kData)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string path = entry.path().string();
+    if (absl::EndsWith(path, ".zone") || absl::EndsWith(path, ".signed")) files.push_back(path);
+  }
+  ASSERT_GE(files.size(), 40u);
+  int fast_total = 0;
+  for (const std::string& path : files) {
+    SCOPED_TRACE(path);
+    absl::StatusOr<ZoneSource> source = ReadZoneFile(path);
+    ASSERT_TRUE(source.ok());
+    int records = 0;
+    const absl::Status status = ReadVerified(path, source->text, &records, &fast_total);
+    // The malformed corpus may be rejected, but never for a fast path that differs.
+    EXPECT_NE(status.code(), absl::StatusCode::kInternal) << status;
+    if (!absl::StrContains(path, "zone_corpus")) {
+      EXPECT_TRUE(status.ok()) << status;
+    }
+  }
+  int records = 0;
+  ASSERT_TRUE(ReadVerified("default", std::string(DefaultZoneText()), &records).ok());
+  EXPECT_GT(fast_total, 100);
+}
+
+TEST(ZoneTextTest, FastPathMatchesLdnsOnTrickyForms) {
+  const std::string text =
+      "$ORIGIN Example.COM.\n"
+      "$TTL 1h\n"
+      "@ IN SOA ns1 hostmaster ( 1 ; serial\n 7200 3600 1209600 300 )\n"
+      "@ IN NS Ns1\n"
+      "@ IN NS ns2.Example.NET.\n"
+      "ns1 30 IN A 192.0.2.1\n"
+      "    IN 40 AAAA 2001:DB8::1\n"
+      "    AAAA ::ffff:192.0.2.1\n"
+      "w\\.x\\065 IN CNAME @\n"
+      "mx IN MX 0 .\n"
+      "mx IN MX 65535 Mail.Other.\n"
+      "t IN TXT \"a\\\"b\" c\\;d \"\" \"\\255\\000x\"\n"
+      "t IN TXT ( \"multi\"\n  \"line\" )\n"
+      "p IN PTR host\n"
+      "u IN TYPE65280 \\# 2 abcd\n"
+      "s IN SRV 0 5 5060 Target\n"
+      "a IN A \\# 4 c0000201\n"
+      "$ORIGIN sub\n"
+      "x IN CNAME y\n";
+  int records = 0;
+  const absl::Status status = ReadVerified("tricky.zone", text, &records);
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_EQ(records, 16);
+}
+
+struct BadCase {
+  std::string text;
+  int line;
+  std::string what;
+};
+
+TEST(ZoneTextTest, StrictErrorsNameFileAndLine) {
+  const std::string head = "$ORIGIN t.\n@ 60 IN SOA ns hm 1 2 3 4 5\n";
+  const std::vector<BadCase> cases = {
+      {"www 1x IN A 192.0.2.1\n", 3, "bad TTL '1x'"},
+      {"$TTL 5y\n", 3, "$TTL takes one TTL"},
+      {"www IN TXT \"open\n", 3, "unterminated quoted string"},
+      {"$FOO bar\n", 3, "unknown directive $FOO"},
+      {"www IN TXT ( a\n ( b ) )\n", 4, "nested '('"},
+      {"www IN TXT (\n a\n", 3, "'(' not closed"},
+      {"www IN A 192.0.2.1 )\n", 3, "')' without '('"},
+      {"www IN BOGUS 1\n", 3, "unknown record type 'BOGUS'"},
+      {"www IN A 192.0.2.256\n", 3, "bad IPv4 address"},
+      {"\n\nwww IN MX 10\n", 5, "MX takes"},
+      {"www IN CNAME a\nwww IN A 192.0.2.1\n", 4, "CNAME and other data"},
+      {"www IN A 192.0.2.1\nwww IN CNAME a\n", 4, "CNAME and other data"},
+      {"$INCLUDE x.zone\n", 3, "$INCLUDE needs a zone read from a file"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.text);
+    absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZone({"f.zone", head + c.text});
+    ASSERT_FALSE(zone.ok());
+    EXPECT_TRUE(absl::StartsWith(zone.status().message(), absl::StrCat("f.zone:", c.line, ": ")))
+        << zone.status();
+    EXPECT_TRUE(absl::StrContains(zone.status().message(), c.what)) << zone.status();
+  }
+}
+
+class IncludeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) / "zone_text_include";
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ / "parts");
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(IncludeTest, RelativeToTheIncludingFileWithItsOwnOrigin) {
+  Write("parts/hosts", "www IN A 192.0.2.80\n$INCLUDE more\n");
+  Write("parts/more", "mail IN A 192.0.2.25\n");
+  const std::string top = Write("top.zone",
+                                "$ORIGIN example.com.\n@ 60 IN SOA ns hm 1 2 3 4 5\n"
+                                "$INCLUDE parts/hosts sub.example.com.\n"
+                                "ftp IN A 192.0.2.21\n");
+  absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> snapshot = LoadZoneFiles({top});
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  const Zone& zone = *(*snapshot)->zones()[0];
+  std::string name;
+  for (const char* text : {"www.sub.example.com.", "mail.sub.example.com.", "ftp.example.com."}) {
+    ASSERT_TRUE(NameFromText(text, "", name));
+    EXPECT_NE(zone.FindNode(name), nullptr) << text;  // the origin came back after the include
+  }
+}
+
+TEST_F(IncludeTest, LoopAndDepthAreErrorsAtTheIncludingLine) {
+  Write("a", "$INCLUDE b\n");
+  Write("b", "x IN A 192.0.2.1\n$INCLUDE a\n");
+  const std::string top =
+      Write("loop.zone", "$ORIGIN example.com.\n@ 60 IN SOA ns hm 1 2 3 4 5\n$INCLUDE a\n");
+  absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> loop = LoadZoneFiles({top});
+  ASSERT_FALSE(loop.ok());
+  EXPECT_TRUE(absl::StrContains(loop.status().message(), "/b:2: $INCLUDE loop")) << loop.status();
+
+  Write("self", "$INCLUDE self2\n");
+  Write("self2", "$INCLUDE self3\n");
+  Write("self3", "y IN A 192.0.2.2\n");
+  const std::string deep =
+      Write("deep.zone", "$ORIGIN example.com.\n@ 60 IN SOA ns hm 1 2 3 4 5\n$INCLUDE self\n");
+  ZoneLoadOptions options;
+  options.text.max_include_depth = 2;
+  absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> too_deep = LoadZoneFiles({deep}, options);
+  ASSERT_FALSE(too_deep.ok());
+  EXPECT_TRUE(absl::StrContains(too_deep.status().message(), "/self2:1: $INCLUDE nested deeper"))
+      << too_deep.status();
+  options.text.max_include_depth = 3;
+  EXPECT_TRUE(LoadZoneFiles({deep}, options).ok());
+}
+
+}  // namespace
+}  // namespace onepass::dns
