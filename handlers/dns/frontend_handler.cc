@@ -45,10 +45,15 @@ std::optional<QuestionSpan> FirstQuestion(absl::Span<const uint8_t> message) {
 uint8_t Lower(uint8_t c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
 
 // The reply's first question is the one sent: QNAME compared case-insensitively (RFC 4343),
-// QTYPE and QCLASS exactly.
+// QTYPE and QCLASS exactly. An error reply may come without a question (NSD answers REFUSED
+// with QDCOUNT 0 to class HS; dnsdist accepts the same): matched on the ID alone, which is
+// safe because it cannot carry an answer.
 bool QuestionMatches(const InFlight& entry, absl::Span<const uint8_t> reply) {
   if (entry.question.empty()) return true;  // QDCOUNT 0: the ID is all there is
-  if (ReadU16(reply.data() + 4) == 0) return false;
+  if (ReadU16(reply.data() + 4) == 0) {
+    return (reply[3] & kRcodeMask) != kRcodeNoError && ReadU16(reply.data() + 6) == 0 &&
+           ReadU16(reply.data() + 8) == 0;
+  }
   if (reply.size() < kHeaderBytes + entry.question.size()) return false;
   const uint8_t* theirs = reply.data() + kHeaderBytes;
   const auto* ours = reinterpret_cast<const uint8_t*>(entry.question.data());
