@@ -66,6 +66,14 @@ ABSL_FLAG(std::string, dns_probe_name, ".",
 ABSL_FLAG(int, dns_max_in_flight, 16384,
           "DNS frontend: queries outstanding per worker, 1..65536 per backend; beyond it new "
           "queries get REFUSED at once");
+ABSL_FLAG(int, dns_cache_entries, 10000,
+          "DNS frontend: answers each worker keeps (LRU), served in the single pass with the "
+          "client's ID and case; 0 turns the cache off");
+ABSL_FLAG(int, dns_cache_max_ttl, 86400,
+          "DNS frontend: the longest a positive answer stays cached [s], whatever its TTLs");
+ABSL_FLAG(int, dns_cache_max_negative_ttl, 3600,
+          "DNS frontend: the longest a negative answer (NXDOMAIN, NODATA) stays cached [s]; "
+          "otherwise min(SOA TTL, SOA MINIMUM), RFC 2308 §5");
 
 namespace onepass::dns {
 namespace {
@@ -120,6 +128,20 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFrontendFromFlags() {
     return absl::InvalidArgumentError(absl::StrCat("--dns-probe-name: ", probe.status().message()));
   }
   config.probe_name_wire = *probe;
+  const int cache_entries = absl::GetFlag(FLAGS_dns_cache_entries);
+  const int max_ttl = absl::GetFlag(FLAGS_dns_cache_max_ttl);
+  const int max_negative_ttl = absl::GetFlag(FLAGS_dns_cache_max_negative_ttl);
+  if (cache_entries < 0 || cache_entries > 10'000'000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns-cache-entries=", cache_entries, " is outside 0..10000000"));
+  }
+  if (max_ttl < 1 || max_negative_ttl < 1) {
+    return absl::InvalidArgumentError(
+        "--dns-cache-max-ttl and --dns-cache-max-negative-ttl must be at least 1 second");
+  }
+  config.cache.entries = static_cast<size_t>(cache_entries);
+  config.cache.max_ttl = static_cast<uint32_t>(max_ttl);
+  config.cache.max_negative_ttl = static_cast<uint32_t>(max_negative_ttl);
   std::string names;
   for (const SocketAddress& backend : config.backends) {
     names += (names.empty() ? "" : ", ") + backend.ToString();

@@ -42,6 +42,7 @@ struct InFlight {
   uint16_t client_flags = 0;  // the query's header flags, for a SERVFAIL of our own
   std::string question;       // the question section as sent (empty when QDCOUNT was 0)
   size_t qname_bytes = 0;     // length of the QNAME at the front of `question`
+  std::string cache_key;      // DnsCache key of the query; empty when not cacheable
 };
 
 struct BackendsConfig {

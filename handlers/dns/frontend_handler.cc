@@ -100,7 +100,8 @@ FrontendHandler::FrontendHandler(const FrontendConfig& config, HandlerCounters& 
                                .down_after = config.down_after,
                                .timeout = config.timeout,
                                .probe_interval = config.probe_interval,
-                               .seed = seed}) {
+                               .seed = seed}),
+      cache_(config.cache) {
   scratch_.reserve(kMaxMessageBytes);
 }
 
@@ -133,6 +134,18 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
     const absl::Span<const uint8_t> question_bytes =
         question.has_value() ? message.subspan(kHeaderBytes, question->bytes)
                              : absl::Span<const uint8_t>();
+    // A hit is answered in this pass, like a precompiled zone answer.
+    const bool cacheable = question.has_value() && cache_.enabled() &&
+                           DnsCache::MakeKey(message, question->qname_bytes, key_);
+    if (cacheable) {
+      if (cache_.Answer(key_, message, question->qname_bytes, context.now, out)) {
+        Count(Index(FrontendCounter::kCacheHits));
+        consumed += frame.frame_bytes;
+        answered = true;
+        continue;
+      }
+      Count(Index(FrontendCounter::kCacheMisses));
+    }
     uint16_t local_rcode = 0;
     int backend = -1;
     if (!question.has_value()) {
@@ -165,6 +178,11 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
     entry.question.assign(reinterpret_cast<const char*>(question_bytes.data()),
                           question_bytes.size());
     entry.qname_bytes = question->qname_bytes;
+    if (cacheable) {
+      entry.cache_key = key_;
+    } else {
+      entry.cache_key.clear();
+    }
     scratch_.assign(message.begin(), message.end());
     WriteU16(scratch_.data(), *id);
     context.upstream->Push(backend, scratch_);
@@ -200,6 +218,7 @@ UpstreamAnswer FrontendHandler::TakeUpstreamReply(int upstream, absl::Span<const
     return {};
   }
   const bool probe = entry->probe;
+  if (!probe && !entry->cache_key.empty()) cache_.Insert(entry->cache_key, datagram, now);
   const UpstreamAnswer answer{.matched = !probe, .connection = entry->connection};
   const uint16_t client_id = entry->client_id;
   if (backends_.Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
@@ -211,7 +230,6 @@ UpstreamAnswer FrontendHandler::TakeUpstreamReply(int upstream, absl::Span<const
   WriteU16(tail.data() + kLengthPrefixBytes, client_id);  // the only byte changed: the ID
   out.Commit(kLengthPrefixBytes + datagram.size());
   Count(Index(FrontendCounter::kAnswered));
-  (void)kTc;
   return answer;
 }
 
@@ -243,6 +261,7 @@ void FrontendHandler::SendProbe(int backend, absl::Time now, UpstreamQueue& prob
   if (!id.has_value()) return;
   InFlight& entry = backends_.Entry(backend, *id);
   entry.connection = 0;
+  entry.cache_key.clear();
   entry.question = name;
   entry.question.append({0, 6, 0, 1});  // SOA, IN
   entry.qname_bytes = name.size();

@@ -24,6 +24,7 @@
 
 #include "absl/time/time.h"
 #include "common/socket_address.h"
+#include "handlers/dns/dns_cache.h"
 #include "handlers/dns/frontend_backends.h"
 #include "handlers/handler.h"
 
@@ -36,6 +37,7 @@ struct FrontendConfig {
   int down_after = 3;                         // --dns-backend-down-after
   absl::Duration probe_interval = absl::Seconds(1);
   std::string probe_name_wire = std::string(1, '\0');  // --dns-probe-name, wire format
+  CacheConfig cache;                                   // --dns-cache-*
 };
 
 class FrontendHandler final : public Handler {
@@ -53,6 +55,7 @@ class FrontendHandler final : public Handler {
                    UpstreamQueue& probes) override;
 
   const FrontendBackends& backends() const { return backends_; }
+  const DnsCache& cache() const { return cache_; }
 
  private:
   void Count(size_t counter) { counters_.Add(counter); }
@@ -62,7 +65,9 @@ class FrontendHandler final : public Handler {
   const FrontendConfig config_;
   HandlerCounters& counters_;
   FrontendBackends backends_;
+  DnsCache cache_;
   std::vector<uint8_t> scratch_;  // one query with its ID rewritten
+  std::string key_;               // the cache key of the query at hand
 };
 
 class FrontendHandlerFactory final : public HandlerFactory {

@@ -24,6 +24,7 @@
 #include "tests/integration/dns/differential_corpus.h"
 #include "tests/integration/dns/dns_tcp_query.h"
 #include "tests/integration/dns/nsd_process.h"
+#include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/unit/handlers/dns/dns_test_util.h"
@@ -140,8 +141,11 @@ class FrontendWithNsd : public ::testing::Test {
   std::unique_ptr<testing::NsdProcess> nsd_;
 };
 
-TEST_F(FrontendWithNsd, CorpusAnswersAreNsdUdpAnswersByteForByte) {
-  auto frontend = StartFrontend({Backend(nsd_->port())});
+// Every corpus query through the frontend gets NSD's own UDP answer, byte for byte. With the
+// cache on, each is asked twice: the second answer comes from the cache and must be the same.
+void CompareCorpus(int nsd_port, bool cache) {
+  auto frontend = StartFrontend({Backend(nsd_port)}, {"--dns-cache-entries", cache ? "1000" : "0",
+                                                      "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const std::vector<CorpusQuery> corpus =
       ReadCorpus(kSourceDir + "/tests/integration/dns/differential_queries.txt");
@@ -150,17 +154,38 @@ TEST_F(FrontendWithNsd, CorpusAnswersAreNsdUdpAnswersByteForByte) {
   int truncated = 0;
   for (const CorpusQuery& q : corpus) {
     const std::vector<uint8_t> query = MakeQuery(q.name, q.type, q.options);
-    auto direct = ExchangeUdp(nsd_->port(), query);
+    auto direct = ExchangeUdp(nsd_port, query);
     ASSERT_TRUE(direct.ok()) << q.line << ": NSD over UDP: " << direct.status();
-    auto through = ExchangeTcp((*frontend)->port(), {query});
-    ASSERT_TRUE(through.ok()) << q.line << ": through onepassd: " << through.status();
-    ASSERT_EQ(through->size(), 1u) << q.line;
     if (direct->size() > 2 && ((*direct)[2] & 0x02)) ++truncated;  // TC=1: passed as is for now
-    EXPECT_EQ((*through)[0], *direct) << q.line << ": the frontend changed NSD's answer";
-    ++compared;
+    for (int ask = 0; ask < (cache ? 2 : 1); ++ask) {
+      auto through = ExchangeTcp((*frontend)->port(), {query});
+      ASSERT_TRUE(through.ok()) << q.line << ": through onepassd: " << through.status();
+      ASSERT_EQ(through->size(), 1u) << q.line;
+      EXPECT_EQ((*through)[0], *direct)
+          << q.line << (ask ? " (from the cache)" : "") << ": the frontend changed NSD's answer";
+      ++compared;
+    }
   }
-  std::cout << compared << " corpus queries compared byte for byte, " << truncated
-            << " of them truncated over UDP\n";
+  const std::string metrics = onepass::testing::HttpGet((*frontend)->metrics_address(), "/metrics");
+  const double hits =
+      onepass::testing::MetricValue(metrics, "onepass_dns_frontend_cache_total{result=\"hit\"}");
+  std::cout << corpus.size() << " corpus queries, " << compared << " answers compared byte for "
+            << "byte, cache " << (cache ? "on" : "off") << ", " << hits << " cache hits, "
+            << truncated << " truncated over UDP\n";
+  if (cache) {
+    // Every answer with a TTL and NOERROR/NXDOMAIN is a hit the second time.
+    EXPECT_GE(hits, corpus.size() / 2.0);
+  } else {
+    EXPECT_EQ(hits, 0);
+  }
+}
+
+TEST_F(FrontendWithNsd, CorpusAnswersAreNsdUdpAnswersByteForByteWithoutCache) {
+  CompareCorpus(nsd_->port(), /*cache=*/false);
+}
+
+TEST_F(FrontendWithNsd, CorpusAnswersAreNsdUdpAnswersByteForByteWithCache) {
+  CompareCorpus(nsd_->port(), /*cache=*/true);
 }
 
 TEST_F(FrontendWithNsd, KdigOverTcpThroughFrontendPrintsWhatKdigOverUdpGetsFromNsd) {
