@@ -156,7 +156,8 @@ absl::Status Worker::Init() {
         });
     if (!channel.ok()) return channel.status();
     upstream_ = *std::move(channel);
-    env_.upstream = &upstream_queue_;
+    upstream_queue_ = std::make_unique<UpstreamQueue>();
+    env_.upstream = upstream_queue_.get();
     upstream_answer_ = std::make_unique<OutputBuffer>(output_buffer_bytes_);
     upstream_tick_ = std::unique_ptr<event, void (*)(event*)>(
         event_new(base_.get(), -1, EV_PERSIST, &Worker::OnUpstreamTick, this), FreeEvent);
@@ -509,7 +510,7 @@ void Worker::OnUpstreamTick(int fd, short what, void* arg) {
     worker->upstream_answer_->Clear();
     answer = UpstreamAnswer();
     if (!worker->handler_->TakeExpired(now, *worker->upstream_answer_, answer,
-                                       worker->upstream_queue_)) {
+                                       *worker->upstream_queue_)) {
       break;
     }
     if (answer.matched) worker->DeliverUpstream(answer);

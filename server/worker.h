@@ -103,7 +103,7 @@ class Worker {
   void DeliverUpstream(const UpstreamAnswer& answer);
   // Sends what the handler queued for upstreams during the last call.
   void FlushUpstream() {
-    if (upstream_ != nullptr && !upstream_queue_.empty()) upstream_->Send(upstream_queue_);
+    if (upstream_ != nullptr && !upstream_queue_->empty()) upstream_->Send(*upstream_queue_);
   }
   // After a parked connection ran Advance: closes it, or parks it again for its new state.
   void AfterAdvance(Connection* connection, ConnectionState state);
@@ -188,7 +188,7 @@ class Worker {
   // Forwarding (server/upstream_channel.h); all null/empty when the handler answers itself.
   // upstream_ goes before base_ (declared after it, destroyed first).
   std::unique_ptr<UpstreamChannel> upstream_;
-  UpstreamQueue upstream_queue_;
+  std::unique_ptr<UpstreamQueue> upstream_queue_;  // 1 MiB: only when forwarding
   // The answer the handler renders for one upstream reply or expiry, then copied to the
   // connection's output.
   std::unique_ptr<OutputBuffer> upstream_answer_;
