@@ -289,6 +289,47 @@ TEST(FrontendHealth, TimeoutServfailThenDownThenImmediateServfailThenBackWithinT
   EXPECT_TRUE(answered) << "not answering 2 s after the backend came back";
 }
 
+// A query, and how long its answer took.
+struct Timed {
+  int rcode = -1;
+  absl::Duration took;
+};
+Timed AskTimed(int port, const std::vector<uint8_t>& query) {
+  const absl::Time start = absl::Now();
+  auto answer = AskTcp(port, query);
+  return {answer.ok() ? answer->rcode : -1, absl::Now() - start};
+}
+
+TEST_F(FrontendWithNsd, NsdKilledServfailDownImmediateServfailRestartedAnswersWithinTwoSeconds) {
+  auto frontend = StartFrontend({Backend(nsd_->port())},
+                                {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after", "2",
+                                 "--dns-cache-entries", "0"});
+  ASSERT_TRUE(frontend.ok()) << frontend.status();
+  const int port = nsd_->port();
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
+  EXPECT_EQ(AskTimed((*frontend)->port(), query).rcode, 0);
+  nsd_.reset();  // killed (SIGTERM, waited for)
+  for (int i = 0; i < 2; ++i) {
+    const Timed timed = AskTimed((*frontend)->port(), query);
+    EXPECT_EQ(timed.rcode, 2) << "SERVFAIL within the deadline";
+    EXPECT_GE(timed.took, absl::Milliseconds(290));
+    EXPECT_LT(timed.took, absl::Milliseconds(1000));
+  }
+  const Timed down = AskTimed((*frontend)->port(), query);
+  EXPECT_EQ(down.rcode, 2);
+  EXPECT_LT(down.took, absl::Milliseconds(150)) << "marked down: SERVFAIL at once";
+  auto restarted = testing::NsdProcess::Start(
+      {{"example.com", kSourceDir + "/tests/data/example.com.zone"}}, port);
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  const absl::Time back = absl::Now();  // NSD answers from here (Start waits for it)
+  bool answered = false;
+  while (!answered && absl::Now() - back < absl::Seconds(2)) {
+    answered = AskTimed((*frontend)->port(), query).rcode == 0;
+    if (!answered) absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_TRUE(answered) << "not answering 2 s after NSD came back";
+}
+
 TEST_F(FrontendWithNsd, OneOfTwoBackendsSilentNoFailuresOnceMarkedDown) {
   FakeBackend silent;
   auto frontend =
