@@ -79,6 +79,10 @@ server:
   xfrdir: "$work"
   server-count: 1
   verbosity: 1
+  # All queries come from 127.0.0.1 (the frontend): NSD's response rate limiting (on by
+  # default, 200 answers/s per source) would answer TC=1 or drop. Off, as behind a frontend.
+  rrl-ratelimit: 0
+  rrl-whitelist-ratelimit: 0
 remote-control:
   control-enable: no
 zone:
