@@ -22,6 +22,7 @@ enum class FrontendCounter : size_t {
   kProbesSent,
   kCacheHits,
   kCacheMisses,
+  kTruncatedPassed,
   kCount,
 };
 
@@ -45,6 +46,8 @@ inline constexpr CounterSpec kFrontendCounters[] = {
     {"dns_frontend_backend_events", "event", "probe_sent", "SOA probes sent to down backends"},
     {"dns_frontend_cache", "result", "hit", "queries answered from the worker's cache"},
     {"dns_frontend_cache", "result", "miss", "cacheable queries not in the cache"},
+    {"dns_frontend_queries", "outcome", "truncated_passed",
+     "backend answers with TC=1 passed to the client as they are (no TCP retry yet)"},
 };
 static_assert(std::size(kFrontendCounters) == static_cast<size_t>(FrontendCounter::kCount));
 

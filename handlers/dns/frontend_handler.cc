@@ -230,6 +230,7 @@ UpstreamAnswer FrontendHandler::TakeUpstreamReply(int upstream, absl::Span<const
   WriteU16(tail.data() + kLengthPrefixBytes, client_id);  // the only byte changed: the ID
   out.Commit(kLengthPrefixBytes + datagram.size());
   Count(Index(FrontendCounter::kAnswered));
+  if (datagram[2] & 0x02) Count(Index(FrontendCounter::kTruncatedPassed));  // TC
   return answer;
 }
 

@@ -78,6 +78,7 @@ TEST_F(FrontendTest, ForwardsWithNewIdAndRestoresClientId) {
   EXPECT_EQ(ReadU16(answer.data()), reply.size());
   EXPECT_EQ(ReadU16(answer.data() + 2), 0xbeef);
   EXPECT_TRUE(std::equal(reply.begin() + 2, reply.end(), answer.data() + 4));
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kTruncatedPassed), 0u);
   // The same reply again: the ID is no longer in flight.
   OutputBuffer again(1 << 17);
   EXPECT_FALSE(handler_->TakeUpstreamReply(0, reply, now_, again).matched);
@@ -197,6 +198,18 @@ TEST_F(FrontendTest, TimeoutGivesServfailThenDownThenImmediateServfailThenProbeM
   EXPECT_EQ(Counter(counters_, FrontendCounter::kMarkedUp), 1u);
   out.Clear();
   EXPECT_EQ(Send(Framed(query), 21, out).action, Action::kWaitUpstream);
+}
+
+TEST_F(FrontendTest, TruncatedReplyIsPassedAndCounted) {
+  Make();
+  OutputBuffer out(1 << 17);
+  Send(Framed(MakeQuery("big.example.com", "TXT", {.id = 5})), 1, out);
+  std::vector<uint8_t> reply = Reply(0);
+  reply[2] |= 0x02;  // TC
+  OutputBuffer answer(1 << 17);
+  ASSERT_TRUE(handler_->TakeUpstreamReply(0, reply, now_, answer).matched);
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kTruncatedPassed), 1u);
+  EXPECT_EQ(handler_->cache().size(), 0u);  // not the whole answer: not cached
 }
 
 TEST_F(FrontendTest, WindowFullGetsRefused) {
