@@ -23,6 +23,7 @@
 #ifndef ONEPASS_HANDLERS_HANDLER_H_
 #define ONEPASS_HANDLERS_HANDLER_H_
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +34,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "common/socket_address.h"
 #include "handlers/handler_counters.h"
 #include "handlers/output_buffer.h"
 
@@ -56,6 +58,13 @@ enum class Action {
   // Close at once without sending anything: the input cannot be answered in the protocol
   // (e.g. a DNS message too short to hold a header). `out` is ignored.
   kClose,
+  // A forwarding handler (HandlerFactory::Upstreams non-empty) queued datagrams for upstream
+  // servers in RequestContext::upstream, one per request it could not answer itself. The
+  // server sends what is in `out` (answers it had at once), sends the datagrams, and parks the
+  // connection in kWaitingUpstream until the handler has delivered one answer per datagram
+  // (Handler::TakeUpstreamReply, Handler::TakeExpired); then it does what Verdict::then says.
+  // The connection reads nothing meanwhile: that bounds what one client has in flight.
+  kWaitUpstream,
 };
 
 struct Verdict {
@@ -66,6 +75,65 @@ struct Verdict {
   // it then closes gracefully (server/: lingering close) so that the answer is not reset.
   // So a handler consumes exactly what it parsed, never "everything it was given".
   size_t consumed = 0;
+  // With kWaitUpstream only: once every upstream answer of this connection is sent,
+  // kWriteThenClose closes (gracefully, as above) and kWriteThenRead goes on reading requests.
+  Action then = Action::kWriteThenClose;
+};
+
+// Datagrams a forwarding handler queues for its upstream servers during one Process call, each
+// with the index of the upstream (HandlerFactory::Upstreams order) it goes to. The server owns
+// it (one per worker), sends its datagrams on its connected per-worker UDP socket of that
+// upstream right after the call, and clears it. Fixed-size storage, reused: no allocation.
+class UpstreamQueue {
+ public:
+  static constexpr size_t kMaxDatagrams = 512;
+  static constexpr size_t kMaxBytes = 1 << 20;
+
+  struct Datagram {
+    int upstream = 0;
+    size_t offset = 0;
+    size_t size = 0;
+  };
+
+  UpstreamQueue() : bytes_(kMaxBytes) { datagrams_.reserve(kMaxDatagrams); }
+
+  // Room for one more datagram of `size` bytes.
+  bool HasRoom(size_t size) const {
+    return datagrams_.size() < kMaxDatagrams && used_ + size <= bytes_.size();
+  }
+  // Queues `datagram` for `upstream`; false (nothing queued) without room.
+  bool Push(int upstream, absl::Span<const uint8_t> datagram) {
+    if (!HasRoom(datagram.size())) return false;
+    std::copy(datagram.begin(), datagram.end(), bytes_.begin() + used_);
+    datagrams_.push_back({upstream, used_, datagram.size()});
+    used_ += datagram.size();
+    return true;
+  }
+  size_t size() const { return datagrams_.size(); }
+  bool empty() const { return datagrams_.empty(); }
+  int upstream(size_t i) const { return datagrams_[i].upstream; }
+  absl::Span<const uint8_t> bytes(size_t i) const {
+    return {bytes_.data() + datagrams_[i].offset, datagrams_[i].size};
+  }
+  void Clear() {
+    datagrams_.clear();
+    used_ = 0;
+  }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  size_t used_ = 0;
+  std::vector<Datagram> datagrams_;
+};
+
+// What a forwarding handler tells the server about one upstream datagram it was handed, or
+// about one expired request (Handler::TakeUpstreamReply, Handler::TakeExpired).
+struct UpstreamAnswer {
+  // The datagram answered a request: `connection` (RequestContext::connection of the call
+  // that queued it) gets the bytes appended to the server's answer buffer. False: dropped (a
+  // forged, late or malformed datagram, counted by the handler), nothing appended.
+  bool matched = false;
+  uint64_t connection = 0;
 };
 
 // What a handler may know about the request beyond its bytes. Passed by the server per call.
@@ -90,6 +158,11 @@ struct RequestContext {
   // answers kWriteThenRead instead: the server then waits for the client's next bytes or its
   // EOF, within the read timeout (RFC 7766 §6.2.1.1: every pipelined query gets its answer).
   bool more_input_expected = false;
+  // Forwarding handlers only: where Process queues datagrams for upstream servers (nullptr when
+  // the factory has no Upstreams), and the server's id for this connection, which the handler
+  // hands back with each answer (UpstreamAnswer::connection). Ids are unique per worker.
+  UpstreamQueue* upstream = nullptr;
+  uint64_t connection = 0;
 };
 
 class Handler {
@@ -102,6 +175,23 @@ class Handler {
   // response does not fit. Must not keep pointers into `input` or `out` after returning.
   virtual Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
                           OutputBuffer& out) = 0;
+
+  // Forwarding handlers only (the default does nothing). A datagram received from upstream
+  // `upstream` at `now`: appends the answer for the client (a whole response, framed) to `out`
+  // and says which connection it is for, or drops it. `out` is the server's per-worker answer
+  // buffer, empty on entry, with room for one largest response.
+  virtual UpstreamAnswer TakeUpstreamReply(int upstream, absl::Span<const uint8_t> datagram,
+                                           absl::Time now, OutputBuffer& out) {
+    return {};
+  }
+  // Forwarding handlers only. Called by the server every UpstreamTickPeriod() with the time:
+  // answers one request whose deadline has passed (appending the response for its client to
+  // `out`, as TakeUpstreamReply does) and returns true, or returns false when none is left.
+  // The handler may also queue datagrams (health probes) in `probes`.
+  virtual bool TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAnswer& answer,
+                           UpstreamQueue& probes) {
+    return false;
+  }
 };
 
 class HandlerFactory {
@@ -137,6 +227,12 @@ class HandlerFactory {
   // What this factory's data holds, one line per item ("zone example.com. serial 1: ..."), for
   // `onepassd --check`. Empty for a protocol with nothing to report.
   virtual std::string Summary() const { return ""; }
+  // The upstream servers of a forwarding handler, in the order its UpstreamQueue indexes them;
+  // empty (the default) for a handler that answers everything itself. Each worker opens one
+  // connected UDP socket per upstream (the kernel drops datagrams from other sources).
+  virtual std::vector<SocketAddress> Upstreams() const { return {}; }
+  // How often the server calls Handler::TakeExpired (the granularity of upstream deadlines).
+  virtual absl::Duration UpstreamTickPeriod() const { return absl::Milliseconds(10); }
 };
 
 }  // namespace onepass

@@ -52,10 +52,11 @@ Connection::~Connection() {
   if (event != nullptr) event_free(event);
 }
 
-void Connection::Reset(int fd, const std::array<uint8_t, 16>& peer) {
+void Connection::Reset(int fd, const std::array<uint8_t, 16>& peer, uint64_t id) {
   fields_ = ConnectionFields();
   fields_.fd = fd;
   fields_.peer = peer;
+  fields_.id = id;
   in_->Clear();
   if (out_ != nullptr) out_->Clear();
 }
@@ -87,7 +88,7 @@ ConnectionState Connection::Advance(const ConnectionEnv& env) {
       case ConnectionState::kClosingUnsent:
         go_on = AwaitSent(env);
         break;
-      case ConnectionState::kWaitingUpstream:  // reserved: nothing enters it yet
+      case ConnectionState::kWaitingUpstream:  // the worker wakes it: DeliverUpstream
       case ConnectionState::kClosed:
         go_on = false;
         break;
@@ -169,7 +170,10 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
   context.peer_closed = fields_.peer_closed;
   context.peer = fields_.peer;
   context.more_input_expected = fields_.filled_buffer;
+  context.upstream = env.upstream;
+  context.connection = fields_.id;
   const size_t output_before = out_->size();
+  const size_t queued_before = env.upstream != nullptr ? env.upstream->size() : 0;
   const Verdict verdict = env.handler->Process(in_->contents(), context, *out_);
   const size_t consumed = verdict.consumed < in_->size() ? verdict.consumed : in_->size();
   in_->Consume(consumed);
@@ -216,6 +220,20 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
       // More whole requests may be buffered (pipelining): the handler sees them at once.
       if (consumed > 0 && !in_->empty()) return MoveTo(ConnectionState::kProcessing);
       return NeedMoreInput(env);
+    case Action::kWaitUpstream: {
+      const size_t queued = env.upstream != nullptr ? env.upstream->size() - queued_before : 0;
+      fields_.upstream_pending += static_cast<uint32_t>(queued);
+      if (queued > 0) fields_.message_consumed = true;
+      fields_.close_after_write = verdict.then == Action::kWriteThenClose;
+      fields_.linger_after_write = false;  // RFC 7766: a DNS client is done sending by now
+      if (!out_->empty()) return MoveTo(ConnectionState::kWriting);
+      if (fields_.upstream_pending > 0) {
+        fields_.state = ConnectionState::kWaitingUpstream;
+        return false;  // the worker wakes it with an answer
+      }
+      if (fields_.close_after_write) return Finish();
+      return NeedMoreInput(env);
+    }
     case Action::kReadMore:
       fields_.close_after_write = false;
       // Output with kReadMore is tolerated: it is sent anyway.
@@ -226,6 +244,11 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
 }
 
 bool Connection::NeedMoreInput(const ConnectionEnv& env) {
+  if (fields_.upstream_pending > 0) {
+    // Answers are still to come: nothing more is read until they are sent (backpressure).
+    fields_.state = ConnectionState::kWaitingUpstream;
+    return false;
+  }
   if (fields_.peer_closed) {
     CountEndOfInput(env);
     return Finish();
@@ -242,9 +265,11 @@ bool Connection::Flush(const ConnectionEnv& env) {
   // its tail segment back until the close() that follows, which sends it with the FIN in one
   // segment instead of two (one fewer packet to send, receive and acknowledge per
   // connection). Only when CloseAfterWrite goes straight to Finish: below kUnsentCheckBytes
-  // (kClosingUnsent would wait for bytes still corked) and without lingering (its shutdown
-  // would push them, but the FIN must still follow the answer alone).
+  // (kClosingUnsent would wait for bytes still corked), without lingering (its shutdown
+  // would push them, but the FIN must still follow the answer alone), and with no answer
+  // still to come from an upstream (the corked ones would wait for it).
   const int more = fields_.close_after_write && !fields_.linger_after_write &&
+                           fields_.upstream_pending == 0 &&
                            fields_.bytes_sent + out_->size() <= kUnsentCheckBytes
                        ? MSG_MORE
                        : 0;
@@ -269,11 +294,29 @@ bool Connection::Flush(const ConnectionEnv& env) {
     fields_.served = true;
     WorkerStats::Add(env.stats->served);
   }
+  if (fields_.upstream_pending > 0) {
+    // More requests left buffered go first (their datagrams leave too); then wait.
+    if (!in_->empty() && fields_.process_after_write) {
+      return MoveTo(ConnectionState::kProcessing);
+    }
+    fields_.state = ConnectionState::kWaitingUpstream;
+    return false;
+  }
   if (fields_.close_after_write) return CloseAfterWrite(env);
   // Requests left after the handler stopped early (its output was full) go first; bytes it
   // consumed none of wait for more input (ConnectionFields::process_after_write).
   return MoveTo(!in_->empty() && fields_.process_after_write ? ConnectionState::kProcessing
                                                              : ConnectionState::kReading);
+}
+
+bool Connection::DeliverUpstream(absl::Span<const uint8_t> response) {
+  if (!out_->Append(response)) return false;
+  if (fields_.upstream_pending > 0) --fields_.upstream_pending;
+  if (fields_.state == ConnectionState::kWaitingUpstream ||
+      fields_.state == ConnectionState::kReading) {
+    fields_.state = ConnectionState::kWriting;
+  }
+  return true;
 }
 
 bool Connection::CloseAfterWrite(const ConnectionEnv& env) {

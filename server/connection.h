@@ -65,6 +65,9 @@ struct ConnectionEnv {
   bool linger = false;
   // --proxy-protocol-from (server/proxy_protocol.h); nullptr: off, no header is looked for.
   const ProxyPolicy* proxy = nullptr;
+  // The worker's queue for a forwarding handler's datagrams (HandlerFactory::Upstreams);
+  // nullptr when the handler forwards nothing. The worker sends and clears it after Advance.
+  UpstreamQueue* upstream = nullptr;
 };
 
 // Everything a connection knows besides its buffers, as one value: Reset assigns a fresh one
@@ -96,6 +99,10 @@ struct ConnectionFields {
   size_t bytes_sent = 0;       // response bytes the kernel took, for kClosingUnsent
   size_t discarded = 0;        // bytes thrown away while lingering
   bool proxy_checked = false;  // the PROXY header (or its absence) was dealt with
+  // Requests forwarded upstream whose answers are not yet delivered (kWaitingUpstream).
+  uint32_t upstream_pending = 0;
+  // The worker's id of this connection (RequestContext::connection), unique per worker.
+  uint64_t id = 0;
   Deadlines deadlines;
 };
 
@@ -109,7 +116,7 @@ class Connection {
 
   // Starts serving a freshly accepted socket in kReading (takes ownership of nothing: the
   // worker closes).
-  void Reset(int fd, const std::array<uint8_t, 16>& peer = {});
+  void Reset(int fd, const std::array<uint8_t, 16>& peer = {}, uint64_t id = 0);
   // Moves `other`'s socket, bytes and state here (by swapping buffers: no copy), leaving
   // `other` empty. Used to park the worker's scratch connection.
   void TakeOver(Connection& other);
@@ -121,6 +128,14 @@ class Connection {
   ConnectionState Advance(const ConnectionEnv& env);
 
   ConnectionState state() const { return fields_.state; }
+  uint64_t id() const { return fields_.id; }
+  uint32_t upstream_pending() const { return fields_.upstream_pending; }
+
+  // One upstream answer for this connection (kWaitingUpstream, or kWriting when an earlier
+  // answer is still being sent): appends `response` to the output and moves to kWriting; the
+  // caller then runs Advance. False when it does not fit in the output (the caller closes).
+  // Requires has_output().
+  bool DeliverUpstream(absl::Span<const uint8_t> response);
 
   // The output buffer travels: a parked connection that waits for a request holds none; its
   // worker lends it one for each turn and takes it back unless a response is left in it

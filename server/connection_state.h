@@ -10,9 +10,12 @@
 //                 | kClosingUnsent (sent to the kernel, which cannot send it on) | kClosed
 //   kClosingUnsent → kLingering | kClosed (the kernel sent it all) ; aborted at the deadline
 //   kLingering  → kClosed (the client's EOF, an error, the byte bound or the linger deadline)
+//   kProcessing → kWaitingUpstream (requests forwarded, nothing to send yet)
+//   kWriting    → kWaitingUpstream (sent; answers still to come)
+//   kWaitingUpstream → kWriting (an upstream answer arrived) ; closed at the backstop deadline
 //
 // Advance returns only a state the connection waits in (kReading, kWriting, kClosingUnsent,
-// kLingering) or kClosed; kProcessing lasts only within one Advance call.
+// kLingering, kWaitingUpstream) or kClosed; kProcessing lasts only within one Advance call.
 #ifndef ONEPASS_SERVER_CONNECTION_STATE_H_
 #define ONEPASS_SERVER_CONNECTION_STATE_H_
 
@@ -46,9 +49,12 @@ enum class ConnectionState : uint8_t {
   // Entered only by a connection that sent more than kUnsentCheckBytes: the single pass of one
   // small answer pays no extra syscall.
   kClosingUnsent,
-  // Reserved for a forwarding frontend, not implemented: the request went to an upstream
-  // server and the connection waits for that answer, neither reading nor writing its own
-  // socket. Nothing enters this state yet; Advance leaves a connection in it untouched.
+  // A forwarding handler sent requests to upstream servers (Action::kWaitUpstream) and the
+  // connection waits for their answers, neither reading nor writing its own socket (nothing
+  // more is read from a client with answers outstanding: backpressure). Parked with no socket
+  // event: the worker wakes it with each answer (Connection::DeliverUpstream, → kWriting), the
+  // handler's deadline guarantees one per request, and a backstop timer closes it should the
+  // answers never come (a reload dropped the handler's in-flight table).
   kWaitingUpstream,
   // Done: the caller closes the socket (counters are already updated).
   kClosed,

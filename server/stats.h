@@ -50,6 +50,11 @@ namespace onepass {
   COUNTER(handler_loops, "handler made no progress; connection closed (a handler bug)")         \
   COUNTER(lingering_closes, "closed after discarding input the client sent past the response")  \
   COUNTER(linger_cut, "lingering close ended by --linger-ms or the byte bound, not by EOF")     \
+  COUNTER(upstream_sent, "datagrams sent to upstream servers (a forwarding handler)")           \
+  COUNTER(upstream_send_errors, "datagrams to upstreams the kernel refused (they time out)")    \
+  COUNTER(upstream_received, "datagrams read from upstream servers")                            \
+  COUNTER(upstream_orphans, "upstream answers for connections already closed; dropped")         \
+  COUNTER(upstream_stuck, "closed while still waiting for upstream answers (backstop)")         \
   COUNTER(reloads, "SIGHUP data reloads handed to the workers (server-wide, not per worker)")   \
   COUNTER(reload_failures, "SIGHUP reloads refused; the previous data stayed (server-wide)")
 

@@ -53,6 +53,10 @@ void FreeBase(event_base* base) {
   if (base != nullptr) event_base_free(base);
 }
 
+// A connection that waits for upstream answers longer than this is closed: the handler answers
+// every request by its own deadline, so only a lost in-flight table (a reload) gets here.
+constexpr absl::Duration kUpstreamBackstop = absl::Seconds(60);
+
 }  // namespace
 
 Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
@@ -86,6 +90,8 @@ Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
 
 Worker::~Worker() {
   // Connections and events must go before the base.
+  upstream_tick_.reset();
+  upstream_.reset();
   for (Connection* connection : active_) {
     event_del(connection->event);
     if (connection->fd() >= 0) close(connection->fd());
@@ -140,6 +146,24 @@ absl::Status Worker::Init() {
         FreeEvent);
     if (accept_events_.back() == nullptr) {
       return absl::ResourceExhaustedError("cannot create an accept event");
+    }
+  }
+  const std::vector<SocketAddress> upstreams = factory_->Upstreams();
+  if (!upstreams.empty()) {
+    absl::StatusOr<std::unique_ptr<UpstreamChannel>> channel = UpstreamChannel::Open(
+        base_.get(), upstreams, &stats_, [this](int index, absl::Span<const uint8_t> datagram) {
+          OnUpstreamDatagram(index, datagram);
+        });
+    if (!channel.ok()) return channel.status();
+    upstream_ = *std::move(channel);
+    upstream_queue_ = std::make_unique<UpstreamQueue>();
+    env_.upstream = upstream_queue_.get();
+    upstream_answer_ = std::make_unique<OutputBuffer>(output_buffer_bytes_);
+    upstream_tick_ = std::unique_ptr<event, void (*)(event*)>(
+        event_new(base_.get(), -1, EV_PERSIST, &Worker::OnUpstreamTick, this), FreeEvent);
+    timeval tick = TimevalFrom(factory_->UpstreamTickPeriod());
+    if (upstream_tick_ == nullptr || event_add(upstream_tick_.get(), &tick) != 0) {
+      return absl::ResourceExhaustedError("cannot create the upstream deadline timer");
     }
   }
   SetAccepting(true);
@@ -297,8 +321,9 @@ void Worker::OnAcceptResume(int fd, short what, void* arg) {
 
 void Worker::ServeAccepted(int fd, const std::array<uint8_t, 16>& peer) {
   const int64_t accepted_at = MonotonicNanos();  // vDSO: no syscall on the single pass
-  scratch_->Reset(fd, peer);
+  scratch_->Reset(fd, peer, next_connection_id_++);
   const ConnectionState state = scratch_->Advance(env_);
+  FlushUpstream();
   if (state == ConnectionState::kClosed) {
     WorkerStats::Add(stats_.single_pass);
     close(fd);
@@ -399,6 +424,19 @@ void Worker::ReleaseOutput(Connection* connection) {
 
 void Worker::Park(Connection* connection) {
   const ConnectionState state = connection->state();
+  if (connection->upstream_pending() > 0) {
+    waiting_upstream_[connection->id()] = connection;
+  } else if (!waiting_upstream_.empty()) {
+    waiting_upstream_.erase(connection->id());
+  }
+  if (state == ConnectionState::kWaitingUpstream) {
+    // No socket event: the handler delivers each answer (or its SERVFAIL) by its deadline.
+    // The timer is a backstop for answers that can no longer come (a reload's new handler).
+    event_assign(connection->event, base_.get(), -1, 0, &Worker::OnConnectionEvent, connection);
+    timeval tv = TimevalFrom(kUpstreamBackstop);
+    event_add(connection->event, &tv);
+    return;
+  }
   const bool to_write =
       state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
   const short flags = to_write ? EV_WRITE : EV_READ;
@@ -435,20 +473,76 @@ void Worker::OnConnectionEvent(int fd, short what, void* arg) {
   }
   if (!connection->has_output()) connection->GiveOutput(worker->scratch_->TakeOutput());
   const ConnectionState state = connection->Advance(worker->env_);
+  worker->FlushUpstream();
+  worker->AfterAdvance(connection, state);
+}
+
+void Worker::AfterAdvance(Connection* connection, ConnectionState state) {
   if (state == ConnectionState::kClosed) {
-    worker->Close(connection);
+    Close(connection);
     return;
   }
   if (state != ConnectionState::kWriting) {
-    worker->ReleaseOutput(connection);
-  } else if (!worker->RefillScratchOutput()) {
+    ReleaseOutput(connection);
+  } else if (!RefillScratchOutput()) {
     // Every output buffer is held by a connection waiting to write: this one cannot keep its
     // own without leaving the single pass without one.
-    WorkerStats::Add(worker->stats_.rejected_pool_full);
-    worker->Close(connection);
+    WorkerStats::Add(stats_.rejected_pool_full);
+    Close(connection);
     return;
   }
-  worker->Park(connection);
+  Park(connection);
+}
+
+void Worker::OnUpstreamDatagram(int index, absl::Span<const uint8_t> datagram) {
+  upstream_answer_->Clear();
+  const UpstreamAnswer answer =
+      handler_->TakeUpstreamReply(index, datagram, absl::Now(), *upstream_answer_);
+  if (answer.matched) DeliverUpstream(answer);
+  FlushUpstream();
+}
+
+void Worker::OnUpstreamTick(int fd, short what, void* arg) {
+  Worker* worker = static_cast<Worker*>(arg);
+  const absl::Time now = absl::Now();
+  UpstreamAnswer answer;
+  for (;;) {
+    worker->upstream_answer_->Clear();
+    answer = UpstreamAnswer();
+    if (!worker->handler_->TakeExpired(now, *worker->upstream_answer_, answer,
+                                       *worker->upstream_queue_)) {
+      break;
+    }
+    if (answer.matched) worker->DeliverUpstream(answer);
+  }
+  worker->FlushUpstream();  // health probes
+}
+
+void Worker::DeliverUpstream(const UpstreamAnswer& answer) {
+  auto it = waiting_upstream_.find(answer.connection);
+  if (it == waiting_upstream_.end()) {
+    WorkerStats::Add(stats_.upstream_orphans);  // closed meanwhile (or a handler bug)
+    return;
+  }
+  Connection* connection = it->second;
+  event_del(connection->event);
+  if (!connection->has_output()) {
+    connection->GiveOutput(scratch_->TakeOutput());
+    if (!RefillScratchOutput()) {
+      WorkerStats::Add(stats_.rejected_pool_full);
+      Close(connection);
+      return;
+    }
+  }
+  if (!connection->DeliverUpstream(upstream_answer_->contents())) {
+    // Its output is full of answers the client does not read: it cannot take this one.
+    WorkerStats::Add(stats_.write_timeouts);
+    Close(connection);
+    return;
+  }
+  const ConnectionState state = connection->Advance(env_);
+  FlushUpstream();
+  AfterAdvance(connection, state);
 }
 
 void Worker::CountTimeout(const Connection& connection) {
@@ -476,8 +570,10 @@ void Worker::CountTimeout(const Connection& connection) {
       // The response was sent long ago; the client just never closed. Not an error.
       WorkerStats::Add(stats_.linger_cut);
       break;
-    case ConnectionState::kProcessing:
     case ConnectionState::kWaitingUpstream:
+      WorkerStats::Add(stats_.upstream_stuck);
+      break;
+    case ConnectionState::kProcessing:
     case ConnectionState::kClosed:
       break;  // never parked
   }
@@ -492,6 +588,7 @@ void Worker::Close(Connection* connection) {
     AbortOnClose(connection->fd());
   }
   close(connection->fd());
+  if (!waiting_upstream_.empty()) waiting_upstream_.erase(connection->id());
   ReleaseOutput(connection);
   UncountPeer(connection);
   connection->Reset(-1);

@@ -27,6 +27,7 @@
 #include "server/scoped_fd.h"
 #include "server/server_config.h"
 #include "server/stats.h"
+#include "server/upstream_channel.h"
 #include "server/worker_metrics.h"
 
 struct event;
@@ -94,6 +95,18 @@ class Worker {
   static void OnHandlerOffered(int fd, short what, void* arg);
   static void OnAcceptResume(int fd, short what, void* arg);
   static void OnDrainDeadline(int fd, short what, void* arg);
+  static void OnUpstreamTick(int fd, short what, void* arg);
+
+  // Forwarding handlers (HandlerFactory::Upstreams): a datagram from upstream `index`, and the
+  // delivery of one answer (in upstream_answer_) to the connection the handler named.
+  void OnUpstreamDatagram(int index, absl::Span<const uint8_t> datagram);
+  void DeliverUpstream(const UpstreamAnswer& answer);
+  // Sends what the handler queued for upstreams during the last call.
+  void FlushUpstream() {
+    if (upstream_ != nullptr && !upstream_queue_->empty()) upstream_->Send(*upstream_queue_);
+  }
+  // After a parked connection ran Advance: closes it, or parks it again for its new state.
+  void AfterAdvance(Connection* connection, ConnectionState state);
 
   // Accepts up to `limit` connections from `listener_fd`, serving each at once.
   void AcceptBurst(int listener_fd, int limit);
@@ -171,6 +184,18 @@ class Worker {
   // wait to write, never more than max_connections_ + 1 (output_buffers_).
   std::vector<std::unique_ptr<OutputBuffer>> spare_outputs_;
   int output_buffers_ = 0;
+
+  // Forwarding (server/upstream_channel.h); all null/empty when the handler answers itself.
+  // upstream_ goes before base_ (declared after it, destroyed first).
+  std::unique_ptr<UpstreamChannel> upstream_;
+  std::unique_ptr<UpstreamQueue> upstream_queue_;  // 1 MiB: only when forwarding
+  // The answer the handler renders for one upstream reply or expiry, then copied to the
+  // connection's output.
+  std::unique_ptr<OutputBuffer> upstream_answer_;
+  std::unique_ptr<event, void (*)(event*)> upstream_tick_{nullptr, nullptr};
+  // Connections with answers still to come from upstream, by Connection::id().
+  absl::flat_hash_map<uint64_t, Connection*> waiting_upstream_;
+  uint64_t next_connection_id_ = 1;
 
   bool accepting_ = false;
   bool paused_ = false;

@@ -6,12 +6,15 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/log.h"
+#include "common/socket_address.h"
 #include "handlers/dns/default_zone.h"
 #include "handlers/dns/dns_handler.h"
 #include "handlers/dns/dns_name.h"
+#include "handlers/dns/frontend_handler.h"
 #include "handlers/dns/zone_loader.h"
 #include "handlers/dns/zone_signer.h"
 
@@ -53,8 +56,104 @@ ABSL_FLAG(int, dnssec_validity_days, 14,
           "DNS: with --dnssec_keys, how long the signatures made at load are valid (they start "
           "an hour in the past, for clocks that lag)");
 
+ABSL_FLAG(std::vector<std::string>, dns_backend, {},
+          "DNS: forward every query over UDP to this backend, ADDR:PORT (IPv4, or [IPv6]:PORT); "
+          "repeat for several, chosen by least outstanding queries among those up. Turns the "
+          "zone mode off (no --zone with it)");
+ABSL_FLAG(int, dns_backend_timeout_ms, 1000,
+          "DNS frontend: SERVFAIL to the client when a backend has not answered within this "
+          "[ms], 10..30000; later replies are dropped and counted");
+ABSL_FLAG(int, dns_backend_down_after, 3,
+          "DNS frontend: mark a backend down after this many timeouts in a row; it is then "
+          "probed every second until it answers");
+ABSL_FLAG(std::string, dns_probe_name, ".",
+          "DNS frontend: the name whose SOA is asked of a down backend (any answer marks it up)");
+ABSL_FLAG(int, dns_max_in_flight, 16384,
+          "DNS frontend: queries outstanding per worker, 1..65536 per backend; beyond it new "
+          "queries get REFUSED at once");
+ABSL_FLAG(int, dns_cache_entries, 10000,
+          "DNS frontend: answers each worker keeps (LRU), served in the single pass with the "
+          "client's ID and case; 0 turns the cache off");
+ABSL_FLAG(int, dns_cache_max_ttl, 86400,
+          "DNS frontend: the longest a positive answer stays cached [s], whatever its TTLs");
+ABSL_FLAG(int, dns_cache_max_negative_ttl, 3600,
+          "DNS frontend: the longest a negative answer (NXDOMAIN, NODATA) stays cached [s]; "
+          "otherwise min(SOA TTL, SOA MINIMUM), RFC 2308 §5");
+
 namespace onepass::dns {
 namespace {
+
+// "example.com" or "example.com." or "." as an uncompressed wire name.
+absl::StatusOr<std::string> WireNameFromText(const std::string& text) {
+  std::string wire;
+  if (text != ".") {
+    for (absl::string_view label : absl::StrSplit(text, '.', absl::SkipEmpty())) {
+      if (label.size() > 63) {
+        return absl::InvalidArgumentError(absl::StrCat("label '", label, "' is over 63 bytes"));
+      }
+      wire.push_back(static_cast<char>(label.size()));
+      wire.append(label.data(), label.size());
+    }
+  }
+  wire.push_back('\0');
+  if (wire.size() > 255) return absl::InvalidArgumentError("name over 255 bytes");
+  return wire;
+}
+
+absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFrontendFromFlags() {
+  FrontendConfig config;
+  if (!absl::GetFlag(FLAGS_zone).empty()) {
+    return absl::InvalidArgumentError(
+        "--zone and --dns-backend exclude each other: serve zones, or forward to backends");
+  }
+  for (const std::string& text : absl::GetFlag(FLAGS_dns_backend)) {
+    absl::StatusOr<SocketAddress> address =
+        ParseSocketAddress(text, {.what = "--dns-backend", .min_port = 1});
+    if (!address.ok()) return address.status();
+    config.backends.push_back(*address);
+  }
+  const int timeout_ms = absl::GetFlag(FLAGS_dns_backend_timeout_ms);
+  if (timeout_ms < 10 || timeout_ms > 30000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns-backend-timeout-ms=", timeout_ms, " is outside 10..30000"));
+  }
+  config.timeout = absl::Milliseconds(timeout_ms);
+  config.down_after = absl::GetFlag(FLAGS_dns_backend_down_after);
+  if (config.down_after < 1) {
+    return absl::InvalidArgumentError("--dns-backend-down-after must be at least 1");
+  }
+  const int max_in_flight = absl::GetFlag(FLAGS_dns_max_in_flight);
+  if (max_in_flight < 1 || max_in_flight > 65536 * static_cast<int>(config.backends.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns-max-in-flight=", max_in_flight, " is outside 1..65536 per backend"));
+  }
+  config.max_in_flight = static_cast<size_t>(max_in_flight);
+  absl::StatusOr<std::string> probe = WireNameFromText(absl::GetFlag(FLAGS_dns_probe_name));
+  if (!probe.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--dns-probe-name: ", probe.status().message()));
+  }
+  config.probe_name_wire = *probe;
+  const int cache_entries = absl::GetFlag(FLAGS_dns_cache_entries);
+  const int max_ttl = absl::GetFlag(FLAGS_dns_cache_max_ttl);
+  const int max_negative_ttl = absl::GetFlag(FLAGS_dns_cache_max_negative_ttl);
+  if (cache_entries < 0 || cache_entries > 10'000'000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns-cache-entries=", cache_entries, " is outside 0..10000000"));
+  }
+  if (max_ttl < 1 || max_negative_ttl < 1) {
+    return absl::InvalidArgumentError(
+        "--dns-cache-max-ttl and --dns-cache-max-negative-ttl must be at least 1 second");
+  }
+  config.cache.entries = static_cast<size_t>(cache_entries);
+  config.cache.max_ttl = static_cast<uint32_t>(max_ttl);
+  config.cache.max_negative_ttl = static_cast<uint32_t>(max_negative_ttl);
+  std::string names;
+  for (const SocketAddress& backend : config.backends) {
+    names += (names.empty() ? "" : ", ") + backend.ToString();
+  }
+  LogInfo("dns: forwarding to %s (timeout %d ms)", names, timeout_ms);
+  return std::make_unique<FrontendHandlerFactory>(std::move(config));
+}
 
 // Reads the zone files (or the embedded zone) and, with --dnssec_keys, signs them.
 absl::StatusOr<std::vector<ZoneSource>> ReadSources(absl::Time now) {
@@ -123,6 +222,7 @@ void ReportSignatures(const Zone& zone, absl::Time now, absl::Duration warn_with
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
+  if (!absl::GetFlag(FLAGS_dns_backend).empty()) return NewFrontendFromFlags();
   ResponderConfig config;
   const int udp_size = absl::GetFlag(FLAGS_dns_edns_udp_size);
   if (udp_size < 512 || udp_size > 65535) {

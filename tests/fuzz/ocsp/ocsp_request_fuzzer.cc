@@ -92,6 +92,9 @@ Verdict ProcessChecked(Fuzz& fuzz, absl::Span<const uint8_t> input, bool peer_cl
     case Action::kWriteThenRead:
       Require(false, "single-shot: never kWriteThenRead");
       break;
+    case Action::kWaitUpstream:
+      Require(false, "OCSP forwards nothing: never kWaitUpstream");
+      break;
   }
   return verdict;
 }

@@ -77,6 +77,9 @@ Outcome Run(Fixture& f, const uint8_t* data, size_t size, bool peer_closed) {
     case Action::kWriteThenRead:
       Check(false);  // Whois never keeps a connection open
       break;
+    case Action::kWaitUpstream:
+      Check(false);  // Whois forwards nothing
+      break;
   }
   return outcome;
 }

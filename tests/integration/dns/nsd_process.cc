@@ -53,7 +53,8 @@ bool WaitExit(pid_t pid, absl::Duration timeout) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::Start(const std::vector<ZoneFile>& zones) {
+absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::Start(const std::vector<ZoneFile>& zones,
+                                                              int fixed_port) {
   if (zones.empty()) return absl::InvalidArgumentError("no zone");
   std::unique_ptr<NsdProcess> nsd(new NsdProcess());
   char dir_template[] = "/tmp/onepass-nsd-XXXXXX";
@@ -62,7 +63,7 @@ absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::Start(const std::vector<
   for (size_t i = 0; i < zones.size(); ++i) {
     std::filesystem::copy_file(zones[i].path, absl::StrCat(nsd->dir_, "/zone", i));
   }
-  absl::StatusOr<int> port = FreePort();
+  absl::StatusOr<int> port = fixed_port != 0 ? absl::StatusOr<int>(fixed_port) : FreePort();
   if (!port.ok()) return port.status();
   nsd->port_ = *port;
   const std::string conf = nsd->dir_ + "/nsd.conf";

@@ -19,8 +19,9 @@ class NsdProcess {
     std::string origin;  // e.g. "example.com"
     std::string path;
   };
-  // Serves the zones on 127.0.0.1 at a free port.
-  static absl::StatusOr<std::unique_ptr<NsdProcess>> Start(const std::vector<ZoneFile>& zones);
+  // Serves the zones on 127.0.0.1 at a free port, or at `port` when it is not 0 (a restart).
+  static absl::StatusOr<std::unique_ptr<NsdProcess>> Start(const std::vector<ZoneFile>& zones,
+                                                           int port = 0);
   ~NsdProcess();  // SIGTERM, then SIGKILL after 5 s; removes the directory
 
   int port() const { return port_; }

@@ -1,0 +1,76 @@
+// The DNS frontend's per-worker answer cache (--dns-cache-entries): backend answers kept for
+// their TTL and served in the single pass, like a precompiled zone answer, with the client's ID
+// and question case patched in and every TTL aged by the time the answer spent in the cache.
+//
+// Key: the query after its ID with the QNAME lowercased (RFC 4343): flags (RD, CD, opcode),
+// counts, QTYPE, QCLASS and the whole OPT record (EDNS present, DO, UDP size, options) all take
+// part, so two queries share an entry only when the backend would see the same question.
+// Lifetime: the smallest TTL of the answer's records (OPT aside); a negative answer (NXDOMAIN,
+// or NOERROR without answers) lives min(SOA TTL, SOA MINIMUM) (RFC 2308 §5) and is not cached
+// without a SOA. Both are capped (max_ttl, max_negative_ttl); TTL 0, truncated, other RCODEs
+// and answers over max_answer_bytes are not cached. Bounded: at most `entries`, the least
+// recently used one evicted first.
+//
+// Thread-confined: one per worker handler. No clock reads: `now` is passed in.
+#ifndef ONEPASS_HANDLERS_DNS_DNS_CACHE_H_
+#define ONEPASS_HANDLERS_DNS_DNS_CACHE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "handlers/output_buffer.h"
+
+namespace onepass::dns {
+
+struct CacheConfig {
+  size_t entries = 10000;  // 0: off
+  uint32_t max_ttl = 86400;
+  uint32_t max_negative_ttl = 3600;
+  size_t max_answer_bytes = 4096;
+};
+
+class DnsCache {
+ public:
+  explicit DnsCache(const CacheConfig& config) : config_(config) {}
+
+  bool enabled() const { return config_.entries > 0; }
+  size_t size() const { return map_.size(); }
+
+  // The key of `query` (a whole message) into `key`: false when it is not cacheable (not a
+  // standard query with one question).
+  static bool MakeKey(absl::Span<const uint8_t> query, size_t qname_bytes, std::string& key);
+
+  // Appends (framed) the cached answer for `key` to `out`, with `id` and the QNAME bytes of
+  // `query` patched in and TTLs aged; false on a miss (or an expired entry, then dropped) or
+  // when `out` lacks room.
+  bool Answer(absl::string_view key, absl::Span<const uint8_t> query, size_t qname_bytes,
+              absl::Time now, OutputBuffer& out);
+
+  // Keeps `response` (a whole message) for `key` if it is cacheable.
+  void Insert(absl::string_view key, absl::Span<const uint8_t> response, absl::Time now);
+
+ private:
+  struct Entry {
+    std::string key;
+    std::vector<uint8_t> response;
+    std::vector<uint16_t> ttl_offsets;  // TTL fields to age (OPT's is no TTL)
+    absl::Time stored;
+    absl::Time expires;
+  };
+  using List = std::list<Entry>;
+
+  CacheConfig config_;
+  List lru_;                                                    // most recently used first
+  absl::flat_hash_map<absl::string_view, List::iterator> map_;  // views into Entry::key
+};
+
+}  // namespace onepass::dns
+
+#endif  // ONEPASS_HANDLERS_DNS_DNS_CACHE_H_

@@ -1,0 +1,56 @@
+// The counters of the DNS-over-TCP frontend (--dns-backend), by index in kFrontendCounters.
+#ifndef ONEPASS_HANDLERS_DNS_FRONTEND_COUNTERS_H_
+#define ONEPASS_HANDLERS_DNS_FRONTEND_COUNTERS_H_
+
+#include <cstddef>
+
+#include "handlers/handler_counters.h"
+
+namespace onepass::dns {
+
+enum class FrontendCounter : size_t {
+  kForwarded,
+  kAnswered,
+  kTimeoutServfail,
+  kAllDownServfail,
+  kWindowFullRefused,
+  kLateOrUnknownId,
+  kWrongQuestion,
+  kMalformedReply,
+  kMarkedDown,
+  kMarkedUp,
+  kProbesSent,
+  kCacheHits,
+  kCacheMisses,
+  kTruncatedPassed,
+  kCount,
+};
+
+inline constexpr CounterSpec kFrontendCounters[] = {
+    {"dns_frontend_queries", "outcome", "forwarded", "queries sent to a backend over UDP"},
+    {"dns_frontend_queries", "outcome", "answered", "backend answers returned to clients"},
+    {"dns_frontend_queries", "outcome", "timeout_servfail",
+     "SERVFAIL after --dns-backend-timeout-ms without an answer"},
+    {"dns_frontend_queries", "outcome", "all_down_servfail",
+     "SERVFAIL at once: every backend was marked down"},
+    {"dns_frontend_queries", "outcome", "window_full_refused",
+     "REFUSED at once: the worker had --dns-max-in-flight queries outstanding"},
+    {"dns_frontend_replies_dropped", "reason", "late_or_unknown_id",
+     "backend datagrams with an ID not in flight (late after a timeout, or forged)"},
+    {"dns_frontend_replies_dropped", "reason", "wrong_question",
+     "backend datagrams whose question differs from the query sent (forged)"},
+    {"dns_frontend_replies_dropped", "reason", "malformed", "backend datagrams that are no reply"},
+    {"dns_frontend_backend_events", "event", "marked_down",
+     "a backend marked down after --dns-backend-down-after timeouts in a row"},
+    {"dns_frontend_backend_events", "event", "marked_up", "a down backend answered again"},
+    {"dns_frontend_backend_events", "event", "probe_sent", "SOA probes sent to down backends"},
+    {"dns_frontend_cache", "result", "hit", "queries answered from the worker's cache"},
+    {"dns_frontend_cache", "result", "miss", "cacheable queries not in the cache"},
+    {"dns_frontend_queries", "outcome", "truncated_passed",
+     "backend answers with TC=1 passed to the client as they are (no TCP retry yet)"},
+};
+static_assert(std::size(kFrontendCounters) == static_cast<size_t>(FrontendCounter::kCount));
+
+}  // namespace onepass::dns
+
+#endif  // ONEPASS_HANDLERS_DNS_FRONTEND_COUNTERS_H_

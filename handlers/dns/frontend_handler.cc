@@ -1,0 +1,297 @@
+#include "handlers/dns/frontend_handler.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <utility>
+
+#include "handlers/dns/dns_framer.h"
+#include "handlers/dns/dns_handler.h"
+#include "handlers/dns/dns_wire.h"
+#include "handlers/dns/frontend_counters.h"
+
+namespace onepass::dns {
+namespace {
+
+constexpr size_t kMaxFrameBytes = kLengthPrefixBytes + kMaxMessageBytes;
+constexpr uint8_t kQr = 0x80;  // header byte 2
+constexpr uint8_t kTc = 0x02;  // header byte 2
+
+size_t Index(FrontendCounter counter) { return static_cast<size_t>(counter); }
+
+// The first question of `message` (RFC 1035 §4.1.2): its length in bytes (QNAME, QTYPE,
+// QCLASS) and that of its QNAME; 0/0 when QDCOUNT is 0; nullopt when it is malformed (a
+// compression pointer has no business in a query's only name).
+struct QuestionSpan {
+  size_t bytes = 0;
+  size_t qname_bytes = 0;
+};
+std::optional<QuestionSpan> FirstQuestion(absl::Span<const uint8_t> message) {
+  if (message.size() < kHeaderBytes) return std::nullopt;
+  if (ReadU16(message.data() + 4) == 0) return QuestionSpan{};
+  size_t at = kHeaderBytes;
+  while (true) {
+    if (at >= message.size()) return std::nullopt;
+    const uint8_t length = message[at];
+    if (length == 0) break;
+    if (length > 63) return std::nullopt;
+    at += 1 + length;
+  }
+  ++at;  // the root label
+  if (at - kHeaderBytes > 255 || at + 4 > message.size()) return std::nullopt;
+  return QuestionSpan{at + 4 - kHeaderBytes, at - kHeaderBytes};
+}
+
+uint8_t Lower(uint8_t c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
+
+// The reply's first question is the one sent: QNAME compared case-insensitively (RFC 4343),
+// QTYPE and QCLASS exactly. An error reply may come without a question (NSD answers REFUSED
+// with QDCOUNT 0 to class HS; dnsdist accepts the same): matched on the ID alone, which is
+// safe because it cannot carry an answer.
+bool QuestionMatches(const InFlight& entry, absl::Span<const uint8_t> reply) {
+  if (entry.question.empty()) return true;  // QDCOUNT 0: the ID is all there is
+  if (ReadU16(reply.data() + 4) == 0) {
+    return (reply[3] & kRcodeMask) != kRcodeNoError && ReadU16(reply.data() + 6) == 0 &&
+           ReadU16(reply.data() + 8) == 0;
+  }
+  if (reply.size() < kHeaderBytes + entry.question.size()) return false;
+  const uint8_t* theirs = reply.data() + kHeaderBytes;
+  const auto* ours = reinterpret_cast<const uint8_t*>(entry.question.data());
+  for (size_t i = 0; i < entry.qname_bytes; ++i) {
+    if (Lower(theirs[i]) != Lower(ours[i])) return false;
+  }
+  return std::memcmp(theirs + entry.qname_bytes, ours + entry.qname_bytes,
+                     entry.question.size() - entry.qname_bytes) == 0;
+}
+
+// Appends (framed) an answer of our own to a query: header with `id`, the query's opcode, RD
+// and CD, `rcode`, and the question if there is one. No OPT record: RFC 6891 §7 lets a server
+// that does not give an answer leave it out.
+bool AppendLocalAnswer(OutputBuffer& out, uint16_t id, uint16_t query_flags,
+                       absl::Span<const uint8_t> question, uint16_t rcode) {
+  const size_t size = kHeaderBytes + question.size();
+  absl::Span<uint8_t> tail = out.WritableTail();
+  if (tail.size() < kLengthPrefixBytes + size) return false;
+  uint8_t* p = tail.data();
+  WriteU16(p, static_cast<uint16_t>(size));
+  p += kLengthPrefixBytes;
+  std::memset(p, 0, kHeaderBytes);
+  WriteU16(p, id);
+  // QR, the opcode, RD (0x0100) and CD (0x0010) of the query; the RCODE.
+  WriteU16(p + 2, static_cast<uint16_t>(0x8000 | (query_flags & 0x7910) | rcode));
+  WriteU16(p + 4, question.empty() ? 0 : 1);
+  if (!question.empty()) std::memcpy(p + kHeaderBytes, question.data(), question.size());
+  out.Commit(kLengthPrefixBytes + size);
+  return true;
+}
+
+uint16_t KeepaliveOpen(const RequestContext& context) {
+  return context.keepalive > absl::ZeroDuration() && !context.peer_closed;
+}
+
+}  // namespace
+
+FrontendHandler::FrontendHandler(const FrontendConfig& config, HandlerCounters& counters,
+                                 uint64_t seed)
+    : config_(config),
+      counters_(counters),
+      backends_(BackendsConfig{.backends = config.backends.size(),
+                               .max_in_flight = config.max_in_flight,
+                               .down_after = config.down_after,
+                               .timeout = config.timeout,
+                               .probe_interval = config.probe_interval,
+                               .seed = seed}),
+      cache_(config.cache) {
+  scratch_.reserve(kMaxMessageBytes);
+}
+
+Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestContext& context,
+                                 OutputBuffer& out) {
+  size_t consumed = 0;
+  size_t forwarded = 0;
+  bool answered = false;
+  bool stopped = false;  // output or upstream queue full: the rest waits for the next call
+  while (consumed < input.size()) {
+    if (out.size() >= kSoftOutputLimit || (!out.empty() && out.available() < kMaxFrameBytes)) {
+      stopped = true;
+      break;
+    }
+    const Frame frame = NextFrame(input.subspan(consumed));
+    if (frame.status == FrameStatus::kIncomplete) break;
+    const absl::Span<const uint8_t> message = frame.message;
+    if (frame.status == FrameStatus::kInvalid || message.size() < kHeaderBytes) {
+      // Cannot be answered in the protocol: send what is due, then close.
+      if (forwarded > 0) return {Action::kWaitUpstream, consumed, Action::kWriteThenClose};
+      return {answered ? Action::kWriteThenClose : Action::kClose, consumed};
+    }
+    if (message[2] & kQr) {  // a response sent as a query: dropped (RFC 1035 §4.1.1)
+      consumed += frame.frame_bytes;
+      continue;
+    }
+    const uint16_t client_id = ReadU16(message.data());
+    const uint16_t flags = ReadU16(message.data() + 2);
+    const std::optional<QuestionSpan> question = FirstQuestion(message);
+    const absl::Span<const uint8_t> question_bytes =
+        question.has_value() ? message.subspan(kHeaderBytes, question->bytes)
+                             : absl::Span<const uint8_t>();
+    // A hit is answered in this pass, like a precompiled zone answer.
+    const bool cacheable = question.has_value() && cache_.enabled() &&
+                           DnsCache::MakeKey(message, question->qname_bytes, key_);
+    if (cacheable) {
+      if (cache_.Answer(key_, message, question->qname_bytes, context.now, out)) {
+        Count(Index(FrontendCounter::kCacheHits));
+        consumed += frame.frame_bytes;
+        answered = true;
+        continue;
+      }
+      Count(Index(FrontendCounter::kCacheMisses));
+    }
+    uint16_t local_rcode = 0;
+    int backend = -1;
+    if (!question.has_value()) {
+      local_rcode = kRcodeFormErr;  // RFC 1035 §4.1.1: unparseable
+    } else if (backends_.AllDown()) {
+      local_rcode = kRcodeServFail;  // at once, not after the deadline
+      Count(Index(FrontendCounter::kAllDownServfail));
+    } else if (backends_.WindowFull() || (backend = backends_.Pick()) < 0) {
+      local_rcode = kRcodeRefused;
+      Count(Index(FrontendCounter::kWindowFullRefused));
+    }
+    if (local_rcode != 0) {
+      if (!AppendLocalAnswer(out, client_id, flags, question_bytes, local_rcode)) {
+        stopped = true;
+        break;
+      }
+      consumed += frame.frame_bytes;
+      answered = true;
+      continue;
+    }
+    if (context.upstream == nullptr || !context.upstream->HasRoom(message.size())) {
+      stopped = true;
+      break;
+    }
+    const std::optional<uint16_t> id = backends_.Allocate(backend, context.now, false);
+    InFlight& entry = backends_.Entry(backend, *id);  // Pick skips backends without free IDs
+    entry.connection = context.connection;
+    entry.client_id = client_id;
+    entry.client_flags = flags;
+    entry.question.assign(reinterpret_cast<const char*>(question_bytes.data()),
+                          question_bytes.size());
+    entry.qname_bytes = question->qname_bytes;
+    if (cacheable) {
+      entry.cache_key = key_;
+    } else {
+      entry.cache_key.clear();
+    }
+    scratch_.assign(message.begin(), message.end());
+    WriteU16(scratch_.data(), *id);
+    context.upstream->Push(backend, scratch_);
+    Count(Index(FrontendCounter::kForwarded));
+    consumed += frame.frame_bytes;
+    ++forwarded;
+  }
+  // A started next message is read to its end, and so are pipelined queries still on their
+  // way (RFC 7766 §6.2.1.1); with --keepalive-ms the connection stays open (RFC 7766 §6.2.3).
+  const bool more_coming = consumed < input.size() || context.more_input_expected || stopped;
+  const Action then = (more_coming && !context.peer_closed) || KeepaliveOpen(context)
+                          ? Action::kWriteThenRead
+                          : Action::kWriteThenClose;
+  if (forwarded > 0) return {Action::kWaitUpstream, consumed, then};
+  if (!answered) return {context.peer_closed ? Action::kClose : Action::kReadMore, consumed};
+  return {then, consumed};
+}
+
+UpstreamAnswer FrontendHandler::TakeUpstreamReply(int upstream, absl::Span<const uint8_t> datagram,
+                                                  absl::Time now, OutputBuffer& out) {
+  if (datagram.size() < kHeaderBytes || !(datagram[2] & kQr)) {
+    Count(Index(FrontendCounter::kMalformedReply));
+    return {};
+  }
+  const uint16_t id = ReadU16(datagram.data());
+  const InFlight* entry = backends_.Find(upstream, id);
+  if (entry == nullptr) {
+    Count(Index(FrontendCounter::kLateOrUnknownId));
+    return {};
+  }
+  if (!QuestionMatches(*entry, datagram)) {
+    Count(Index(FrontendCounter::kWrongQuestion));
+    return {};
+  }
+  const bool probe = entry->probe;
+  if (!probe && !entry->cache_key.empty()) cache_.Insert(entry->cache_key, datagram, now);
+  const UpstreamAnswer answer{.matched = !probe, .connection = entry->connection};
+  const uint16_t client_id = entry->client_id;
+  if (backends_.Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
+  if (probe) return {};
+  absl::Span<uint8_t> tail = out.WritableTail();
+  if (tail.size() < kLengthPrefixBytes + datagram.size()) return {};  // cannot happen: sized
+  WriteU16(tail.data(), static_cast<uint16_t>(datagram.size()));
+  std::memcpy(tail.data() + kLengthPrefixBytes, datagram.data(), datagram.size());
+  WriteU16(tail.data() + kLengthPrefixBytes, client_id);  // the only byte changed: the ID
+  out.Commit(kLengthPrefixBytes + datagram.size());
+  Count(Index(FrontendCounter::kAnswered));
+  if (datagram[2] & 0x02) Count(Index(FrontendCounter::kTruncatedPassed));  // TC
+  return answer;
+}
+
+bool FrontendHandler::TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAnswer& answer,
+                                  UpstreamQueue& probes) {
+  for (int backend = backends_.DueProbe(now); backend >= 0; backend = backends_.DueProbe(now)) {
+    SendProbe(backend, now, probes);
+  }
+  std::optional<FrontendBackends::Expired> expired = backends_.PopExpired(now);
+  if (!expired.has_value()) return false;
+  if (expired->marked_down) Count(Index(FrontendCounter::kMarkedDown));
+  answer = UpstreamAnswer();
+  if (expired->entry.probe) return true;  // nobody waits for a probe
+  const InFlight& entry = expired->entry;
+  const auto* question = reinterpret_cast<const uint8_t*>(entry.question.data());
+  if (!AppendLocalAnswer(out, entry.client_id, entry.client_flags,
+                         {question, entry.question.size()}, kRcodeServFail)) {
+    return true;
+  }
+  Count(Index(FrontendCounter::kTimeoutServfail));
+  answer = {.matched = true, .connection = entry.connection};
+  return true;
+}
+
+void FrontendHandler::SendProbe(int backend, absl::Time now, UpstreamQueue& probes) {
+  const std::string& name = config_.probe_name_wire;
+  if (!probes.HasRoom(kHeaderBytes + name.size() + 4)) return;
+  const std::optional<uint16_t> id = backends_.Allocate(backend, now, /*probe=*/true);
+  if (!id.has_value()) return;
+  InFlight& entry = backends_.Entry(backend, *id);
+  entry.connection = 0;
+  entry.cache_key.clear();
+  entry.question = name;
+  entry.question.append({0, 6, 0, 1});  // SOA, IN
+  entry.qname_bytes = name.size();
+  scratch_.assign(kHeaderBytes, 0);
+  WriteU16(scratch_.data(), *id);
+  WriteU16(scratch_.data() + 4, 1);  // QDCOUNT; RD clear: the backend's own data
+  scratch_.insert(scratch_.end(), entry.question.begin(), entry.question.end());
+  probes.Push(backend, scratch_);
+  Count(Index(FrontendCounter::kProbesSent));
+}
+
+absl::Span<const CounterSpec> FrontendHandlerFactory::Counters() const { return kFrontendCounters; }
+
+std::unique_ptr<Handler> FrontendHandlerFactory::CreateHandler(HandlerCounters& counters) const {
+  // Start-up (or reload) code: a fresh random order of query IDs per worker (RFC 5452 §9.2).
+  std::random_device random;
+  const uint64_t seed = (uint64_t{random()} << 32) | random();
+  return std::make_unique<FrontendHandler>(config_, counters, seed);
+}
+
+size_t FrontendHandlerFactory::MaxRequestBytes() const { return kMaxFrameBytes; }
+
+size_t FrontendHandlerFactory::OutputBufferBytes() const {
+  return kSoftOutputLimit + kMaxFrameBytes;
+}
+
+absl::Duration FrontendHandlerFactory::UpstreamTickPeriod() const {
+  // A tenth of the deadline, between 1 and 10 ms: SERVFAIL at most that late.
+  return std::clamp(config_.timeout / 10, absl::Milliseconds(1), absl::Milliseconds(10));
+}
+
+}  // namespace onepass::dns

@@ -1,0 +1,92 @@
+// The DNS-over-TCP frontend (--handler dns --dns-backend ADDR:PORT ...): every query a client
+// sends over TCP is forwarded over UDP to a backend (an authoritative server or a resolver),
+// and the backend's answer goes back on the client's connection, byte for byte except the ID.
+//
+// The protocol half only: the server (server/upstream_channel.h) owns the UDP sockets and the
+// timer; this handler rewrites each query's ID into its worker's ID space, remembers which
+// connection and client ID it belongs to (frontend_backends.h), checks that a reply's ID and
+// question match what was sent, restores the client's ID, and turns a passed deadline into
+// SERVFAIL. Pipelined queries (RFC 7766 §6.2.1.1) are all forwarded at once and answered as
+// their replies return, in any order. A query is forwarded untouched: opcode, unknown types
+// and classes, EDNS options, DO and CD.
+//
+// Overload: a worker with --dns-max-in-flight queries outstanding answers REFUSED at once
+// rather than stop reading. Why: stopping would need the server to pause every connection of
+// the worker (it knows nothing of queries), a client that gets REFUSED retries another server
+// at once instead of waiting out a timeout, and memory stays bounded either way.
+#ifndef ONEPASS_HANDLERS_DNS_FRONTEND_HANDLER_H_
+#define ONEPASS_HANDLERS_DNS_FRONTEND_HANDLER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "common/socket_address.h"
+#include "handlers/dns/dns_cache.h"
+#include "handlers/dns/frontend_backends.h"
+#include "handlers/handler.h"
+
+namespace onepass::dns {
+
+struct FrontendConfig {
+  std::vector<SocketAddress> backends;
+  absl::Duration timeout = absl::Seconds(1);  // --dns-backend-timeout-ms
+  size_t max_in_flight = 16384;               // per worker: --dns-max-in-flight
+  int down_after = 3;                         // --dns-backend-down-after
+  absl::Duration probe_interval = absl::Seconds(1);
+  std::string probe_name_wire = std::string(1, '\0');  // --dns-probe-name, wire format
+  CacheConfig cache;                                   // --dns-cache-*
+};
+
+class FrontendHandler final : public Handler {
+ public:
+  FrontendHandler(const FrontendConfig& config, HandlerCounters& counters, uint64_t seed);
+
+  // Interface
+  Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
+                  OutputBuffer& out) override;
+  // Interface
+  UpstreamAnswer TakeUpstreamReply(int upstream, absl::Span<const uint8_t> datagram, absl::Time now,
+                                   OutputBuffer& out) override;
+  // Interface
+  bool TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAnswer& answer,
+                   UpstreamQueue& probes) override;
+
+  const FrontendBackends& backends() const { return backends_; }
+  const DnsCache& cache() const { return cache_; }
+
+ private:
+  void Count(size_t counter) { counters_.Add(counter); }
+  // Queues a SOA probe for `backend`.
+  void SendProbe(int backend, absl::Time now, UpstreamQueue& probes);
+
+  const FrontendConfig config_;
+  HandlerCounters& counters_;
+  FrontendBackends backends_;
+  DnsCache cache_;
+  std::vector<uint8_t> scratch_;  // one query with its ID rewritten
+  std::string key_;               // the cache key of the query at hand
+};
+
+class FrontendHandlerFactory final : public HandlerFactory {
+ public:
+  explicit FrontendHandlerFactory(FrontendConfig config) : config_(std::move(config)) {}
+
+  // Interface
+  absl::string_view Name() const override { return "dns"; }
+  absl::Span<const CounterSpec> Counters() const override;
+  std::unique_ptr<Handler> CreateHandler(HandlerCounters& counters) const override;
+  size_t MaxRequestBytes() const override;
+  size_t OutputBufferBytes() const override;
+  std::vector<SocketAddress> Upstreams() const override { return config_.backends; }
+  absl::Duration UpstreamTickPeriod() const override;
+
+ private:
+  FrontendConfig config_;
+};
+
+}  // namespace onepass::dns
+
+#endif  // ONEPASS_HANDLERS_DNS_FRONTEND_HANDLER_H_

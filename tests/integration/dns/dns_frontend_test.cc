@@ -1,0 +1,355 @@
+// The DNS-over-TCP frontend end to end: the real onepassd with --dns-backend forwarding to NSD
+// (started by the test on loopback, serving tests/data/example.com.zone), and to a fake UDP
+// backend inside the test for what NSD will not do on demand (stay silent, come back).
+//
+// The corpus check: every query of differential_queries.txt sent over TCP through onepassd gets
+// byte for byte the answer NSD gives over UDP to the same query (same ID), and kdig +tcp
+// through the frontend prints the same sections as kdig +notcp straight to NSD.
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/dns/differential_corpus.h"
+#include "tests/integration/dns/dns_tcp_query.h"
+#include "tests/integration/dns/nsd_process.h"
+#include "tests/support/metrics_client.h"
+#include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
+#include "tests/unit/handlers/dns/dns_test_util.h"
+
+namespace onepass::dns {
+namespace {
+
+using testing::CorpusQuery;
+using testing::ExchangeTcp;
+using testing::MakeQuery;
+using testing::ReadCorpus;
+
+const std::string kSourceDir = ONEPASS_SOURCE_DIR;
+
+// One UDP query to 127.0.0.1:`port`, its one reply (2 s at most).
+absl::StatusOr<std::vector<uint8_t>> ExchangeUdp(int port, const std::vector<uint8_t>& query) {
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::InternalError("socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  std::vector<uint8_t> reply(65536);
+  ssize_t received = -1;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      send(fd, query.data(), query.size(), 0) == static_cast<ssize_t>(query.size())) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 2000) == 1) received = recv(fd, reply.data(), reply.size(), 0);
+  }
+  close(fd);
+  if (received < 0) return absl::DeadlineExceededError("no UDP reply within 2 s");
+  reply.resize(static_cast<size_t>(received));
+  return reply;
+}
+
+// A backend inside the test: a UDP socket on a free loopback port that answers each query
+// with the query itself, QR set (NOERROR, no records), while `answering` is true, and drops
+// it otherwise.
+class FakeBackend {
+ public:
+  FakeBackend() {
+    fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    socklen_t length = sizeof(address);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~FakeBackend() {
+    stop_ = true;
+    thread_.join();
+    close(fd_);
+  }
+  int port() const { return port_; }
+  std::atomic<bool> answering{false};
+  std::atomic<int> received{0};
+
+ private:
+  void Serve() {
+    std::vector<uint8_t> buffer(65536);
+    while (!stop_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 50) != 1) continue;
+      sockaddr_storage from{};
+      socklen_t from_length = sizeof(from);
+      const ssize_t n = recvfrom(fd_, buffer.data(), buffer.size(), 0,
+                                 reinterpret_cast<sockaddr*>(&from), &from_length);
+      if (n < 12) continue;
+      ++received;
+      if (!answering) continue;
+      buffer[2] |= 0x80;
+      sendto(fd_, buffer.data(), static_cast<size_t>(n), 0, reinterpret_cast<sockaddr*>(&from),
+             from_length);
+    }
+  }
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+};
+
+std::string Backend(int port) { return absl::StrCat("127.0.0.1:", port); }
+
+absl::StatusOr<std::unique_ptr<onepass::testing::ServerProcess>> StartFrontend(
+    std::vector<std::string> backends, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "1"};
+  for (const std::string& backend : backends) {
+    args.push_back("--dns-backend");
+    args.push_back(backend);
+  }
+  args.insert(args.end(), extra.begin(), extra.end());
+  return onepass::testing::ServerProcess::Start(args);
+}
+
+absl::StatusOr<testing::DecodedResponse> AskTcp(int port, const std::vector<uint8_t>& query) {
+  auto replies = ExchangeTcp(port, {query});
+  if (!replies.ok()) return replies.status();
+  if (replies->size() != 1) return absl::DataLossError(absl::StrCat(replies->size(), " replies"));
+  return testing::DecodeResponse((*replies)[0]);
+}
+
+class FrontendWithNsd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!onepass::testing::ProgramExists("nsd")) GTEST_FAIL() << "nsd is not installed";
+    auto nsd =
+        testing::NsdProcess::Start({{"example.com", kSourceDir + "/tests/data/example.com.zone"}});
+    ASSERT_TRUE(nsd.ok()) << nsd.status();
+    nsd_ = *std::move(nsd);
+  }
+  std::unique_ptr<testing::NsdProcess> nsd_;
+};
+
+// Every corpus query through the frontend gets NSD's own UDP answer, byte for byte. With the
+// cache on, each is asked twice: the second answer comes from the cache and must be the same.
+void CompareCorpus(int nsd_port, bool cache) {
+  auto frontend = StartFrontend({Backend(nsd_port)}, {"--dns-cache-entries", cache ? "1000" : "0",
+                                                      "--metrics-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(frontend.ok()) << frontend.status();
+  const std::vector<CorpusQuery> corpus =
+      ReadCorpus(kSourceDir + "/tests/integration/dns/differential_queries.txt");
+  ASSERT_GE(corpus.size(), 50u);
+  int compared = 0;
+  int truncated = 0;
+  for (const CorpusQuery& q : corpus) {
+    const std::vector<uint8_t> query = MakeQuery(q.name, q.type, q.options);
+    auto direct = ExchangeUdp(nsd_port, query);
+    ASSERT_TRUE(direct.ok()) << q.line << ": NSD over UDP: " << direct.status();
+    if (direct->size() > 2 && ((*direct)[2] & 0x02)) ++truncated;  // TC=1: passed as is for now
+    for (int ask = 0; ask < (cache ? 2 : 1); ++ask) {
+      auto through = ExchangeTcp((*frontend)->port(), {query});
+      ASSERT_TRUE(through.ok()) << q.line << ": through onepassd: " << through.status();
+      ASSERT_EQ(through->size(), 1u) << q.line;
+      EXPECT_EQ((*through)[0], *direct)
+          << q.line << (ask ? " (from the cache)" : "") << ": the frontend changed NSD's answer";
+      ++compared;
+    }
+  }
+  const std::string metrics = onepass::testing::HttpGet((*frontend)->metrics_address(), "/metrics");
+  const double hits =
+      onepass::testing::MetricValue(metrics, "onepass_dns_frontend_cache_total{result=\"hit\"}");
+  std::cout << corpus.size() << " corpus queries, " << compared << " answers compared byte for "
+            << "byte, cache " << (cache ? "on" : "off") << ", " << hits << " cache hits, "
+            << truncated << " truncated over UDP\n";
+  if (cache) {
+    // Every answer with a TTL and NOERROR/NXDOMAIN is a hit the second time.
+    EXPECT_GE(hits, corpus.size() / 2.0);
+  } else {
+    EXPECT_EQ(hits, 0);
+  }
+}
+
+TEST_F(FrontendWithNsd, CorpusAnswersAreNsdUdpAnswersByteForByteWithoutCache) {
+  CompareCorpus(nsd_->port(), /*cache=*/false);
+}
+
+TEST_F(FrontendWithNsd, CorpusAnswersAreNsdUdpAnswersByteForByteWithCache) {
+  CompareCorpus(nsd_->port(), /*cache=*/true);
+}
+
+TEST_F(FrontendWithNsd, KdigOverTcpThroughFrontendPrintsWhatKdigOverUdpGetsFromNsd) {
+  if (!onepass::testing::ProgramExists("kdig")) GTEST_FAIL() << "kdig is not installed";
+  auto frontend = StartFrontend({Backend(nsd_->port())});
+  ASSERT_TRUE(frontend.ok()) << frontend.status();
+  const std::vector<std::vector<std::string>> queries = {{"example.com", "SOA"},
+                                                         {"example.com", "NS"},
+                                                         {"www.example.com", "A"},
+                                                         {"WwW.ExAmPlE.cOm", "AAAA"},
+                                                         {"nonexistent.example.com", "A"},
+                                                         {"www.example.com", "MX"},
+                                                         {"example.com", "TYPE65280"},
+                                                         {"example.com", "ANY"},
+                                                         {"example.com", "DNSKEY", "+dnssec"},
+                                                         {"www.example.com", "A", "+norec"},
+                                                         {"example.com", "SOA", "+cd"},
+                                                         {"example.org", "A"}};
+  for (const auto& q : queries) {
+    std::vector<std::string> common = {"kdig",       "-p",          "",           "@127.0.0.1",
+                                       "+noall",     "+header",     "+question",  "+answer",
+                                       "+authority", "+additional", "+timeout=2", "+retry=0"};
+    common.insert(common.end(), q.begin(), q.end());
+    std::vector<std::string> tcp = common;
+    tcp[2] = std::to_string((*frontend)->port());
+    tcp.push_back("+tcp");
+    std::vector<std::string> udp = common;
+    udp[2] = std::to_string(nsd_->port());
+    udp.push_back("+notcp");
+    auto ours = onepass::testing::RunCommand(tcp, absl::Seconds(10));
+    auto theirs = onepass::testing::RunCommand(udp, absl::Seconds(10));
+    ASSERT_TRUE(ours.ok() && theirs.ok());
+    // The header line carries the ID, which kdig draws at random: drop it.
+    auto strip = [](std::string text) {
+      const size_t id = text.find("; id: ");
+      if (id != std::string::npos) text.erase(id, text.find('\n', id) - id);
+      return text;
+    };
+    EXPECT_EQ(strip(ours->out), strip(theirs->out)) << q[0] << " " << q[1];
+    EXPECT_NE(ours->out.find("status: "), std::string::npos) << ours->out;
+  }
+}
+
+TEST_F(FrontendWithNsd, PipelinedQueriesAllAnsweredWithTheirOwnIds) {
+  auto frontend = StartFrontend({Backend(nsd_->port())});
+  ASSERT_TRUE(frontend.ok()) << frontend.status();
+  std::vector<std::vector<uint8_t>> queries;
+  std::set<uint16_t> ids;
+  for (int i = 0; i < 200; ++i) {
+    const uint16_t id = static_cast<uint16_t>(1000 + i * 3);
+    queries.push_back(MakeQuery(i % 2 ? "www.example.com" : "example.com", "A", {.id = id}));
+    ids.insert(id);
+  }
+  auto replies = ExchangeTcp((*frontend)->port(), queries);
+  ASSERT_TRUE(replies.ok()) << replies.status();
+  ASSERT_EQ(replies->size(), queries.size());
+  std::set<uint16_t> got;
+  for (const auto& reply : *replies) {
+    auto decoded = testing::DecodeResponse(reply);
+    ASSERT_TRUE(decoded.ok());
+    EXPECT_EQ(decoded->rcode, 0);
+    got.insert(decoded->id);
+  }
+  EXPECT_EQ(got, ids);
+}
+
+TEST(FrontendHealth, TimeoutServfailThenDownThenImmediateServfailThenBackWithinTwoSeconds) {
+  FakeBackend backend;
+  auto frontend = StartFrontend({Backend(backend.port())}, {"--dns-backend-timeout-ms", "300",
+                                                            "--dns-backend-down-after", "2"});
+  ASSERT_TRUE(frontend.ok()) << frontend.status();
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A", {.id = 77});
+  for (int i = 0; i < 2; ++i) {
+    const absl::Time start = absl::Now();
+    auto answer = AskTcp((*frontend)->port(), query);
+    const absl::Duration took = absl::Now() - start;
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->rcode, 2) << "SERVFAIL after the deadline";
+    EXPECT_EQ(answer->id, 77);
+    EXPECT_GE(took, absl::Milliseconds(290));
+    EXPECT_LT(took, absl::Milliseconds(1000));
+  }
+  // Marked down: SERVFAIL at once.
+  {
+    const absl::Time start = absl::Now();
+    auto answer = AskTcp((*frontend)->port(), query);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->rcode, 2);
+    EXPECT_LT(absl::Now() - start, absl::Milliseconds(150));
+  }
+  // Back: a probe (every second) finds it; answers flow within 2 s.
+  backend.answering = true;
+  const absl::Time back = absl::Now();
+  bool answered = false;
+  while (absl::Now() - back < absl::Seconds(2) && !answered) {
+    auto answer = AskTcp((*frontend)->port(), query);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    answered = answer->rcode == 0;
+    if (!answered) absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_TRUE(answered) << "not answering 2 s after the backend came back";
+}
+
+// A query, and how long its answer took.
+struct Timed {
+  int rcode = -1;
+  absl::Duration took;
+};
+Timed AskTimed(int port, const std::vector<uint8_t>& query) {
+  const absl::Time start = absl::Now();
+  auto answer = AskTcp(port, query);
+  return {answer.ok() ? answer->rcode : -1, absl::Now() - start};
+}
+
+TEST_F(FrontendWithNsd, NsdKilledServfailDownImmediateServfailRestartedAnswersWithinTwoSeconds) {
+  auto frontend = StartFrontend({Backend(nsd_->port())},
+                                {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after", "2",
+                                 "--dns-cache-entries", "0"});
+  ASSERT_TRUE(frontend.ok()) << frontend.status();
+  const int port = nsd_->port();
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
+  EXPECT_EQ(AskTimed((*frontend)->port(), query).rcode, 0);
+  nsd_.reset();  // killed (SIGTERM, waited for)
+  for (int i = 0; i < 2; ++i) {
+    const Timed timed = AskTimed((*frontend)->port(), query);
+    EXPECT_EQ(timed.rcode, 2) << "SERVFAIL within the deadline";
+    EXPECT_GE(timed.took, absl::Milliseconds(290));
+    EXPECT_LT(timed.took, absl::Milliseconds(1000));
+  }
+  const Timed down = AskTimed((*frontend)->port(), query);
+  EXPECT_EQ(down.rcode, 2);
+  EXPECT_LT(down.took, absl::Milliseconds(150)) << "marked down: SERVFAIL at once";
+  auto restarted = testing::NsdProcess::Start(
+      {{"example.com", kSourceDir + "/tests/data/example.com.zone"}}, port);
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  const absl::Time back = absl::Now();  // NSD answers from here (Start waits for it)
+  bool answered = false;
+  while (!answered && absl::Now() - back < absl::Seconds(2)) {
+    answered = AskTimed((*frontend)->port(), query).rcode == 0;
+    if (!answered) absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_TRUE(answered) << "not answering 2 s after NSD came back";
+}
+
+TEST_F(FrontendWithNsd, OneOfTwoBackendsSilentNoFailuresOnceMarkedDown) {
+  FakeBackend silent;
+  auto frontend =
+      StartFrontend({Backend(nsd_->port()), Backend(silent.port())},
+                    {"--dns-backend-timeout-ms", "200", "--dns-backend-down-after", "2"});
+  ASSERT_TRUE(frontend.ok()) << frontend.status();
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
+  // Until the silent one is marked down, some queries go to it and time out.
+  for (int i = 0; i < 20 && silent.received < 2; ++i) {
+    ASSERT_TRUE(AskTcp((*frontend)->port(), query).ok());
+  }
+  absl::SleepFor(absl::Milliseconds(300));
+  int failures = 0;
+  for (int i = 0; i < 100; ++i) {
+    auto answer = AskTcp((*frontend)->port(), query);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    if (answer->rcode != 0) ++failures;
+  }
+  EXPECT_EQ(failures, 0);
+}
+
+}  // namespace
+}  // namespace onepass::dns

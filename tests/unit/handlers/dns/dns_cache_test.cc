@@ -1,0 +1,159 @@
+// The DNS frontend's cache: keys, TTLs (positive, negative from the SOA, aged on hits),
+// case-insensitive hits answered in the client's case, LRU eviction at the size bound.
+#include "handlers/dns/dns_cache.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "handlers/dns/dns_wire.h"
+#include "tests/unit/handlers/dns/dns_test_util.h"
+
+namespace onepass::dns {
+namespace {
+
+using testing::MakeQuery;
+
+size_t QnameBytes(const std::vector<uint8_t>& message) {
+  size_t at = kHeaderBytes;
+  while (message[at] != 0) at += 1 + message[at];
+  return at + 1 - kHeaderBytes;
+}
+
+void Append32(std::vector<uint8_t>& m, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) m.push_back(static_cast<uint8_t>(v >> shift));
+}
+
+// The response to `query`: QR set, `rcode`, and either one A record with `ttl` (positive) or
+// a SOA in the authority section with `ttl` and MINIMUM `minimum` (negative).
+std::vector<uint8_t> Response(const std::vector<uint8_t>& query, uint8_t rcode, uint32_t ttl,
+                              bool negative = false, uint32_t minimum = 0) {
+  std::vector<uint8_t> m(query.begin(), query.begin() + kHeaderBytes + QnameBytes(query) + 4);
+  m[2] |= 0x80;
+  m[3] = static_cast<uint8_t>((m[3] & 0xf0) | rcode);
+  WriteU16(m.data() + 6, negative ? 0 : 1);
+  WriteU16(m.data() + 8, negative ? 1 : 0);
+  WriteU16(m.data() + 10, 0);
+  m.insert(m.end(), {0xc0, 0x0c});  // the question's name
+  if (negative) {
+    m.insert(m.end(), {0, 6, 0, 1});
+    Append32(m, ttl);
+    m.insert(m.end(), {0, 24, 0xc0, 0x0c, 0xc0, 0x0c});  // RDLENGTH, MNAME, RNAME
+    Append32(m, 1);                                      // serial
+    Append32(m, 7200);
+    Append32(m, 3600);
+    Append32(m, 1209600);
+    Append32(m, minimum);
+  } else {
+    m.insert(m.end(), {0, 1, 0, 1});
+    Append32(m, ttl);
+    m.insert(m.end(), {0, 4, 192, 0, 2, 1});
+  }
+  return m;
+}
+
+uint32_t FirstRecordTtl(const uint8_t* m, size_t qname_bytes) {
+  return ReadU32(m + kHeaderBytes + qname_bytes + 4 + 2 + 4);
+}
+
+class CacheTest : public ::testing::Test {
+ protected:
+  bool Lookup(const std::vector<uint8_t>& query, OutputBuffer& out) {
+    std::string key;
+    if (!DnsCache::MakeKey(query, QnameBytes(query), key)) return false;
+    return cache_.Answer(key, query, QnameBytes(query), now_, out);
+  }
+  void Store(const std::vector<uint8_t>& query, const std::vector<uint8_t>& response) {
+    std::string key;
+    ASSERT_TRUE(DnsCache::MakeKey(query, QnameBytes(query), key));
+    cache_.Insert(key, response, now_);
+  }
+  DnsCache cache_{CacheConfig{.entries = 3, .max_ttl = 600, .max_negative_ttl = 120}};
+  absl::Time now_ = absl::FromUnixSeconds(2'000'000);
+};
+
+TEST_F(CacheTest, HitIsTheAnswerWithClientIdAndCaseAndAgedTtlUntilExpiry) {
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A", {.id = 1});
+  Store(query, Response(query, kRcodeNoError, 300));
+  const std::vector<uint8_t> shouting = MakeQuery("WwW.ExAmPlE.CoM", "A", {.id = 0xabcd});
+  now_ += absl::Seconds(100);
+  OutputBuffer out(70000);
+  ASSERT_TRUE(Lookup(shouting, out));
+  const uint8_t* m = out.data() + 2;
+  EXPECT_EQ(ReadU16(out.data()), out.size() - 2);
+  EXPECT_EQ(ReadU16(m), 0xabcd);
+  // The client's spelling in the question.
+  EXPECT_EQ(0, std::memcmp(m + kHeaderBytes, shouting.data() + kHeaderBytes, QnameBytes(shouting)));
+  EXPECT_EQ(FirstRecordTtl(m, QnameBytes(query)), 200u);
+  now_ += absl::Seconds(199);
+  out.Clear();
+  EXPECT_TRUE(Lookup(query, out));
+  now_ += absl::Seconds(1);  // 300 s after the store: gone
+  out.Clear();
+  EXPECT_FALSE(Lookup(query, out));
+  EXPECT_EQ(cache_.size(), 0u);
+}
+
+TEST_F(CacheTest, KeyTellsApartTypeClassDoAndEdns) {
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
+  Store(query, Response(query, kRcodeNoError, 300));
+  OutputBuffer out(70000);
+  EXPECT_FALSE(Lookup(MakeQuery("www.example.com", "AAAA"), out));
+  EXPECT_FALSE(Lookup(MakeQuery("www.example.com", "A", {.qclass = 3}), out));
+  EXPECT_FALSE(Lookup(MakeQuery("www.example.com", "A", {.edns = true}), out));
+  EXPECT_FALSE(Lookup(MakeQuery("www.example.com", "A", {.edns = true, .do_bit = true}), out));
+  EXPECT_FALSE(Lookup(MakeQuery("www.example.com", "A", {.rd = false}), out));
+  EXPECT_TRUE(out.empty());
+  EXPECT_TRUE(Lookup(MakeQuery("www.example.com", "A", {.id = 9}), out));
+}
+
+TEST_F(CacheTest, NegativeAnswersLiveTheSoaMinimumAndNeedASoa) {
+  const std::vector<uint8_t> query = MakeQuery("nx.example.com", "A");
+  Store(query, Response(query, kRcodeNxDomain, 3600, /*negative=*/true, /*minimum=*/60));
+  OutputBuffer out(70000);
+  now_ += absl::Seconds(59);
+  EXPECT_TRUE(Lookup(query, out));
+  now_ += absl::Seconds(1);
+  EXPECT_FALSE(Lookup(query, out));
+  // Capped by max_negative_ttl (120) when the SOA allows more.
+  Store(query, Response(query, kRcodeNxDomain, 3600, true, 3600));
+  now_ += absl::Seconds(120);
+  EXPECT_FALSE(Lookup(query, out));
+  // NODATA without a SOA: not cached (RFC 2308 §5).
+  std::vector<uint8_t> bare = Response(query, kRcodeNoError, 300, true, 60);
+  WriteU16(bare.data() + 8, 0);
+  bare.resize(kHeaderBytes + QnameBytes(query) + 4);
+  Store(query, bare);
+  EXPECT_EQ(cache_.size(), 0u);
+}
+
+TEST_F(CacheTest, PositiveTtlCappedAndUncacheableAnswersSkipped) {
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
+  Store(query, Response(query, kRcodeNoError, 100000));
+  OutputBuffer out(70000);
+  now_ += absl::Seconds(600);
+  EXPECT_FALSE(Lookup(query, out));  // max_ttl 600
+  Store(query, Response(query, kRcodeNoError, 0));
+  Store(query, Response(query, kRcodeServFail, 300));
+  std::vector<uint8_t> truncated = Response(query, kRcodeNoError, 300);
+  truncated[2] |= 0x02;
+  Store(query, truncated);
+  EXPECT_EQ(cache_.size(), 0u);
+}
+
+TEST_F(CacheTest, EvictsLeastRecentlyUsedAtTheBound) {
+  std::vector<std::vector<uint8_t>> queries;
+  for (int i = 0; i < 4; ++i) queries.push_back(MakeQuery("n" + std::to_string(i) + ".test", "A"));
+  for (int i = 0; i < 3; ++i) Store(queries[i], Response(queries[i], kRcodeNoError, 300));
+  OutputBuffer out(70000);
+  EXPECT_TRUE(Lookup(queries[0], out));  // 0 is now the most recent; 1 the least
+  Store(queries[3], Response(queries[3], kRcodeNoError, 300));
+  EXPECT_EQ(cache_.size(), 3u);
+  EXPECT_FALSE(Lookup(queries[1], out));
+  EXPECT_TRUE(Lookup(queries[0], out));
+  EXPECT_TRUE(Lookup(queries[2], out));
+  EXPECT_TRUE(Lookup(queries[3], out));
+}
+
+}  // namespace
+}  // namespace onepass::dns

@@ -1,0 +1,264 @@
+// The DNS frontend's protocol half with no sockets: queries in, datagrams for backends out,
+// backend replies in, client answers out; deadlines with a fake clock.
+#include "handlers/dns/frontend_handler.h"
+
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "handlers/dns/dns_wire.h"
+#include "handlers/dns/frontend_counters.h"
+#include "tests/unit/handlers/dns/dns_test_util.h"
+
+namespace onepass::dns {
+namespace {
+
+using testing::Framed;
+using testing::MakeQuery;
+
+uint64_t Counter(const HandlerCounters& counters, FrontendCounter c) {
+  return counters.Read(static_cast<size_t>(c));
+}
+
+class FrontendTest : public ::testing::Test {
+ protected:
+  explicit FrontendTest(int backends = 1) {
+    for (int i = 0; i < backends; ++i) {
+      SocketAddress address;
+      config_.backends.push_back(address);
+    }
+    config_.timeout = absl::Seconds(1);
+    config_.down_after = 2;
+  }
+  void Make() { handler_ = std::make_unique<FrontendHandler>(config_, counters_, 42); }
+
+  // One Process call on `bytes` for connection `connection`.
+  Verdict Send(const std::vector<uint8_t>& bytes, uint64_t connection, OutputBuffer& out) {
+    RequestContext context;
+    context.now = now_;
+    context.upstream = &queue_;
+    context.connection = connection;
+    return handler_->Process(bytes, context, out);
+  }
+  // The backend's reply to datagram `i` of the queue: the query echoed with QR set and an
+  // answer count of 0 (enough for matching; the bytes are passed through).
+  std::vector<uint8_t> Reply(size_t i) {
+    absl::Span<const uint8_t> query = queue_.bytes(i);
+    std::vector<uint8_t> reply(query.begin(), query.end());
+    reply[2] |= 0x80;
+    return reply;
+  }
+
+  FrontendConfig config_;
+  HandlerCounters counters_{std::size(kFrontendCounters)};
+  std::unique_ptr<FrontendHandler> handler_;
+  UpstreamQueue queue_;
+  absl::Time now_ = absl::FromUnixSeconds(1'000'000);
+};
+
+TEST_F(FrontendTest, ForwardsWithNewIdAndRestoresClientId) {
+  Make();
+  OutputBuffer out(1 << 17);
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A", {.id = 0xbeef});
+  const Verdict verdict = Send(Framed(query), 7, out);
+  EXPECT_EQ(verdict.action, Action::kWaitUpstream);
+  EXPECT_EQ(verdict.consumed, query.size() + 2);
+  EXPECT_EQ(verdict.then, Action::kWriteThenClose);
+  ASSERT_EQ(queue_.size(), 1u);
+  absl::Span<const uint8_t> sent = queue_.bytes(0);
+  // Everything but the ID passes untouched.
+  EXPECT_TRUE(std::equal(sent.begin() + 2, sent.end(), query.begin() + 2, query.end()));
+  std::vector<uint8_t> reply = Reply(0);
+  OutputBuffer answer(1 << 17);
+  const UpstreamAnswer result = handler_->TakeUpstreamReply(0, reply, now_, answer);
+  ASSERT_TRUE(result.matched);
+  EXPECT_EQ(result.connection, 7u);
+  ASSERT_EQ(answer.size(), reply.size() + 2);
+  EXPECT_EQ(ReadU16(answer.data()), reply.size());
+  EXPECT_EQ(ReadU16(answer.data() + 2), 0xbeef);
+  EXPECT_TRUE(std::equal(reply.begin() + 2, reply.end(), answer.data() + 4));
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kTruncatedPassed), 0u);
+  // The same reply again: the ID is no longer in flight.
+  OutputBuffer again(1 << 17);
+  EXPECT_FALSE(handler_->TakeUpstreamReply(0, reply, now_, again).matched);
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kLateOrUnknownId), 1u);
+}
+
+TEST_F(FrontendTest, TenThousandInFlightEachAnswerToItsClientWithItsId) {
+  Make();
+  constexpr int kQueries = 10000;
+  OutputBuffer out(1 << 17);
+  std::vector<uint16_t> client_ids;
+  std::vector<std::vector<uint8_t>> replies;
+  for (int i = 0; i < kQueries; ++i) {
+    const uint16_t id = static_cast<uint16_t>(i * 7919);
+    client_ids.push_back(id);
+    ASSERT_EQ(Send(Framed(MakeQuery("q" + std::to_string(i) + ".example.com", "A", {.id = id})),
+                   1000 + i, out)
+                  .action,
+              Action::kWaitUpstream);
+    replies.push_back(Reply(0));
+    queue_.Clear();
+  }
+  EXPECT_EQ(handler_->backends().in_flight(), static_cast<size_t>(kQueries));
+  // Forged: an ID not in flight, and a right ID with another question.
+  std::vector<uint8_t> forged_id = replies[0];
+  int forged_ids = 0;
+  for (uint32_t candidate = 0; candidate < 65536 && forged_ids < 100; ++candidate) {
+    WriteU16(forged_id.data(), static_cast<uint16_t>(candidate));
+    OutputBuffer answer(1 << 17);
+    // Only IDs not in flight are forged here (some candidates are real IDs).
+    bool real = false;
+    for (const auto& reply : replies) {
+      if (ReadU16(reply.data()) == candidate) {
+        real = true;
+        break;
+      }
+    }
+    if (real) continue;
+    EXPECT_FALSE(handler_->TakeUpstreamReply(0, forged_id, now_, answer).matched);
+    ++forged_ids;
+  }
+  std::vector<uint8_t> wrong_question = replies[1];
+  wrong_question[12 + 1] ^= 0x01;  // 'q' -> 'p'
+  OutputBuffer scratch(1 << 17);
+  EXPECT_FALSE(handler_->TakeUpstreamReply(0, wrong_question, now_, scratch).matched);
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kLateOrUnknownId), 100u);
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kWrongQuestion), 1u);
+  // Replies in reverse order: each to its own connection with its own ID.
+  for (int i = kQueries - 1; i >= 0; --i) {
+    OutputBuffer answer(1 << 17);
+    const UpstreamAnswer result = handler_->TakeUpstreamReply(0, replies[i], now_, answer);
+    ASSERT_TRUE(result.matched) << i;
+    EXPECT_EQ(result.connection, static_cast<uint64_t>(1000 + i));
+    EXPECT_EQ(ReadU16(answer.data() + 2), client_ids[i]);
+  }
+  EXPECT_EQ(handler_->backends().in_flight(), 0u);
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kAnswered), static_cast<uint64_t>(kQueries));
+}
+
+TEST_F(FrontendTest, PipelinedQueriesAllForwardedInOneCall) {
+  Make();
+  OutputBuffer out(1 << 17);
+  std::vector<uint8_t> bytes;
+  for (int i = 0; i < 20; ++i) {
+    std::vector<uint8_t> framed = Framed(MakeQuery("example.com", "SOA", {.id = uint16_t(i)}));
+    bytes.insert(bytes.end(), framed.begin(), framed.end());
+  }
+  RequestContext context;
+  context.now = now_;
+  context.upstream = &queue_;
+  context.connection = 3;
+  context.keepalive = absl::Seconds(10);
+  const Verdict verdict = handler_->Process(bytes, context, out);
+  EXPECT_EQ(verdict.action, Action::kWaitUpstream);
+  EXPECT_EQ(verdict.consumed, bytes.size());
+  EXPECT_EQ(verdict.then, Action::kWriteThenRead);  // kept alive
+  EXPECT_EQ(queue_.size(), 20u);
+}
+
+TEST_F(FrontendTest, TimeoutGivesServfailThenDownThenImmediateServfailThenProbeMarksUp) {
+  Make();
+  OutputBuffer out(1 << 17);
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A", {.id = 0x1111});
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(Send(Framed(query), 10 + i, out).action, Action::kWaitUpstream);
+  }
+  queue_.Clear();
+  UpstreamAnswer answer;
+  UpstreamQueue probes;
+  OutputBuffer expired(1 << 17);
+  EXPECT_FALSE(handler_->TakeExpired(now_ + absl::Milliseconds(999), expired, answer, probes));
+  now_ += absl::Seconds(1);
+  for (int i = 0; i < 2; ++i) {
+    expired.Clear();
+    ASSERT_TRUE(handler_->TakeExpired(now_, expired, answer, probes));
+    ASSERT_TRUE(answer.matched);
+    EXPECT_EQ(answer.connection, static_cast<uint64_t>(10 + i));
+    auto decoded = testing::DecodeResponse(expired.data() + 2, expired.size() - 2);
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    EXPECT_EQ(decoded->rcode, kRcodeServFail);
+    EXPECT_EQ(decoded->id, 0x1111);
+  }
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kMarkedDown), 1u);
+  // Down: SERVFAIL at once, nothing forwarded.
+  EXPECT_EQ(Send(Framed(query), 20, out).action, Action::kWriteThenClose);
+  EXPECT_TRUE(queue_.empty());
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kAllDownServfail), 1u);
+  // The next tick sends a SOA probe; its answer marks the backend up.
+  expired.Clear();
+  EXPECT_FALSE(handler_->TakeExpired(now_, expired, answer, probes));
+  ASSERT_EQ(probes.size(), 1u);
+  std::vector<uint8_t> probe_reply(probes.bytes(0).begin(), probes.bytes(0).end());
+  probe_reply[2] |= 0x80;
+  OutputBuffer none(1 << 17);
+  EXPECT_FALSE(handler_->TakeUpstreamReply(0, probe_reply, now_, none).matched);
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kMarkedUp), 1u);
+  out.Clear();
+  EXPECT_EQ(Send(Framed(query), 21, out).action, Action::kWaitUpstream);
+}
+
+TEST_F(FrontendTest, TruncatedReplyIsPassedAndCounted) {
+  Make();
+  OutputBuffer out(1 << 17);
+  Send(Framed(MakeQuery("big.example.com", "TXT", {.id = 5})), 1, out);
+  std::vector<uint8_t> reply = Reply(0);
+  reply[2] |= 0x02;  // TC
+  OutputBuffer answer(1 << 17);
+  ASSERT_TRUE(handler_->TakeUpstreamReply(0, reply, now_, answer).matched);
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kTruncatedPassed), 1u);
+  EXPECT_EQ(handler_->cache().size(), 0u);  // not the whole answer: not cached
+}
+
+TEST_F(FrontendTest, WindowFullGetsRefused) {
+  config_.max_in_flight = 3;
+  Make();
+  OutputBuffer out(1 << 17);
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(Send(Framed(query), 1, out).action, Action::kWaitUpstream);
+  EXPECT_EQ(Send(Framed(query), 2, out).action, Action::kWriteThenClose);
+  auto decoded = testing::DecodeResponse(out.data() + 2, out.size() - 2);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->rcode, kRcodeRefused);
+}
+
+class TwoBackendsTest : public FrontendTest {
+ protected:
+  TwoBackendsTest() : FrontendTest(2) {}
+};
+
+TEST_F(TwoBackendsTest, LeastOutstandingSpreadsAndSkipsADownBackend) {
+  Make();
+  OutputBuffer out(1 << 17);
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
+  for (int i = 0; i < 10; ++i) Send(Framed(query), i, out);
+  std::map<int, int> per_backend;
+  for (size_t i = 0; i < queue_.size(); ++i) ++per_backend[queue_.upstream(i)];
+  EXPECT_EQ(per_backend[0], 5);
+  EXPECT_EQ(per_backend[1], 5);
+  // Backend 1 never answers; backend 0 does.
+  std::vector<std::vector<uint8_t>> replies;
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    if (queue_.upstream(i) == 0) replies.push_back(Reply(i));
+  }
+  for (auto& reply : replies) {
+    OutputBuffer answer(1 << 17);
+    EXPECT_TRUE(handler_->TakeUpstreamReply(0, reply, now_, answer).matched);
+  }
+  queue_.Clear();
+  now_ += absl::Seconds(2);
+  UpstreamAnswer answer;
+  UpstreamQueue probes;
+  OutputBuffer expired(1 << 17);
+  while (handler_->TakeExpired(now_, expired, answer, probes)) expired.Clear();
+  EXPECT_FALSE(handler_->backends().up(1));
+  EXPECT_TRUE(handler_->backends().up(0));
+  for (int i = 0; i < 10; ++i) Send(Framed(query), i, out);
+  for (size_t i = 0; i < queue_.size(); ++i) EXPECT_EQ(queue_.upstream(i), 0);
+  EXPECT_EQ(queue_.size(), 10u);
+}
+
+}  // namespace
+}  // namespace onepass::dns
