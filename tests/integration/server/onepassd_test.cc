@@ -139,7 +139,11 @@ TEST(OnepassdTest, ServesStopsOnSigtermAndPrintsStats) {
 
 TEST(OnepassdTest, SigtermFinishesARequestInFlight) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(
-      {"--handler", "line", "--listen", "127.0.0.1:0", "--drain-timeout-ms", "3000"}, kLineServer);
+      // A read timeout well past the polls below: on a loaded machine (TSan) they can take
+      // seconds, and the request must still be in flight when SIGTERM comes.
+      {"--handler", "line", "--listen", "127.0.0.1:0", "--drain-timeout-ms", "10000",
+       "--read-timeout-ms", "20000"},
+      kLineServer);
   ASSERT_TRUE(server.ok()) << server.status();
   absl::StatusOr<TcpClient> client = TcpClient::Connect("127.0.0.1", (*server)->port());
   ASSERT_TRUE(client.ok());
