@@ -95,6 +95,26 @@ std::string Lowercase(absl::string_view wire) {
   return CanonicalName(reinterpret_cast<const uint8_t*>(wire.data()), wire.size());
 }
 
+// The escape that starts at text[i] (a backslash): `\X` is X, `\DDD` the byte DDD (RFC 1035
+// §5.1: exactly three decimal digits, at most 255). Leaves `i` on the escape's last character
+// and the byte in `c`; false when the escape is cut short or out of range.
+bool ReadEscape(absl::string_view text, size_t& i, char& c) {
+  if (++i == text.size()) return false;
+  if (!std::isdigit(static_cast<unsigned char>(text[i]))) {
+    c = text[i];
+    return true;
+  }
+  if (i + 2 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i + 1])) ||
+      !std::isdigit(static_cast<unsigned char>(text[i + 2]))) {
+    return false;
+  }
+  const int value = (text[i] - '0') * 100 + (text[i + 1] - '0') * 10 + (text[i + 2] - '0');
+  if (value > 255) return false;
+  c = static_cast<char>(value);
+  i += 2;
+  return true;
+}
+
 // Presentation name to wire; `origin_wire` (absolute, "" for none) completes relative names.
 bool ParseName(absl::string_view text, absl::string_view origin_wire, std::string& wire) {
   wire.clear();
@@ -119,22 +139,7 @@ bool ParseName(absl::string_view text, absl::string_view origin_wire, std::strin
       if (i + 1 == text.size()) absolute = true;
       continue;
     }
-    if (c == '\\') {
-      if (++i == text.size()) return false;
-      if (std::isdigit(static_cast<unsigned char>(text[i]))) {
-        // RFC 1035 §5.1 \DDD: exactly three decimal digits.
-        if (i + 2 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i + 1])) ||
-            !std::isdigit(static_cast<unsigned char>(text[i + 2]))) {
-          return false;
-        }
-        const int value = (text[i] - '0') * 100 + (text[i + 1] - '0') * 10 + (text[i + 2] - '0');
-        if (value > 255) return false;
-        c = static_cast<char>(value);
-        i += 2;
-      } else {
-        c = text[i];
-      }
-    }
+    if (c == '\\' && !ReadEscape(text, i, c)) return false;
     label.push_back(c);
   }
   if (!absolute) {
@@ -222,21 +227,7 @@ bool AppendCharacterString(const Token& token, std::string& rdata) {
   const absl::string_view text = token.text;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
-    if (c == '\\') {
-      if (++i == text.size()) return false;
-      if (std::isdigit(static_cast<unsigned char>(text[i]))) {
-        if (i + 2 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i + 1])) ||
-            !std::isdigit(static_cast<unsigned char>(text[i + 2]))) {
-          return false;
-        }
-        const int v = (text[i] - '0') * 100 + (text[i + 1] - '0') * 10 + (text[i + 2] - '0');
-        if (v > 255) return false;
-        c = static_cast<char>(v);
-        i += 2;
-      } else {
-        c = text[i];
-      }
-    }
+    if (c == '\\' && !ReadEscape(text, i, c)) return false;
     value.push_back(c);
   }
   if (value.size() > 255) return false;
