@@ -18,6 +18,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=loadtest/bench_lib.sh
 source "$here/bench_lib.sh"
+# shellcheck source=loadtest/nsd_conf.sh
+source "$here/nsd_conf.sh"
 
 seconds=10
 server_cpus=0
@@ -65,30 +67,10 @@ make_work_dir
 # NSD on a free port, pinned to the backend CPUs; stopped at exit.
 nsd_port=$(( (RANDOM % 20000) + 30000 ))
 cp "$zone" "$work/zone0"
-cat > "$work/nsd.conf" <<CONF
-server:
-  ip-address: 127.0.0.1@$nsd_port
-  do-ip6: no
-  username: ""
-  chroot: ""
-  zonesdir: "$work"
-  pidfile: "$work/nsd.pid"
-  database: ""
-  zonelistfile: "$work/zone.list"
-  xfrdfile: "$work/xfrd.state"
-  xfrdir: "$work"
-  server-count: 1
-  verbosity: 1
-  # All queries come from 127.0.0.1 (the frontend): NSD's response rate limiting (on by
-  # default, 200 answers/s per source) would answer TC=1 or drop. Off, as behind a frontend.
-  rrl-ratelimit: 0
-  rrl-whitelist-ratelimit: 0
-remote-control:
-  control-enable: no
-zone:
-  name: example.com
-  zonefile: zone0
-CONF
+# All queries come from 127.0.0.1 (the frontend): NSD's response rate limiting (on by default,
+# 200 answers/s per source) would answer TC=1 or drop. Off, as behind a frontend.
+write_nsd_conf "$work/nsd.conf" "$work" "$nsd_port" example.com zone0 \
+  "rrl-ratelimit: 0" "rrl-whitelist-ratelimit: 0"
 nsd-checkconf "$work/nsd.conf"
 taskset -c "$backend_cpus" nsd -d -c "$work/nsd.conf" > "$work/nsd.log" 2>&1 &
 nsd_pid=$!

@@ -27,6 +27,8 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=loadtest/nsd_conf.sh
+source "$root/loadtest/nsd_conf.sh"
 if [[ -z "$onepassd" ]]; then
   for candidate in "$root/build/release/server/onepassd" "$root/build/dev/server/onepassd"; do
     [[ -x "$candidate" ]] && { onepassd="$candidate"; break; }
@@ -132,26 +134,7 @@ for mb in "${precompile[@]}"; do
   kill "$pid"; wait "$pid" 2>/dev/null || true
 done
 if [[ $with_nsd -eq 1 ]] && command -v nsd >/dev/null; then
-  cat >"$work/nsd.conf" <<CONF
-server:
-  ip-address: 127.0.0.1@15354
-  do-ip6: no
-  username: ""
-  chroot: ""
-  zonesdir: "$work"
-  pidfile: "$work/nsd.pid"
-  database: ""
-  zonelistfile: "$work/zone.list"
-  xfrdfile: "$work/xfrd.state"
-  xfrdir: "$work"
-  server-count: 1
-  verbosity: 1
-remote-control:
-  control-enable: no
-zone:
-  name: bench.test
-  zonefile: bench.zone
-CONF
+  write_nsd_conf "$work/nsd.conf" "$work" 15354 bench.test bench.zone
   began=$(date +%s.%N)
   nsd -d -c "$work/nsd.conf" >"$work/nsd.log" 2>&1 &
   pid=$!; pids+=("$pid")
