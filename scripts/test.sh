@@ -56,7 +56,7 @@ scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 if [ -d tests/deploy ]; then
   step "deploy scripts: shellcheck + bats"
   shellcheck -x deploy/onepass-rss deploy/onepass-sysctl deploy/onepass-bird-config deploy/onepass-health-agent \
-    deploy/*.sh deploy/lib/*.sh loadtest/multi-load.sh \
+    deploy/*.sh deploy/lib/*.sh loadtest/*.sh scripts/*.sh \
     tests/deploy/fake-ethtool tests/deploy/*.bash tests/deploy/*.bats
   run_bats tests/deploy
 fi
