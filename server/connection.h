@@ -123,7 +123,8 @@ class Connection {
 
   // Runs the state machine until the connection is done (kClosed) or must wait for its socket:
   // returns kReading (readable), kWriting (writable; out() holds the rest of the response),
-  // kClosingUnsent (writable, the write deadline) or kLingering (readable, the linger deadline).
+  // kClosingUnsent (writable, the write deadline), kLingering (readable, the linger deadline)
+  // or kWaitingUpstream (no socket event: the worker wakes it with an upstream answer).
   // Updates env.stats. Requires an output buffer (has_output()).
   ConnectionState Advance(const ConnectionEnv& env);
 

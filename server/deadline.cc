@@ -56,7 +56,7 @@ ParkDeadline ComputeParkDeadline(const ParkedConnection& connection, SteadyTime 
     case ConnectionState::kProcessing:
     case ConnectionState::kWaitingUpstream:
     case ConnectionState::kClosed:
-      return result;  // never parked (kWaitingUpstream: reserved, see connection_state.h)
+      return result;  // never here (kWaitingUpstream: Worker::Park gives it its backstop timer)
   }
   if (!deadlines.lifetime.has_value()) {
     deadlines.lifetime = After(now, config.max_connection_time);

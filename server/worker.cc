@@ -320,6 +320,7 @@ void Worker::OnAcceptResume(int fd, short what, void* arg) {
 }
 
 void Worker::ServeAccepted(int fd, const std::array<uint8_t, 16>& peer) {
+  // The scratch is reset here, once per connection, not again after it is done with.
   const int64_t accepted_at = MonotonicNanos();  // vDSO: no syscall on the single pass
   scratch_->Reset(fd, peer, next_connection_id_++);
   const ConnectionState state = scratch_->Advance(env_);
@@ -327,7 +328,6 @@ void Worker::ServeAccepted(int fd, const std::array<uint8_t, 16>& peer) {
   if (state == ConnectionState::kClosed) {
     WorkerStats::Add(stats_.single_pass);
     close(fd);
-    scratch_->Reset(-1);
     metrics_.RecordClose(accepted_at, MonotonicNanos());
     return;
   }
@@ -341,7 +341,6 @@ void Worker::ServeAccepted(int fd, const std::array<uint8_t, 16>& peer) {
   if (connection == nullptr) {
     WorkerStats::Add(stats_.rejected_pool_full);
     close(fd);
-    scratch_->Reset(-1);
     return;
   }
   // The client: the accepted peer, or the one a trusted PROXY header named.
@@ -349,7 +348,6 @@ void Worker::ServeAccepted(int fd, const std::array<uint8_t, 16>& peer) {
     free_.push_back(connection);
     WorkerStats::Add(stats_.rejected_per_client);
     close(fd);
-    scratch_->Reset(-1);
     return;
   }
   connection->TakeOver(*scratch_);  // free pooled connections hold no output buffer

@@ -1,7 +1,9 @@
 // One worker: a thread pinned to one CPU with its own listening sockets (one per --listen
 // address), its own libevent event_base (no locks), its own Handler, buffers and counters.
-// Workers share no mutable state; the cross-thread calls are RequestStop (an eventfd write) and
-// OfferHandler (a mailbox under a mutex the worker takes once per reload, plus an eventfd).
+// Workers share no mutable state on the single pass. What they share: the per-client table
+// (server/client_limits.h: sharded mutexes, touched only when a connection parks or a parked
+// one closes); counters and metrics that other threads read with relaxed loads; RequestStop
+// (an eventfd write) and OfferHandler (a mailbox under a mutex taken once per reload).
 //
 // The path of a connection (docs/design.md "The connection path"):
 //   listener readable → accept4 up to --accept-burst times → for each socket, at once: recv

@@ -73,7 +73,7 @@ bool DnsCache::MakeKey(absl::Span<const uint8_t> query, size_t qname_bytes, std:
   // The QNAME starts at offset 10 of the key (12 of the message); lowercase its letters
   // (length bytes are <= 63, never letters).
   for (size_t i = 10; i < 10 + qname_bytes && i < key.size(); ++i) {
-    if (key[i] >= 'A' && key[i] <= 'Z') key[i] = static_cast<char>(key[i] + ('a' - 'A'));
+    key[i] = static_cast<char>(LowerAscii(static_cast<uint8_t>(key[i])));
   }
   return true;
 }

@@ -43,7 +43,8 @@ Verdict DnsHandler::Process(absl::Span<const uint8_t> input, const RequestContex
   const uint16_t keepalive_units = KeepaliveUnits(context.keepalive);
   size_t consumed = 0;
   bool answered = false;
-  bool keep_open = false;
+  // Every connection stays open between requests when keepalive is on (RFC 7766 §6.2.3).
+  const bool keep_open = context.keepalive > absl::ZeroDuration() && !context.peer_closed;
   while (consumed < input.size()) {
     // Let the server send what is pending first: RFC 9210 §4.5 soft limit, and a response of
     // up to 64 KiB must fit whole.
@@ -72,7 +73,6 @@ Verdict DnsHandler::Process(absl::Span<const uint8_t> input, const RequestContex
     WriteU16(tail.data(), static_cast<uint16_t>(response.size));
     out.Commit(kLengthPrefixBytes + response.size);
     answered = true;
-    keep_open = context.keepalive > absl::ZeroDuration() && !context.peer_closed;
   }
   const bool more_buffered = consumed < input.size();
   if (!answered) {
@@ -105,21 +105,11 @@ std::vector<DataGauge> DnsHandlerFactory::DataGauges() const {
   std::vector<DataGauge> gauges;
   for (const auto& zone : snapshot_->zones()) {
     const std::string origin = NameToText(zone->origin());
-    // RFC 1035 §3.3.13: SOA RDATA is MNAME, RNAME (uncompressed here), then SERIAL.
-    if (const RRset* soa = zone->apex().Find(6); soa != nullptr && !soa->records.empty()) {
-      const std::string& rdata = soa->records.front().rdata;
-      size_t at = 0;
-      for (int name = 0; name < 2 && at < rdata.size(); ++name) {
-        while (at < rdata.size() && rdata[at] != 0) at += 1 + static_cast<uint8_t>(rdata[at]);
-        ++at;
-      }
-      if (at + 4 <= rdata.size()) {
-        const auto* p = reinterpret_cast<const uint8_t*>(rdata.data() + at);
-        gauges.push_back({"dns_zone_serial",
-                          "SOA serial of each zone loaded",
-                          {{"zone", origin}},
-                          double((uint32_t{p[0]} << 24) | (p[1] << 16) | (p[2] << 8) | p[3])});
-      }
+    if (const std::optional<uint32_t> serial = zone->serial(); serial.has_value()) {
+      gauges.push_back({"dns_zone_serial",
+                        "SOA serial of each zone loaded",
+                        {{"zone", origin}},
+                        double(*serial)});
     }
     gauges.push_back({"dns_zone_names",
                       "owner names (nodes) of each zone loaded",

@@ -42,8 +42,6 @@ std::optional<QuestionSpan> FirstQuestion(absl::Span<const uint8_t> message) {
   return QuestionSpan{at + 4 - kHeaderBytes, at - kHeaderBytes};
 }
 
-uint8_t Lower(uint8_t c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
-
 // The reply's first question is the one sent: QNAME compared case-insensitively (RFC 4343),
 // QTYPE and QCLASS exactly. An error reply may come without a question (NSD answers REFUSED
 // with QDCOUNT 0 to class HS; dnsdist accepts the same): matched on the ID alone, which is
@@ -58,7 +56,7 @@ bool QuestionMatches(const InFlight& entry, absl::Span<const uint8_t> reply) {
   const uint8_t* theirs = reply.data() + kHeaderBytes;
   const auto* ours = reinterpret_cast<const uint8_t*>(entry.question.data());
   for (size_t i = 0; i < entry.qname_bytes; ++i) {
-    if (Lower(theirs[i]) != Lower(ours[i])) return false;
+    if (LowerAscii(theirs[i]) != LowerAscii(ours[i])) return false;
   }
   return std::memcmp(theirs + entry.qname_bytes, ours + entry.qname_bytes,
                      entry.question.size() - entry.qname_bytes) == 0;
@@ -230,7 +228,7 @@ UpstreamAnswer FrontendHandler::TakeUpstreamReply(int upstream, absl::Span<const
   WriteU16(tail.data() + kLengthPrefixBytes, client_id);  // the only byte changed: the ID
   out.Commit(kLengthPrefixBytes + datagram.size());
   Count(Index(FrontendCounter::kAnswered));
-  if (datagram[2] & 0x02) Count(Index(FrontendCounter::kTruncatedPassed));  // TC
+  if (datagram[2] & kTc) Count(Index(FrontendCounter::kTruncatedPassed));
   return answer;
 }
 
