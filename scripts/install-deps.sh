@@ -11,6 +11,11 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   # real protocol clients and peers for the end-to-end tests
   knot-dnsutils dnsutils ldnsutils nsd openssl curl whois netcat-openbsd
+  # peers: Knot (zone-scale and performance comparisons), Unbound (a frontend backend),
+  # dnsdist (the frontend benchmark's rival), BIND's signer (zones signed by another tool)
+  knot unbound dnsdist bind9-utils
+  # the io_uring worker loop (--io=uring)
+  liburing-dev
   # metrics (promtool, a Prometheus server scraping in a test) and a PROXY v2 balancer
   prometheus haproxy
   # deploy scripts and their tests
@@ -34,10 +39,25 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# Debian's nsd package starts a system nsd on port 53 on install; the tests start their own.
+# The DNS servers among the packages (nsd, knot, unbound, dnsdist) would start system daemons
+# on port 53 when installed; the tests start their own. policy-rc.d (invoke-rc.d(8)) tells the
+# maintainer scripts not to start anything, for the length of this install only.
+policy=/usr/sbin/policy-rc.d
+own_policy=""
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\n# written by onepass scripts/install-deps.sh for one install\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+  $SUDO chmod 0755 "$policy"
+  own_policy=1
+fi
+status=0
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+[ -z "$own_policy" ] || $SUDO rm -f "$policy"
+[ "$status" -eq 0 ] || { echo "install-deps: apt-get install failed ($status); is Debian's archive reachable?" >&2; exit "$status"; }
+# A daemon started anyway (a policy-rc.d that was already there): stop it.
 # (bird2's system daemon may run: the tests' BIRDs live in their own namespaces and sockets.)
-if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet nsd 2>/dev/null; then
-  $SUDO systemctl stop nsd || true
+if command -v systemctl >/dev/null 2>&1; then
+  for unit in nsd knot unbound dnsdist; do
+    if systemctl is-active --quiet "$unit" 2>/dev/null; then $SUDO systemctl stop "$unit" || true; fi
+  done
 fi
 echo "install-deps: done"
