@@ -17,6 +17,7 @@
 #include "handlers/dns/frontend_handler.h"
 #include "handlers/dns/zone_loader.h"
 #include "handlers/dns/zone_signer.h"
+#include "handlers/load_phases.h"
 
 // After the C++ headers: ldns (1.8.3) defines `bool` for C, which breaks C++20 <optional>.
 #include <ldns/ldns.h>  // NOLINT(build/include_order)
@@ -248,8 +249,11 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   load_options.text.max_include_depth = include_depth;
   // Start-up and reload code, not the data path: reading the clock here is fine.
   const absl::Time now = absl::Now();
+  LoadPhaseTimer phases;
   absl::StatusOr<std::vector<ZoneSource>> sources = ReadSources(now);
   if (!sources.ok()) return sources.status();
+  phases.Mark(absl::GetFlag(FLAGS_dnssec_keys).empty() ? "read" : "read+sign");
+  load_options.phases = &phases;
   absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> snapshot =
       BuildSnapshot(*sources, load_options);
   if (!snapshot.ok()) return snapshot.status();
@@ -258,7 +262,10 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
     LogInfo("dns: serving zone %s (%d names)", NameToText(zone->origin()), zone->node_count());
     ReportSignatures(*zone, now, warn_within);
   }
+  phases.Mark("index");  // the log lines above
   auto factory = std::make_unique<DnsHandlerFactory>(*std::move(snapshot), config);
+  phases.Mark("precompile");
+  factory->set_load_phases(phases.phases());
   if (const PrecompiledAnswers* precompiled = factory->precompiled()) {
     LogInfo("dns: %d answers precompiled (%d KiB)%s", precompiled->count(),
             precompiled->bytes() / 1024,

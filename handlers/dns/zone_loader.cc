@@ -120,6 +120,7 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
         return AddRecord(options, origin, rr, names, nodes);
       });
   if (!read.ok()) return read;
+  if (options.phases != nullptr) options.phases->Mark("parse");
   if (origin.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source.display_name, ": no SOA record (RFC 1035 §5.2)"));
@@ -148,7 +149,10 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
       nodes.try_emplace(name);
     }
   }
-  return std::make_unique<Zone>(origin, std::move(names), std::move(nodes), std::move(nsec3_nodes));
+  auto zone =
+      std::make_unique<Zone>(origin, std::move(names), std::move(nodes), std::move(nsec3_nodes));
+  if (options.phases != nullptr) options.phases->Mark("index");
+  return zone;
 }
 
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
@@ -173,7 +177,9 @@ absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
   }
   if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
   if (zones.empty()) return absl::InvalidArgumentError("no zone to serve");
-  return std::make_shared<const ZoneSnapshot>(std::move(zones));
+  auto snapshot = std::make_shared<const ZoneSnapshot>(std::move(zones));
+  if (options.phases != nullptr) options.phases->Mark("index");
+  return snapshot;
 }
 
 absl::StatusOr<ZoneSource> ReadZoneFile(const std::string& path) {

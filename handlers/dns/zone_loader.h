@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "handlers/dns/zone_snapshot.h"
 #include "handlers/dns/zone_text.h"
+#include "handlers/load_phases.h"
 
 namespace onepass::dns {
 
@@ -26,6 +27,9 @@ struct ZoneLoadOptions {
   uint16_t max_nsec3_iterations = 100;
   // The master-file reader: $INCLUDE depth, the fast-path check against ldns (tests).
   ZoneTextOptions text;
+  // When set, ParseZone and BuildSnapshot mark "parse" (the text read into records) and
+  // "index" (names, empty non-terminals, denial chains, the snapshot) on it.
+  LoadPhaseTimer* phases = nullptr;
 };
 
 // Parses one zone. The origin is the owner of the SOA (which must be the first record, as
