@@ -315,8 +315,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
     return 0;
   }
   const absl::Duration load_time = absl::Now() - load_start;
-  LogInfo("loaded %s data in %s (%s)", handler_name, absl::FormatDuration(load_time),
-          FormatLoadPhases((*factory)->LoadPhases()));
+  const std::string load_phases = FormatLoadPhases((*factory)->LoadPhases());
   std::vector<DataGauge> data = (*factory)->DataGauges();
   // A running server at --handover-socket hands its listening sockets over (after our data
   // loaded: it keeps serving meanwhile).
@@ -369,6 +368,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
       .metrics_listen = metrics != nullptr ? metrics->address().ToString() : "",
       .proxy_protocol_from = config->proxy_protocol_from,
       .data_load_time = load_time,
+      .data_load_phases = load_phases,
       .data = data};
   status.SetData(std::move(data), load_start + load_time, load_time);
   status.SetPhase(ServerPhase::kServing);
