@@ -112,7 +112,8 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
         if (origin.empty()) {
           // RFC 1035 §5.2: the zone starts with its SOA, whose owner is the origin.
           if (rr.type != kTypeSoa) {
-            return absl::InvalidArgumentError(
+            // Not InvalidArgument: without an origin every later record would fail too.
+            return absl::FailedPreconditionError(
                 "the first record must be the zone's SOA (RFC 1035 §5.2)");
           }
           origin = std::string(rr.owner);
@@ -159,8 +160,8 @@ absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
     const std::vector<ZoneSource>& sources, const ZoneLoadOptions& options) {
   std::vector<std::unique_ptr<Zone>> zones;
   absl::flat_hash_set<std::string> origins;
-  // Every file is read even after one fails, so that one run reports every bad file (one
-  // error per file: the first).
+  // Every file is read even after one fails, so that one run reports every bad file (each
+  // with its errors, up to options.text.max_errors).
   std::vector<std::string> errors;
   for (const ZoneSource& source : sources) {
     absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZone(source, options);

@@ -40,8 +40,8 @@ struct ZoneLoadOptions {
 absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
                                                 const ZoneLoadOptions& options = {});
 
-// Reads and parses every file; fails, naming every bad file (one line each, its first
-// error), if any is bad or two zones have one origin.
+// Reads and parses every file; fails, naming every bad file (one line per error, up to
+// options.text.max_errors per file), if any is bad or two zones have one origin.
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(
     const std::vector<std::string>& paths, const ZoneLoadOptions& options = {});
 
