@@ -5,6 +5,7 @@
 #ifndef ONEPASS_SERVER_DATA_RELEASER_H_
 #define ONEPASS_SERVER_DATA_RELEASER_H_
 
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -21,12 +22,16 @@ class DataReleaser {
   DataReleaser(const DataReleaser&) = delete;
   DataReleaser& operator=(const DataReleaser&) = delete;
 
-  // Main thread. Frees `data` (the last references to it) on a new thread. Waits first for the
-  // previous release, which started one reload earlier and has normally finished long since.
+  // Main thread. Frees `data` (the last references to it) on a new thread; never waits for an
+  // earlier release (at nice 19 on a busy machine one can take seconds), only joins those done.
   void Release(std::vector<std::shared_ptr<const HandlerFactory>> data);
 
  private:
-  std::thread thread_;
+  struct Job {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::vector<Job> jobs_;
 };
 
 }  // namespace onepass
