@@ -36,6 +36,7 @@
 #include "absl/types/span.h"
 #include "common/socket_address.h"
 #include "handlers/handler_counters.h"
+#include "handlers/load_phases.h"
 #include "handlers/output_buffer.h"
 
 namespace onepass {
@@ -227,6 +228,9 @@ class HandlerFactory {
   // What this factory's data holds, one line per item ("zone example.com. serial 1: ..."), for
   // `onepassd --check`. Empty for a protocol with nothing to report.
   virtual std::string Summary() const { return ""; }
+  // How long each phase of this factory's load took (handlers/load_phases.h), for the start-up
+  // and reload log lines; empty for a protocol that does not time its load.
+  virtual std::vector<LoadPhase> LoadPhases() const { return {}; }
   // The upstream servers of a forwarding handler, in the order its UpstreamQueue indexes them;
   // empty (the default) for a handler that answers everything itself. Each worker opens one
   // connected UDP socket per upstream (the kernel drops datagrams from other sources).

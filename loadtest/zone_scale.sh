@@ -1,27 +1,39 @@
 #!/usr/bin/env bash
-# Zone data at scale: generates a zone of --names names (scripts/gen-dns-zone.py), then starts
-# onepassd and NSD (and Knot if installed) on it one after another and prints, per server, the
-# CPU spent until the first answer (user + sys of all its processes), the resident memory then
-# (all processes), and the wall time from start to the first answer. For onepassd it also
-# sends a SIGHUP and reports the reload time, the RSS peak during it and the RSS after it.
+# Zone data at scale: generates a zone of --names names (scripts/gen-dns-zone.py), then, for
+# --rounds rounds, starts onepassd, NSD and Knot on it one after another and measures per
+# server the CPU spent until the first answer (user + sys of all its processes), the memory then
+# (PSS of all processes) and the wall time from start to the first answer. onepassd then gets a
+# SIGHUP: its reload time (SIGHUP to the "reloaded" log line), the reload's own phases, the
+# peak RSS (VmHWM) and the PSS 2 s after. Prints one table (ranges over the rounds) headed by
+# the command that made it.
 #
-#   loadtest/zone_scale.sh [--names N] [--onepassd PATH] [--precompile-mb MB ...] [--no-nsd]
+#   loadtest/zone_scale.sh [--names N] [--rounds R] [--onepassd PATH] [--precompile-mb MB ...]
+#                          [--no-nsd] [--no-knot] [--no-reload]
 #
-# Each run of a 1M-name zone costs ~20 s of CPU per server: keep the count small on shared
-# machines. Ports 127.0.0.1:15353.. are used; every process started is ended by its PID.
+# Nothing reads the address space of a server while it loads or reloads (/proc/PID/smaps walks
+# it under the lock that malloc's mmap/brk/mprotect calls need, and slowed reloads twofold when
+# it was sampled every 50 ms): the peak comes from VmHWM, PSS is read once the load is done.
+# A 1M-name zone costs ~5 s of CPU per server and round: keep the count small on shared
+# machines; run it under `chrt -f 10` on a busy one. Ports 127.0.0.1:15353..15355 are used;
+# every process started is ended by its PID.
 set -euo pipefail
 
+command_line="$0 $*"
 names=1000000
+rounds=2
 onepassd=""
 precompile=()
 with_nsd=1
+with_knot=1
 with_reload=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --names) names="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
     --onepassd) onepassd="$2"; shift 2 ;;
     --precompile-mb) precompile+=("$2"); shift 2 ;;
     --no-nsd) with_nsd=0; shift ;;
+    --no-knot) with_knot=0; shift ;;
     --no-reload) with_reload=0; shift ;;
     *) echo "zone_scale.sh: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
@@ -29,13 +41,21 @@ done
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=loadtest/nsd_conf.sh
 source "$root/loadtest/nsd_conf.sh"
+# shellcheck source=loadtest/zone_scale_lib.sh
+source "$root/loadtest/zone_scale_lib.sh"
 if [[ -z "$onepassd" ]]; then
   for candidate in "$root/build/release/server/onepassd" "$root/build/dev/server/onepassd"; do
     [[ -x "$candidate" ]] && { onepassd="$candidate"; break; }
   done
 fi
 [[ -x "$onepassd" ]] || { echo "zone_scale.sh: no onepassd; build it or pass --onepassd" >&2; exit 2; }
-[[ ${#precompile[@]} -gt 0 ]] || precompile=(default 0)
+[[ ${#precompile[@]} -gt 0 ]] || precompile=(default)
+if [[ $with_nsd -eq 1 ]] && ! command -v nsd >/dev/null; then
+  echo "(nsd not installed: no NSD row)"; with_nsd=0
+fi
+if [[ $with_knot -eq 1 ]] && ! command -v knotd >/dev/null; then
+  echo "(knotd not installed: no Knot row)"; with_knot=0
+fi
 
 work="$(mktemp -d /tmp/onepass-zone-scale-XXXXXX)"
 pids=()
@@ -50,126 +70,149 @@ zone="$work/bench.zone"
 python3 "$root/scripts/gen-dns-zone.py" --names "$names" --out "$zone"
 echo "zone: $names names, $(grep -vc '^\$' "$zone") records, $(( $(stat -c %s "$zone") / 1000000 )) MB"
 
-# The processes of a server: the PID and its descendants.
-tree_pids() {
-  local all=("$1") frontier=("$1") next
-  while [[ ${#frontier[@]} -gt 0 ]]; do
-    next=()
-    for p in "${frontier[@]}"; do
-      # shellcheck disable=SC2013 # the file is one line of space-separated PIDs
-      for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do next+=("$c"); done
-    done
-    all+=("${next[@]}")
-    frontier=("${next[@]}")
-  done
-  echo "${all[@]}"
-}
-# user+sys seconds of the PIDs, counting reaped children too.
-cpu_seconds() {
-  local ticks=0 hz
-  hz=$(getconf CLK_TCK)
-  for p in "$@"; do
-    local f
-    read -r -a f < <(sed 's/^.*) //' /proc/"$p"/stat 2>/dev/null) || continue
-    # After "comm)": state=0 ... utime=11 stime=12 cutime=13 cstime=14.
-    ticks=$(( ticks + f[11] + f[12] + f[13] + f[14] ))
-  done
-  awk -v t="$ticks" -v hz="$hz" 'BEGIN { printf "%.1f", t / hz }'
-}
-# Proportional set size: pages shared by processes (NSD forks after loading) count once.
-rss_mb() {
-  local kb=0
-  for p in "$@"; do
-    kb=$(( kb + $(awk '/^Pss:/ { print $2 }' /proc/"$p"/smaps_rollup 2>/dev/null || echo 0) ))
-  done
-  echo $(( kb / 1024 ))
-}
-# Waits until a TCP query for the apex SOA is answered; prints the seconds since $2 (the
-# server's start, date +%s.%N).
-wait_answer() {
-  python3 - "$1" "$2" <<'PY'
-import socket, struct, sys, time
-port = int(sys.argv[1]); start = float(sys.argv[2])
-q = struct.pack(">HHHHHH", 1, 0, 1, 0, 0, 0) + b"\x05bench\x04test\x00" + struct.pack(">HH", 6, 1)
-while time.time() - start < 300:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
-            s.sendall(struct.pack(">H", len(q)) + q)
-            if len(s.recv(4096)) > 12:
-                print(f"{time.time() - start:.2f}"); sys.exit(0)
-    except OSError:
-        pass
-    time.sleep(0.05)
-sys.exit("no answer in 300 s")
-PY
+# Results, one space-separated list of per-round values per "label|column".
+declare -A results
+labels=()
+record() {  # record LABEL COLUMN VALUE
+  [[ " ${labels[*]} " == *" $1 "* ]] || labels+=("$1")
+  results["$1|$2"]+="$3 "
 }
 
-row() { printf '| %-34s | %8s s | %7s MB | %7s s |\n' "$@"; }
-echo
-echo "| server | CPU to load (user+sys) | memory (PSS) | start to first answer |"
-echo "|---|---|---|---|"
-reload_rows=()
-for mb in "${precompile[@]}"; do
-  args=(--handler dns --listen 127.0.0.1:15353 --workers 2 --zone "$zone")
-  label="onepassd"
-  if [[ "$mb" != default ]]; then args+=(--dns-precompile-max-mb "$mb"); label="onepassd --dns-precompile-max-mb $mb"; fi
+# run_onepassd LABEL ARGS...: one start (and reload) of onepassd.
+run_onepassd() {
+  local label=$1; shift
+  local began pid t
   began=$(date +%s.%N)
-  "$onepassd" "${args[@]}" >"$work/onepassd.out" 2>"$work/onepassd.err" &
+  "$onepassd" "$@" >"$work/onepassd.out" 2>"$work/onepassd.err" &
   pid=$!; pids+=("$pid")
   t=$(wait_answer 15353 "$began")
-  row "$label" "$(cpu_seconds "$pid")" "$(rss_mb "$pid")" "$t"
+  record "$label" cpu "$(cpu_seconds "$pid")"
+  record "$label" mem "$(pss_mb "$pid")"
+  record "$label" start "$t"
   if [[ $with_reload -eq 1 ]]; then
+    local before took line cpu_before
     before=$(grep -c "reloaded" "$work/onepassd.err" || true)
-    start=$(date +%s.%N); peak=0
+    cpu_before=$(cpu_seconds "$pid")
+    began=$(date +%s.%N)
     kill -HUP "$pid"
+    # The log file only: nothing touches the server's memory while it reloads.
     while [[ $(grep -c "reloaded\|reload failed" "$work/onepassd.err" || true) -eq $before ]]; do
-      r=$(rss_mb "$pid"); (( r > peak )) && peak=$r
-      sleep 0.05
-      if (( $(date +%s) - ${start%.*} > 300 )); then echo "reload took over 300 s" >&2; break; fi
+      sleep 0.02
+      if (( $(date +%s) - ${began%.*} > 300 )); then echo "reload took over 300 s" >&2; break; fi
     done
-    took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+    took=$(awk -v s="$began" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+    record "$label" reload "$took"
+    record "$label" reload_cpu "$(awk -v a="$cpu_before" -v b="$(cpu_seconds "$pid")" \
+      'BEGIN { printf "%.1f", b - a }')"
+    record "$label" ratio "$(awk -v r="$took" -v s="$t" 'BEGIN { printf "%.2f", r / s }')"
+    record "$label" peak "$(hwm_mb "$pid")"
+    line=$(grep "reloaded" "$work/onepassd.err" | tail -1)
+    echo "  $label, round $round: ${line#*info: }"
     sleep 2
-    reload_rows+=("| $label | $took s | $peak MB | $(rss_mb "$pid") MB |")
+    record "$label" after "$(pss_mb "$pid")"
   fi
   kill "$pid"; wait "$pid" 2>/dev/null || true
-done
-if [[ $with_nsd -eq 1 ]] && command -v nsd >/dev/null; then
+}
+
+run_nsd() {
+  local began pid t tree label
   write_nsd_conf "$work/nsd.conf" "$work" 15354 bench.test bench.zone
+  label="NSD $( (nsd -v 2>&1 || true) | head -1 | awk '{print $NF}') (all processes)"
   began=$(date +%s.%N)
   nsd -d -c "$work/nsd.conf" >"$work/nsd.log" 2>&1 &
   pid=$!; pids+=("$pid")
   t=$(wait_answer 15354 "$began")
   tree=$(tree_pids "$pid")
-  # shellcheck disable=SC2086
-  row "NSD $(nsd -v 2>&1 | head -1 | awk '{print $3}') (all processes)" "$(cpu_seconds $tree)" "$(rss_mb $tree)" "$t"
+  # shellcheck disable=SC2086 # one PID per word
+  { record "$label" cpu "$(cpu_seconds $tree)"; record "$label" mem "$(pss_mb $tree)"; }
+  record "$label" start "$t"
+  if [[ $with_reload -eq 1 ]]; then
+    # NSD re-reads a zone file whose mtime changed on SIGHUP, in a forked reload process.
+    local before cpu_before took
+    before=$(grep -c "read with success" "$work/nsd.log" || true)
+    # shellcheck disable=SC2046 # one PID per word
+    cpu_before=$(cpu_seconds $(tree_pids "$pid"))
+    touch "$zone"
+    began=$(date +%s.%N)
+    kill -HUP "$pid"
+    while [[ $(grep -c "read with success\|error" "$work/nsd.log" || true) -eq $before ]]; do
+      sleep 0.02
+      if (( $(date +%s) - ${began%.*} > 300 )); then echo "NSD reload took over 300 s" >&2; break; fi
+    done
+    took=$(awk -v s="$began" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+    record_reload "$label" "$took" "$t" "$cpu_before" "$pid"
+  fi
   kill "$pid"; wait "$pid" 2>/dev/null || true
-fi
-if command -v knotd >/dev/null; then
-  mkdir -p "$work/knot"
-  cat >"$work/knot.conf" <<CONF
-server:
-  listen: 127.0.0.1@15355
-  rundir: "$work/knot"
-database:
-  storage: "$work/knot"
-zone:
-  - domain: bench.test
-    file: "$zone"
-    journal-content: none
-    zonefile-sync: -1
-CONF
+}
+
+run_knot() {
+  local began pid t label
+  rm -rf "$work/knot"; mkdir -p "$work/knot"
+  write_knot_conf "$work/knot.conf" "$work/knot" 15355 bench.test "$zone"
+  label="Knot $( (knotd -V 2>&1 || true) | awk '{print $NF}')"
   began=$(date +%s.%N)
   knotd -c "$work/knot.conf" >"$work/knot.log" 2>&1 &
   pid=$!; pids+=("$pid")
   t=$(wait_answer 15355 "$began")
-  row "Knot $(knotd -V 2>&1 | awk '{print $3}')" "$(cpu_seconds "$pid")" "$(rss_mb "$pid")" "$t"
+  record "$label" cpu "$(cpu_seconds "$pid")"
+  record "$label" mem "$(pss_mb "$pid")"
+  record "$label" start "$t"
+  if [[ $with_reload -eq 1 ]]; then
+    # knotc -b waits until the zone is loaded; a changed mtime makes Knot read the file again.
+    local cpu_before took
+    cpu_before=$(cpu_seconds "$pid")
+    touch "$zone"
+    began=$(date +%s.%N)
+    timeout 300 knotc -b -c "$work/knot.conf" zone-reload bench.test >/dev/null
+    took=$(awk -v s="$began" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+    record_reload "$label" "$took" "$t" "$cpu_before" "$pid"
+  fi
   kill "$pid"; wait "$pid" 2>/dev/null || true
-else
-  echo "(knotd not installed: no Knot row)"
-fi
-if [[ ${#reload_rows[@]} -gt 0 ]]; then
-  echo
-  echo "| SIGHUP reload | time | PSS peak | PSS 2 s after |"
-  echo "|---|---|---|---|"
-  printf '%s\n' "${reload_rows[@]}"
-fi
+}
+
+# record_reload LABEL SECONDS START_SECONDS CPU_BEFORE PID: the reload columns of NSD and Knot
+# (no peak: NSD's reload forks, and sampling during the load would slow it).
+record_reload() {
+  record "$1" reload "$2"
+  record "$1" ratio "$(awk -v r="$2" -v s="$3" 'BEGIN { printf "%.2f", r / s }')"
+  # shellcheck disable=SC2046 # one PID per word
+  record "$1" reload_cpu "$(awk -v a="$4" -v b="$(cpu_seconds $(tree_pids "$5"))" \
+    'BEGIN { printf "%.1f", b - a }')"
+  sleep 2
+  # shellcheck disable=SC2046 # one PID per word
+  record "$1" after "$(pss_mb $(tree_pids "$5"))"
+}
+
+for (( round = 1; round <= rounds; round++ )); do
+  echo "round $round of $rounds"
+  for mb in "${precompile[@]}"; do
+    args=(--handler dns --listen 127.0.0.1:15353 --workers 2 --zone "$zone")
+    label="onepassd"
+    if [[ "$mb" != default ]]; then
+      args+=(--dns-precompile-max-mb "$mb"); label="onepassd --dns-precompile-max-mb $mb"
+    fi
+    run_onepassd "$label" "${args[@]}"
+  done
+  [[ $with_nsd -eq 1 ]] && run_nsd
+  [[ $with_knot -eq 1 ]] && run_knot
+done
+
+echo
+echo "$command_line  ($(date -u +%Y-%m-%d), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+echo
+echo "| server | CPU to load (user+sys) | memory (PSS) | start to first answer | reload | reload CPU | reload / start (median) | reload peak (RSS) | PSS 2 s after |"
+echo "|---|---|---|---|---|---|---|---|---|"
+units=(" s" " MB" " s" " s" " s" "" " MB" " MB")
+for label in "${labels[@]}"; do
+  line="| $label |"
+  i=0
+  for column in cpu mem start reload reload_cpu ratio peak after; do
+    value=$(span "${results["$label|$column"]:-}")
+    [[ "$value" == - ]] || value+="${units[$i]}"
+    [[ "$column" != ratio || "$value" == - ]] ||
+      value+=" ($(median "${results["$label|$column"]}"))"
+    line+=" $value |"
+    i=$(( i + 1 ))
+  done
+  echo "$line"
+done

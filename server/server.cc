@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <utility>
 
@@ -211,11 +212,29 @@ absl::Status Server::Reload(absl::StatusOr<std::unique_ptr<HandlerFactory>> load
     return status;
   }
   const uint64_t generation = reloads_.fetch_add(1, std::memory_order_relaxed) + 1;
+  retired_.push_back({std::move(factory_), generation});
   factory_ = *std::move(loaded);
   for (size_t w = 0; w < workers_.size(); ++w) {
     workers_[w]->OfferHandler(factory_, std::move(handlers[w]), generation);
   }
   return absl::OkStatus();
+}
+
+std::vector<std::shared_ptr<const HandlerFactory>> Server::TakeRetired() {
+  std::vector<std::shared_ptr<const HandlerFactory>> released;
+  if (retired_.empty()) return released;
+  uint64_t all_serve = UINT64_MAX;  // the oldest generation a worker still serves
+  for (const auto& worker : workers_) all_serve = std::min(all_serve, worker->serving_generation());
+  std::vector<Retired> kept;
+  for (Retired& retired : retired_) {
+    if (retired.replaced_at <= all_serve) {
+      released.push_back(std::move(retired.factory));
+    } else {
+      kept.push_back(std::move(retired));
+    }
+  }
+  retired_ = std::move(kept);
+  return released;
 }
 
 StatsSnapshot Server::Stats() const {

@@ -67,10 +67,18 @@ class Server {
   // The main thread (SIGHUP), after Start: `factory` holds freshly loaded data (or the error
   // of loading it). On success every worker gets a new Handler from it and swaps it in on its
   // own thread between two events (Worker::OfferHandler): no connection is dropped or
-  // delayed, and the previous data is freed when the last worker lets it go. On failure
+  // delayed. The previous data is kept (retired) until every worker has let it go, so that no
+  // worker frees it on its serving path: TakeRetired hands it over for freeing. On failure
   // (load error, another protocol, buffers the running workers lack) nothing changes and the
   // error says why; the workers keep the previous data. Counted as reloads/reload_failures.
   absl::Status Reload(absl::StatusOr<std::unique_ptr<HandlerFactory>> factory);
+
+  // The main thread: the data that Reload replaced and every worker has stopped using, for the
+  // caller to free off the workers (freeing 1M names takes ~0.5 s of CPU: a worker doing it
+  // would hold up each of its connections that long). Empty while a worker has not switched.
+  std::vector<std::shared_ptr<const HandlerFactory>> TakeRetired();
+  // The main thread: true while replaced data waits for a worker to switch.
+  bool retiring() const { return !retired_.empty(); }
 
   // Any thread: the counters summed over workers, or those of worker `index`.
   StatsSnapshot Stats() const;
@@ -92,6 +100,12 @@ class Server {
 
   // The newest data; each worker also holds the factory of the handler it runs.
   std::shared_ptr<const HandlerFactory> factory_;
+  // Replaced data and the generation that replaced it; main thread only.
+  struct Retired {
+    std::shared_ptr<const HandlerFactory> factory;
+    uint64_t replaced_at;
+  };
+  std::vector<Retired> retired_;
   // The protocol's counter list (static storage): the same for every reload's factory, and
   // read without touching factory_, which the main thread swaps on reload.
   absl::Span<const CounterSpec> counter_specs_;

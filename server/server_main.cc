@@ -28,7 +28,9 @@
 #include "common/flag_help.h"
 #include "common/flagfile.h"
 #include "common/log.h"
+#include "handlers/load_phases.h"
 #include "server/background_loader.h"
+#include "server/data_releaser.h"
 #include "server/listener_handover.h"
 #include "server/metrics_server.h"
 #include "server/ops_endpoints.h"
@@ -313,6 +315,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
     return 0;
   }
   const absl::Duration load_time = absl::Now() - load_start;
+  const std::string load_phases = FormatLoadPhases((*factory)->LoadPhases());
   std::vector<DataGauge> data = (*factory)->DataGauges();
   // A running server at --handover-socket hands its listening sockets over (after our data
   // loaded: it keeps serving meanwhile).
@@ -365,6 +368,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
       .metrics_listen = metrics != nullptr ? metrics->address().ToString() : "",
       .proxy_protocol_from = config->proxy_protocol_from,
       .data_load_time = load_time,
+      .data_load_phases = load_phases,
       .data = data};
   status.SetData(std::move(data), load_start + load_time, load_time);
   status.SetPhase(ServerPhase::kServing);
@@ -404,6 +408,8 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   // must not keep SIGTERM from stopping the server. A SIGHUP during a load asks for one more
   // afterwards (the files may have changed again).
   BackgroundLoader loader;
+  // Declared after nothing that its thread reads; joined before the server goes.
+  DataReleaser releaser;
   bool reload_again = false;
   absl::Time reload_start;
   auto start_load = [&] {
@@ -413,23 +419,34 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   };
   while (true) {
     int signal_number = 0;
-    if (loader.busy()) {
-      // Poll for the load between signals; 100 ms is nothing next to loading data.
-      const timespec poll = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
+    if (loader.busy() || (*server)->retiring()) {
+      // Poll for the load, and for the workers to let go of the data a reload replaced,
+      // between signals: at most 10 ms between the end of a load and the workers getting the
+      // new data, for 100 wakeups a second while a reload is under way.
+      const timespec poll = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
       signal_number = sigtimedwait(&signals, nullptr, &poll);
+      releaser.Release((*server)->TakeRetired());
       if (std::optional<LoadResult> loaded = loader.Take(); loaded.has_value()) {
         // NSD/Knot/nginx semantics: the data named by the same flags; the workers switch
         // between connections, never waiting for the load.
         const absl::Duration reload_time = absl::Now() - reload_start;
         std::vector<DataGauge> reloaded_data;
-        if (loaded->ok()) reloaded_data = (**loaded)->DataGauges();
+        std::vector<LoadPhase> phases;
+        if (loaded->ok()) {
+          reloaded_data = (**loaded)->DataGauges();
+          phases = (**loaded)->LoadPhases();
+        }
+        const absl::Time swap_start = absl::Now();
         const absl::Status reloaded = (*server)->Reload(*std::move(loaded));
+        const absl::Duration swap_time = absl::Now() - swap_start;
+        phases.push_back({"swap", swap_time, swap_time, absl::ZeroDuration()});
         status.RecordReload(reload_start, reloaded.ok(), std::string(reloaded.message()));
         if (reloaded.ok()) {
           status.SetData(std::move(reloaded_data), reload_start + reload_time, reload_time);
         }
         if (reloaded.ok()) {
-          LogInfo("reloaded %s data; handed to %d workers", handler_name,
+          LogInfo("reloaded %s data in %s (%s); handed to %d workers", handler_name,
+                  absl::FormatDuration(absl::Now() - reload_start), FormatLoadPhases(phases),
                   (*server)->worker_count());
         } else {
           LogError("reload failed: %s; still serving the previous data", reloaded.message());

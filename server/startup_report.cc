@@ -51,8 +51,10 @@ std::vector<std::string> StartupReport(const Server& server, const ServerConfig&
                                         : absl::StrJoin(facts.proxy_protocol_from, " ")));
   std::vector<std::string> data;
   for (const DataGauge& gauge : facts.data) data.push_back(FormatGauge(gauge));
-  lines.push_back(absl::StrCat("data: loaded in ", absl::FormatDuration(facts.data_load_time),
-                               data.empty() ? "" : ": ", absl::StrJoin(data, " ")));
+  lines.push_back(absl::StrCat(
+      "data: loaded in ", absl::FormatDuration(facts.data_load_time),
+      facts.data_load_phases.empty() ? "" : absl::StrCat(" (", facts.data_load_phases, ")"),
+      data.empty() ? "" : ": ", absl::StrJoin(data, " ")));
   rlimit files{};
   getrlimit(RLIMIT_NOFILE, &files);
   lines.push_back(

@@ -20,6 +20,7 @@ struct StartupFacts {
   std::string metrics_listen;  // empty: off
   std::vector<std::string> proxy_protocol_from;
   absl::Duration data_load_time;
+  std::string data_load_phases;  // "read 20ms, parse 750ms, ..." (load_phases.h); may be empty
   std::vector<DataGauge> data;
 };
 

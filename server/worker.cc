@@ -231,6 +231,7 @@ void Worker::OnHandlerOffered(int fd, short what, void* arg) {
   worker->env_.handler = worker->handler_.get();
   worker->env_.max_request_bytes = factory->MaxRequestBytes();
   worker->factory_ = std::move(factory);
+  worker->serving_generation_.store(generation, std::memory_order_release);
   LogInfo("worker %d: serving reload %d; %d parked connections continue with it", worker->index_,
           generation, worker->active_.size());
 }

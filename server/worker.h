@@ -15,6 +15,7 @@
 #define ONEPASS_SERVER_WORKER_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -62,13 +63,20 @@ class Worker {
   // Any thread (SIGHUP, server/server.cc): the worker swaps in `handler` (made by `factory`)
   // between two events of its loop, so no connection sees two handlers in one call; parked
   // connections simply continue with the new one (handlers keep no per-connection state). The
-  // old handler is destroyed there, and the old factory when its last worker lets it go. An
+  // old handler is destroyed there; the old factory is only let go (the Server keeps it until
+  // every worker has switched: Server::TakeRetired). An
   // offer not yet taken is replaced by a newer one. The handler must fit this worker's
   // buffers: the factory's OutputBufferBytes() <= output_buffer_bytes(), MaxRequestBytes() <
   // input_buffer_bytes(), and count into handler_counters() (Server::Reload checks).
   void OfferHandler(std::shared_ptr<const HandlerFactory> factory, std::unique_ptr<Handler> handler,
                     uint64_t generation);
 
+  // Any thread: the reload generation this worker serves (0: the data it started with). It
+  // rises only after the worker has let go of the previous handler and factory, so data
+  // replaced at generation <= it is no longer referenced by this worker (Server::TakeRetired).
+  uint64_t serving_generation() const {
+    return serving_generation_.load(std::memory_order_acquire);
+  }
   int index() const { return index_; }
   size_t input_buffer_bytes() const { return input_buffer_bytes_; }
   size_t output_buffer_bytes() const { return output_buffer_bytes_; }
@@ -160,6 +168,7 @@ class Worker {
   std::shared_ptr<const HandlerFactory> offered_factory_;
   std::unique_ptr<Handler> offered_handler_;
   uint64_t offered_generation_ = 0;
+  std::atomic<uint64_t> serving_generation_{0};
   std::vector<ScopedFd> listeners_;
   // Parked connections per client, server-wide (server/client_limits.h); owned by the Server.
   ClientTable* const clients_;

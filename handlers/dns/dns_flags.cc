@@ -17,6 +17,7 @@
 #include "handlers/dns/frontend_handler.h"
 #include "handlers/dns/zone_loader.h"
 #include "handlers/dns/zone_signer.h"
+#include "handlers/load_phases.h"
 
 // After the C++ headers: ldns (1.8.3) defines `bool` for C, which breaks C++20 <optional>.
 #include <ldns/ldns.h>  // NOLINT(build/include_order)
@@ -41,6 +42,9 @@ ABSL_FLAG(int, dns_nsec3_max_iterations, 100,
 ABSL_FLAG(int, dns_zone_include_depth, 8,
           "DNS: how deep $INCLUDE may nest in a zone file (RFC 1035 §5.1); a file that includes "
           "itself is an error at any depth");
+ABSL_FLAG(int, dns_zone_max_errors, 20,
+          "DNS: errors reported per zone file (with its $INCLUDEs) before reading it stops, "
+          "1..10000; a bad record is reported and the next one read, as nsd-checkzone does");
 ABSL_FLAG(int, dns_signature_warn_days, 7,
           "DNS: at load and reload, warn about a signed zone whose earliest RRSIG expires "
           "within this many days (or has expired)");
@@ -246,10 +250,18 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
     return absl::InvalidArgumentError("--dns_zone_include_depth is outside 0..64");
   }
   load_options.text.max_include_depth = include_depth;
+  const int max_errors = absl::GetFlag(FLAGS_dns_zone_max_errors);
+  if (max_errors < 1 || max_errors > 10000) {
+    return absl::InvalidArgumentError("--dns_zone_max_errors is outside 1..10000");
+  }
+  load_options.text.max_errors = max_errors;
   // Start-up and reload code, not the data path: reading the clock here is fine.
   const absl::Time now = absl::Now();
+  LoadPhaseTimer phases;
   absl::StatusOr<std::vector<ZoneSource>> sources = ReadSources(now);
   if (!sources.ok()) return sources.status();
+  phases.Mark(absl::GetFlag(FLAGS_dnssec_keys).empty() ? "read" : "read+sign");
+  load_options.phases = &phases;
   absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> snapshot =
       BuildSnapshot(*sources, load_options);
   if (!snapshot.ok()) return snapshot.status();
@@ -258,7 +270,10 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
     LogInfo("dns: serving zone %s (%d names)", NameToText(zone->origin()), zone->node_count());
     ReportSignatures(*zone, now, warn_within);
   }
+  phases.Mark("index");  // the log lines above
   auto factory = std::make_unique<DnsHandlerFactory>(*std::move(snapshot), config);
+  phases.Mark("precompile");
+  factory->set_load_phases(phases.phases());
   if (const PrecompiledAnswers* precompiled = factory->precompiled()) {
     LogInfo("dns: %d answers precompiled (%d KiB)%s", precompiled->count(),
             precompiled->bytes() / 1024,

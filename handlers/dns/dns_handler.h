@@ -8,6 +8,8 @@
 #define ONEPASS_HANDLERS_DNS_DNS_HANDLER_H_
 
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "handlers/dns/dns_responder.h"
 #include "handlers/dns/zone_snapshot.h"
@@ -50,6 +52,9 @@ class DnsHandlerFactory final : public HandlerFactory {
   size_t OutputBufferBytes() const override;
   // Per zone: origin, SOA serial, names, records, earliest signature expiry; precompiled.
   std::string Summary() const override;
+  // Interface: read, parse, index, precompile (as set by whoever loaded the data).
+  std::vector<LoadPhase> LoadPhases() const override { return load_phases_; }
+  void set_load_phases(std::vector<LoadPhase> phases) { load_phases_ = std::move(phases); }
 
   const ZoneSnapshot& snapshot() const { return *snapshot_; }
   // Null when precompilation is off.
@@ -59,6 +64,7 @@ class DnsHandlerFactory final : public HandlerFactory {
   std::shared_ptr<const ZoneSnapshot> snapshot_;
   std::shared_ptr<const PrecompiledAnswers> precompiled_;
   ResponderConfig config_;
+  std::vector<LoadPhase> load_phases_;
 };
 
 }  // namespace onepass::dns

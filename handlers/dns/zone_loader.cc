@@ -112,7 +112,8 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
         if (origin.empty()) {
           // RFC 1035 §5.2: the zone starts with its SOA, whose owner is the origin.
           if (rr.type != kTypeSoa) {
-            return absl::InvalidArgumentError(
+            // Not InvalidArgument: without an origin every later record would fail too.
+            return absl::FailedPreconditionError(
                 "the first record must be the zone's SOA (RFC 1035 §5.2)");
           }
           origin = std::string(rr.owner);
@@ -120,6 +121,7 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
         return AddRecord(options, origin, rr, names, nodes);
       });
   if (!read.ok()) return read;
+  if (options.phases != nullptr) options.phases->Mark("parse");
   if (origin.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source.display_name, ": no SOA record (RFC 1035 §5.2)"));
@@ -148,15 +150,18 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
       nodes.try_emplace(name);
     }
   }
-  return std::make_unique<Zone>(origin, std::move(names), std::move(nodes), std::move(nsec3_nodes));
+  auto zone =
+      std::make_unique<Zone>(origin, std::move(names), std::move(nodes), std::move(nsec3_nodes));
+  if (options.phases != nullptr) options.phases->Mark("index");
+  return zone;
 }
 
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
     const std::vector<ZoneSource>& sources, const ZoneLoadOptions& options) {
   std::vector<std::unique_ptr<Zone>> zones;
   absl::flat_hash_set<std::string> origins;
-  // Every file is read even after one fails, so that one run reports every bad file (one
-  // error per file: the first).
+  // Every file is read even after one fails, so that one run reports every bad file (each
+  // with its errors, up to options.text.max_errors).
   std::vector<std::string> errors;
   for (const ZoneSource& source : sources) {
     absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZone(source, options);
@@ -173,7 +178,9 @@ absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
   }
   if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
   if (zones.empty()) return absl::InvalidArgumentError("no zone to serve");
-  return std::make_shared<const ZoneSnapshot>(std::move(zones));
+  auto snapshot = std::make_shared<const ZoneSnapshot>(std::move(zones));
+  if (options.phases != nullptr) options.phases->Mark("index");
+  return snapshot;
 }
 
 absl::StatusOr<ZoneSource> ReadZoneFile(const std::string& path) {

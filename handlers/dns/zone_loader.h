@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "handlers/dns/zone_snapshot.h"
 #include "handlers/dns/zone_text.h"
+#include "handlers/load_phases.h"
 
 namespace onepass::dns {
 
@@ -26,6 +27,9 @@ struct ZoneLoadOptions {
   uint16_t max_nsec3_iterations = 100;
   // The master-file reader: $INCLUDE depth, the fast-path check against ldns (tests).
   ZoneTextOptions text;
+  // When set, ParseZone and BuildSnapshot mark "parse" (the text read into records) and
+  // "index" (names, empty non-terminals, denial chains, the snapshot) on it.
+  LoadPhaseTimer* phases = nullptr;
 };
 
 // Parses one zone. The origin is the owner of the SOA (which must be the first record, as
@@ -36,8 +40,8 @@ struct ZoneLoadOptions {
 absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
                                                 const ZoneLoadOptions& options = {});
 
-// Reads and parses every file; fails, naming every bad file (one line each, its first
-// error), if any is bad or two zones have one origin.
+// Reads and parses every file; fails, naming every bad file (one line per error, up to
+// options.text.max_errors per file), if any is bad or two zones have one origin.
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(
     const std::vector<std::string>& paths, const ZoneLoadOptions& options = {});
 

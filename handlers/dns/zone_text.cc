@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
 
@@ -241,7 +243,14 @@ class MasterFileReader {
   MasterFileReader(const ZoneTextOptions& options, TextRecordSink sink)
       : options_(options), sink_(sink) {}
 
+  // OK when the file was read to its end, errors or not (they are in errors()); Cancelled when
+  // reading must stop (the error is already recorded).
   absl::Status ReadFile(const std::string& display_name, absl::string_view text, int depth);
+  const std::vector<std::string>& errors() const { return errors_; }
+  bool stopped_at_limit() const { return stopped_at_limit_; }
+  // InvalidArgument, or the code of an error that stopped the reading (Internal: the fast
+  // path differs from ldns).
+  absl::StatusCode code() const { return code_; }
 
  private:
   // One logical record: the tokens up to the end of a line outside parentheses.
@@ -268,9 +277,12 @@ class MasterFileReader {
                          Record& record);
   absl::Status SetOrigin(absl::string_view text);
   void SetOriginWire(const std::string& wire);
-  absl::Status Error(const std::string& file, int line, absl::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat(file, ":", line, ": ", what));
+  absl::Status Error(const std::string& file, int line, absl::string_view what,
+                     absl::StatusCode code = absl::StatusCode::kInvalidArgument) const {
+    return absl::Status(code, absl::StrCat(file, ":", line, ": ", what));
   }
+  // Records `error` (not a Cancelled one, already recorded); true when reading may go on.
+  bool ReadOn(const absl::Status& error);
 
   const ZoneTextOptions& options_;
   TextRecordSink sink_;
@@ -280,6 +292,9 @@ class MasterFileReader {
   uint32_t default_ttl_ = 3600;
   bool ttl_directive_ = false;
   std::vector<std::string> active_files_;  // the $INCLUDE chain, for loop detection
+  std::vector<std::string> errors_;        // "file:line: what", in the order found
+  bool stopped_at_limit_ = false;
+  absl::StatusCode code_ = absl::StatusCode::kInvalidArgument;
   // Scratch.
   std::string name_;
   std::string ldns_line_;
@@ -650,8 +665,21 @@ absl::Status MasterFileReader::RecordLine(const std::string& file, absl::string_
   } else if (absl::Status s = LdnsRdata(type_text, rdata, ttl, record_.record); !s.ok()) {
     return Error(file, logical.line, absl::StrCat(s.message(), ": ", text));
   }
-  if (absl::Status s = sink_(record_); !s.ok()) return Error(file, logical.line, s.message());
+  if (absl::Status s = sink_(record_); !s.ok()) {
+    return Error(file, logical.line, s.message(), s.code());
+  }
   return absl::OkStatus();
+}
+
+bool MasterFileReader::ReadOn(const absl::Status& error) {
+  if (absl::IsCancelled(error)) return false;
+  errors_.emplace_back(error.message());
+  if (!absl::IsInvalidArgument(error) && !absl::IsFailedPrecondition(error)) code_ = error.code();
+  if (static_cast<int>(errors_.size()) >= std::max(options_.max_errors, 1)) {
+    stopped_at_limit_ = true;
+    return false;
+  }
+  return absl::IsInvalidArgument(error);
 }
 
 absl::Status MasterFileReader::ReadFile(const std::string& display_name, absl::string_view text,
@@ -660,15 +688,21 @@ absl::Status MasterFileReader::ReadFile(const std::string& display_name, absl::s
   Logical logical;
   while (true) {
     bool done = false;
-    if (absl::Status s = Next(cursor, display_name, logical, done); !s.ok()) return s;
+    if (absl::Status s = Next(cursor, display_name, logical, done); !s.ok()) {
+      // A quote or parenthesis out of place: where the next record starts is a guess.
+      ReadOn(s);
+      return absl::CancelledError();
+    }
     if (done) return absl::OkStatus();
     const absl::string_view source = text.substr(logical.begin, logical.end - logical.begin);
+    absl::Status s;
     if (!logical.blank_owner && !logical.tokens[0].quoted &&
         absl::StartsWith(logical.tokens[0].text, "$")) {
-      if (absl::Status s = Directive(display_name, logical, depth); !s.ok()) return s;
-      continue;
+      s = Directive(display_name, logical, depth);
+    } else {
+      s = RecordLine(display_name, source, logical);
     }
-    if (absl::Status s = RecordLine(display_name, source, logical); !s.ok()) return s;
+    if (!s.ok() && !ReadOn(s)) return absl::CancelledError();
   }
 }
 
@@ -683,7 +717,14 @@ bool NameFromText(absl::string_view text, absl::string_view origin, std::string&
 absl::Status ReadMasterFile(absl::string_view display_name, absl::string_view text,
                             const ZoneTextOptions& options, TextRecordSink sink) {
   MasterFileReader reader(options, sink);
-  return reader.ReadFile(std::string(display_name), text, 0);
+  reader.ReadFile(std::string(display_name), text, 0).IgnoreError();  // errors() has them
+  if (reader.errors().empty()) return absl::OkStatus();
+  std::string message = absl::StrJoin(reader.errors(), "\n");
+  if (reader.stopped_at_limit()) {
+    absl::StrAppend(&message, "\n", display_name, ": stopped after ", reader.errors().size(),
+                    " errors");
+  }
+  return absl::Status(reader.code(), message);
 }
 
 }  // namespace onepass::dns

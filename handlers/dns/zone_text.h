@@ -28,6 +28,11 @@ struct ZoneTextOptions {
   // Also parse every fast-path record with ldns and fail if the two differ (tests: the
   // differential check that the fast path produces exactly what ldns produces).
   bool verify_with_ldns = false;
+  // Errors reported per read before it stops (nsd-checkzone and kzonecheck also report more
+  // than the first). Reading goes on after an error in one record or directive; it stops at
+  // once after one that leaves the rest unreadable (quotes, parentheses), or that the sink
+  // marks so by returning a status other than InvalidArgument.
+  int max_errors = 20;
 };
 
 // One record as read. Views are valid during the callback only.
@@ -39,12 +44,14 @@ struct TextRecord {
   absl::string_view text;  // "owner TYPE ..." as written, for messages
 };
 
-// Called per record; an error it returns is reported at the record's file and line.
+// Called per record; an error it returns is reported at the record's file and line. An
+// InvalidArgument error lets the reading go on to the next record; any other stops it.
 using TextRecordSink = absl::FunctionRef<absl::Status(TextRecord&)>;
 
 // Reads `text` (named `display_name`, a path when $INCLUDE is to be resolved against its
 // folder). `origin` is the initial $ORIGIN in presentation form ("" for none: then relative
-// names before a $ORIGIN are an error). Errors read "file:line: what".
+// names before a $ORIGIN are an error). Errors read "file:line: what", one per line, up to
+// options.max_errors of them; the last line says so when reading stopped at that limit.
 absl::Status ReadMasterFile(absl::string_view display_name, absl::string_view text,
                             const ZoneTextOptions& options, TextRecordSink sink);
 

@@ -264,14 +264,18 @@ TEST(DnsCheckTest, CheckPrintsZonesAndOpensNoSocket) {
   EXPECT_THAT(result->out, ::testing::Not(HasSubstr("ready")));
 }
 
-// Every bad file is reported, each with file and line, and the exit status is 1.
+// Every bad file is reported, each error with file and line (up to --dns_zone_max_errors per
+// file), and the exit status is 1.
 TEST(DnsCheckTest, CheckReportsEveryBadFile) {
   const std::string dir = ::testing::TempDir();
   const std::string bad_ttl = absl::StrCat(dir, "/check_ttl.zone");
   const std::string bad_cname = absl::StrCat(dir, "/check_cname.zone");
   FILE* f = fopen(bad_ttl.c_str(), "w");
   ASSERT_NE(f, nullptr);
-  fputs("$ORIGIN a.test.\n@ 60 IN SOA ns hm 1 2 3 4 5\nwww 1x IN A 192.0.2.1\n", f);
+  fputs(
+      "$ORIGIN a.test.\n@ 60 IN SOA ns hm 1 2 3 4 5\nwww 1x IN A 192.0.2.1\n"
+      "ok IN A 192.0.2.2\nmx IN MX 10\nz IN BOGUS 1\n",
+      f);
   fclose(f);
   f = fopen(bad_cname.c_str(), "w");
   ASSERT_NE(f, nullptr);
@@ -283,8 +287,19 @@ TEST(DnsCheckTest, CheckReportsEveryBadFile) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->exit_code, 1);
   EXPECT_THAT(result->err, HasSubstr(bad_ttl + ":3: bad TTL '1x'"));
+  EXPECT_THAT(result->err, HasSubstr(bad_ttl + ":5: MX: MX takes"));
+  EXPECT_THAT(result->err, HasSubstr(bad_ttl + ":6: unknown record type 'BOGUS'"));
   EXPECT_THAT(result->err, HasSubstr(bad_cname + ":4: CNAME and other data"));
   EXPECT_THAT(result->out, ::testing::Not(HasSubstr("check: dns data OK")));
+
+  result = RunCommand({onepass::testing::OnepassdPath(), "--check", "--handler", "dns", "--listen",
+                       "127.0.0.1:0", "--zone", bad_ttl, "--dns_zone_max_errors", "2"},
+                      absl::Seconds(20));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 1);
+  EXPECT_THAT(result->err, HasSubstr(bad_ttl + ":5: MX: MX takes"));
+  EXPECT_THAT(result->err, HasSubstr(bad_ttl + ": stopped after 2 errors"));
+  EXPECT_THAT(result->err, ::testing::Not(HasSubstr("BOGUS")));
 }
 
 }  // namespace

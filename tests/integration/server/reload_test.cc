@@ -151,6 +151,12 @@ TEST(ReloadTest, SighupSwapsTheZoneWithoutDroppingAConnection) {
   }
   EXPECT_TRUE(absl::StrContains(log, "reload failed: ")) << log;
   EXPECT_TRUE(absl::StrContains(log, "still serving the previous data")) << log;
+  // The good reload said where its time went, and its replaced data was freed off the workers.
+  for (const char* phase :
+       {"reloaded dns data in ", "(read ", ", parse ", ", index ", ", precompile ", ", swap "}) {
+    EXPECT_TRUE(absl::StrContains(log, phase)) << phase << " missing from: " << log;
+  }
+  EXPECT_TRUE(absl::StrContains(log, "freed the previous data (1 generation)")) << log;
   EXPECT_EQ(Kdig(port, "www.reload.test"), "198.51.100.2\n");
 
   EXPECT_EQ((*server)->Stop(), 0);

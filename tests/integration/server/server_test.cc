@@ -9,6 +9,8 @@
 
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +29,7 @@ namespace {
 using testing::LineHandlerFactory;
 using testing::LineProtocolOptions;
 using testing::TcpClient;
+using testing::WaitFor;
 
 class ServerTest : public ::testing::Test {
  protected:
@@ -443,6 +446,49 @@ TEST_F(ServerTest, ConcurrentClientsOnEveryCpu) {
   EXPECT_EQ(static_cast<uint64_t>(answered.load()), expected);
   ASSERT_TRUE(WaitForStats([&](const StatsSnapshot& s) { return s.served == expected; }));
   EXPECT_EQ(server_->Stats().sends, expected);
+}
+
+// A factory that records the thread its destructor ran on.
+class TrackedFactory : public LineHandlerFactory {
+ public:
+  explicit TrackedFactory(std::shared_ptr<std::optional<std::thread::id>> destroyed_on)
+      : destroyed_on_(std::move(destroyed_on)) {}
+  ~TrackedFactory() override { *destroyed_on_ = std::this_thread::get_id(); }
+
+ private:
+  std::shared_ptr<std::optional<std::thread::id>> destroyed_on_;
+};
+
+// The data a reload replaces is freed by whoever takes it from TakeRetired (onepassd: a thread
+// of its own), never by the worker that switched last: freeing a large zone there held up that
+// worker's connections for about half a second.
+TEST_F(ServerTest, ReplacedDataIsHandedBackOnceEveryWorkerSwitched) {
+  config_.workers = 2;
+  auto destroyed_on = std::make_shared<std::optional<std::thread::id>>();
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Create(config_, std::make_unique<TrackedFactory>(destroyed_on));
+  ASSERT_TRUE(server.ok()) << server.status();
+  server_ = *std::move(server);
+  server_->Start();
+  EXPECT_FALSE(server_->retiring());
+
+  ASSERT_TRUE(server_->Reload(std::make_unique<LineHandlerFactory>()).ok());
+  EXPECT_TRUE(server_->retiring());
+  std::vector<std::shared_ptr<const HandlerFactory>> retired;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        for (auto& factory : server_->TakeRetired()) retired.push_back(std::move(factory));
+        return !retired.empty();
+      },
+      absl::Seconds(10)));
+  ASSERT_EQ(retired.size(), 1u);
+  EXPECT_FALSE(server_->retiring());
+  EXPECT_FALSE(destroyed_on->has_value()) << "a worker freed the replaced data";
+  EXPECT_EQ(retired[0].use_count(), 1) << "still referenced elsewhere";
+  retired.clear();
+  ASSERT_TRUE(destroyed_on->has_value());
+  EXPECT_EQ(**destroyed_on, std::this_thread::get_id());
+  EXPECT_TRUE(server_->TakeRetired().empty());
 }
 
 // Server::Reload (SIGHUP in onepassd): refused data changes nothing; accepted data reaches

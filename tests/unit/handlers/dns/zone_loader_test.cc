@@ -3,12 +3,14 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "handlers/dns/default_zone.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
+#include "handlers/load_phases.h"
 
 namespace onepass::dns {
 namespace {
@@ -129,6 +131,37 @@ TEST(ZoneLoaderTest, SnapshotRejectsDuplicateOriginsAndFindsLongestZone) {
   EXPECT_EQ((*snapshot)->FindZone(Canonical("x.a."))->origin(), Canonical("a."));
   EXPECT_EQ((*snapshot)->FindZone(Canonical("x.c.")), nullptr);
   EXPECT_FALSE(LoadZoneFiles({"/nonexistent/zone"}).ok());
+}
+
+// The reload log line's phases: each zone file adds to "parse" and "index", in that order.
+TEST(ZoneLoaderTest, PhasesAreMarkedPerZoneAndAddUp) {
+  const std::string parent = "$ORIGIN a.\n@ 60 IN SOA ns hm 1 2 3 4 5\nwww 60 IN A 192.0.2.1\n";
+  const std::string child = "$ORIGIN b.a.\n@ 60 IN SOA ns hm 1 2 3 4 5\n";
+  LoadPhaseTimer phases;
+  ZoneLoadOptions options;
+  options.phases = &phases;
+  ASSERT_TRUE(BuildSnapshot({{"one", parent}, {"two", child}}, options).ok());
+  phases.Mark("precompile");
+  ASSERT_EQ(phases.phases().size(), 3u);
+  EXPECT_EQ(phases.phases()[0].name, "parse");
+  EXPECT_EQ(phases.phases()[1].name, "index");
+  EXPECT_EQ(phases.phases()[2].name, "precompile");
+  for (const LoadPhase& phase : phases.phases()) {
+    EXPECT_GE(phase.wall, absl::ZeroDuration()) << phase.name;
+    EXPECT_GE(phase.cpu, absl::ZeroDuration()) << phase.name;
+  }
+  const std::string line = FormatLoadPhases(phases.phases());
+  EXPECT_THAT(line, ::testing::StartsWith("parse ")) << line;
+  EXPECT_THAT(line, HasSubstr(", index ")) << line;
+  EXPECT_THAT(line, HasSubstr(", precompile ")) << line;
+}
+
+TEST(LoadPhasesTest, FormatShowsWaitingOnlyWhereTheThreadWaited) {
+  const std::vector<LoadPhase> phases = {
+      {"read", absl::Milliseconds(20), absl::Milliseconds(19), absl::ZeroDuration()},
+      {"parse", absl::Milliseconds(1500), absl::Milliseconds(800), absl::Milliseconds(600)}};
+  EXPECT_EQ(FormatLoadPhases(phases), "read 20ms, parse 1.50s (cpu 800ms, runq 600ms)");
+  EXPECT_EQ(FormatLoadPhases({}), "");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "handlers/dns/default_zone.h"
 #include "handlers/dns/dns_name.h"
@@ -123,6 +124,78 @@ TEST(ZoneTextTest, StrictErrorsNameFileAndLine) {
   }
 }
 
+// One line per error, in file order, as nsd-checkzone and kzonecheck report them: a bad record
+// or directive is reported and reading goes on with the next one.
+TEST(ZoneTextTest, EveryErrorOfAFileIsReportedWithItsLine) {
+  const std::string text =
+      "$ORIGIN t.\n@ 60 IN SOA ns hm 1 2 3 4 5\n"
+      "a 1x IN A 192.0.2.1\n"              // 3
+      "b IN A 192.0.2.2\n"                 // fine
+      "c IN BOGUS 1\n"                     // 5
+      "$FOO bar\n"                         // 6
+      "d IN A 192.0.2.256\n"               // 7
+      "e IN CNAME x\ne IN A 192.0.2.5\n";  // 9: CNAME and other data, from the loader
+  absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZone({"f.zone", text});
+  ASSERT_FALSE(zone.ok());
+  const std::vector<std::string> lines = absl::StrSplit(zone.status().message(), '\n');
+  ASSERT_EQ(lines.size(), 5u) << zone.status();
+  EXPECT_TRUE(absl::StartsWith(lines[0], "f.zone:3: bad TTL '1x'")) << lines[0];
+  EXPECT_TRUE(absl::StartsWith(lines[1], "f.zone:5: unknown record type 'BOGUS'")) << lines[1];
+  EXPECT_TRUE(absl::StartsWith(lines[2], "f.zone:6: unknown directive $FOO")) << lines[2];
+  EXPECT_TRUE(absl::StartsWith(lines[3], "f.zone:7: ")) << lines[3];
+  EXPECT_TRUE(absl::StartsWith(lines[4], "f.zone:9: ")) << lines[4];
+  EXPECT_TRUE(absl::StrContains(lines[4], "CNAME and other data")) << lines[4];
+}
+
+TEST(ZoneTextTest, ReadingStopsAtTheErrorLimitAndSaysSo) {
+  std::string text = "$ORIGIN t.\n@ 60 IN SOA ns hm 1 2 3 4 5\n";
+  for (int i = 0; i < 30; ++i) absl::StrAppend(&text, "h", i, " IN A 192.0.2.999\n");
+  ZoneLoadOptions options;
+  options.text.max_errors = 4;
+  absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZone({"f.zone", text}, options);
+  ASSERT_FALSE(zone.ok());
+  const std::vector<std::string> lines = absl::StrSplit(zone.status().message(), '\n');
+  ASSERT_EQ(lines.size(), 5u) << zone.status();
+  EXPECT_TRUE(absl::StartsWith(lines[3], "f.zone:6: ")) << lines[3];
+  EXPECT_EQ(lines[4], "f.zone: stopped after 4 errors");
+  // The default reports up to 20.
+  zone = ParseZone({"f.zone", text});
+  ASSERT_FALSE(zone.ok());
+  EXPECT_TRUE(absl::StrContains(zone.status().message(), "stopped after 20 errors"));
+  // max_errors 1: the first error only, as before.
+  options.text.max_errors = 1;
+  zone = ParseZone({"f.zone", text}, options);
+  ASSERT_FALSE(zone.ok());
+  EXPECT_TRUE(absl::StartsWith(zone.status().message(), "f.zone:3: ")) << zone.status();
+}
+
+// After a quote or a parenthesis out of place, where the next record starts is a guess: the
+// reader stops there rather than report errors that are not in the file. So does a zone that
+// does not start with its SOA (every record would be outside a zone).
+TEST(ZoneTextTest, UnreadableRestStopsTheReading) {
+  const std::string head = "$ORIGIN t.\n@ 60 IN SOA ns hm 1 2 3 4 5\nx IN BOGUS 1\n";
+  const std::vector<BadCase> cases = {
+      {"a IN TXT \"open\nb IN BOGUS 1\n", 4, "unterminated quoted string"},
+      {"a IN A 192.0.2.1 )\nb IN BOGUS 1\n", 4, "')' without '('"},
+      {"a IN TXT ( x\n ( y ) )\nb IN BOGUS 1\n", 5, "nested '('"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.text);
+    absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZone({"f.zone", head + c.text});
+    ASSERT_FALSE(zone.ok());
+    const std::vector<std::string> lines = absl::StrSplit(zone.status().message(), '\n');
+    ASSERT_EQ(lines.size(), 2u) << zone.status();
+    EXPECT_TRUE(absl::StartsWith(lines[0], "f.zone:3: unknown record type")) << lines[0];
+    EXPECT_TRUE(absl::StartsWith(lines[1], absl::StrCat("f.zone:", c.line, ": ", c.what)))
+        << lines[1];
+  }
+  absl::StatusOr<std::unique_ptr<Zone>> no_soa =
+      ParseZone({"f.zone", "$ORIGIN t.\na IN A 192.0.2.1\nb IN A 192.0.2.2\n"});
+  ASSERT_FALSE(no_soa.ok());
+  EXPECT_EQ(no_soa.status().message(),
+            "f.zone:2: the first record must be the zone's SOA (RFC 1035 §5.2)");
+}
+
 class IncludeTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -177,6 +250,23 @@ TEST_F(IncludeTest, LoopAndDepthAreErrorsAtTheIncludingLine) {
       << too_deep.status();
   options.text.max_include_depth = 3;
   EXPECT_TRUE(LoadZoneFiles({deep}, options).ok());
+}
+
+// Errors in an included file count with the including file's, each under its own name, and
+// the including file is read on after the $INCLUDE.
+TEST_F(IncludeTest, ErrorsOfIncludedFilesAreReportedToo) {
+  Write("parts/bad", "x IN A 192.0.2.300\ny IN A 192.0.2.3\nz IN BOGUS 1\n");
+  const std::string top = Write("top.zone",
+                                "$ORIGIN example.com.\n@ 60 IN SOA ns hm 1 2 3 4 5\n"
+                                "$INCLUDE parts/bad\n"
+                                "w 5x IN A 192.0.2.4\n");
+  absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> snapshot = LoadZoneFiles({top});
+  ASSERT_FALSE(snapshot.ok());
+  const std::vector<std::string> lines = absl::StrSplit(snapshot.status().message(), '\n');
+  ASSERT_EQ(lines.size(), 3u) << snapshot.status();
+  EXPECT_TRUE(absl::StrContains(lines[0], "parts/bad:1: ")) << lines[0];
+  EXPECT_TRUE(absl::StrContains(lines[1], "parts/bad:3: unknown record type")) << lines[1];
+  EXPECT_TRUE(absl::StrContains(lines[2], "top.zone:4: bad TTL '5x'")) << lines[2];
 }
 
 }  // namespace
