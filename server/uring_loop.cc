@@ -161,6 +161,9 @@ class UringLoop final : public FinalSendQueue {
   std::optional<SteadyTime> next_deadline_;
   std::optional<SteadyTime> resume_at_;  // accepting again after EMFILE & co.
   std::optional<SteadyTime> drain_deadline_;
+  // Set when the drain deadline passed: what is still in flight then (closes whose polls are
+  // being cancelled, last sends) gets this long before the loop stops anyway.
+  std::optional<SteadyTime> give_up_at_;
   SteadyTime last_beat_{};
   bool listeners_closed_ = false;
   bool stopping_ = false;
@@ -246,6 +249,7 @@ void UringLoop::Run() {
   std::vector<io_uring_cqe*> batch(kCompletionEntries);
   while (!Done()) {
     const SteadyTime now = Clock::now();
+    if (give_up_at_.has_value() && now >= *give_up_at_) break;  // the destructor closes the rest
     const int64_t wait = WaitNanos(now);
     __kernel_timespec timeout{.tv_sec = wait / 1000000000, .tv_nsec = wait % 1000000000};
     io_uring_cqe* first = nullptr;
@@ -273,6 +277,7 @@ void UringLoop::Run() {
     }
     if (drain_deadline_.has_value() && after >= *drain_deadline_) {
       drain_deadline_.reset();
+      give_up_at_ = after + std::chrono::seconds(1);
       while (!parked_.empty()) {
         WorkerStats::Add(w_.stats_.closed_drain);
         Close(parked_.back());
@@ -284,7 +289,8 @@ void UringLoop::Run() {
 
 int64_t UringLoop::WaitNanos(SteadyTime now) const {
   SteadyTime until = now + std::chrono::milliseconds(kHeartbeatPeriodMs);
-  for (const std::optional<SteadyTime>& at : {next_deadline_, resume_at_, drain_deadline_}) {
+  for (const std::optional<SteadyTime>& at :
+       {next_deadline_, resume_at_, drain_deadline_, give_up_at_}) {
     if (at.has_value()) until = std::min(until, *at);
   }
   const int64_t nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now).count();
