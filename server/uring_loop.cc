@@ -154,6 +154,7 @@ class UringLoop final : public FinalSendQueue {
   std::vector<std::unique_ptr<SendSlot>> sends_;
   std::vector<SendSlot*> free_sends_;
   int sends_in_flight_ = 0;
+  int linked_closes_in_flight_ = 0;  // the closes after last sends, until their completion
   int slots_in_use_ = 0;
   // The connection Advance is running for, and whether its close went with its last send.
   int current_fd_ = -1;
@@ -298,8 +299,10 @@ int64_t UringLoop::WaitNanos(SteadyTime now) const {
 }
 
 bool UringLoop::Done() const {
-  // Drained: no listener, no connection held, no last send in flight (its buffer is ours).
-  return stopping_ && listeners_closed_ && slots_in_use_ == 0 && sends_in_flight_ == 0;
+  // Drained: no listener, no connection held, no last send in flight (its buffer is ours) nor
+  // the close linked after it.
+  return stopping_ && listeners_closed_ && slots_in_use_ == 0 && sends_in_flight_ == 0 &&
+         linked_closes_in_flight_ == 0;
 }
 
 void UringLoop::OnCompletion(const io_uring_cqe& cqe) {
@@ -318,6 +321,7 @@ void UringLoop::OnCompletion(const io_uring_cqe& cqe) {
       OnSent(Untag<SendSlot>(data), cqe.res);
       break;
     case Op::kClose:
+      --linked_closes_in_flight_;
       // Cancelled because the send before it failed: the socket is still open.
       if (cqe.res == -ECANCELED) close(static_cast<int>(data >> 3));
       break;
@@ -597,6 +601,7 @@ bool UringLoop::QueueFinalSend(int fd, absl::Span<const uint8_t> bytes) {
   io_uring_sqe_set_data64(sqe,
                           (static_cast<uint64_t>(fd) << 3) | static_cast<uint64_t>(Op::kClose));
   ++sends_in_flight_;
+  ++linked_closes_in_flight_;
   close_queued_ = true;
   return true;
 }
