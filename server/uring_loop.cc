@@ -19,10 +19,9 @@
 #include "absl/types/span.h"
 #include "common/log.h"
 #include "server/connection.h"
-#include "server/deadline.h"
 #include "server/server_config.h"
-#include "server/socket_options.h"
 #include "server/stats.h"
+#include "server/uring_loop_impl.h"
 #include "server/worker.h"
 #include "server/worker_metrics.h"
 
@@ -43,23 +42,14 @@ constexpr int kInFlightSlots = 1024;
 // Last sends in flight (each a kUnsentCheckBytes copy) before the connection sends itself.
 constexpr int kMaxSendsInFlight = 4096;
 
-// What a completion is for: the low 3 bits of its user_data (pointers are 8-byte aligned; a
-// close carries its fd above them).
-enum class Op : uint64_t {
-  kAccept = 0,  // AcceptSlot*
-  kRecv = 1,    // Slot*: the first recv of a connection
-  kPoll = 2,    // Slot*: a parked connection's readiness
-  kSend = 3,    // SendSlot*: a last send (a close is linked after it)
-  kClose = 4,   // fd << 3: the close linked after a last send, or a plain close
-  kStop = 5,    // the worker's stop eventfd
-  kOffer = 6,   // the worker's reload eventfd
-  kIgnore = 7,  // cancels and poll removals: their targets complete on their own
-};
-constexpr uint64_t kOpMask = 7;
+using uring_internal::AcceptSlot;
+using uring_internal::Clock;
+using uring_internal::kOpMask;
+using uring_internal::Op;
+using uring_internal::SendSlot;
+using uring_internal::Slot;
+using uring_internal::Tag;
 
-uint64_t Tag(const void* pointer, Op op) {
-  return reinterpret_cast<uintptr_t>(pointer) | static_cast<uint64_t>(op);
-}
 template <typename T>
 T* Untag(uint64_t data) {
   return reinterpret_cast<T*>(static_cast<uintptr_t>(data & ~kOpMask));
@@ -77,98 +67,7 @@ std::array<uint8_t, 16> PeerKey(const sockaddr_storage& address) {
   return key;
 }
 
-struct AcceptSlot {
-  int listener = -1;
-  sockaddr_storage address{};
-  socklen_t address_length = 0;
-  bool armed = false;
-};
-
-// A connection the loop holds, from its accept to the completion of its close.
-struct Slot {
-  explicit Slot(size_t input_bytes) : connection(input_bytes, /*output_capacity=*/0) {}
-  enum class Phase : uint8_t { kFree, kReceiving, kParked, kClosing };
-  Connection connection;
-  Phase phase = Phase::kFree;
-  bool poll_armed = false;
-  size_t asked = 0;  // bytes the first recv asked for
-  SteadyTime deadline{};
-  size_t parked_index = 0;
-};
-
-struct SendSlot {
-  std::array<uint8_t, kUnsentCheckBytes> bytes;
-};
-
-using Clock = std::chrono::steady_clock;
-
 }  // namespace
-
-// Named (not in the anonymous namespace): Worker befriends it.
-class UringLoop final : public FinalSendQueue {
- public:
-  explicit UringLoop(Worker& worker) : w_(worker) {}
-  ~UringLoop() override;
-
-  absl::Status Setup();
-  void Run();
-
-  // Interface FinalSendQueue.
-  bool QueueFinalSend(int fd, absl::Span<const uint8_t> bytes) override;
-
- private:
-  io_uring_sqe* Sqe();
-  void ArmAccept(AcceptSlot* slot);
-  void ArmAccepts();
-  void ArmWake(int fd, Op op);
-  void OnCompletion(const io_uring_cqe& cqe);
-  void OnAccepted(AcceptSlot* accept, int result);
-  void StartConnection(int fd, const sockaddr_storage& address);
-  void OnReceived(Slot* slot, int result);
-  void OnPollReady(Slot* slot, int result);
-  void OnSent(SendSlot* send, int result);
-  void OnWake(int fd, Op op, bool more);
-  // Runs Advance (or AdvanceReceived) on a connection that has an output buffer lent.
-  void Lend(Connection& connection);
-  // After Advance: closes, or parks for the state it returned (a new one is counted first).
-  void After(Slot* slot, ConnectionState state, bool first);
-  void Park(Slot* slot);
-  void Close(Slot* slot);
-  void CloseFd(int fd);
-  void Release(Slot* slot);
-  void Unpark(Slot* slot);
-  Slot* AcquireSlot();
-  void Expire(SteadyTime now);
-  void BeginDrain();
-  void AcceptQueuedAndCloseListeners();
-  bool Done() const;
-  int64_t WaitNanos(SteadyTime now) const;
-
-  Worker& w_;
-  io_uring ring_{};
-  bool ring_ready_ = false;
-  std::vector<std::unique_ptr<AcceptSlot>> accepts_;
-  std::vector<std::unique_ptr<Slot>> slots_;
-  std::vector<Slot*> free_slots_;
-  std::vector<Slot*> parked_;
-  std::vector<std::unique_ptr<SendSlot>> sends_;
-  std::vector<SendSlot*> free_sends_;
-  int sends_in_flight_ = 0;
-  int linked_closes_in_flight_ = 0;  // the closes after last sends, until their completion
-  int slots_in_use_ = 0;
-  // The connection Advance is running for, and whether its close went with its last send.
-  int current_fd_ = -1;
-  bool close_queued_ = false;
-  std::optional<SteadyTime> next_deadline_;
-  std::optional<SteadyTime> resume_at_;  // accepting again after EMFILE & co.
-  std::optional<SteadyTime> drain_deadline_;
-  // Set when the drain deadline passed: what is still in flight then (closes whose polls are
-  // being cancelled, last sends) gets this long before the loop stops anyway.
-  std::optional<SteadyTime> give_up_at_;
-  SteadyTime last_beat_{};
-  bool listeners_closed_ = false;
-  bool stopping_ = false;
-};
 
 UringLoop::~UringLoop() {
   // Whatever is still open at exit (a drain cut short): the ring goes first, so that nothing
@@ -443,135 +342,6 @@ void UringLoop::OnReceived(Slot* slot, int result) {
   After(slot, state, /*first=*/true);
 }
 
-void UringLoop::OnPollReady(Slot* slot, int result) {
-  slot->poll_armed = false;
-  if (slot->phase == Slot::Phase::kClosing) {  // closed while its poll was armed
-    CloseFd(slot->connection.fd());
-    Release(slot);
-    return;
-  }
-  if (result < 0) {  // cannot happen for a socket: never spin on it
-    WorkerStats::Add(w_.stats_.reset_errors);
-    Close(slot);
-    return;
-  }
-  Lend(slot->connection);
-  const ConnectionState state = slot->connection.Advance(w_.env_);
-  After(slot, state, /*first=*/false);
-}
-
-void UringLoop::After(Slot* slot, ConnectionState state, bool first) {
-  Connection& connection = slot->connection;
-  if (state == ConnectionState::kClosed) {
-    if (first) WorkerStats::Add(w_.stats_.single_pass);
-    if (!close_queued_) CloseFd(connection.fd());
-    if (slot->phase == Slot::Phase::kParked) Unpark(slot);
-    Release(slot);
-    return;
-  }
-  if (state != ConnectionState::kWriting) {
-    w_.ReleaseOutput(&connection);
-  } else if (!w_.RefillScratchOutput()) {
-    // Every output buffer is held by a connection waiting to write (as the libevent loop).
-    WorkerStats::Add(w_.stats_.rejected_pool_full);
-    Close(slot);
-    return;
-  }
-  if (first) {
-    if (static_cast<int>(parked_.size()) >= w_.max_connections_) {
-      WorkerStats::Add(w_.stats_.rejected_pool_full);
-      Close(slot);
-      return;
-    }
-    // The client: the accepted peer, or the one a trusted PROXY header named.
-    if (!w_.CountPeer(connection.peer(), &connection)) {
-      WorkerStats::Add(w_.stats_.rejected_per_client);
-      Close(slot);
-      return;
-    }
-    WorkerStats::Add(w_.stats_.parked);
-    slot->phase = Slot::Phase::kParked;
-    slot->parked_index = parked_.size();
-    parked_.push_back(slot);
-    w_.metrics_.SetParked(parked_.size());
-  }
-  Park(slot);
-}
-
-void UringLoop::Park(Slot* slot) {
-  Connection& connection = slot->connection;
-  const ConnectionState state = connection.state();
-  ParkedConnection parked;
-  parked.state = state;
-  parked.idle = connection.idle();
-  parked.message_consumed = state == ConnectionState::kReading && connection.TakeMessageConsumed();
-  parked.input_pending = !connection.in().empty();
-  parked.deadlines = connection.deadlines();
-  if (stopping_ && parked.idle) {
-    Close(slot);  // between requests: nothing in flight to finish
-    return;
-  }
-  const SteadyTime now = Clock::now();
-  const WorkerLoad load{.parked = parked_.size(), .max_connections = w_.max_connections_};
-  const ParkDeadline deadline = ComputeParkDeadline(parked, now, w_.config_, load);
-  connection.deadlines() = deadline.deadlines;
-  slot->deadline = deadline.at;
-  if (!next_deadline_.has_value() || deadline.at < *next_deadline_) next_deadline_ = deadline.at;
-  const bool to_write =
-      state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
-  io_uring_sqe* sqe = Sqe();
-  io_uring_prep_poll_add(sqe, connection.fd(), to_write ? POLLOUT : POLLIN);
-  io_uring_sqe_set_data64(sqe, Tag(slot, Op::kPoll));
-  slot->poll_armed = true;
-}
-
-void UringLoop::Close(Slot* slot) {
-  Connection& connection = slot->connection;
-  // Closed with answers the client has not taken: abort, as the libevent loop does.
-  const ConnectionState state = connection.state();
-  if (state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent) {
-    AbortOnClose(connection.fd());
-  }
-  if (slot->phase == Slot::Phase::kParked) Unpark(slot);
-  if (slot->poll_armed) {
-    // The ring holds the socket while its poll is armed: closing the fd now would not close
-    // it. The poll's completion (cancelled) closes it and frees the slot.
-    slot->phase = Slot::Phase::kClosing;
-    io_uring_sqe* sqe = Sqe();
-    io_uring_prep_poll_remove(sqe, Tag(slot, Op::kPoll));
-    io_uring_sqe_set_data64(sqe, static_cast<uint64_t>(Op::kIgnore));
-    return;
-  }
-  CloseFd(connection.fd());
-  Release(slot);
-}
-
-void UringLoop::CloseFd(int fd) {
-  io_uring_sqe* sqe = Sqe();
-  io_uring_prep_close(sqe, fd);
-  io_uring_sqe_set_data64(sqe, static_cast<uint64_t>(Op::kIgnore));
-}
-
-void UringLoop::Unpark(Slot* slot) {
-  Slot* last = parked_.back();
-  parked_[slot->parked_index] = last;
-  last->parked_index = slot->parked_index;
-  parked_.pop_back();
-  w_.metrics_.SetParked(parked_.size());
-}
-
-void UringLoop::Release(Slot* slot) {
-  Connection& connection = slot->connection;
-  w_.ReleaseOutput(&connection);
-  w_.UncountPeer(&connection);
-  w_.metrics_.RecordClose(connection.accepted_at, MonotonicNanos());
-  connection.Reset(-1);
-  slot->phase = Slot::Phase::kFree;
-  slot->poll_armed = false;
-  free_slots_.push_back(slot);
-  --slots_in_use_;
-}
-
 bool UringLoop::QueueFinalSend(int fd, absl::Span<const uint8_t> bytes) {
   if (fd != current_fd_ || bytes.size() > kUnsentCheckBytes) return false;
   SendSlot* send = nullptr;
@@ -611,62 +381,6 @@ void UringLoop::OnSent(SendSlot* send, int result) {
   if (result < 0) WorkerStats::Add(w_.stats_.reset_errors);
   free_sends_.push_back(send);
   --sends_in_flight_;
-}
-
-void UringLoop::Expire(SteadyTime now) {
-  next_deadline_.reset();
-  for (size_t i = parked_.size(); i > 0; --i) {
-    Slot* slot = parked_[i - 1];
-    if (slot->deadline <= now) {
-      w_.CountTimeout(slot->connection);
-      Close(slot);
-    }
-  }
-  for (const Slot* slot : parked_) {
-    if (!next_deadline_.has_value() || slot->deadline < *next_deadline_) {
-      next_deadline_ = slot->deadline;
-    }
-  }
-}
-
-void UringLoop::BeginDrain() {
-  stopping_ = true;
-  w_.draining_ = true;
-  resume_at_.reset();
-  // Closing a reuseport listener resets what is in its accept queue: cancel the armed accepts
-  // first; once none is left, take what is queued, then close (as Worker::BeginDrain).
-  bool armed = false;
-  for (const auto& accept : accepts_) {
-    if (!accept->armed) continue;
-    armed = true;
-    io_uring_sqe* sqe = Sqe();
-    io_uring_prep_cancel64(sqe, Tag(accept.get(), Op::kAccept), 0);
-    io_uring_sqe_set_data64(sqe, static_cast<uint64_t>(Op::kIgnore));
-  }
-  if (!armed) AcceptQueuedAndCloseListeners();
-  for (size_t i = parked_.size(); i > 0; --i) {
-    Slot* slot = parked_[i - 1];
-    if (slot->connection.idle()) Close(slot);
-  }
-  drain_deadline_ = Clock::now() + absl::ToChronoNanoseconds(w_.config_.drain_timeout);
-}
-
-void UringLoop::AcceptQueuedAndCloseListeners() {
-  if (!w_.paused_) {
-    for (const ScopedFd& listener : w_.listeners_) {
-      for (int i = 0; i < w_.config_.backlog; ++i) {
-        sockaddr_storage address{};
-        socklen_t length = sizeof(address);
-        const int fd = accept4(listener.get(), reinterpret_cast<sockaddr*>(&address), &length,
-                               SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;
-        WorkerStats::Add(w_.stats_.accepted);
-        StartConnection(fd, address);
-      }
-    }
-  }
-  w_.CloseListeners();
-  listeners_closed_ = true;
 }
 
 bool UringLoopBuilt() { return true; }
