@@ -247,8 +247,9 @@ void Worker::OnHandlerOffered(int fd, short what, void* arg) {
   worker->env_.handler = worker->handler_.get();
   worker->env_.max_request_bytes = factory->MaxRequestBytes();
   worker->factory_ = std::move(factory);
+  // The gauge, not active_: the io_uring loop keeps its parked connections in its own list.
   LogInfo("worker %d: serving reload %d; %d parked connections continue with it", worker->index_,
-          generation, worker->active_.size());
+          generation, worker->metrics_.Read().parked_now);
 }
 
 void Worker::SetAccepting(bool on) {
