@@ -5,7 +5,8 @@
 #
 #   loadtest/bench.sh [--seconds 10] [--server-cpus 0] [--client-cpus 1-N] [--rounds 3]
 #                     [--proto dns,dnssec,dnslarge,ocsp,whois] [--concurrency 64] [--open-loop 0.8]
-#                     [--steering "cpu hash"] [--json FILE] [--compare FILE] [--bin DIR] [--out DIR]
+#                     [--steering "cpu hash"] [--io "epoll uring"] [--json FILE] [--compare FILE]
+#                     [--bin DIR] [--out DIR]
 #
 # Binaries: --bin DIR (a build directory, or a folder holding the three binaries; default
 # build/release, then build/ci), or their paths in ONEPASSD, ONEPASS_LOAD, ONEPASS_REFERENCE.
@@ -15,7 +16,9 @@
 # alternates the two servers --rounds times (a busy machine drifts). --open-loop F adds as many
 # open-loop rounds at F x the reference's median closed-loop rate (tail latency).
 # --steering "cpu hash" runs onepassd once per --steering mode in each round (rows onepassd@cpu,
-# onepassd@hash), to compare CPU steering on and off in the same run.
+# onepassd@hash), to compare CPU steering on and off in the same run. --io "epoll uring" does
+# the same for the worker loop (rows onepassd@epoll, onepassd@uring; uring needs a build with
+# -DONEPASS_IO_URING=ON).
 # Prints one table: conn/s median [min-max], CPU us per connection (the server's threads plus
 # the ksoftirqd of the server CPUs), p50/p99/p99.9 (median over rounds), errors, and the ratios
 # onepassd / reference of the summed conn/s and of the CPU per connection. --json FILE writes
@@ -37,7 +40,8 @@ open_loop=""
 json_out=""
 compare=""
 steering_modes=""
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+io_modes=""
+usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
@@ -49,6 +53,7 @@ while [ $# -gt 0 ]; do
     --open-loop) open_loop=$2; shift 2 ;;
     --json) json_out=$2; shift 2 ;;
     --steering) steering_modes=$2; shift 2 ;;
+    --io) io_modes=$2; shift 2 ;;
     --compare) compare=$2; shift 2 ;;
     --bin) BIN_DIR=$2; shift 2 ;;
     --out) out_dir=$2; shift 2 ;;
@@ -134,17 +139,23 @@ run_one() {
 for proto in "${proto_list[@]}"; do
   protocol_args "$proto"
   for ((round = 1; round <= rounds; round++)); do
-    for mode in ${steering_modes:-default}; do
-      name=onepassd
-      steering_arg=()
-      if [ "$mode" != default ]; then
-        name="onepassd@$mode"
-        steering_arg=(--steering "$mode")
-      fi
-      echo
-      echo "== $proto: $name ($onepassd), round $round of $rounds"
-      run_one "$proto" closed "$name-$round" "--concurrency $concurrency" "$onepassd" "${server_args[@]}" \
-        "${steering_arg[@]}" --listen 127.0.0.1:0 --workers "$n_server" --cpus "$server_cpus"
+    for io in ${io_modes:-default}; do
+      for mode in ${steering_modes:-default}; do
+        name=onepassd
+        variant_args=()
+        if [ "$mode" != default ]; then
+          name+="@$mode"
+          variant_args+=(--steering "$mode")
+        fi
+        if [ "$io" != default ]; then
+          name+="@$io"
+          variant_args+=(--io "$io")
+        fi
+        echo
+        echo "== $proto: $name ($onepassd), round $round of $rounds"
+        run_one "$proto" closed "$name-$round" "--concurrency $concurrency" "$onepassd" "${server_args[@]}" \
+          "${variant_args[@]}" --listen 127.0.0.1:0 --workers "$n_server" --cpus "$server_cpus"
+      done
     done
     if [ "$proto" = dnssec ] && [ "$round" = 1 ]; then
       # The reference answers as many bytes as onepassd did (its answer size, prefix excluded).

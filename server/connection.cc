@@ -70,7 +70,16 @@ void Connection::TakeOver(Connection& other) {
 
 ConnectionState Connection::Advance(const ConnectionEnv& env) {
   Turn turn;
-  bool go_on = true;
+  return Run(env, turn, /*go_on=*/true);
+}
+
+ConnectionState Connection::AdvanceReceived(const ConnectionEnv& env, ssize_t result,
+                                            size_t asked) {
+  Turn turn;
+  return Run(env, turn, TakeReceived(env, turn, result, asked));
+}
+
+ConnectionState Connection::Run(const ConnectionEnv& env, Turn& turn, bool go_on) {
   while (go_on) {
     switch (fields_.state) {
       case ConnectionState::kReading:
@@ -111,11 +120,16 @@ bool Connection::Receive(const ConnectionEnv& env, Turn& turn) {
     WorkerStats::Add(env.stats->rejected_oversize);
     return Finish();
   }
-  ssize_t received = recv(fields_.fd, tail.data(), tail.size(), MSG_DONTWAIT);
+  const ssize_t received = recv(fields_.fd, tail.data(), tail.size(), MSG_DONTWAIT);
+  return TakeReceived(env, turn, received < 0 ? -errno : received, tail.size());
+}
+
+bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t received,
+                              size_t asked) {
   ++turn.reads;
   WorkerStats::Add(env.stats->recvs);
   if (received > 0) {
-    turn.last_read_short = static_cast<size_t>(received) < tail.size();
+    turn.last_read_short = static_cast<size_t>(received) < asked;
     turn.last_read_full = !turn.last_read_short;
     if (turn.last_read_full) fields_.filled_buffer = true;
     in_->Commit(static_cast<size_t>(received));
@@ -127,8 +141,8 @@ bool Connection::Receive(const ConnectionEnv& env, Turn& turn) {
     fields_.peer_closed = true;
     return MoveTo(ConnectionState::kProcessing);
   }
-  if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
-  if (errno == EINTR) return true;  // again, in the same state
+  if (received == -EAGAIN || received == -EWOULDBLOCK) return false;
+  if (received == -EINTR) return true;  // again, in the same state
   WorkerStats::Add(env.stats->reset_errors);
   return Finish();
 }
@@ -276,7 +290,13 @@ bool Connection::Flush(const ConnectionEnv& env) {
   while (!out_->empty()) {
     // The whole response in one send: the handler built the length prefix and the message
     // together, so no tinygram leaves (RFC 7766 §8; docs/design.md "The connection path").
-    ssize_t sent = send(fields_.fd, out_->data(), out_->size(), MSG_NOSIGNAL | MSG_DONTWAIT | more);
+    ssize_t sent;
+    if (more != 0 && env.final_send != nullptr &&
+        env.final_send->QueueFinalSend(fields_.fd, out_->contents())) {
+      sent = static_cast<ssize_t>(out_->size());  // the queue sends it, then closes
+    } else {
+      sent = send(fields_.fd, out_->data(), out_->size(), MSG_NOSIGNAL | MSG_DONTWAIT | more);
+    }
     WorkerStats::Add(env.stats->sends);
     if (sent < 0) {
       if (errno == EINTR) continue;

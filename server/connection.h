@@ -8,6 +8,8 @@
 #ifndef ONEPASS_SERVER_CONNECTION_H_
 #define ONEPASS_SERVER_CONNECTION_H_
 
+#include <sys/types.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -55,6 +57,19 @@ class InputBuffer {
   size_t end_ = 0;
 };
 
+// A worker loop that can take the last send of a connection together with its close (the
+// io_uring loop, server/uring_loop.h: one send and a close linked after it, submitted with the
+// ring's next batch instead of two syscalls now).
+class FinalSendQueue {
+ public:
+  virtual ~FinalSendQueue() = default;
+  // `bytes` (at most kUnsentCheckBytes) are the whole rest of the last response of the
+  // connection on `fd`, which closes right after. True: the queue copied them and will send
+  // them and close `fd`; the connection counts them as sent and its worker must not close
+  // `fd`. False: the connection sends them itself.
+  virtual bool QueueFinalSend(int fd, absl::Span<const uint8_t> bytes) = 0;
+};
+
 // What Connection::Advance needs from its worker; read-only during the call.
 struct ConnectionEnv {
   Handler* handler = nullptr;
@@ -68,6 +83,9 @@ struct ConnectionEnv {
   // The worker's queue for a forwarding handler's datagrams (HandlerFactory::Upstreams);
   // nullptr when the handler forwards nothing. The worker sends and clears it after Advance.
   UpstreamQueue* upstream = nullptr;
+  // --io=uring: where the last send of a connection that closes at once goes; nullptr: sent
+  // at once with send(2), as the libevent loop does.
+  FinalSendQueue* final_send = nullptr;
 };
 
 // Everything a connection knows besides its buffers, as one value: Reset assigns a fresh one
@@ -127,6 +145,12 @@ class Connection {
   // or kWaitingUpstream (no socket event: the worker wakes it with an upstream answer).
   // Updates env.stats. Requires an output buffer (has_output()).
   ConnectionState Advance(const ConnectionEnv& env);
+  // For a loop that receives for the connection (the io_uring loop): `result` is what a recv
+  // into ReceiveTail() asking for `asked` bytes returned (bytes, 0 at EOF, or -errno), taken
+  // as Advance's own first read in kReading would take it; then Advance goes on.
+  ConnectionState AdvanceReceived(const ConnectionEnv& env, ssize_t result, size_t asked);
+  // Where the next recv writes (the free space of the input buffer). Valid until the next call.
+  absl::Span<uint8_t> ReceiveTail() { return in_->WritableTail(); }
 
   ConnectionState state() const { return fields_.state; }
   uint64_t id() const { return fields_.id; }
@@ -193,7 +217,11 @@ class Connection {
   bool Flush(const ConnectionEnv& env);                // kWriting
   bool Process(const ConnectionEnv& env, Turn& turn);  // kProcessing
   bool Receive(const ConnectionEnv& env, Turn& turn);  // kReading
-  bool Linger(const ConnectionEnv& env);               // kLingering
+  // Receive's second half: what the recv of `asked` bytes returned (-errno on error).
+  bool TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t result, size_t asked);
+  // The loop of Advance, from `go_on`.
+  ConnectionState Run(const ConnectionEnv& env, Turn& turn, bool go_on);
+  bool Linger(const ConnectionEnv& env);  // kLingering
   // kProcessing, first: takes the PROXY header of --proxy-protocol-from peers. False when the
   // step decided the connection's next state (read more, or rejected).
   bool TakeProxy(const ConnectionEnv& env, bool& go_on);

@@ -25,6 +25,16 @@ enum class Steering {
   kHash,
 };
 
+// The loop a worker runs (--io). Both run the same Connection::Advance; docs/design.md "The
+// io_uring worker" says what the second one does and what it refuses.
+enum class IoLoop {
+  // libevent (epoll) readiness; accept4, recv, send and close as plain syscalls.
+  kEpoll,
+  // liburing: accept, the first recv, the last send and close submitted to a ring in batches;
+  // only in a build with -DONEPASS_IO_URING=ON (server/uring_loop.h).
+  kUring,
+};
+
 // Defaults. docs/design.md "Limits, and why" gives the sources.
 inline constexpr int kDefaultBacklog = 4096;                // libevent's -1 would mean 128
 inline constexpr int kDefaultAcceptBurst = 64;              // accepts per listener wakeup
@@ -117,6 +127,7 @@ struct ServerConfig {
   // --proxy-protocol-from: CIDRs of load balancers that prefix a PROXY v2 header
   // (server/proxy_protocol.h). Empty: no header is looked for.
   std::vector<std::string> proxy_protocol_from;
+  IoLoop io = IoLoop::kEpoll;
 };
 
 }  // namespace onepass

@@ -53,6 +53,11 @@ ABSL_FLAG(std::string, steering, "auto",
           "Which worker accepts a connection: cpu (the one pinned to the CPU that processed its "
           "SYN, via a reuseport BPF program; keeps a connection on its RSS queue's core), hash "
           "(the kernel's 4-tuple hash), auto (cpu when the workers are pinned).");
+ABSL_FLAG(std::string, io, "epoll",
+          "Worker loop: epoll (libevent) or uring (liburing: accept, the first recv, the last "
+          "send and close batched on a ring; only in a build with -DONEPASS_IO_URING=ON, and "
+          "not with --dns-backend or --proxy-protocol-from). docs/design.md \"The io_uring "
+          "worker\".");
 ABSL_FLAG(int, backlog, onepass::kDefaultBacklog,
           "listen() backlog of each worker's socket (the kernel caps it at "
           "net.core.somaxconn).");
@@ -193,6 +198,13 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("--steering ", steering, ": choose cpu, hash or auto"));
+  }
+  if (const std::string io = absl::GetFlag(FLAGS_io); io == "epoll") {
+    config.io = IoLoop::kEpoll;
+  } else if (io == "uring") {
+    config.io = IoLoop::kUring;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("--io ", io, ": choose epoll or uring"));
   }
   config.backlog = absl::GetFlag(FLAGS_backlog);
   config.accept_burst = absl::GetFlag(FLAGS_accept_burst);

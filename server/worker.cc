@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "server/deadline.h"
 #include "server/socket_options.h"
+#include "server/uring_loop.h"
 
 namespace onepass {
 namespace {
@@ -149,6 +150,11 @@ absl::Status Worker::Init() {
     }
   }
   const std::vector<SocketAddress> upstreams = factory_->Upstreams();
+  if (!upstreams.empty() && config_.io == IoLoop::kUring) {
+    return absl::FailedPreconditionError(
+        "--io=uring does not run the DNS frontend's upstream channel (--dns-backend): use "
+        "--io=epoll with --dns-backend");
+  }
   if (!upstreams.empty()) {
     absl::StatusOr<std::unique_ptr<UpstreamChannel>> channel = UpstreamChannel::Open(
         base_.get(), upstreams, &stats_, [this](int index, absl::Span<const uint8_t> datagram) {
@@ -185,6 +191,16 @@ void Worker::Run() {
   // placed, on a NUMA machine) on the worker's own node. The pool grows on this thread too.
   scratch_ = std::make_unique<Connection>(input_buffer_bytes_, output_buffer_bytes_);
   output_buffers_ = 1;
+  if (config_.io == IoLoop::kUring) {
+    const absl::Status ran = RunUringLoop(*this);
+    if (ran.ok()) {
+      CloseListeners();
+      return;
+    }
+    // The probe at start passed, so this is rare (memory); serving beats stopping here.
+    LogError("worker %d: --io=uring: %s; this worker runs the libevent loop instead", index_,
+             ran.message());
+  }
   event_base_dispatch(base_.get());
   CloseListeners();
 }
@@ -232,8 +248,9 @@ void Worker::OnHandlerOffered(int fd, short what, void* arg) {
   worker->env_.max_request_bytes = factory->MaxRequestBytes();
   worker->factory_ = std::move(factory);
   worker->serving_generation_.store(generation, std::memory_order_release);
+  // The gauge, not active_: the io_uring loop keeps its parked connections in its own list.
   LogInfo("worker %d: serving reload %d; %d parked connections continue with it", worker->index_,
-          generation, worker->active_.size());
+          generation, worker->metrics_.Read().parked_now);
 }
 
 void Worker::SetAccepting(bool on) {

@@ -38,6 +38,8 @@ struct event_base;
 
 namespace onepass {
 
+class UringLoop;
+
 class Worker {
  public:
   // `cpu` < 0: not pinned. `listeners` are bound, listening, non-blocking sockets.
@@ -99,6 +101,10 @@ class Worker {
   const WorkerMetrics& metrics() const { return metrics_; }
 
  private:
+  // --io=uring (server/uring_loop.h) runs this worker's connections on its own loop, with the
+  // worker's listeners, handler, buffers, limits and counters.
+  friend class UringLoop;
+
   static void OnAcceptable(int fd, short what, void* arg);
   static void OnConnectionEvent(int fd, short what, void* arg);
   static void OnStopRequested(int fd, short what, void* arg);

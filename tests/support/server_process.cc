@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -60,6 +61,16 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   std::vector<std::string> argv = {binary};
   argv.insert(argv.end(), args.begin(), args.end());
+  // ONEPASS_TEST_ONEPASSD_ARGS (space-separated) is appended to the flags of onepassd and of
+  // onepass-line-server (the same ServerMain): the same end-to-end tests run again with
+  // --io=uring (tests/integration/CMakeLists.txt).
+  if (const char* extra = std::getenv("ONEPASS_TEST_ONEPASSD_ARGS");
+      extra != nullptr &&
+      (binary == OnepassdPath() || absl::EndsWith(binary, "/onepass-line-server"))) {
+    for (absl::string_view arg : absl::StrSplit(extra, ' ', absl::SkipEmpty())) {
+      argv.emplace_back(arg);
+    }
+  }
   std::vector<char*> cargs;
   for (std::string& arg : argv) cargs.push_back(arg.data());
   cargs.push_back(nullptr);

@@ -404,3 +404,95 @@ TEST_F(ConnectionTest, PipelinedRequestsAcrossFullReadsAreAllAnswered) {
 
 }  // namespace
 }  // namespace onepass
+
+namespace onepass {
+namespace {
+
+// A FinalSendQueue that records what it was given (the io_uring loop's role,
+// server/uring_loop.h), or declines.
+class RecordingFinalSend : public FinalSendQueue {
+ public:
+  explicit RecordingFinalSend(bool accept) : accept_(accept) {}
+  bool QueueFinalSend(int fd, absl::Span<const uint8_t> bytes) override {
+    ++calls;
+    last_fd = fd;
+    if (accept_) queued.assign(bytes.begin(), bytes.end());
+    return accept_;
+  }
+  int calls = 0;
+  int last_fd = -1;
+  std::string queued;
+
+ private:
+  bool accept_;
+};
+
+// The ring loop receives for the connection: the same bytes taken by AdvanceReceived give the
+// same answer, counters and state as Advance's own recv.
+TEST_F(ConnectionTest, ReceivedByTheLoopIsServedAsIfReadByAdvance) {
+  ClientSends("hello\n");
+  absl::Span<uint8_t> tail = connection_->ReceiveTail();
+  const ssize_t received = recv(server_fd_, tail.data(), tail.size(), MSG_DONTWAIT);
+  ASSERT_EQ(received, 6);
+  EXPECT_EQ(connection_->AdvanceReceived(env_, received, tail.size()), ConnectionState::kClosed);
+  EXPECT_EQ(ClientReceives(), "worker=0 hello\n");
+  const StatsSnapshot stats = Stats();
+  EXPECT_EQ(stats.responses, 1u);
+  EXPECT_EQ(stats.sends, 1u);
+  EXPECT_EQ(stats.recvs, 1u);
+}
+
+TEST_F(ConnectionTest, ReceivedNothingYetWaitsToRead) {
+  absl::Span<uint8_t> tail = connection_->ReceiveTail();
+  EXPECT_EQ(connection_->AdvanceReceived(env_, -EAGAIN, tail.size()), ConnectionState::kReading);
+  ClientSends("hel");
+  tail = connection_->ReceiveTail();
+  const ssize_t received = recv(server_fd_, tail.data(), tail.size(), MSG_DONTWAIT);
+  EXPECT_EQ(connection_->AdvanceReceived(env_, received, tail.size()), ConnectionState::kReading);
+  ClientSends("lo\n");
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
+  EXPECT_EQ(ClientReceives(), "worker=0 hello\n");
+}
+
+TEST_F(ConnectionTest, ReceiveErrorFromTheLoopClosesAsAReset) {
+  absl::Span<uint8_t> tail = connection_->ReceiveTail();
+  EXPECT_EQ(connection_->AdvanceReceived(env_, -ECONNRESET, tail.size()), ConnectionState::kClosed);
+  EXPECT_EQ(Stats().reset_errors, 1u);
+}
+
+// The last send of a connection that closes at once goes to the queue, whole; the connection
+// sends nothing itself and counts it sent.
+TEST_F(ConnectionTest, LastSendGoesToTheFinalSendQueue) {
+  RecordingFinalSend queue(/*accept=*/true);
+  env_.final_send = &queue;
+  ClientSends("hello\n");
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
+  EXPECT_EQ(queue.calls, 1);
+  EXPECT_EQ(queue.last_fd, server_fd_);
+  EXPECT_EQ(queue.queued, "worker=0 hello\n");
+  EXPECT_EQ(ClientReceives(), "");  // the queue sends it
+  EXPECT_EQ(Stats().responses, 1u);
+}
+
+TEST_F(ConnectionTest, DeclinedFinalSendIsSentByTheConnection) {
+  RecordingFinalSend queue(/*accept=*/false);
+  env_.final_send = &queue;
+  ClientSends("hello\n");
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
+  EXPECT_EQ(queue.calls, 1);
+  EXPECT_EQ(ClientReceives(), "worker=0 hello\n");
+}
+
+// A response on a connection that stays open is not a last send: the queue never sees it.
+TEST_F(ConnectionTest, KeptOpenResponsesNeverGoToTheFinalSendQueue) {
+  env_.keepalive = absl::Seconds(5);
+  RecordingFinalSend queue(/*accept=*/true);
+  env_.final_send = &queue;
+  ClientSends("hello\n");
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kReading);
+  EXPECT_EQ(queue.calls, 0);
+  EXPECT_EQ(ClientReceives(), "worker=0 hello\n");
+}
+
+}  // namespace
+}  // namespace onepass

@@ -1,0 +1,148 @@
+// The io_uring worker loop's class (server/uring_loop.h says what it does), shared by its two
+// files: uring_loop.cc (the ring, accepts, the first recv, last sends) and uring_parking.cc
+// (parked connections: polls, deadlines, closes, the drain). Not for other users.
+#ifndef ONEPASS_SERVER_URING_LOOP_IMPL_H_
+#define ONEPASS_SERVER_URING_LOOP_IMPL_H_
+
+#include <liburing.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "server/connection.h"
+#include "server/deadline.h"
+#include "server/server_config.h"
+#include "server/worker.h"
+
+namespace onepass {
+namespace uring_internal {
+
+// What a completion is for: the low 3 bits of its user_data (pointers are 8-byte aligned; a
+// close carries its fd above them).
+enum class Op : uint64_t {
+  kAccept = 0,  // AcceptSlot*
+  kRecv = 1,    // Slot*: the first recv of a connection
+  kPoll = 2,    // Slot*: a parked connection's readiness
+  kSend = 3,    // SendSlot*: a last send (a close is linked after it)
+  kClose = 4,   // fd << 3: the close linked after a last send, or a plain close
+  kStop = 5,    // the worker's stop eventfd
+  kOffer = 6,   // the worker's reload eventfd
+  kIgnore = 7,  // cancels and poll removals: their targets complete on their own
+};
+inline constexpr uint64_t kOpMask = 7;
+
+inline uint64_t Tag(const void* pointer, Op op) {
+  return reinterpret_cast<uintptr_t>(pointer) | static_cast<uint64_t>(op);
+}
+
+struct AcceptSlot {
+  int listener = -1;
+  sockaddr_storage address{};
+  socklen_t address_length = 0;
+  bool armed = false;
+};
+
+// A connection the loop holds, from its accept to the completion of its close.
+struct Slot {
+  explicit Slot(size_t input_bytes) : connection(input_bytes, /*output_capacity=*/0) {}
+  enum class Phase : uint8_t { kFree, kReceiving, kParked, kClosing };
+  Connection connection;
+  Phase phase = Phase::kFree;
+  bool poll_armed = false;
+  size_t asked = 0;  // bytes the first recv asked for
+  SteadyTime deadline{};
+  size_t parked_index = 0;
+};
+
+struct SendSlot {
+  std::array<uint8_t, kUnsentCheckBytes> bytes;
+};
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace uring_internal
+
+// Thread-confined to its worker's thread. Named (not in an anonymous namespace): Worker
+// befriends it.
+class UringLoop final : public FinalSendQueue {
+ public:
+  explicit UringLoop(Worker& worker) : w_(worker) {}
+  ~UringLoop() override;
+  UringLoop(const UringLoop&) = delete;
+  UringLoop& operator=(const UringLoop&) = delete;
+
+  absl::Status Setup();
+  void Run();
+
+  // Interface FinalSendQueue.
+  bool QueueFinalSend(int fd, absl::Span<const uint8_t> bytes) override;
+
+ private:
+  using AcceptSlot = uring_internal::AcceptSlot;
+  using Slot = uring_internal::Slot;
+  using SendSlot = uring_internal::SendSlot;
+  using Op = uring_internal::Op;
+
+  io_uring_sqe* Sqe();
+  void ArmAccept(AcceptSlot* slot);
+  void ArmAccepts();
+  void ArmWake(int fd, Op op);
+  void OnCompletion(const io_uring_cqe& cqe);
+  void OnAccepted(AcceptSlot* accept, int result);
+  void StartConnection(int fd, const sockaddr_storage& address);
+  void OnReceived(Slot* slot, int result);
+  void OnPollReady(Slot* slot, int result);
+  void OnSent(SendSlot* send, int result);
+  void OnWake(int fd, Op op, bool more);
+  // Runs Advance (or AdvanceReceived) on a connection that has an output buffer lent.
+  void Lend(Connection& connection);
+  // After Advance: closes, or parks for the state it returned (a new one is counted first).
+  void After(Slot* slot, ConnectionState state, bool first);
+  void Park(Slot* slot);
+  void Close(Slot* slot);
+  void CloseFd(int fd);
+  void Release(Slot* slot);
+  void Unpark(Slot* slot);
+  Slot* AcquireSlot();
+  void Expire(SteadyTime now);
+  void BeginDrain();
+  void AcceptQueuedAndCloseListeners();
+  bool Done() const;
+  int64_t WaitNanos(SteadyTime now) const;
+
+  Worker& w_;
+  io_uring ring_{};
+  bool ring_ready_ = false;
+  std::vector<std::unique_ptr<AcceptSlot>> accepts_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<Slot*> free_slots_;
+  std::vector<Slot*> parked_;
+  std::vector<std::unique_ptr<SendSlot>> sends_;
+  std::vector<SendSlot*> free_sends_;
+  int sends_in_flight_ = 0;
+  int linked_closes_in_flight_ = 0;  // the closes after last sends, until their completion
+  int slots_in_use_ = 0;
+  // The connection Advance is running for, and whether its close went with its last send.
+  int current_fd_ = -1;
+  bool close_queued_ = false;
+  std::optional<SteadyTime> next_deadline_;
+  std::optional<SteadyTime> resume_at_;  // accepting again after EMFILE & co.
+  std::optional<SteadyTime> drain_deadline_;
+  // Set when the drain deadline passed: what is still in flight then (closes whose polls are
+  // being cancelled, last sends) gets this long before the loop stops anyway.
+  std::optional<SteadyTime> give_up_at_;
+  SteadyTime last_beat_{};
+  bool listeners_closed_ = false;
+  bool stopping_ = false;
+};
+
+}  // namespace onepass
+
+#endif  // ONEPASS_SERVER_URING_LOOP_IMPL_H_
