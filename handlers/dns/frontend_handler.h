@@ -38,6 +38,9 @@ struct FrontendConfig {
   absl::Duration probe_interval = absl::Seconds(1);
   std::string probe_name_wire = std::string(1, '\0');  // --dns-probe-name, wire format
   CacheConfig cache;                                   // --dns-cache-*
+  int tcp_connections = 2;                             // --dns-backend-tcp-connections
+  // --dns-backend-tcp-idle-ms
+  absl::Duration tcp_idle_timeout = absl::Seconds(10);
 };
 
 class FrontendHandler final : public Handler {
@@ -51,6 +54,9 @@ class FrontendHandler final : public Handler {
   UpstreamAnswer TakeUpstreamReply(int upstream, absl::Span<const uint8_t> datagram, absl::Time now,
                                    OutputBuffer& out) override;
   // Interface
+  UpstreamAnswer TakeUpstreamStreamReply(int upstream, absl::Span<const uint8_t> frame,
+                                         absl::Time now, OutputBuffer& out) override;
+  // Interface
   bool TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAnswer& answer,
                    UpstreamQueue& probes) override;
 
@@ -59,6 +65,10 @@ class FrontendHandler final : public Handler {
 
  private:
   void Count(size_t counter) { counters_.Add(counter); }
+  // A reply from `upstream` that came over UDP or (`over_tcp`) TCP: the answer for its client,
+  // a TCP retry of a TC=1 answer (in `out`, framed), or dropped.
+  UpstreamAnswer TakeReply(int upstream, absl::Span<const uint8_t> reply, bool over_tcp,
+                           absl::Time now, OutputBuffer& out);
   // Queues a SOA probe for `backend`.
   void SendProbe(int backend, absl::Time now, UpstreamQueue& probes);
 
@@ -66,7 +76,7 @@ class FrontendHandler final : public Handler {
   HandlerCounters& counters_;
   FrontendBackends backends_;
   DnsCache cache_;
-  std::vector<uint8_t> scratch_;  // one query with its ID rewritten
+  std::vector<uint8_t> scratch_;  // a health probe being built
   std::string key_;               // the cache key of the query at hand
 };
 
@@ -82,6 +92,7 @@ class FrontendHandlerFactory final : public HandlerFactory {
   size_t OutputBufferBytes() const override;
   std::vector<SocketAddress> Upstreams() const override { return config_.backends; }
   absl::Duration UpstreamTickPeriod() const override;
+  UpstreamStreamConfig UpstreamStreams() const override;
 
  private:
   FrontendConfig config_;
