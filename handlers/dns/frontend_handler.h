@@ -10,6 +10,11 @@
 // their replies return, in any order. A query is forwarded untouched: opcode, unknown types
 // and classes, EDNS options, DO and CD.
 //
+// A UDP reply with TC=1 is not for the client: the query, as first sent, goes again to the
+// same backend over TCP (UpstreamAnswer::resend_over_stream; the server's pooled connections,
+// server/upstream_stream_pool.h, framed by FrameLength), with the same ID and deadline, and
+// only the TCP answer completes it (RFC 7766 §5). docs/design.md "A handler that forwards".
+//
 // Overload: a worker with --dns-max-in-flight queries outstanding answers REFUSED at once
 // rather than stop reading. Why: stopping would need the server to pause every connection of
 // the worker (it knows nothing of queries), a client that gets REFUSED retries another server
