@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -269,7 +270,12 @@ class TruncatingBackend {
       for (size_t i = 2; i < fds.size(); ++i) {
         if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         const ssize_t n = recv(fds[i].fd, buffer.data(), buffer.size(), 0);
-        if (n > 0) tcp_queries_bytes += static_cast<int>(n);
+        if (n > 0) {
+          tcp_queries_bytes += static_cast<int>(n);
+        } else {  // the frontend closed it (its io timeout): stop polling it
+          close(fds[i].fd);
+          peers.erase(std::find(peers.begin(), peers.end(), fds[i].fd));
+        }
       }
     }
     for (int peer : peers) close(peer);
@@ -299,7 +305,8 @@ TEST(FrontendTcRetryFailure, SilentTcpBackendServfailAtTheQueryDeadlineNeverTrun
     EXPECT_EQ(decoded->rcode, 2) << "SERVFAIL, not the truncated answer";
     EXPECT_FALSE(decoded->tc);
     EXPECT_GE(took, absl::Milliseconds(290));
-    EXPECT_LT(took, absl::Milliseconds(1000));
+    EXPECT_LT(took, absl::Milliseconds(1500))
+        << "the 300 ms deadline and a tick, on a busy machine";
   }
   EXPECT_GT(backend.tcp_queries_bytes, 0) << "the retries went over TCP";
   EXPECT_EQ(Metric(**frontend, kRetriesSent), 3);
