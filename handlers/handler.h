@@ -135,6 +135,34 @@ struct UpstreamAnswer {
   // forged, late or malformed datagram, counted by the handler), nothing appended.
   bool matched = false;
   uint64_t connection = 0;
+  // TakeUpstreamReply only: instead of an answer, the handler put one framed request in `out`
+  // to be sent to the same upstream over a stream (HandlerFactory::UpstreamStreams), e.g. a
+  // DNS reply with TC=1 retried over TCP. `matched` is false then: no client is answered yet.
+  bool resend_over_stream = false;
+};
+
+// The stream path of a forwarding handler (HandlerFactory::UpstreamStreams): each worker keeps
+// a small pool of connections (TCP) per upstream, opened on demand, reused across requests,
+// several requests in flight on each (RFC 7766 §6.2.1.1 pipelining: answers may come back in
+// any order, and matching them to requests is the handler's), reopened on the next request
+// after a close or an error. The server knows no protocol: the handler hands it requests
+// already framed and tells it where an answer ends (frame_length).
+struct UpstreamStreamConfig {
+  // The length of the first whole message at the front of `bytes`, framing included; 0 while
+  // it is incomplete; -1 when `bytes` cannot start a message (the server closes the
+  // connection). Pure. nullptr: the handler has no stream path.
+  using FrameLength = ptrdiff_t (*)(absl::Span<const uint8_t> bytes);
+  FrameLength frame_length = nullptr;
+  // The largest frame an upstream may send; a longer one closes the connection.
+  size_t max_frame_bytes = 0;
+  // Connections per upstream per worker at most; a new one opens only while every open one has
+  // requests outstanding.
+  int connections = 2;
+  // An open connection without requests outstanding is closed after this long.
+  absl::Duration idle_timeout = absl::Seconds(10);
+  // A connect that takes longer, or a connection with requests outstanding that receives
+  // nothing for this long, is closed (the handler's own deadline answers its requests).
+  absl::Duration io_timeout = absl::Seconds(1);
 };
 
 // What a handler may know about the request beyond its bytes. Passed by the server per call.
@@ -183,6 +211,13 @@ class Handler {
   // buffer, empty on entry, with room for one largest response.
   virtual UpstreamAnswer TakeUpstreamReply(int upstream, absl::Span<const uint8_t> datagram,
                                            absl::Time now, OutputBuffer& out) {
+    return {};
+  }
+  // Forwarding handlers with a stream path only (HandlerFactory::UpstreamStreams). One whole
+  // frame (as UpstreamStreamConfig::frame_length measured it, framing included) received on a
+  // stream connection to upstream `upstream`: as TakeUpstreamReply.
+  virtual UpstreamAnswer TakeUpstreamStreamReply(int upstream, absl::Span<const uint8_t> frame,
+                                                 absl::Time now, OutputBuffer& out) {
     return {};
   }
   // Forwarding handlers only. Called by the server every UpstreamTickPeriod() with the time:
@@ -237,6 +272,8 @@ class HandlerFactory {
   virtual std::vector<SocketAddress> Upstreams() const { return {}; }
   // How often the server calls Handler::TakeExpired (the granularity of upstream deadlines).
   virtual absl::Duration UpstreamTickPeriod() const { return absl::Milliseconds(10); }
+  // The stream path to the same upstreams (UpstreamStreamConfig); none by default.
+  virtual UpstreamStreamConfig UpstreamStreams() const { return {}; }
 };
 
 }  // namespace onepass

@@ -55,6 +55,13 @@ namespace onepass {
   COUNTER(upstream_received, "datagrams read from upstream servers")                            \
   COUNTER(upstream_orphans, "upstream answers for connections already closed; dropped")         \
   COUNTER(upstream_stuck, "closed while still waiting for upstream answers (backstop)")         \
+  COUNTER(upstream_stream_sent, "framed requests sent on TCP connections to upstreams")         \
+  COUNTER(upstream_stream_send_errors, "TCP requests to upstreams dropped (they time out)")     \
+  COUNTER(upstream_stream_received, "frames read from TCP connections to upstreams")            \
+  COUNTER(upstream_stream_connects, "TCP connections to upstreams opened")                      \
+  COUNTER(upstream_stream_connect_errors, "TCP connections to upstreams that failed to open")   \
+  COUNTER(upstream_stream_lost, "TCP connections to upstreams closed with requests in flight")  \
+  COUNTER(upstream_stream_idle_closes, "idle TCP connections to upstreams closed")              \
   COUNTER(reloads, "SIGHUP data reloads handed to the workers (server-wide, not per worker)")   \
   COUNTER(reload_failures, "SIGHUP reloads refused; the previous data stayed (server-wide)")
 

@@ -84,6 +84,20 @@ void UpstreamChannel::Send(UpstreamQueue& queue) {
   queue.Clear();
 }
 
+void UpstreamChannel::OpenStreams(event_base* base, const std::vector<SocketAddress>& upstreams,
+                                  const UpstreamStreamConfig& config, OnDatagram on_frame) {
+  streams_ =
+      std::make_unique<UpstreamStreamPool>(base, upstreams, config, stats_, std::move(on_frame));
+}
+
+bool UpstreamChannel::SendStream(int upstream, absl::Span<const uint8_t> frame) {
+  if (streams_ == nullptr) {
+    WorkerStats::Add(stats_->upstream_stream_send_errors);
+    return false;
+  }
+  return streams_->Send(upstream, frame);
+}
+
 void UpstreamChannel::OnReadable(int fd, short what, void* arg) {
   Socket* socket = static_cast<Socket*>(arg);
   UpstreamChannel* channel = socket->channel;

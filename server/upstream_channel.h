@@ -20,6 +20,7 @@
 #include "handlers/handler.h"
 #include "server/scoped_fd.h"
 #include "server/stats.h"
+#include "server/upstream_stream_pool.h"
 
 struct event;
 struct event_base;
@@ -46,6 +47,15 @@ class UpstreamChannel {
   // refuses is counted and dropped: the handler's deadline answers for it.
   void Send(UpstreamQueue& queue);
 
+  // The stream path (handlers/handler.h UpstreamStreamConfig, server/upstream_stream_pool.h):
+  // pooled TCP connections to the same upstreams, opened on demand. `on_frame` gets each whole
+  // frame received, as on_datagram gets datagrams. Once, after Open.
+  void OpenStreams(event_base* base, const std::vector<SocketAddress>& upstreams,
+                   const UpstreamStreamConfig& config, OnDatagram on_frame);
+  // Sends one framed request to `upstream` on a pooled stream connection; false when dropped
+  // (counted; also when OpenStreams was not called).
+  bool SendStream(int upstream, absl::Span<const uint8_t> frame);
+
   size_t size() const { return sockets_.size(); }
 
  private:
@@ -60,6 +70,7 @@ class UpstreamChannel {
   static void OnReadable(int fd, short what, void* arg);
 
   std::vector<std::unique_ptr<Socket>> sockets_;
+  std::unique_ptr<UpstreamStreamPool> streams_;  // null without a stream path
   OnDatagram on_datagram_;
   WorkerStats* stats_ = nullptr;
   // Receive buffer: one largest UDP payload.

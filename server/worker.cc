@@ -162,6 +162,13 @@ absl::Status Worker::Init() {
         });
     if (!channel.ok()) return channel.status();
     upstream_ = *std::move(channel);
+    const UpstreamStreamConfig streams = factory_->UpstreamStreams();
+    if (streams.frame_length != nullptr) {
+      upstream_->OpenStreams(base_.get(), upstreams, streams,
+                             [this](int index, absl::Span<const uint8_t> frame) {
+                               OnUpstreamStreamFrame(index, frame);
+                             });
+    }
     upstream_queue_ = std::make_unique<UpstreamQueue>();
     env_.upstream = upstream_queue_.get();
     upstream_answer_ = std::make_unique<OutputBuffer>(output_buffer_bytes_);
@@ -514,6 +521,15 @@ void Worker::OnUpstreamDatagram(int index, absl::Span<const uint8_t> datagram) {
   upstream_answer_->Clear();
   const UpstreamAnswer answer =
       handler_->TakeUpstreamReply(index, datagram, absl::Now(), *upstream_answer_);
+  if (answer.resend_over_stream) upstream_->SendStream(index, upstream_answer_->contents());
+  if (answer.matched) DeliverUpstream(answer);
+  FlushUpstream();
+}
+
+void Worker::OnUpstreamStreamFrame(int index, absl::Span<const uint8_t> frame) {
+  upstream_answer_->Clear();
+  const UpstreamAnswer answer =
+      handler_->TakeUpstreamStreamReply(index, frame, absl::Now(), *upstream_answer_);
   if (answer.matched) DeliverUpstream(answer);
   FlushUpstream();
 }

@@ -116,6 +116,8 @@ class Worker {
   // Forwarding handlers (HandlerFactory::Upstreams): a datagram from upstream `index`, and the
   // delivery of one answer (in upstream_answer_) to the connection the handler named.
   void OnUpstreamDatagram(int index, absl::Span<const uint8_t> datagram);
+  // A whole frame from a stream connection to upstream `index` (UpstreamStreamConfig).
+  void OnUpstreamStreamFrame(int index, absl::Span<const uint8_t> frame);
   void DeliverUpstream(const UpstreamAnswer& answer);
   // Sends what the handler queued for upstreams during the last call.
   void FlushUpstream() {

@@ -75,6 +75,13 @@ ABSL_FLAG(std::string, dns_probe_name, ".",
 ABSL_FLAG(int, dns_max_in_flight, 16384,
           "DNS frontend: queries outstanding per worker, 1..65536 per backend; beyond it new "
           "queries get REFUSED at once");
+ABSL_FLAG(int, dns_backend_tcp_connections, 2,
+          "DNS frontend: a UDP answer with TC=1 is asked again over TCP to the same backend, "
+          "on at most this many pooled connections per backend per worker (1..64), reused and "
+          "pipelined; the client never gets a truncated answer");
+ABSL_FLAG(int, dns_backend_tcp_idle_ms, 10000,
+          "DNS frontend: close a TCP connection to a backend after this long without queries "
+          "[ms], 100..600000; below the backends' own idle timeouts, so that we close first");
 ABSL_FLAG(int, dns_cache_entries, 10000,
           "DNS frontend: answers each worker keeps (LRU), served in the single pass with the "
           "client's ID and case; 0 turns the cache off");
@@ -137,6 +144,17 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFrontendFromFlags() {
     return absl::InvalidArgumentError(absl::StrCat("--dns-probe-name: ", probe.status().message()));
   }
   config.probe_name_wire = *probe;
+  config.tcp_connections = absl::GetFlag(FLAGS_dns_backend_tcp_connections);
+  if (config.tcp_connections < 1 || config.tcp_connections > 64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--dns-backend-tcp-connections=", config.tcp_connections, " is outside 1..64"));
+  }
+  const int tcp_idle_ms = absl::GetFlag(FLAGS_dns_backend_tcp_idle_ms);
+  if (tcp_idle_ms < 100 || tcp_idle_ms > 600000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns-backend-tcp-idle-ms=", tcp_idle_ms, " is outside 100..600000"));
+  }
+  config.tcp_idle_timeout = absl::Milliseconds(tcp_idle_ms);
   const int cache_entries = absl::GetFlag(FLAGS_dns_cache_entries);
   const int max_ttl = absl::GetFlag(FLAGS_dns_cache_max_ttl);
   const int max_negative_ttl = absl::GetFlag(FLAGS_dns_cache_max_negative_ttl);

@@ -21,4 +21,17 @@ Frame NextFrame(absl::Span<const uint8_t> input) {
   return frame;
 }
 
+ptrdiff_t FrameLength(absl::Span<const uint8_t> input) {
+  const Frame frame = NextFrame(input);
+  switch (frame.status) {
+    case FrameStatus::kIncomplete:
+      return 0;
+    case FrameStatus::kInvalid:
+      return -1;
+    case FrameStatus::kFrame:
+      break;
+  }
+  return static_cast<ptrdiff_t>(frame.frame_bytes);
+}
+
 }  // namespace onepass::dns

@@ -27,6 +27,11 @@ struct Frame {
 // Looks at the front of `input`.
 Frame NextFrame(absl::Span<const uint8_t> input);
 
+// The same, in the shape of UpstreamStreamConfig::FrameLength (handlers/handler.h), for the
+// frontend's TCP connections to its backends: the frame's bytes (prefix included), 0 while
+// incomplete, -1 when invalid.
+ptrdiff_t FrameLength(absl::Span<const uint8_t> input);
+
 }  // namespace onepass::dns
 
 #endif  // ONEPASS_HANDLERS_DNS_DNS_FRAMER_H_

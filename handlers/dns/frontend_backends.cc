@@ -36,6 +36,7 @@ std::optional<uint16_t> FrontendBackends::Allocate(int backend_index, absl::Time
   InFlight& entry = backend.table[id];
   entry.used = true;
   entry.probe = probe;
+  entry.tcp = false;
   ++entry.generation;
   ++backend.outstanding;
   ++in_flight_;

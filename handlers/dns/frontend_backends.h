@@ -36,6 +36,7 @@ namespace onepass::dns {
 struct InFlight {
   bool used = false;
   bool probe = false;  // a health probe: no client waits for it
+  bool tcp = false;    // retried over TCP after a TC=1 answer: only a TCP answer counts now
   uint32_t generation = 0;
   uint64_t connection = 0;    // the server's connection id (RequestContext::connection)
   uint16_t client_id = 0;     // the client's query ID, restored in the answer
@@ -43,6 +44,7 @@ struct InFlight {
   std::string question;       // the question section as sent (empty when QDCOUNT was 0)
   size_t qname_bytes = 0;     // length of the QNAME at the front of `question`
   std::string cache_key;      // DnsCache key of the query; empty when not cacheable
+  std::string query;          // the query as sent (our ID), for a retry over TCP
 };
 
 struct BackendsConfig {

@@ -23,6 +23,9 @@ enum class FrontendCounter : size_t {
   kCacheHits,
   kCacheMisses,
   kTruncatedPassed,
+  kTcpRetried,
+  kTcpAnswered,
+  kTcpFailed,
   kCount,
 };
 
@@ -47,7 +50,13 @@ inline constexpr CounterSpec kFrontendCounters[] = {
     {"dns_frontend_cache", "result", "hit", "queries answered from the worker's cache"},
     {"dns_frontend_cache", "result", "miss", "cacheable queries not in the cache"},
     {"dns_frontend_queries", "outcome", "truncated_passed",
-     "backend answers with TC=1 passed to the client as they are (no TCP retry yet)"},
+     "backend answers with TC=1 passed to the client as they are: only ones that came over TCP"},
+    {"dns_frontend_tcp_retries", "result", "sent",
+     "UDP answers with TC=1 retried over TCP to the same backend"},
+    {"dns_frontend_tcp_retries", "result", "answered",
+     "TCP retries whose full answer went to the client"},
+    {"dns_frontend_tcp_retries", "result", "failed",
+     "TCP retries with no answer within --dns-backend-timeout-ms (SERVFAIL)"},
 };
 static_assert(std::size(kFrontendCounters) == static_cast<size_t>(FrontendCounter::kCount));
 

@@ -181,9 +181,10 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
     } else {
       entry.cache_key.clear();
     }
-    scratch_.assign(message.begin(), message.end());
-    WriteU16(scratch_.data(), *id);
-    context.upstream->Push(backend, scratch_);
+    entry.query.assign(reinterpret_cast<const char*>(message.data()), message.size());
+    WriteU16(reinterpret_cast<uint8_t*>(entry.query.data()), *id);
+    context.upstream->Push(
+        backend, {reinterpret_cast<const uint8_t*>(entry.query.data()), entry.query.size()});
     Count(Index(FrontendCounter::kForwarded));
     consumed += frame.frame_bytes;
     ++forwarded;
@@ -201,6 +202,22 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
 
 UpstreamAnswer FrontendHandler::TakeUpstreamReply(int upstream, absl::Span<const uint8_t> datagram,
                                                   absl::Time now, OutputBuffer& out) {
+  return TakeReply(upstream, datagram, /*over_tcp=*/false, now, out);
+}
+
+UpstreamAnswer FrontendHandler::TakeUpstreamStreamReply(int upstream,
+                                                        absl::Span<const uint8_t> frame,
+                                                        absl::Time now, OutputBuffer& out) {
+  const Frame parsed = NextFrame(frame);  // framed by FrameLength: whole, prefix first
+  if (parsed.status != FrameStatus::kFrame || parsed.frame_bytes != frame.size()) {
+    Count(Index(FrontendCounter::kMalformedReply));
+    return {};
+  }
+  return TakeReply(upstream, parsed.message, /*over_tcp=*/true, now, out);
+}
+
+UpstreamAnswer FrontendHandler::TakeReply(int upstream, absl::Span<const uint8_t> datagram,
+                                          bool over_tcp, absl::Time now, OutputBuffer& out) {
   if (datagram.size() < kHeaderBytes || !(datagram[2] & kQr)) {
     Count(Index(FrontendCounter::kMalformedReply));
     return {};
@@ -215,8 +232,32 @@ UpstreamAnswer FrontendHandler::TakeUpstreamReply(int upstream, absl::Span<const
     Count(Index(FrontendCounter::kWrongQuestion));
     return {};
   }
+  if (entry->tcp != over_tcp) {
+    // A UDP duplicate of a query now retried over TCP (or a TCP answer to a UDP query): the
+    // answer this entry waits for comes by the other path.
+    Count(Index(FrontendCounter::kLateOrUnknownId));
+    return {};
+  }
   const bool probe = entry->probe;
-  if (!probe && !entry->cache_key.empty()) cache_.Insert(entry->cache_key, datagram, now);
+  const bool truncated = (datagram[2] & kTc) != 0;
+  if (truncated && !over_tcp && !probe) {
+    // RFC 7766 §5 (RFC 1035 §4.2.1): a truncated UDP answer is asked again over TCP, to the
+    // same backend, with the same ID (the entry and its deadline stay); the client, already
+    // on TCP, must never see TC=1. The framed query goes in `out` for the server to send.
+    absl::Span<uint8_t> tail = out.WritableTail();
+    const std::string& query = entry->query;
+    if (tail.size() < kLengthPrefixBytes + query.size()) return {};  // cannot happen: sized
+    WriteU16(tail.data(), static_cast<uint16_t>(query.size()));
+    std::memcpy(tail.data() + kLengthPrefixBytes, query.data(), query.size());
+    out.Commit(kLengthPrefixBytes + query.size());
+    backends_.Entry(upstream, id).tcp = true;
+    Count(Index(FrontendCounter::kTcpRetried));
+    return {.resend_over_stream = true};
+  }
+  // A TC=1 answer is never cached (RFC 2181 §9: it is not the whole answer).
+  if (!probe && !truncated && !entry->cache_key.empty()) {
+    cache_.Insert(entry->cache_key, datagram, now);
+  }
   const UpstreamAnswer answer{.matched = !probe, .connection = entry->connection};
   const uint16_t client_id = entry->client_id;
   if (backends_.Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
@@ -228,7 +269,8 @@ UpstreamAnswer FrontendHandler::TakeUpstreamReply(int upstream, absl::Span<const
   WriteU16(tail.data() + kLengthPrefixBytes, client_id);  // the only byte changed: the ID
   out.Commit(kLengthPrefixBytes + datagram.size());
   Count(Index(FrontendCounter::kAnswered));
-  if (datagram[2] & kTc) Count(Index(FrontendCounter::kTruncatedPassed));
+  if (over_tcp) Count(Index(FrontendCounter::kTcpAnswered));
+  if (truncated) Count(Index(FrontendCounter::kTruncatedPassed));
   return answer;
 }
 
@@ -243,6 +285,7 @@ bool FrontendHandler::TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAns
   answer = UpstreamAnswer();
   if (expired->entry.probe) return true;  // nobody waits for a probe
   const InFlight& entry = expired->entry;
+  if (entry.tcp) Count(Index(FrontendCounter::kTcpFailed));
   const auto* question = reinterpret_cast<const uint8_t*>(entry.question.data());
   if (!AppendLocalAnswer(out, entry.client_id, entry.client_flags,
                          {question, entry.question.size()}, kRcodeServFail)) {
@@ -285,6 +328,17 @@ size_t FrontendHandlerFactory::MaxRequestBytes() const { return kMaxFrameBytes; 
 
 size_t FrontendHandlerFactory::OutputBufferBytes() const {
   return kSoftOutputLimit + kMaxFrameBytes;
+}
+
+UpstreamStreamConfig FrontendHandlerFactory::UpstreamStreams() const {
+  // TCP to the backends serves only the retries of TC=1 answers (RFC 7766 §5), so a couple
+  // of connections per backend per worker, pipelined, carry them; the io timeout is the
+  // query deadline: a backend silent that long has failed those queries anyway.
+  return {.frame_length = &FrameLength,
+          .max_frame_bytes = kMaxFrameBytes,
+          .connections = config_.tcp_connections,
+          .idle_timeout = config_.tcp_idle_timeout,
+          .io_timeout = config_.timeout};
 }
 
 absl::Duration FrontendHandlerFactory::UpstreamTickPeriod() const {

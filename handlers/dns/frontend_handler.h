@@ -10,6 +10,11 @@
 // their replies return, in any order. A query is forwarded untouched: opcode, unknown types
 // and classes, EDNS options, DO and CD.
 //
+// A UDP reply with TC=1 is not for the client: the query, as first sent, goes again to the
+// same backend over TCP (UpstreamAnswer::resend_over_stream; the server's pooled connections,
+// server/upstream_stream_pool.h, framed by FrameLength), with the same ID and deadline, and
+// only the TCP answer completes it (RFC 7766 §5). docs/design.md "A handler that forwards".
+//
 // Overload: a worker with --dns-max-in-flight queries outstanding answers REFUSED at once
 // rather than stop reading. Why: stopping would need the server to pause every connection of
 // the worker (it knows nothing of queries), a client that gets REFUSED retries another server
@@ -38,6 +43,9 @@ struct FrontendConfig {
   absl::Duration probe_interval = absl::Seconds(1);
   std::string probe_name_wire = std::string(1, '\0');  // --dns-probe-name, wire format
   CacheConfig cache;                                   // --dns-cache-*
+  int tcp_connections = 2;                             // --dns-backend-tcp-connections
+  // --dns-backend-tcp-idle-ms
+  absl::Duration tcp_idle_timeout = absl::Seconds(10);
 };
 
 class FrontendHandler final : public Handler {
@@ -51,6 +59,9 @@ class FrontendHandler final : public Handler {
   UpstreamAnswer TakeUpstreamReply(int upstream, absl::Span<const uint8_t> datagram, absl::Time now,
                                    OutputBuffer& out) override;
   // Interface
+  UpstreamAnswer TakeUpstreamStreamReply(int upstream, absl::Span<const uint8_t> frame,
+                                         absl::Time now, OutputBuffer& out) override;
+  // Interface
   bool TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAnswer& answer,
                    UpstreamQueue& probes) override;
 
@@ -59,6 +70,10 @@ class FrontendHandler final : public Handler {
 
  private:
   void Count(size_t counter) { counters_.Add(counter); }
+  // A reply from `upstream` that came over UDP or (`over_tcp`) TCP: the answer for its client,
+  // a TCP retry of a TC=1 answer (in `out`, framed), or dropped.
+  UpstreamAnswer TakeReply(int upstream, absl::Span<const uint8_t> reply, bool over_tcp,
+                           absl::Time now, OutputBuffer& out);
   // Queues a SOA probe for `backend`.
   void SendProbe(int backend, absl::Time now, UpstreamQueue& probes);
 
@@ -66,7 +81,7 @@ class FrontendHandler final : public Handler {
   HandlerCounters& counters_;
   FrontendBackends backends_;
   DnsCache cache_;
-  std::vector<uint8_t> scratch_;  // one query with its ID rewritten
+  std::vector<uint8_t> scratch_;  // a health probe being built
   std::string key_;               // the cache key of the query at hand
 };
 
@@ -82,6 +97,7 @@ class FrontendHandlerFactory final : public HandlerFactory {
   size_t OutputBufferBytes() const override;
   std::vector<SocketAddress> Upstreams() const override { return config_.backends; }
   absl::Duration UpstreamTickPeriod() const override;
+  UpstreamStreamConfig UpstreamStreams() const override;
 
  private:
   FrontendConfig config_;

@@ -156,7 +156,7 @@ void CompareCorpus(int nsd_port, bool cache) {
     const std::vector<uint8_t> query = MakeQuery(q.name, q.type, q.options);
     auto direct = ExchangeUdp(nsd_port, query);
     ASSERT_TRUE(direct.ok()) << q.line << ": NSD over UDP: " << direct.status();
-    if (direct->size() > 2 && ((*direct)[2] & 0x02)) ++truncated;  // TC=1: passed as is for now
+    if (direct->size() > 2 && ((*direct)[2] & 0x02)) ++truncated;  // TC=1: see tc_retry_test
     for (int ask = 0; ask < (cache ? 2 : 1); ++ask) {
       auto through = ExchangeTcp((*frontend)->port(), {query});
       ASSERT_TRUE(through.ok()) << q.line << ": through onepassd: " << through.status();

@@ -50,6 +50,15 @@ class FrontendTest : public ::testing::Test {
     return reply;
   }
 
+  // `reply` (no records yet) with one TXT record answering its question, TTL 300: an answer
+  // the cache takes.
+  static std::vector<uint8_t> WithTxtAnswer(std::vector<uint8_t> reply) {
+    WriteU16(reply.data() + 6, 1);  // ANCOUNT
+    const uint8_t record[] = {0xc0, 0x0c, 0, 16, 0, 1, 0, 0, 1, 44, 0, 4, 3, 'a', 'b', 'c'};
+    reply.insert(reply.end(), std::begin(record), std::end(record));
+    return reply;
+  }
+
   FrontendConfig config_;
   HandlerCounters counters_{std::size(kFrontendCounters)};
   std::unique_ptr<FrontendHandler> handler_;
@@ -200,16 +209,138 @@ TEST_F(FrontendTest, TimeoutGivesServfailThenDownThenImmediateServfailThenProbeM
   EXPECT_EQ(Send(Framed(query), 21, out).action, Action::kWaitUpstream);
 }
 
-TEST_F(FrontendTest, TruncatedReplyIsPassedAndCounted) {
+// A backend reply with TC=1: not for the client, whose TCP connection must never carry a
+// truncated answer (RFC 7766 §5); the same query, same ID, goes to the same backend over TCP.
+TEST_F(FrontendTest, TruncatedReplyIsRetriedOverTcpAndOnlyTheFullAnswerReachesTheClient) {
   Make();
   OutputBuffer out(1 << 17);
   Send(Framed(MakeQuery("big.example.com", "TXT", {.id = 5})), 1, out);
-  std::vector<uint8_t> reply = Reply(0);
-  reply[2] |= 0x02;  // TC
-  OutputBuffer answer(1 << 17);
-  ASSERT_TRUE(handler_->TakeUpstreamReply(0, reply, now_, answer).matched);
-  EXPECT_EQ(Counter(counters_, FrontendCounter::kTruncatedPassed), 1u);
+  const std::vector<uint8_t> sent(queue_.bytes(0).begin(), queue_.bytes(0).end());
+  std::vector<uint8_t> truncated = Reply(0);
+  truncated[2] |= 0x02;  // TC
+  OutputBuffer retry(1 << 17);
+  const UpstreamAnswer result = handler_->TakeUpstreamReply(0, truncated, now_, retry);
+  EXPECT_FALSE(result.matched);
+  EXPECT_TRUE(result.resend_over_stream);
+  EXPECT_EQ(std::vector<uint8_t>(retry.contents().begin(), retry.contents().end()), Framed(sent));
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kTcpRetried), 1u);
   EXPECT_EQ(handler_->cache().size(), 0u);  // not the whole answer: not cached
+  // A duplicate of the UDP answer: the query now waits for TCP.
+  OutputBuffer none(1 << 17);
+  EXPECT_FALSE(handler_->TakeUpstreamReply(0, truncated, now_, none).matched);
+  EXPECT_TRUE(none.empty());
+  // The full answer over TCP (framed, as the server's stream reader hands it on).
+  const std::vector<uint8_t> full = WithTxtAnswer(Reply(0));
+  OutputBuffer answer(1 << 17);
+  const UpstreamAnswer tcp = handler_->TakeUpstreamStreamReply(0, Framed(full), now_, answer);
+  ASSERT_TRUE(tcp.matched);
+  EXPECT_EQ(tcp.connection, 1u);
+  ASSERT_EQ(answer.size(), full.size() + 2);
+  EXPECT_EQ(ReadU16(answer.data() + 2), 5);  // the client's ID
+  EXPECT_TRUE(std::equal(full.begin() + 2, full.end(), answer.data() + 4));
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kTcpAnswered), 1u);
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kTruncatedPassed), 0u);
+  EXPECT_EQ(handler_->cache().size(), 1u);  // the full answer may be cached
+  // The same TCP answer again: no longer in flight.
+  OutputBuffer again(1 << 17);
+  EXPECT_FALSE(handler_->TakeUpstreamStreamReply(0, Framed(full), now_, again).matched);
+}
+
+// RFC 7766 §7: answers on one connection may come back in any order; each is matched by ID.
+TEST_F(FrontendTest, TcpAnswersOutOfOrderEachReachItsClientWithItsId) {
+  Make();
+  OutputBuffer out(1 << 17);
+  for (uint16_t i = 0; i < 3; ++i) {
+    Send(Framed(MakeQuery(i == 1 ? "b.example.com" : "a.example.com", "TXT",
+                          {.id = static_cast<uint16_t>(100 + i)})),
+         10 + i, out);
+  }
+  ASSERT_EQ(queue_.size(), 3u);
+  std::vector<std::vector<uint8_t>> full;
+  for (size_t i = 0; i < 3; ++i) {
+    std::vector<uint8_t> truncated = Reply(i);
+    truncated[2] |= 0x02;
+    OutputBuffer retry(1 << 17);
+    ASSERT_TRUE(handler_->TakeUpstreamReply(0, truncated, now_, retry).resend_over_stream);
+    full.push_back(Reply(i));
+  }
+  for (int i = 2; i >= 0; --i) {
+    OutputBuffer answer(1 << 17);
+    const UpstreamAnswer result =
+        handler_->TakeUpstreamStreamReply(0, Framed(full[i]), now_, answer);
+    ASSERT_TRUE(result.matched) << i;
+    EXPECT_EQ(result.connection, 10u + i);
+    EXPECT_EQ(ReadU16(answer.data() + 2), 100 + i);
+  }
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kTcpAnswered), 3u);
+}
+
+TEST_F(FrontendTest, TcpAnswerForAQueryNotRetriedOrWithAnotherQuestionIsDropped) {
+  Make();
+  OutputBuffer out(1 << 17);
+  Send(Framed(MakeQuery("www.example.com", "A", {.id = 9})), 3, out);
+  std::vector<uint8_t> reply = Reply(0);
+  OutputBuffer dropped(1 << 17);
+  EXPECT_FALSE(handler_->TakeUpstreamStreamReply(0, Framed(reply), now_, dropped).matched);
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kLateOrUnknownId), 1u);
+  // A frame whose prefix disagrees with its length is no reply at all.
+  std::vector<uint8_t> bad = Framed(reply);
+  bad.push_back(0);
+  EXPECT_FALSE(handler_->TakeUpstreamStreamReply(0, bad, now_, dropped).matched);
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kMalformedReply), 1u);
+  // Retried, then a TCP answer with another question: forged.
+  std::vector<uint8_t> truncated = reply;
+  truncated[2] |= 0x02;
+  OutputBuffer retry(1 << 17);
+  ASSERT_TRUE(handler_->TakeUpstreamReply(0, truncated, now_, retry).resend_over_stream);
+  std::vector<uint8_t> forged = reply;
+  forged[kHeaderBytes + 1] ^= 0x01;  // a letter of the QNAME, not just its case
+  EXPECT_FALSE(handler_->TakeUpstreamStreamReply(0, Framed(forged), now_, dropped).matched);
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kWrongQuestion), 1u);
+  OutputBuffer answer(1 << 17);
+  EXPECT_TRUE(handler_->TakeUpstreamStreamReply(0, Framed(reply), now_, answer).matched);
+}
+
+// The retry keeps the query's deadline: no TCP answer by then is SERVFAIL, counted as a
+// failed TCP retry.
+TEST_F(FrontendTest, RetryWithoutTcpAnswerGetsServfailAtTheQueryDeadline) {
+  Make();
+  OutputBuffer out(1 << 17);
+  Send(Framed(MakeQuery("big.example.com", "TXT", {.id = 44})), 8, out);
+  std::vector<uint8_t> truncated = Reply(0);
+  truncated[2] |= 0x02;
+  OutputBuffer retry(1 << 17);
+  ASSERT_TRUE(handler_->TakeUpstreamReply(0, truncated, now_, retry).resend_over_stream);
+  UpstreamAnswer answer;
+  UpstreamQueue probes;
+  OutputBuffer expired(1 << 17);
+  EXPECT_FALSE(handler_->TakeExpired(now_ + absl::Milliseconds(999), expired, answer, probes));
+  ASSERT_TRUE(handler_->TakeExpired(now_ + absl::Seconds(1), expired, answer, probes));
+  EXPECT_TRUE(answer.matched);
+  EXPECT_EQ(answer.connection, 8u);
+  auto decoded = testing::DecodeResponse(expired.data() + 2, expired.size() - 2);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->rcode, kRcodeServFail);
+  EXPECT_EQ(decoded->id, 44);
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kTcpFailed), 1u);
+  EXPECT_EQ(handler_->cache().size(), 0u);
+}
+
+TEST_F(FrontendTest, FactoryGivesTheServerDnsFramingForTheTcpPool) {
+  config_.tcp_connections = 3;
+  config_.tcp_idle_timeout = absl::Seconds(7);
+  const FrontendHandlerFactory factory(config_);
+  const UpstreamStreamConfig streams = factory.UpstreamStreams();
+  ASSERT_NE(streams.frame_length, nullptr);
+  EXPECT_EQ(streams.connections, 3);
+  EXPECT_EQ(streams.idle_timeout, absl::Seconds(7));
+  EXPECT_EQ(streams.io_timeout, config_.timeout);
+  EXPECT_EQ(streams.max_frame_bytes, 2u + 65535u);
+  const std::vector<uint8_t> frame = Framed(MakeQuery("www.example.com", "A"));
+  EXPECT_EQ(streams.frame_length(frame), static_cast<ptrdiff_t>(frame.size()));
+  EXPECT_EQ(streams.frame_length(absl::MakeSpan(frame).subspan(0, 5)), 0);
+  const uint8_t too_short[] = {0, 11};
+  EXPECT_EQ(streams.frame_length(absl::MakeConstSpan(too_short)), -1);
 }
 
 TEST_F(FrontendTest, WindowFullGetsRefused) {

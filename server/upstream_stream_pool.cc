@@ -1,0 +1,238 @@
+#include "server/upstream_stream_pool.h"
+
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "absl/time/time.h"
+
+namespace onepass {
+namespace {
+
+// Reads per readable event at most, so that one busy upstream cannot starve the listeners
+// (level-triggered: the rest is read on the next turn).
+constexpr int kReadsPerEvent = 16;
+
+}  // namespace
+
+UpstreamStreamPool::UpstreamStreamPool(event_base* base, std::vector<SocketAddress> upstreams,
+                                       const UpstreamStreamConfig& config, WorkerStats* stats,
+                                       OnFrame on_frame)
+    : base_(base),
+      upstreams_(std::move(upstreams)),
+      config_(config),
+      stats_(stats),
+      on_frame_(std::move(on_frame)),
+      streams_(upstreams_.size()) {
+  const int per_upstream = std::max(config_.connections, 1);
+  for (size_t u = 0; u < upstreams_.size(); ++u) {
+    for (int i = 0; i < per_upstream; ++i) {
+      streams_[u].push_back(std::make_unique<Stream>(this, static_cast<int>(u), config_));
+    }
+  }
+}
+
+UpstreamStreamPool::~UpstreamStreamPool() {
+  for (auto& per_upstream : streams_) {
+    for (auto& stream : per_upstream) {
+      if (stream->read_event != nullptr) event_free(stream->read_event);
+      if (stream->write_event != nullptr) event_free(stream->write_event);
+      if (stream->timer != nullptr) event_free(stream->timer);
+    }
+  }
+}
+
+int UpstreamStreamPool::open_connections(int upstream) const {
+  int open = 0;
+  for (const auto& stream : streams_[upstream]) open += stream->state != State::kClosed;
+  return open;
+}
+
+UpstreamStreamPool::Stream* UpstreamStreamPool::Choose(int upstream) {
+  Stream* best = nullptr;
+  Stream* closed = nullptr;
+  for (auto& stream : streams_[upstream]) {
+    if (stream->state == State::kClosed) {
+      if (closed == nullptr) closed = stream.get();
+    } else if (best == nullptr || stream->outstanding < best->outstanding) {
+      best = stream.get();
+    }
+  }
+  // A new connection only while every open one is busy: pipelining on few connections is
+  // what RFC 7766 §6.2.1.1 asks of clients, and each connection costs the upstream a slot.
+  if (best != nullptr && (best->outstanding == 0 || closed == nullptr)) return best;
+  if (closed != nullptr && Connect(*closed)) return closed;
+  return best;
+}
+
+bool UpstreamStreamPool::Connect(Stream& stream) {
+  const SocketAddress& address = upstreams_[stream.upstream];
+  stream.fd.Reset(socket(address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!stream.fd.valid()) {
+    WorkerStats::Add(stats_->upstream_stream_connect_errors);
+    return false;
+  }
+  // Pipelined requests must not wait for the ACK of the previous one (Nagle).
+  const int one = 1;
+  setsockopt(stream.fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (connect(stream.fd.get(), address.get(), address.length) != 0 && errno != EINPROGRESS) {
+    stream.fd.Reset();
+    WorkerStats::Add(stats_->upstream_stream_connect_errors);
+    return false;
+  }
+  stream.read_event = event_new(base_, stream.fd.get(), EV_READ | EV_PERSIST,
+                                &UpstreamStreamPool::OnReadable, &stream);
+  stream.write_event =
+      event_new(base_, stream.fd.get(), EV_WRITE, &UpstreamStreamPool::OnWritable, &stream);
+  if (stream.timer == nullptr) {
+    stream.timer = event_new(base_, -1, 0, &UpstreamStreamPool::OnTimer, &stream);
+  }
+  if (stream.read_event == nullptr || stream.write_event == nullptr || stream.timer == nullptr ||
+      event_add(stream.read_event, nullptr) != 0 || event_add(stream.write_event, nullptr) != 0) {
+    Close(stream, CloseCause::kConnectFailed);
+    return false;
+  }
+  // Writable means connected (or failed: SO_ERROR says which, in OnWritable).
+  stream.state = State::kConnecting;
+  ArmTimer(stream);
+  return true;
+}
+
+bool UpstreamStreamPool::Send(int upstream, absl::Span<const uint8_t> frame) {
+  if (upstream < 0 || static_cast<size_t>(upstream) >= streams_.size()) {
+    WorkerStats::Add(stats_->upstream_stream_send_errors);
+    return false;
+  }
+  Stream* stream = Choose(upstream);
+  if (stream == nullptr || stream->unsent.size() + frame.size() > kMaxUnsentBytes) {
+    WorkerStats::Add(stats_->upstream_stream_send_errors);
+    return false;
+  }
+  const bool was_busy = Busy(*stream);
+  stream->unsent.insert(stream->unsent.end(), frame.begin(), frame.end());
+  ++stream->outstanding;
+  WorkerStats::Add(stats_->upstream_stream_sent);
+  // The io timeout runs from the first request of a busy spell and from each frame received,
+  // not from each send: a connection that keeps taking requests and answers none is cut.
+  if (!was_busy) ArmTimer(*stream);
+  if (stream->state == State::kOpen) return Flush(*stream);
+  return true;  // connecting: sent when it is up
+}
+
+bool UpstreamStreamPool::Flush(Stream& stream) {
+  size_t sent_total = 0;
+  while (sent_total < stream.unsent.size()) {
+    const ssize_t sent = send(stream.fd.get(), stream.unsent.data() + sent_total,
+                              stream.unsent.size() - sent_total, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      Close(stream, CloseCause::kBroken);
+      return false;
+    }
+    sent_total += static_cast<size_t>(sent);
+  }
+  stream.unsent.erase(stream.unsent.begin(), stream.unsent.begin() + sent_total);
+  if (!stream.unsent.empty()) event_add(stream.write_event, nullptr);
+  return true;
+}
+
+void UpstreamStreamPool::Close(Stream& stream, CloseCause cause) {
+  switch (cause) {
+    case CloseCause::kIdle:
+      WorkerStats::Add(stats_->upstream_stream_idle_closes);
+      break;
+    case CloseCause::kConnectFailed:
+      WorkerStats::Add(stats_->upstream_stream_connect_errors);
+      break;
+    case CloseCause::kBroken:
+      WorkerStats::Add(stats_->upstream_stream_lost);
+      break;
+  }
+  if (stream.read_event != nullptr) event_free(std::exchange(stream.read_event, nullptr));
+  if (stream.write_event != nullptr) event_free(std::exchange(stream.write_event, nullptr));
+  if (stream.timer != nullptr) event_del(stream.timer);
+  stream.fd.Reset();
+  stream.state = State::kClosed;
+  stream.unsent.clear();
+  stream.outstanding = 0;
+  stream.reader.Reset();
+  ++stream.generation;
+}
+
+void UpstreamStreamPool::ArmTimer(Stream& stream) {
+  if (stream.timer == nullptr) return;
+  const timeval timeout = absl::ToTimeval(Busy(stream) ? config_.io_timeout : config_.idle_timeout);
+  event_add(stream.timer, &timeout);
+}
+
+void UpstreamStreamPool::OnWritable(int fd, short what, void* arg) {
+  Stream& stream = *static_cast<Stream*>(arg);
+  UpstreamStreamPool* pool = stream.pool;
+  if (stream.state == State::kConnecting) {
+    int error = 0;
+    socklen_t length = sizeof(error);
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
+      pool->Close(stream, CloseCause::kConnectFailed);
+      return;
+    }
+    stream.state = State::kOpen;
+    WorkerStats::Add(pool->stats_->upstream_stream_connects);
+    pool->ArmTimer(stream);
+  }
+  pool->Flush(stream);
+}
+
+void UpstreamStreamPool::OnReadable(int fd, short what, void* arg) {
+  Stream& stream = *static_cast<Stream*>(arg);
+  UpstreamStreamPool* pool = stream.pool;
+  const uint64_t generation = stream.generation;
+  for (int reads = 0; reads < kReadsPerEvent; ++reads) {
+    const absl::Span<uint8_t> tail = stream.reader.WritableTail();
+    const ssize_t received = recv(fd, tail.data(), tail.size(), MSG_DONTWAIT);
+    if (received < 0 && errno == EINTR) continue;
+    if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (received <= 0) {
+      // EOF or an error (a connect refused shows here too, before writable).
+      const bool connecting = stream.state == State::kConnecting;
+      const bool idle = !pool->Busy(stream);
+      pool->Close(stream, connecting ? CloseCause::kConnectFailed
+                          : idle     ? CloseCause::kIdle
+                                     : CloseCause::kBroken);
+      return;
+    }
+    stream.reader.Commit(static_cast<size_t>(received));
+    absl::Span<const uint8_t> frame;
+    UpstreamFrameReader::Status status;
+    while ((status = stream.reader.Next(frame)) == UpstreamFrameReader::Status::kFrame) {
+      WorkerStats::Add(pool->stats_->upstream_stream_received);
+      if (stream.outstanding > 0) --stream.outstanding;
+      pool->on_frame_(stream.upstream, frame);
+      if (stream.generation != generation) return;  // closed by a Send from the callback
+    }
+    if (status == UpstreamFrameReader::Status::kInvalid) {
+      pool->Close(stream, CloseCause::kBroken);
+      return;
+    }
+    pool->ArmTimer(stream);
+    if (static_cast<size_t>(received) < tail.size()) break;  // drained
+  }
+}
+
+void UpstreamStreamPool::OnTimer(int fd, short what, void* arg) {
+  Stream& stream = *static_cast<Stream*>(arg);
+  UpstreamStreamPool* pool = stream.pool;
+  if (stream.state == State::kConnecting) {
+    pool->Close(stream, CloseCause::kConnectFailed);
+  } else if (pool->Busy(stream)) {
+    pool->Close(stream, CloseCause::kBroken);  // silent past io_timeout
+  } else {
+    pool->Close(stream, CloseCause::kIdle);
+  }
+}
+
+}  // namespace onepass

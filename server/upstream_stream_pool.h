@@ -1,0 +1,109 @@
+// The stream path of a forwarding handler (handlers/handler.h UpstreamStreamConfig): one
+// worker's pooled TCP connections to its upstreams, at most `connections` per upstream.
+//
+// A request goes on the open connection with the fewest requests outstanding; a new
+// connection opens (non-blocking connect; requests queue until it is up) only while every
+// open one is busy, so a quiet worker keeps one connection per upstream and a busy one
+// pipelines on up to `connections` (RFC 7766 §6.2.1.1: several requests in flight on one
+// connection, answers in any order). "Outstanding" is frames sent minus frames received on
+// the connection: the server knows no protocol, so it cannot tell which request an answer
+// is for; the handler matches them.
+//
+// A connection is closed on EOF, an error, a frame the handler's framer rejects, silence for
+// io_timeout while requests are outstanding (or a connect that takes that long), and after
+// idle_timeout without requests outstanding; the next request to that upstream opens a new
+// one. Requests outstanding on a closed connection are not sent again: the handler's deadline
+// answers for them (the server cannot know which of them were answered).
+//
+// Thread-confined to its worker (events on the worker's event_base); no locks.
+#ifndef ONEPASS_SERVER_UPSTREAM_STREAM_POOL_H_
+#define ONEPASS_SERVER_UPSTREAM_STREAM_POOL_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "common/socket_address.h"
+#include "handlers/handler.h"
+#include "server/scoped_fd.h"
+#include "server/stats.h"
+#include "server/upstream_frame_reader.h"
+
+struct event;
+struct event_base;
+
+namespace onepass {
+
+class UpstreamStreamPool {
+ public:
+  // Called for each whole frame received: (upstream index, frame). The bytes are valid during
+  // the call only. The callback may call Send.
+  using OnFrame = std::function<void(int, absl::Span<const uint8_t>)>;
+
+  // Opens nothing yet: connections open on the first request. `config.frame_length` must not
+  // be null. Counts into `stats` (upstream_stream_*), which outlives the pool.
+  UpstreamStreamPool(event_base* base, std::vector<SocketAddress> upstreams,
+                     const UpstreamStreamConfig& config, WorkerStats* stats, OnFrame on_frame);
+  ~UpstreamStreamPool();
+  UpstreamStreamPool(const UpstreamStreamPool&) = delete;
+  UpstreamStreamPool& operator=(const UpstreamStreamPool&) = delete;
+
+  // Sends one framed request to `upstream` on a pooled connection. False when it was dropped
+  // (counted: no connection could be opened, or the chosen one has kMaxUnsentBytes unsent); the
+  // handler's deadline answers for it then.
+  bool Send(int upstream, absl::Span<const uint8_t> frame);
+
+  // Connections open or opening to `upstream` (tests and metrics).
+  int open_connections(int upstream) const;
+
+  // Unsent bytes one connection may hold (a stalled upstream must not grow memory).
+  static constexpr size_t kMaxUnsentBytes = 256 * 1024;
+
+ private:
+  enum class State { kClosed, kConnecting, kOpen };
+  struct Stream {
+    UpstreamStreamPool* pool = nullptr;
+    int upstream = 0;
+    State state = State::kClosed;
+    ScopedFd fd;
+    struct event* read_event = nullptr;   // EV_READ | EV_PERSIST while open or connecting
+    struct event* write_event = nullptr;  // EV_WRITE while connecting or bytes are unsent
+    struct event* timer = nullptr;        // io_timeout or idle_timeout, created once
+    std::vector<uint8_t> unsent;
+    size_t outstanding = 0;   // frames sent minus frames received
+    uint64_t generation = 0;  // bumped on each close: a callback can tell it was closed
+    UpstreamFrameReader reader;
+    Stream(UpstreamStreamPool* p, int u, const UpstreamStreamConfig& c)
+        : pool(p), upstream(u), reader(c.frame_length, c.max_frame_bytes) {}
+  };
+  // Why a connection closes, for the counters.
+  enum class CloseCause { kIdle, kConnectFailed, kBroken };
+
+  Stream* Choose(int upstream);
+  bool Connect(Stream& stream);
+  // Sends what is unsent; waits for writable when the socket is full. False: closed.
+  bool Flush(Stream& stream);
+  void Close(Stream& stream, CloseCause cause);
+  // Arms the timer for the stream's state: io_timeout when busy, idle_timeout when idle.
+  void ArmTimer(Stream& stream);
+  bool Busy(const Stream& stream) const {
+    return stream.state == State::kConnecting || stream.outstanding > 0 || !stream.unsent.empty();
+  }
+  static void OnReadable(int fd, short what, void* arg);
+  static void OnWritable(int fd, short what, void* arg);
+  static void OnTimer(int fd, short what, void* arg);
+
+  event_base* const base_;
+  const std::vector<SocketAddress> upstreams_;
+  const UpstreamStreamConfig config_;
+  WorkerStats* const stats_;
+  OnFrame on_frame_;
+  // streams_[upstream][i]: `connections` slots per upstream, each opened and closed in place.
+  std::vector<std::vector<std::unique_ptr<Stream>>> streams_;
+};
+
+}  // namespace onepass
+
+#endif  // ONEPASS_SERVER_UPSTREAM_STREAM_POOL_H_
