@@ -140,9 +140,11 @@ start_server() {
 
 # CPU time [ns] the server has run so far, all its threads (schedstat: the scheduler's own
 # count, which includes the softirq work that ran in the server's context), 0 when gone.
-server_cpu_ns() {
-  [ -n "$SERVER_PID" ] || { echo 0; return 0; }
-  cat /proc/"$SERVER_PID"/task/*/schedstat 2>/dev/null | awk '{ sum += $1 } END { printf "%.0f\n", sum }'
+server_cpu_ns() { process_cpu_ns "$SERVER_PID"; }
+# The same for any process: process_cpu_ns PID (0 when PID is empty or gone).
+process_cpu_ns() {
+  [ -n "$1" ] || { echo 0; return 0; }
+  cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ sum += $1 } END { printf "%.0f\n", sum }'
 }
 
 # CPU time [ns] of the ksoftirqd threads of the given CPUs: with loopback receive processing
