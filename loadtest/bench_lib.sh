@@ -52,6 +52,19 @@ cpu_mask() {
   echo "${groups[*]}"
 }
 
+# A loopback port below the ephemeral range (the load tester's thousands of TIME-WAIT
+# connections live there, and a listener cannot bind a port they hold) that nothing listens on.
+free_local_port() {
+  local low port tries
+  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  ((low > 11000)) || low=32768
+  for ((tries = 0; tries < 50; tries++)); do
+    port=$(( (RANDOM % (low - 10000)) + 10000 ))
+    [ -z "$(ss -Htuln "sport = :$port" 2>/dev/null)" ] && break
+  done
+  echo "$port"
+}
+
 RPS_FILE=/sys/class/net/lo/queues/rx-0/rps_cpus
 RPS_SAVED=""
 # Two benchmarks at once would each save the other's mask and restore it, leaving rps_cpus

@@ -12,8 +12,18 @@ DNSDIST_ADDR=""
 # worker threads and, when CACHE is 1, a packet cache on the default pool; returns once it
 # answers www.example.com A over TCP (10 s at most). Output in PREFIX.log.
 start_dnsdist() {
+  local attempt
+  for ((attempt = 1; attempt <= 5; attempt++)); do
+    try_start_dnsdist "$@" && return 0
+    # A port taken between the check and dnsdist's bind: another one.
+    grep -q 'Address already in use' "$1.log" 2>/dev/null || return 1
+  done
+  return 1
+}
+
+try_start_dnsdist() {
   local prefix=$1 cpus=$2 backend=$3 threads=$4 cache=$5 port tries
-  port=$(( (RANDOM % 20000) + 30000 ))
+  port=$(free_local_port)
   {
     echo "setSecurityPollSuffix('')"
     echo "setLocal('127.0.0.1:$port')"

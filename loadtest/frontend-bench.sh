@@ -24,8 +24,9 @@
 # forwards a query that came over TCP over TCP (to NSD, reusing its backend connections),
 # onepassd over UDP: each as it is built. dnsdist is required unless --no-dnsdist.
 # cpu us = the server's CPU per OK connection (all its threads plus the server CPU's ksoftirqd,
-# as bench.sh counts it); on a machine where the client's CPU saturates first, that, not
-# conn/s, says which server does less work. Loopback receive processing is steered to the
+# as bench.sh counts it); "busy" = that CPU time over the run's wall time. When busy is well
+# below 100%, the server was not the bottleneck (the client's CPU, shared with NSD, was): then
+# cpu us, not conn/s, says which server does less work per connection. Loopback receive processing is steered to the
 # server CPU as bench.sh does (the server pays for the handshake as behind a NIC; the backend
 # traffic's receive side lands there too, for both frontends alike; restored at exit);
 # --no-rps leaves rps_cpus as it is (then the client's CPU does the receive work of every
@@ -98,7 +99,7 @@ take_rps_lock  # one benchmark at a time on this machine
 [ "$rps" = 1 ] && steer_rps "$server_cpus"
 
 # NSD on a free port, pinned to the backend CPUs; stopped at exit.
-nsd_port=$(( (RANDOM % 20000) + 30000 ))
+nsd_port=$(free_local_port)
 cp "$zone" "$work/zone0"
 # All queries come from 127.0.0.1 (the frontend): NSD's response rate limiting (on by default,
 # 200 answers/s per source) would answer TC=1 or drop. Off, as behind a frontend. dnsdist
@@ -160,14 +161,15 @@ for ((round = 1; round <= rounds; round++)); do
   for mode in "${modes[@]}"; do
     echo; echo "== $mode, round $round"
     case $mode in
-      zone) run_onepassd "$mode-$round" "$onepassd" "${common[@]}" --zone "$zone" ;;
+      zone) run_onepassd "$mode-$round" "$onepassd" "${common[@]}" --zone "$zone" || true ;;
       fwd-nocache)
         run_onepassd "$mode-$round" "$onepassd" "${common[@]}" \
-          --dns-backend "127.0.0.1:$nsd_port" --dns-cache-entries 0 ;;
+          --dns-backend "127.0.0.1:$nsd_port" --dns-cache-entries 0 || true ;;
       fwd-cache)
-        run_onepassd "$mode-$round" "$onepassd" "${common[@]}" --dns-backend "127.0.0.1:$nsd_port" ;;
-      dnsdist-nocache) run_dnsdist "$mode-$round" 0 ;;
-      dnsdist-cache) run_dnsdist "$mode-$round" 1 ;;
+        run_onepassd "$mode-$round" "$onepassd" "${common[@]}" --dns-backend "127.0.0.1:$nsd_port" ||
+          true ;;
+      dnsdist-nocache) run_dnsdist "$mode-$round" 0 || echo "  $mode: dnsdist did not start" ;;
+      dnsdist-cache) run_dnsdist "$mode-$round" 1 || echo "  $mode: dnsdist did not start" ;;
     esac
   done
 done
@@ -196,23 +198,34 @@ cpu_per_round() {
   done
   return 0
 }
+# busy_per_round MODE: the share of one CPU [%] the server used during each round's load run
+# (near 100: the server was the bottleneck; well below: something else was, e.g. the client).
+busy_per_round() {
+  local r
+  for ((r = 1; r <= rounds; r++)); do
+    if [ ! -s "$work/$1-$r.cpu" ] || [ ! -s "$work/$1-$r.json" ]; then continue; fi
+    awk -v t="$(cat "$work/$1-$r.cpu")" -v wall="$(json_number "$work/$1-$r.json" wall_s)" \
+      'BEGIN { if (wall > 0) printf "%.0f\n", t / 1e7 / wall }'
+  done
+  return 0
+}
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 range() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "n/a" }'; }
 total() { awk '{ s += $1 } END { print s + 0 }'; }
 
 echo
 echo "command: $command_line"
-echo "| server | ok conn/s median [min-max] | cpu us/conn | p50 us | p99 us | errors | client |"
-echo "|---|---|---|---|---|---|---|"
+echo "| server | ok conn/s median [min-max] | cpu us/conn | server CPU busy % | p50 us | p99 us | errors | client |"
+echo "|---|---|---|---|---|---|---|---|"
 for mode in "${modes[@]}"; do
   bound=""
   for ((r = 1; r <= rounds; r++)); do
     f="$work/$mode-$r.json"
     [ -s "$f" ] && [ "$(json_bool "$f" client_bound)" = true ] && bound+="${bound:+,}$r"
   done
-  printf '| %s | %s [%s] | %s | %s | %s | %s | %s |\n' "$mode" \
+  printf '| %s | %s [%s] | %s | %s | %s | %s | %s | %s |\n' "$mode" \
     "$(per_round "$mode" ok_per_s | median)" "$(per_round "$mode" ok_per_s | range)" \
-    "$(cpu_per_round "$mode" | median)" \
+    "$(cpu_per_round "$mode" | median)" "$(busy_per_round "$mode" | median)" \
     "$(per_round "$mode" p50 latency_us | median)" "$(per_round "$mode" p99 latency_us | median)" \
     "$(per_round "$mode" errors total | total)" "${bound:+CLIENT-BOUND in round $bound}${bound:-ok}"
 done

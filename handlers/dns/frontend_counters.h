@@ -23,6 +23,7 @@ enum class FrontendCounter : size_t {
   kCacheHits,
   kCacheMisses,
   kTruncatedPassed,
+  kCacheStale,
   kCount,
 };
 
@@ -48,6 +49,9 @@ inline constexpr CounterSpec kFrontendCounters[] = {
     {"dns_frontend_cache", "result", "miss", "cacheable queries not in the cache"},
     {"dns_frontend_queries", "outcome", "truncated_passed",
      "backend answers with TC=1 passed to the client as they are (no TCP retry yet)"},
+    {"dns_frontend_cache", "result", "stale",
+     "expired answers served with TTL 30 while every backend was down (RFC 8767, "
+     "--dns-serve-stale-seconds)"},
 };
 static_assert(std::size(kFrontendCounters) == static_cast<size_t>(FrontendCounter::kCount));
 
