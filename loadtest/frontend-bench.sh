@@ -32,6 +32,9 @@
 # --no-rps leaves rps_cpus as it is (then the client's CPU does the receive work of every
 # packet it sends, and saturates first). Either way the run holds bench_lib.sh's lock, so no
 # other benchmark runs at the same time.
+# On a shared machine run it under `chrt -f 10` (the server CPU then saturates, busy ~96%, and
+# rounds agree within a few %; without it the other users' work sets the rate, not the
+# servers, and softirq run inside their processes goes uncounted).
 # Binaries as for bench.sh (--bin DIR, default build/release).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +46,13 @@ source "$here/nsd_conf.sh"
 source "$here/dnsdist_lib.sh"
 
 command_line="loadtest/frontend-bench.sh $*"
+# Under chrt (as the figures in loadtest/README.md were measured), say so in the command.
+policy=$(chrt -p $$ 2>/dev/null | sed -n 's/.*current scheduling policy: SCHED_//p' | head -n 1)
+if [ -n "$policy" ] && [ "$policy" != OTHER ]; then
+  command_line="chrt -${policy:0:1} $(chrt -p $$ | sed -n 's/.*current scheduling priority: //p') $command_line"
+  command_line=${command_line/chrt -F /chrt -f }
+  command_line=${command_line/chrt -R /chrt -r }
+fi
 seconds=10
 server_cpus=0
 backend_cpus=""
@@ -53,7 +63,7 @@ rounds=1
 dnsdist_threads=1
 with_dnsdist=1
 rps=1
-usage() { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
