@@ -8,12 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "tests/integration/dns/differential_corpus.h"
 #include "tests/integration/dns/frontend_support.h"
 #include "tests/integration/dns/kdig_comparison.h"
 #include "tests/integration/dns/unbound_process.h"
 #include "tests/support/subprocess.h"
+#include "tests/unit/handlers/dns/dns_test_util.h"
 
 namespace onepass::dns {
 namespace {
@@ -92,6 +94,35 @@ TEST_F(FrontendWithUnbound, KdigOverTcpThroughFrontendPrintsWhatKdigOverUdpGetsF
 
 TEST_F(FrontendWithUnbound, KdigOverTcpThroughCachingFrontendPrintsWhatKdigOverUdpGets) {
   CompareKdig(/*cache=*/true);
+}
+
+// The comparisons' one allowance, TTLs aged in the frontend's cache, accepts nothing else.
+TEST_F(FrontendWithUnbound, AgedCopyAcceptsOnlyTtlsLoweredWithinTheBound) {
+  auto direct = testing::ExchangeUdp(unbound_->port(), testing::MakeQuery("www.example.test", "A"));
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  // Two A records of TTL 60 (unbound_local_data.conf): the TTL fields hold 0x0000003c.
+  std::vector<size_t> ttls;
+  for (size_t i = 0; i + 4 <= direct->size(); ++i) {
+    if ((*direct)[i] == 0 && (*direct)[i + 1] == 0 && (*direct)[i + 2] == 0 &&
+        (*direct)[i + 3] == 60) {
+      ttls.push_back(i + 3);
+    }
+  }
+  ASSERT_EQ(ttls.size(), 2u);
+  std::vector<uint8_t> aged = *direct;
+  for (size_t at : ttls) aged[at] = 58;
+  EXPECT_TRUE(testing::IsAgedCopy(*direct, *direct, absl::ZeroDuration()));
+  EXPECT_TRUE(testing::IsAgedCopy(aged, *direct, absl::Seconds(2)));
+  EXPECT_TRUE(testing::IsAgedCopy(aged, *direct, absl::Milliseconds(1500)));  // rounded up
+  EXPECT_FALSE(testing::IsAgedCopy(aged, *direct, absl::Seconds(1)));
+  EXPECT_FALSE(testing::IsAgedCopy(*direct, aged, absl::Seconds(10))) << "a TTL that grew";
+  std::vector<uint8_t> other = aged;
+  other.back() ^= 1;  // the last address byte
+  EXPECT_FALSE(testing::IsAgedCopy(other, *direct, absl::Seconds(10)));
+  const testing::KdigTtls split =
+      testing::SplitTtls("www.example.test.   \t60\tIN\tA\t192.0.2.80\n;; Flags: qr 60");
+  EXPECT_EQ(split.text, "www.example.test.   \tTTL\tIN\tA\t192.0.2.80\n;; Flags: qr 60");
+  EXPECT_EQ(split.ttls, std::vector<uint32_t>{60});
 }
 
 }  // namespace

@@ -5,8 +5,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/dns/dns_tcp_query.h"
 #include "tests/support/metrics_client.h"
@@ -47,8 +51,79 @@ absl::StatusOr<std::vector<uint8_t>> ExchangeUdp(int port, const std::vector<uin
   return reply;
 }
 
+namespace {
+
+// The offset after the (possibly compressed) name at `at`, or nullopt.
+std::optional<size_t> SkipName(const std::vector<uint8_t>& m, size_t at) {
+  while (at < m.size()) {
+    if (m[at] == 0) return at + 1;
+    if ((m[at] & 0xc0) == 0xc0) return at + 2;
+    at += 1 + m[at];
+  }
+  return std::nullopt;
+}
+
+// The offsets of the TTL fields of every record of `m` but the OPT; nullopt when it does not
+// parse.
+std::optional<std::vector<size_t>> TtlOffsets(const std::vector<uint8_t>& m) {
+  if (m.size() < 12) return std::nullopt;
+  auto count = [&m](size_t at) { return (m[at] << 8) | m[at + 1]; };
+  size_t at = 12;
+  for (int i = 0; i < count(4); ++i) {
+    std::optional<size_t> end = SkipName(m, at);
+    if (!end.has_value()) return std::nullopt;
+    at = *end + 4;
+  }
+  std::vector<size_t> offsets;
+  const int records = count(6) + count(8) + count(10);
+  for (int i = 0; i < records; ++i) {
+    std::optional<size_t> end = SkipName(m, at);
+    if (!end.has_value() || *end + 10 > m.size()) return std::nullopt;
+    if (count(*end) != 41) offsets.push_back(*end + 4);  // OPT: flags, not a TTL
+    at = *end + 10 + count(*end + 8);
+  }
+  if (at > m.size()) return std::nullopt;
+  return offsets;
+}
+
+uint32_t ReadTtl(const std::vector<uint8_t>& m, size_t at) {
+  return (uint32_t{m[at]} << 24) | (uint32_t{m[at + 1]} << 16) | (uint32_t{m[at + 2]} << 8) |
+         m[at + 3];
+}
+
+}  // namespace
+
+bool TtlsAged(const std::vector<uint32_t>& through, const std::vector<uint32_t>& direct,
+              absl::Duration max_age) {
+  if (through.size() != direct.size()) return false;
+  const int64_t max_seconds = absl::ToInt64Seconds(absl::Ceil(max_age, absl::Seconds(1)));
+  for (size_t i = 0; i < through.size(); ++i) {
+    if (through[i] > direct[i] || direct[i] - through[i] > max_seconds) return false;
+  }
+  return true;
+}
+
+bool IsAgedCopy(const std::vector<uint8_t>& through, const std::vector<uint8_t>& direct,
+                absl::Duration max_age) {
+  if (through.size() != direct.size()) return false;
+  const std::optional<std::vector<size_t>> offsets = TtlOffsets(direct);
+  if (!offsets.has_value()) return false;
+  std::vector<uint8_t> a = through;
+  std::vector<uint8_t> b = direct;
+  std::vector<uint32_t> through_ttls;
+  std::vector<uint32_t> direct_ttls;
+  for (size_t at : *offsets) {
+    through_ttls.push_back(ReadTtl(a, at));
+    direct_ttls.push_back(ReadTtl(b, at));
+    std::fill(a.begin() + at, a.begin() + at + 4, 0);
+    std::fill(b.begin() + at, b.begin() + at + 4, 0);
+  }
+  return a == b && TtlsAged(through_ttls, direct_ttls, max_age);
+}
+
 int ExpectBytesAgree(int frontend_port, int backend_port, const std::vector<CorpusQuery>& corpus,
                      bool cached) {
+  const absl::Time start = absl::Now();
   int compared = 0;
   for (const CorpusQuery& q : corpus) {
     const std::vector<uint8_t> query = MakeQuery(q.name, q.type, q.options);
@@ -66,7 +141,8 @@ int ExpectBytesAgree(int frontend_port, int backend_port, const std::vector<Corp
                                        : through.status().ToString());
         continue;
       }
-      EXPECT_EQ((*through)[0], *direct)
+      if ((*through)[0] == *direct) continue;
+      EXPECT_TRUE(cached && IsAgedCopy((*through)[0], *direct, absl::Now() - start))
           << q.line << (ask ? " (from the cache)" : "") << ": the frontend changed the answer";
     }
   }

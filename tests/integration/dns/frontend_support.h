@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "tests/integration/dns/differential_corpus.h"
 #include "tests/support/server_process.h"
 
@@ -26,10 +27,22 @@ absl::StatusOr<std::unique_ptr<onepass::testing::ServerProcess>> StartFrontend(
 // One UDP query to 127.0.0.1:`port`, its one reply (2 s at most).
 absl::StatusOr<std::vector<uint8_t>> ExchangeUdp(int port, const std::vector<uint8_t>& query);
 
+// True when `through` are the TTLs `direct` after at most `max_age` in a cache: as many, each
+// no larger and smaller by at most max_age (whole seconds, rounded up).
+bool TtlsAged(const std::vector<uint32_t>& through, const std::vector<uint32_t>& direct,
+              absl::Duration max_age);
+
+// True when the message `through` is `direct` byte for byte but for the TTLs of its records
+// (the OPT's field aside), aged by at most `max_age` (TtlsAged).
+bool IsAgedCopy(const std::vector<uint8_t>& through, const std::vector<uint8_t>& direct,
+                absl::Duration max_age);
+
 // Every query of `corpus`, sent over TCP through the frontend at `frontend_port`, gets byte for
 // byte the answer the backend at `backend_port` gives over UDP to the same query (same ID).
 // With `cached` each is asked twice: the second answer comes from the cache and must be the
-// same. Failures are reported with EXPECT; returns the number of answers compared.
+// same, and either may carry TTLs aged since an earlier query (a case variant) filled the
+// cache, by no more than the time since the check began. Failures are reported with EXPECT;
+// returns the number of answers compared.
 int ExpectBytesAgree(int frontend_port, int backend_port, const std::vector<CorpusQuery>& corpus,
                      bool cached);
 
