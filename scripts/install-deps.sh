@@ -11,6 +11,9 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   # real protocol clients and peers for the end-to-end tests
   knot-dnsutils dnsutils ldnsutils nsd openssl curl whois netcat-openbsd
+  # the DNS frontend: Unbound as a backend in its end-to-end test, dnsdist as the reference of
+  # loadtest/frontend-bench.sh
+  unbound dnsdist
   # metrics (promtool, a Prometheus server scraping in a test) and a PROXY v2 balancer
   prometheus haproxy
   # deploy scripts and their tests
@@ -35,9 +38,12 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# Debian's nsd package starts a system nsd on port 53 on install; the tests start their own.
-# (bird2's system daemon may run: the tests' BIRDs live in their own namespaces and sockets.)
-if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet nsd 2>/dev/null; then
-  $SUDO systemctl stop nsd || true
-fi
+# Debian's nsd, unbound and dnsdist packages start a system daemon (port 53) on install; the
+# tests and benchmarks start their own. (bird2's system daemon may run: the tests' BIRDs live
+# in their own namespaces and sockets.)
+for service in nsd unbound dnsdist; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$service" 2>/dev/null; then
+    $SUDO systemctl stop "$service" || true
+  fi
+done
 echo "install-deps: done"

@@ -113,11 +113,8 @@ bool DnsCache::Answer(absl::string_view key, absl::Span<const uint8_t> query, si
     return false;
   }
   const uint32_t age = static_cast<uint32_t>(absl::ToInt64Seconds(now - entry->stored));
-  if (!Append(
-          *entry, query, qname_bytes, [age](uint32_t ttl) { return ttl > age ? ttl - age : 0; },
-          out)) {
-    return false;
-  }
+  const auto aged = [age](uint32_t ttl) { return ttl > age ? ttl - age : 0; };
+  if (!Append(*entry, query, qname_bytes, aged, out)) return false;
   lru_.splice(lru_.begin(), lru_, entry);
   return true;
 }
@@ -132,9 +129,8 @@ bool DnsCache::AnswerStale(absl::string_view key, absl::Span<const uint8_t> quer
     Erase(entry);
     return false;
   }
-  if (!Append(
-          *entry, query, qname_bytes, [](uint32_t) { return kStaleTtl; }, out))
-    return false;
+  const auto stale = [](uint32_t) { return kStaleTtl; };  // RFC 8767 §4
+  if (!Append(*entry, query, qname_bytes, stale, out)) return false;
   lru_.splice(lru_.begin(), lru_, entry);
   return true;
 }
