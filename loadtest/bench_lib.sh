@@ -52,6 +52,19 @@ cpu_mask() {
   echo "${groups[*]}"
 }
 
+# A loopback port below the ephemeral range (the load tester's thousands of TIME-WAIT
+# connections live there, and a listener cannot bind a port they hold) that nothing listens on.
+free_local_port() {
+  local low port tries
+  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  ((low > 11000)) || low=32768
+  for ((tries = 0; tries < 50; tries++)); do
+    port=$(( (RANDOM % (low - 10000)) + 10000 ))
+    [ -z "$(ss -Htuln "sport = :$port" 2>/dev/null)" ] && break
+  done
+  echo "$port"
+}
+
 RPS_FILE=/sys/class/net/lo/queues/rx-0/rps_cpus
 RPS_SAVED=""
 # Two benchmarks at once would each save the other's mask and restore it, leaving rps_cpus
@@ -140,9 +153,11 @@ start_server() {
 
 # CPU time [ns] the server has run so far, all its threads (schedstat: the scheduler's own
 # count, which includes the softirq work that ran in the server's context), 0 when gone.
-server_cpu_ns() {
-  [ -n "$SERVER_PID" ] || { echo 0; return 0; }
-  cat /proc/"$SERVER_PID"/task/*/schedstat 2>/dev/null | awk '{ sum += $1 } END { printf "%.0f\n", sum }'
+server_cpu_ns() { process_cpu_ns "$SERVER_PID"; }
+# The same for any process: process_cpu_ns PID (0 when PID is empty or gone).
+process_cpu_ns() {
+  [ -n "$1" ] || { echo 0; return 0; }
+  cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ sum += $1 } END { printf "%.0f\n", sum }'
 }
 
 # CPU time [ns] of the ksoftirqd threads of the given CPUs: with loopback receive processing

@@ -1,26 +1,58 @@
 #!/usr/bin/env bash
-# Measures the DNS-over-TCP frontend (onepassd --dns-backend) against onepassd's own zone mode
-# in the same run, with the same client and the same zone: NSD serves tests/data/example.com.zone
-# over UDP on loopback, pinned to the backend CPUs (off the server CPU); onepassd runs one
-# worker on the server CPU in three modes, alternated --rounds times:
-#   zone       onepassd --zone example.com.zone (the single pass, precompiled answers)
-#   fwd-nocache onepassd --dns-backend NSD --dns-cache-entries 0 (every query to NSD over UDP)
-#   fwd-cache  onepassd --dns-backend NSD (hits answered in the single pass from the cache)
-# and prints conn/s and latency for each, and the ratios fwd-cache/zone and fwd-nocache/zone.
-# dnsdist is measured too when it is installed (same NSD, same client, one core; cache off and
-# on); when it is not, the table says so.
+# Measures the DNS-over-TCP frontend (onepassd --dns-backend) against dnsdist and against
+# onepassd's own zone mode, in one run, with the same client (onepass-load) and the same zone:
+# NSD serves tests/data/example.com.zone over UDP (and TCP, for dnsdist) on loopback, pinned to
+# the backend CPUs (off the server CPU). Five servers, each alone on the server CPU, alternated
+# --rounds times:
+#   zone            onepassd --zone example.com.zone (the single pass, precompiled answers)
+#   fwd-nocache     onepassd --dns-backend NSD --dns-cache-entries 0 (every query to NSD, UDP)
+#   fwd-cache       onepassd --dns-backend NSD (hits answered in the single pass from the cache)
+#   dnsdist-nocache dnsdist forwarding to the same NSD, no packet cache
+#   dnsdist-cache   the same with newPacketCache on the default pool
+# and prints one table (conn/s median and range over the rounds, latency, errors) with the
+# ratios fwd-nocache/dnsdist-nocache, fwd-cache/dnsdist-cache (goal >= 2) and fwd-cache/zone
+# (goal >= 0.85), each as the ratio of the means and its range over the rounds.
 #
-#   loadtest/frontend-bench.sh [--seconds 10] [--server-cpus 0] [--backend-cpus 1]
-#                              [--client-cpus 1] [--concurrency 64] [--rounds 1] [--bin DIR]
+#   loadtest/frontend-bench.sh [--seconds 10] [--rounds 1] [--server-cpus 0] [--backend-cpus 1]
+#                              [--client-cpus 1] [--concurrency 64] [--dnsdist-tcp-threads 1]
+#                              [--no-rps] [--no-dnsdist] [--bin DIR]
 #
-# Binaries as for bench.sh (--bin DIR, default build/release). Loopback RPS is left as it is.
+# One core each: onepassd runs one worker pinned to the server CPU; dnsdist runs with all its
+# threads pinned to the same CPU (taskset) and one TCP worker thread (--dnsdist-tcp-threads,
+# setMaxTCPClientThreads): several workers on one core would only add context switches; its
+# acceptor, UDP and health-check threads are part of dnsdist and share that core. dnsdist
+# forwards a query that came over TCP over TCP (to NSD, reusing its backend connections),
+# onepassd over UDP: each as it is built. dnsdist is required unless --no-dnsdist.
+# cpu us = the server's CPU per OK connection (all its threads plus the server CPU's ksoftirqd,
+# as bench.sh counts it); "busy" = that CPU time over the run's wall time. When busy is well
+# below 100%, the server was not the bottleneck (the client's CPU, shared with NSD, was): then
+# cpu us, not conn/s, says which server does less work per connection. Loopback receive processing is steered to the
+# server CPU as bench.sh does (the server pays for the handshake as behind a NIC; the backend
+# traffic's receive side lands there too, for both frontends alike; restored at exit);
+# --no-rps leaves rps_cpus as it is (then the client's CPU does the receive work of every
+# packet it sends, and saturates first). Either way the run holds bench_lib.sh's lock, so no
+# other benchmark runs at the same time.
+# On a shared machine run it under `chrt -f 10` (the server CPU then saturates, busy ~96%, and
+# rounds agree within a few %; without it the other users' work sets the rate, not the
+# servers, and softirq run inside their processes goes uncounted).
+# Binaries as for bench.sh (--bin DIR, default build/release).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=loadtest/bench_lib.sh
 source "$here/bench_lib.sh"
 # shellcheck source=loadtest/nsd_conf.sh
 source "$here/nsd_conf.sh"
+# shellcheck source=loadtest/dnsdist_lib.sh
+source "$here/dnsdist_lib.sh"
 
+command_line="loadtest/frontend-bench.sh $*"
+# Under chrt (as the figures in loadtest/README.md were measured), say so in the command.
+policy=$(chrt -p $$ 2>/dev/null | sed -n 's/.*current scheduling policy: SCHED_//p' | head -n 1)
+if [ -n "$policy" ] && [ "$policy" != OTHER ]; then
+  command_line="chrt -${policy:0:1} $(chrt -p $$ | sed -n 's/.*current scheduling priority: //p') $command_line"
+  command_line=${command_line/chrt -F /chrt -f }
+  command_line=${command_line/chrt -R /chrt -r }
+fi
 seconds=10
 server_cpus=0
 backend_cpus=""
@@ -28,7 +60,10 @@ client_cpus=""
 concurrency=""
 BIN_DIR=""
 rounds=1
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+dnsdist_threads=1
+with_dnsdist=1
+rps=1
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
@@ -37,6 +72,9 @@ while [ $# -gt 0 ]; do
     --client-cpus) client_cpus=$2; shift 2 ;;
     --concurrency) concurrency=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
+    --dnsdist-tcp-threads) dnsdist_threads=$2; shift 2 ;;
+    --no-dnsdist) with_dnsdist=0; shift ;;
+    --no-rps) rps=0; shift ;;
     --bin) BIN_DIR=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "frontend-bench: unknown option $1" >&2; usage >&2; exit 1 ;;
@@ -50,6 +88,10 @@ fi
 onepassd=$(find_binary onepassd "${ONEPASSD:-}")
 load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
 command -v nsd > /dev/null || { echo "frontend-bench: nsd is not installed (apt-get install nsd)" >&2; exit 1; }
+if [ "$with_dnsdist" = 1 ] && ! command -v dnsdist > /dev/null; then
+  echo "frontend-bench: dnsdist is not installed (apt-get install dnsdist; or --no-dnsdist)" >&2
+  exit 1
+fi
 zone="$here/../tests/data/example.com.zone"
 
 cores=$(nproc)
@@ -63,19 +105,22 @@ client_cpus=${client_cpus:-$others}
 n_client=$(count_cpus "$client_cpus")
 concurrency=${concurrency:-$((64 * n_client))}
 make_work_dir
+take_rps_lock  # one benchmark at a time on this machine
+[ "$rps" = 1 ] && steer_rps "$server_cpus"
 
 # NSD on a free port, pinned to the backend CPUs; stopped at exit.
-nsd_port=$(( (RANDOM % 20000) + 30000 ))
+nsd_port=$(free_local_port)
 cp "$zone" "$work/zone0"
 # All queries come from 127.0.0.1 (the frontend): NSD's response rate limiting (on by default,
-# 200 answers/s per source) would answer TC=1 or drop. Off, as behind a frontend.
+# 200 answers/s per source) would answer TC=1 or drop. Off, as behind a frontend. dnsdist
+# keeps TCP connections to it open: room for them.
 write_nsd_conf "$work/nsd.conf" "$work" "$nsd_port" example.com zone0 \
-  "rrl-ratelimit: 0" "rrl-whitelist-ratelimit: 0"
+  "rrl-ratelimit: 0" "rrl-whitelist-ratelimit: 0" "tcp-count: 1000"
 nsd-checkconf "$work/nsd.conf"
 taskset -c "$backend_cpus" nsd -d -c "$work/nsd.conf" > "$work/nsd.log" 2>&1 &
 nsd_pid=$!
 stop_nsd() { kill -TERM "$nsd_pid" 2>/dev/null || true; wait "$nsd_pid" 2>/dev/null || true; }
-trap 'stop_nsd; cleanup_work_dir' EXIT
+trap 'stop_dnsdist; stop_nsd; cleanup_work_dir' EXIT
 for ((tries = 0; tries < 100; tries++)); do
   kdig -p "$nsd_port" @127.0.0.1 +short +timeout=1 +retry=0 example.com SOA > /dev/null 2>&1 && break
   sleep 0.1
@@ -83,52 +128,139 @@ done
 kdig -p "$nsd_port" @127.0.0.1 +short +timeout=1 +retry=0 example.com SOA > /dev/null ||
   { echo "frontend-bench: NSD did not answer; its log:" >&2; cat "$work/nsd.log" >&2; exit 1; }
 
-echo "frontend-bench: $(uname -r), nproc=$cores, onepassd 1 worker on CPU $server_cpus, NSD on CPUs $backend_cpus (UDP 127.0.0.1:$nsd_port), client CPUs $client_cpus ($n_client threads), closed loop $concurrency in flight, ${seconds}s per mode, www.example.com A"
+echo "command: $command_line"
+echo "frontend-bench: $(uname -r), nproc=$cores, load average $(cut -d' ' -f1-3 /proc/loadavg), server CPU $server_cpus (onepassd 1 worker; dnsdist $( [ "$with_dnsdist" = 1 ] && dnsdist --version | head -n 1 | cut -d' ' -f2) all threads, $dnsdist_threads TCP worker), NSD on CPUs $backend_cpus (127.0.0.1:$nsd_port), client CPUs $client_cpus ($n_client threads), closed loop $concurrency in flight, ${seconds}s per server, www.example.com A"
 
-run_one() {
+# run_load NAME ADDR PID: the load run against ADDR, its JSON in $work/NAME.json, and the CPU
+# the server (process PID, all threads, plus the ksoftirqd threads of the server CPU) used
+# during it, in ns, in $work/NAME.cpu.
+run_load() {
+  local cpu0 cpu1
+  cpu0=$(( $(process_cpu_ns "$3") + $(ksoftirqd_ns "$server_cpus") ))
+  "$load" --target "$2" --proto dns --qname www.example.com. --qtype A \
+    --threads "$n_client" --cpus "$client_cpus" --concurrency "$concurrency" \
+    --duration "$seconds" --timeout-ms 2000 --source 127.0.0.2-127.0.0.254 --min-success 0 \
+    --json "$work/$1.json" > "$work/$1.txt" || true
+  cpu1=$(( $(process_cpu_ns "$3") + $(ksoftirqd_ns "$server_cpus") ))
+  echo $((cpu1 - cpu0)) > "$work/$1.cpu"
+  sed 's/^/  /' "$work/$1.txt"
+}
+
+run_onepassd() {
   local name=$1
   shift
   start_server "$work/$name.out" "$@" || return 1
-  "$load" --target "$SERVER_ADDR" --proto dns --qname www.example.com. --qtype A \
-    --threads "$n_client" --cpus "$client_cpus" --concurrency "$concurrency" \
-    --duration "$seconds" --timeout-ms 2000 --source 127.0.0.2-127.0.0.254 --min-success 0 \
-    --json "$work/$name.json" > "$work/$name.txt" || true
+  run_load "$name" "$SERVER_ADDR" "$SERVER_PID"
   local stats
   stats=$(stop_server)
-  sed 's/^/  /' "$work/$name.txt"
   echo "  server: ${stats:-no stats line}"
 }
 
+run_dnsdist() {
+  local name=$1 cache=$2
+  start_dnsdist "$work/$name" "$server_cpus" "127.0.0.1:$nsd_port" "$dnsdist_threads" "$cache" ||
+    return 1
+  run_load "$name" "$DNSDIST_ADDR" "$DNSDIST_PID"
+  stop_dnsdist
+}
+
 common=(--handler dns --listen 127.0.0.1:0 --workers 1 --cpus "$server_cpus")
-names=()
+modes=(zone fwd-nocache fwd-cache)
+[ "$with_dnsdist" = 1 ] && modes+=(dnsdist-nocache dnsdist-cache)
 for ((round = 1; round <= rounds; round++)); do
-  echo; echo "== zone mode, round $round"
-  run_one "zone-$round" "$onepassd" "${common[@]}" --zone "$zone"
-  echo; echo "== frontend, cache off, round $round"
-  run_one "fwd-nocache-$round" "$onepassd" "${common[@]}" --dns-backend "127.0.0.1:$nsd_port" \
-    --dns-cache-entries 0
-  echo; echo "== frontend, cache on, round $round"
-  run_one "fwd-cache-$round" "$onepassd" "${common[@]}" --dns-backend "127.0.0.1:$nsd_port"
-  names+=("zone-$round" "fwd-nocache-$round" "fwd-cache-$round")
+  for mode in "${modes[@]}"; do
+    echo; echo "== $mode, round $round"
+    case $mode in
+      zone) run_onepassd "$mode-$round" "$onepassd" "${common[@]}" --zone "$zone" || true ;;
+      fwd-nocache)
+        run_onepassd "$mode-$round" "$onepassd" "${common[@]}" \
+          --dns-backend "127.0.0.1:$nsd_port" --dns-cache-entries 0 || true ;;
+      fwd-cache)
+        run_onepassd "$mode-$round" "$onepassd" "${common[@]}" --dns-backend "127.0.0.1:$nsd_port" ||
+          true ;;
+      dnsdist-nocache) run_dnsdist "$mode-$round" 0 || echo "  $mode: dnsdist did not start" ;;
+      dnsdist-cache) run_dnsdist "$mode-$round" 1 || echo "  $mode: dnsdist did not start" ;;
+    esac
+  done
 done
-if ! command -v dnsdist > /dev/null; then
-  echo; echo "dnsdist: not installed on this machine; the dnsdist columns could not be measured"
-fi
+
+# rate MODE ROUND: ok conn/s of that run (empty when it has no result).
+rate() {
+  local f="$work/$1-$2.json"
+  [ -s "$f" ] && json_number "$f" ok_per_s
+}
+# per_round MODE FIELD [SECTION]: that field of every round, one per line.
+per_round() {
+  local r f
+  for ((r = 1; r <= rounds; r++)); do
+    f="$work/$1-$r.json"
+    if [ -s "$f" ]; then json_number "$f" "$2" "${3:-}"; fi
+  done
+  return 0
+}
+# cpu_per_round MODE: the server's CPU per OK connection [us] of every round, one per line.
+cpu_per_round() {
+  local r
+  for ((r = 1; r <= rounds; r++)); do
+    if [ ! -s "$work/$1-$r.cpu" ] || [ ! -s "$work/$1-$r.json" ]; then continue; fi
+    awk -v t="$(cat "$work/$1-$r.cpu")" -v ok="$(json_number "$work/$1-$r.json" ok)" \
+      'BEGIN { if (ok > 0) printf "%.2f\n", t / 1e3 / ok }'
+  done
+  return 0
+}
+# busy_per_round MODE: the share of one CPU [%] the server used during each round's load run
+# (near 100: the server was the bottleneck; well below: something else was, e.g. the client).
+busy_per_round() {
+  local r
+  for ((r = 1; r <= rounds; r++)); do
+    if [ ! -s "$work/$1-$r.cpu" ] || [ ! -s "$work/$1-$r.json" ]; then continue; fi
+    awk -v t="$(cat "$work/$1-$r.cpu")" -v wall="$(json_number "$work/$1-$r.json" wall_s)" \
+      'BEGIN { if (wall > 0) printf "%.0f\n", t / 1e7 / wall }'
+  done
+  return 0
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+range() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "n/a" }'; }
+total() { awk '{ s += $1 } END { print s + 0 }'; }
 
 echo
-printf '%-16s %12s %10s %8s %10s %10s %10s %s\n' mode "ok conn/s" ok errors "p50 us" "p99 us" "max us" client
-declare -A sum=()
-for name in "${names[@]}"; do
-  f="$work/$name.json"
-  [ -s "$f" ] || { echo "$name: no result"; continue; }
-  rate=$(json_number "$f" ok_per_s)
-  bound=$(json_bool "$f" client_bound)
-  printf '%-16s %12s %10s %8s %10s %10s %10s %s\n' "$name" "$rate" "$(json_number "$f" ok)" \
-    "$(json_number "$f" total errors)" "$(json_number "$f" p50 latency_us)" \
-    "$(json_number "$f" p99 latency_us)" "$(json_number "$f" max latency_us)" \
-    "$([ "$bound" = true ] && echo CLIENT-BOUND || echo ok)"
-  mode=${name%-*}
-  sum[$mode]=$(awk -v a="${sum[$mode]:-0}" -v b="$rate" 'BEGIN { print a + b }')
+echo "command: $command_line"
+echo "| server | ok conn/s median [min-max] | cpu us/conn | server CPU busy % | p50 us | p99 us | errors | client |"
+echo "|---|---|---|---|---|---|---|---|"
+for mode in "${modes[@]}"; do
+  bound=""
+  for ((r = 1; r <= rounds; r++)); do
+    f="$work/$mode-$r.json"
+    [ -s "$f" ] && [ "$(json_bool "$f" client_bound)" = true ] && bound+="${bound:+,}$r"
+  done
+  printf '| %s | %s [%s] | %s | %s | %s | %s | %s | %s |\n' "$mode" \
+    "$(per_round "$mode" ok_per_s | median)" "$(per_round "$mode" ok_per_s | range)" \
+    "$(cpu_per_round "$mode" | median)" "$(busy_per_round "$mode" | median)" \
+    "$(per_round "$mode" p50 latency_us | median)" "$(per_round "$mode" p99 latency_us | median)" \
+    "$(per_round "$mode" errors total | total)" "${bound:+CLIENT-BOUND in round $bound}${bound:-ok}"
 done
-echo "ratio fwd-cache/zone:   $(ratio "${sum[fwd-cache]:-0}" "${sum[zone]:-0}")"
-echo "ratio fwd-nocache/zone: $(ratio "${sum[fwd-nocache]:-0}" "${sum[zone]:-0}")"
+
+# ratio_line A B GOAL: A/B of the means over the rounds, and its range over the rounds.
+ratio_line() {
+  local a=$1 b=$2 goal=$3 r ra rb sum_a=0 sum_b=0 each=""
+  for ((r = 1; r <= rounds; r++)); do
+    ra=$(rate "$a" "$r" || true)
+    rb=$(rate "$b" "$r" || true)
+    if [ -z "$ra" ] || [ -z "$rb" ]; then continue; fi
+    sum_a=$(awk -v x="$sum_a" -v y="$ra" 'BEGIN { print x + y }')
+    sum_b=$(awk -v x="$sum_b" -v y="$rb" 'BEGIN { print x + y }')
+    each+="$(ratio "$ra" "$rb")"$'\n'
+  done
+  printf '| %s / %s | %s | %s | %s | %s |\n' "$a" "$b" "$(ratio "$sum_a" "$sum_b")" \
+    "$(printf '%s' "$each" | range)" "$goal" \
+    "$(ratio "$(cpu_per_round "$b" | median)" "$(cpu_per_round "$a" | median)")"
+}
+echo
+echo "| conn/s ratio | of the means | per round [min-max] | goal | cpu us/conn, inverse ratio |"
+echo "|---|---|---|---|---|"
+if [ "$with_dnsdist" = 1 ]; then
+  ratio_line fwd-nocache dnsdist-nocache ">= 2"
+  ratio_line fwd-cache dnsdist-cache ">= 2"
+fi
+ratio_line fwd-cache zone ">= 0.85"
+ratio_line fwd-nocache zone "-"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <optional>
 
 #include "handlers/dns/dns_wire.h"
@@ -78,20 +79,12 @@ bool DnsCache::MakeKey(absl::Span<const uint8_t> query, size_t qname_bytes, std:
   return true;
 }
 
-bool DnsCache::Answer(absl::string_view key, absl::Span<const uint8_t> query, size_t qname_bytes,
-                      absl::Time now, OutputBuffer& out) {
-  auto found = map_.find(key);
-  if (found == map_.end()) return false;
-  List::iterator entry = found->second;
-  if (now >= entry->expires) {
-    map_.erase(found);
-    lru_.erase(entry);
-    return false;
-  }
-  const std::vector<uint8_t>& response = entry->response;
+template <typename TtlFn>
+bool DnsCache::Append(const Entry& entry, absl::Span<const uint8_t> query, size_t qname_bytes,
+                      TtlFn ttl, OutputBuffer& out) {
+  const std::vector<uint8_t>& response = entry.response;
   absl::Span<uint8_t> tail = out.WritableTail();
   if (tail.size() < kLengthPrefixBytes + response.size()) return false;
-  lru_.splice(lru_.begin(), lru_, entry);
   uint8_t* p = tail.data();
   WriteU16(p, static_cast<uint16_t>(response.size()));
   p += kLengthPrefixBytes;
@@ -99,14 +92,46 @@ bool DnsCache::Answer(absl::string_view key, absl::Span<const uint8_t> query, si
   std::memcpy(p, query.data(), 2);  // the client's ID
   // The client's spelling of the name (the response echoes the question, RFC 1035 §7.3).
   std::memcpy(p + kHeaderBytes, query.data() + kHeaderBytes, qname_bytes);
-  const uint32_t age = static_cast<uint32_t>(absl::ToInt64Seconds(now - entry->stored));
-  if (age > 0) {
-    for (uint16_t offset : entry->ttl_offsets) {
-      const uint32_t ttl = ReadU32(p + offset);
-      WriteU32(p + offset, ttl > age ? ttl - age : 0);
-    }
-  }
+  for (uint16_t offset : entry.ttl_offsets) WriteU32(p + offset, ttl(ReadU32(p + offset)));
   out.Commit(kLengthPrefixBytes + response.size());
+  return true;
+}
+
+void DnsCache::Erase(List::iterator entry) {
+  map_.erase(absl::string_view(entry->key));
+  lru_.erase(entry);
+}
+
+bool DnsCache::Answer(absl::string_view key, absl::Span<const uint8_t> query, size_t qname_bytes,
+                      absl::Time now, OutputBuffer& out) {
+  auto found = map_.find(key);
+  if (found == map_.end()) return false;
+  List::iterator entry = found->second;
+  if (now >= entry->expires) {
+    // Kept for AnswerStale within the stale window; a fresh answer replaces it on Insert.
+    if (now >= entry->expires + absl::Seconds(config_.serve_stale_seconds)) Erase(entry);
+    return false;
+  }
+  const uint32_t age = static_cast<uint32_t>(absl::ToInt64Seconds(now - entry->stored));
+  const auto aged = [age](uint32_t ttl) { return ttl > age ? ttl - age : 0; };
+  if (!Append(*entry, query, qname_bytes, aged, out)) return false;
+  lru_.splice(lru_.begin(), lru_, entry);
+  return true;
+}
+
+bool DnsCache::AnswerStale(absl::string_view key, absl::Span<const uint8_t> query,
+                           size_t qname_bytes, absl::Time now, OutputBuffer& out) {
+  auto found = map_.find(key);
+  if (found == map_.end()) return false;
+  List::iterator entry = found->second;
+  if (now < entry->expires) return false;
+  if (now >= entry->expires + absl::Seconds(config_.serve_stale_seconds)) {
+    Erase(entry);
+    return false;
+  }
+  const auto stale = [](uint32_t) { return kStaleTtl; };  // RFC 8767 §4
+  if (!Append(*entry, query, qname_bytes, stale, out)) return false;
+  lru_.splice(lru_.begin(), lru_, entry);
   return true;
 }
 
@@ -128,15 +153,8 @@ void DnsCache::Insert(absl::string_view key, absl::Span<const uint8_t> response,
     ttl = std::min(walk->min_ttl, config_.max_ttl);
   }
   if (ttl == 0) return;
-  if (auto old = map_.find(key); old != map_.end()) {
-    List::iterator entry = old->second;
-    map_.erase(old);
-    lru_.erase(entry);
-  }
-  while (map_.size() >= config_.entries && !lru_.empty()) {
-    map_.erase(absl::string_view(lru_.back().key));
-    lru_.pop_back();
-  }
+  if (auto old = map_.find(key); old != map_.end()) Erase(old->second);
+  while (map_.size() >= config_.entries && !lru_.empty()) Erase(std::prev(lru_.end()));
   lru_.push_front(Entry{std::string(key), std::vector<uint8_t>(response.begin(), response.end()),
                         std::move(walk->ttl_offsets), now, now + absl::Seconds(ttl)});
   map_.emplace(absl::string_view(lru_.front().key), lru_.begin());

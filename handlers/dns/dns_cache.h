@@ -11,6 +11,11 @@
 // and answers over max_answer_bytes are not cached. Bounded: at most `entries`, the least
 // recently used one evicted first.
 //
+// Serve-stale (RFC 8767), off unless serve_stale_seconds > 0: an entry is kept that long past
+// its expiry, and AnswerStale serves it then, every TTL 30 s (§4), for when no backend can
+// answer; Answer never serves it stale. LRU eviction is unchanged: a stale entry is dropped
+// like any other when room is needed.
+//
 // Thread-confined: one per worker handler. No clock reads: `now` is passed in.
 #ifndef ONEPASS_HANDLERS_DNS_DNS_CACHE_H_
 #define ONEPASS_HANDLERS_DNS_DNS_CACHE_H_
@@ -34,10 +39,14 @@ struct CacheConfig {
   uint32_t max_ttl = 86400;
   uint32_t max_negative_ttl = 3600;
   size_t max_answer_bytes = 4096;
+  uint32_t serve_stale_seconds = 0;  // RFC 8767 §5 maximum stale timer; 0: no stale answers
 };
 
 class DnsCache {
  public:
+  // RFC 8767 §4: the TTL of a stale answer's records.
+  static constexpr uint32_t kStaleTtl = 30;
+
   explicit DnsCache(const CacheConfig& config) : config_(config) {}
 
   bool enabled() const { return config_.entries > 0; }
@@ -53,6 +62,12 @@ class DnsCache {
   bool Answer(absl::string_view key, absl::Span<const uint8_t> query, size_t qname_bytes,
               absl::Time now, OutputBuffer& out);
 
+  // As Answer, for an entry whose TTL has passed less than serve_stale_seconds ago, with
+  // every TTL set to kStaleTtl (RFC 8767 §4); false otherwise (a fresh entry included: Answer
+  // serves it).
+  bool AnswerStale(absl::string_view key, absl::Span<const uint8_t> query, size_t qname_bytes,
+                   absl::Time now, OutputBuffer& out);
+
   // Keeps `response` (a whole message) for `key` if it is cacheable.
   void Insert(absl::string_view key, absl::Span<const uint8_t> response, absl::Time now);
 
@@ -65,6 +80,13 @@ class DnsCache {
     absl::Time expires;
   };
   using List = std::list<Entry>;
+
+  // Appends (framed) `entry`'s answer with the query's ID and QNAME, each TTL set by
+  // `ttl(stored TTL)`; false when `out` lacks room.
+  template <typename TtlFn>
+  static bool Append(const Entry& entry, absl::Span<const uint8_t> query, size_t qname_bytes,
+                     TtlFn ttl, OutputBuffer& out);
+  void Erase(List::iterator entry);
 
   CacheConfig config_;
   List lru_;                                                    // most recently used first

@@ -90,6 +90,10 @@ ABSL_FLAG(int, dns_cache_max_ttl, 86400,
 ABSL_FLAG(int, dns_cache_max_negative_ttl, 3600,
           "DNS frontend: the longest a negative answer (NXDOMAIN, NODATA) stays cached [s]; "
           "otherwise min(SOA TTL, SOA MINIMUM), RFC 2308 §5");
+ABSL_FLAG(int, dns_serve_stale_seconds, 0,
+          "DNS frontend: while every backend is down, answer from cached answers expired less "
+          "than this long ago [s], with TTL 30 (RFC 8767; e.g. 86400); 0 (default, as Unbound "
+          "and BIND): SERVFAIL instead");
 
 namespace onepass::dns {
 namespace {
@@ -169,6 +173,12 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFrontendFromFlags() {
   config.cache.entries = static_cast<size_t>(cache_entries);
   config.cache.max_ttl = static_cast<uint32_t>(max_ttl);
   config.cache.max_negative_ttl = static_cast<uint32_t>(max_negative_ttl);
+  const int stale = absl::GetFlag(FLAGS_dns_serve_stale_seconds);
+  if (stale < 0 || stale > 7 * 86400) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns-serve-stale-seconds=", stale, " is outside 0..604800 (a week)"));
+  }
+  config.cache.serve_stale_seconds = static_cast<uint32_t>(stale);
   std::string names;
   for (const SocketAddress& backend : config.backends) {
     names += (names.empty() ? "" : ", ") + backend.ToString();

@@ -26,6 +26,7 @@ enum class FrontendCounter : size_t {
   kTcpRetried,
   kTcpAnswered,
   kTcpFailed,
+  kCacheStale,
   kCount,
 };
 
@@ -57,6 +58,9 @@ inline constexpr CounterSpec kFrontendCounters[] = {
      "TCP retries whose full answer went to the client"},
     {"dns_frontend_tcp_retries", "result", "failed",
      "TCP retries with no answer within --dns-backend-timeout-ms (SERVFAIL)"},
+    {"dns_frontend_cache", "result", "stale",
+     "expired answers served with TTL 30 while every backend was down (RFC 8767, "
+     "--dns-serve-stale-seconds)"},
 };
 static_assert(std::size(kFrontendCounters) == static_cast<size_t>(FrontendCounter::kCount));
 

@@ -149,6 +149,13 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
     if (!question.has_value()) {
       local_rcode = kRcodeFormErr;  // RFC 1035 §4.1.1: unparseable
     } else if (backends_.AllDown()) {
+      // RFC 8767: an expired answer (TTL 30) rather than SERVFAIL, within the stale window.
+      if (cacheable && cache_.AnswerStale(key_, message, question->qname_bytes, context.now, out)) {
+        Count(Index(FrontendCounter::kCacheStale));
+        consumed += frame.frame_bytes;
+        answered = true;
+        continue;
+      }
       local_rcode = kRcodeServFail;  // at once, not after the deadline
       Count(Index(FrontendCounter::kAllDownServfail));
     } else if (backends_.WindowFull() || (backend = backends_.Pick()) < 0) {

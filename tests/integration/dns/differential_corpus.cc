@@ -33,6 +33,8 @@ std::vector<CorpusQuery> ReadCorpus(const std::string& path) {
         q.options.edns = q.options.do_bit = true;
       } else if (w == "norec") {
         q.options.rd = false;
+      } else if (w == "cd") {
+        q.options.cd = true;
       } else if (w == "keepalive") {
         q.options.edns = q.options.keepalive = true;
       } else if (absl::StartsWith(w, "ednsver=")) {

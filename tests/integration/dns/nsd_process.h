@@ -1,15 +1,14 @@
-// Runs NSD on loopback for the differential test: a generated nsd.conf in a temporary
-// directory, checked with nsd-checkconf, `nsd -d` in the foreground, killed by its PID.
+// Runs NSD on loopback for the differential and frontend tests: a generated nsd.conf in a
+// temporary directory, checked with nsd-checkconf, `nsd -d` run by LoopbackDaemon.
 #ifndef ONEPASS_TESTS_INTEGRATION_DNS_NSD_PROCESS_H_
 #define ONEPASS_TESTS_INTEGRATION_DNS_NSD_PROCESS_H_
-
-#include <sys/types.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tests/integration/dns/loopback_daemon.h"
 
 namespace onepass::dns::testing {
 
@@ -29,7 +28,7 @@ class NsdProcess {
 
  private:
   NsdProcess() = default;
-  pid_t pid_ = -1;
+  std::unique_ptr<LoopbackDaemon> daemon_;  // stopped before dir_ is removed
   int port_ = 0;
   std::string dir_;
 };

@@ -1,5 +1,6 @@
 // The DNS frontend's cache: keys, TTLs (positive, negative from the SOA, aged on hits),
-// case-insensitive hits answered in the client's case, LRU eviction at the size bound.
+// case-insensitive hits answered in the client's case, LRU eviction at the size bound, stale
+// answers (RFC 8767) within their window only.
 #include "handlers/dns/dns_cache.h"
 
 #include <string>
@@ -153,6 +154,98 @@ TEST_F(CacheTest, EvictsLeastRecentlyUsedAtTheBound) {
   EXPECT_TRUE(Lookup(queries[0], out));
   EXPECT_TRUE(Lookup(queries[2], out));
   EXPECT_TRUE(Lookup(queries[3], out));
+}
+
+// Serve-stale (RFC 8767): a cache whose entries stay 100 s past their expiry for AnswerStale.
+class StaleCacheTest : public CacheTest {
+ protected:
+  bool Stale(const std::vector<uint8_t>& query, OutputBuffer& out) {
+    std::string key;
+    if (!DnsCache::MakeKey(query, QnameBytes(query), key)) return false;
+    return cache_.AnswerStale(key, query, QnameBytes(query), now_, out);
+  }
+  void SetUp() override {
+    cache_ = DnsCache(CacheConfig{
+        .entries = 3, .max_ttl = 600, .max_negative_ttl = 120, .serve_stale_seconds = 100});
+  }
+};
+
+TEST_F(CacheTest, NoStaleAnswerWhenServeStaleIsOff) {
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
+  Store(query, Response(query, kRcodeNoError, 300));
+  now_ += absl::Seconds(300);
+  std::string key;
+  ASSERT_TRUE(DnsCache::MakeKey(query, QnameBytes(query), key));
+  OutputBuffer out(70000);
+  EXPECT_FALSE(cache_.AnswerStale(key, query, QnameBytes(query), now_, out));
+  EXPECT_FALSE(Lookup(query, out));
+  EXPECT_EQ(cache_.size(), 0u);  // dropped at expiry, as before
+  EXPECT_TRUE(out.empty());
+}
+
+TEST_F(StaleCacheTest, ExpiredAnswerServedStaleWithTtl30ClientIdAndCaseWithinTheWindowOnly) {
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A", {.id = 1});
+  Store(query, Response(query, kRcodeNoError, 300));
+  const std::vector<uint8_t> shouting = MakeQuery("WwW.ExAmPlE.CoM", "A", {.id = 0xbeef});
+  OutputBuffer out(70000);
+  now_ += absl::Seconds(299);
+  EXPECT_FALSE(Stale(shouting, out)) << "fresh: Answer serves it, not AnswerStale";
+  now_ += absl::Seconds(1);
+  EXPECT_FALSE(Lookup(shouting, out)) << "expired: never a fresh hit";
+  EXPECT_EQ(cache_.size(), 1u) << "kept for the stale window";
+  ASSERT_TRUE(Stale(shouting, out));
+  const uint8_t* m = out.data() + 2;
+  EXPECT_EQ(ReadU16(out.data()), out.size() - 2);
+  EXPECT_EQ(ReadU16(m), 0xbeef);
+  EXPECT_EQ(0, std::memcmp(m + kHeaderBytes, shouting.data() + kHeaderBytes, QnameBytes(shouting)));
+  EXPECT_EQ(FirstRecordTtl(m, QnameBytes(query)), DnsCache::kStaleTtl);
+  EXPECT_EQ(DnsCache::kStaleTtl, 30u);
+  now_ += absl::Seconds(99);  // 399 s after the store, 99 s stale
+  out.Clear();
+  EXPECT_TRUE(Stale(query, out));
+  now_ += absl::Seconds(1);  // 100 s stale: the window is over
+  out.Clear();
+  EXPECT_FALSE(Stale(query, out));
+  EXPECT_EQ(cache_.size(), 0u);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST_F(StaleCacheTest, NegativeAnswerServedStaleWithEveryTtl30) {
+  const std::vector<uint8_t> query = MakeQuery("nx.example.com", "A");
+  Store(query, Response(query, kRcodeNxDomain, 3600, /*negative=*/true, /*minimum=*/60));
+  now_ += absl::Seconds(60);
+  OutputBuffer out(70000);
+  EXPECT_FALSE(Lookup(query, out));
+  ASSERT_TRUE(Stale(query, out));
+  const uint8_t* m = out.data() + 2;
+  EXPECT_EQ(m[3] & kRcodeMask, kRcodeNxDomain);
+  EXPECT_EQ(FirstRecordTtl(m, QnameBytes(query)), 30u) << "the SOA's TTL";
+}
+
+TEST_F(StaleCacheTest, FreshAnswerReplacesTheStaleOne) {
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
+  Store(query, Response(query, kRcodeNoError, 300));
+  now_ += absl::Seconds(350);
+  OutputBuffer out(70000);
+  EXPECT_FALSE(Lookup(query, out));
+  Store(query, Response(query, kRcodeNoError, 300));  // the backend answered again
+  now_ += absl::Seconds(10);
+  ASSERT_TRUE(Lookup(query, out));
+  EXPECT_EQ(FirstRecordTtl(out.data() + 2, QnameBytes(query)), 290u);
+  out.Clear();
+  EXPECT_FALSE(Stale(query, out)) << "fresh again";
+  EXPECT_EQ(cache_.size(), 1u);
+}
+
+TEST_F(StaleCacheTest, StaleEntriesCountTowardsTheBoundAndAreEvictedFirstWhenLeastUsed) {
+  std::vector<std::vector<uint8_t>> queries;
+  for (int i = 0; i < 4; ++i) queries.push_back(MakeQuery("n" + std::to_string(i) + ".test", "A"));
+  Store(queries[0], Response(queries[0], kRcodeNoError, 10));
+  now_ += absl::Seconds(20);  // 0 is stale now
+  for (int i = 1; i < 4; ++i) Store(queries[i], Response(queries[i], kRcodeNoError, 300));
+  EXPECT_EQ(cache_.size(), 3u);
+  OutputBuffer out(70000);
+  EXPECT_FALSE(Stale(queries[0], out)) << "evicted: the least recently used";
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ std::vector<uint8_t> MakeQuery(const std::string& name, const std::string& type,
                          static_cast<ldns_rr_class>(options.qclass), options.rd ? LDNS_RD : 0);
   std::unique_ptr<ldns_pkt, PktDeleter> holder(pkt);
   ldns_pkt_set_id(pkt, options.id);
+  ldns_pkt_set_cd(pkt, options.cd);
   if (options.edns) {
     ldns_pkt_set_edns_udp_size(pkt, 4096);
     ldns_pkt_set_edns_version(pkt, options.edns_version);

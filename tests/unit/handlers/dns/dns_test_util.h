@@ -16,6 +16,7 @@ namespace onepass::dns::testing {
 struct QueryOptions {
   uint16_t id = 0x1234;
   bool rd = true;
+  bool cd = false;      // checking disabled (RFC 4035 §3.2.2)
   uint16_t qclass = 1;  // IN
   bool edns = false;
   bool do_bit = false;
