@@ -5,10 +5,11 @@
 # receive processing steered to the server CPUs (RPS, as RSS would behind a NIC). onepassd
 # runs once per --steering mode (default "cpu hash": CPU steering on, then off). Prints N, the
 # steering mode, conn/s of both, their ratio, onepassd per core, its fraction of linear (conn/s
-# at N over N x conn/s at 1, same mode) and p99.
+# at N over N x conn/s at 1, same mode) and p99. --io "epoll uring" runs each steering mode once
+# per worker loop (onepassd --io), so both loops scale in the same run.
 #
 #   loadtest/scaling.sh [--seconds 8] [--counts "1 2 4 8"] [--client-cpus 8-15] [--proto dns|ocsp|whois]
-#                       [--steering "cpu hash"] [--concurrency 512] [--bin DIR] [--out DIR]
+#                       [--steering "cpu hash"] [--io "epoll"] [--concurrency 512] [--bin DIR] [--out DIR]
 #
 # Made for a 16-core machine, from a static build directory (no packages needed: bash,
 # coreutils, awk). Binaries: --bin DIR or ONEPASSD, ONEPASS_LOAD, ONEPASS_REFERENCE.
@@ -21,17 +22,19 @@ source "$here/bench_lib.sh"
 seconds=8
 counts="1 2 4 8"
 steering_modes="cpu hash"
+io_modes="epoll"
 client_cpus=8-15
 proto=dns
 concurrency=""
 BIN_DIR=""
 out_dir=""
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
     --counts) counts=$2; shift 2 ;;
     --steering) steering_modes=$2; shift 2 ;;
+    --io) io_modes=$2; shift 2 ;;
     --client-cpus) client_cpus=$2; shift 2 ;;
     --proto) proto=$2; shift 2 ;;
     --concurrency) concurrency=$2; shift 2 ;;
@@ -51,7 +54,15 @@ load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
 reference=$(find_binary onepass-reference "${ONEPASS_REFERENCE:-}")
 
 read -ra ns <<< "$counts"
-read -ra modes <<< "$steering_modes"
+read -ra steerings <<< "$steering_modes"
+read -ra ios <<< "$io_modes"
+# A mode is STEERING or STEERING/IO (the latter only when more than one loop is measured).
+modes=()
+for steering in "${steerings[@]}"; do
+  for io in "${ios[@]}"; do
+    if [ ${#ios[@]} -gt 1 ]; then modes+=("$steering/$io"); else modes+=("$steering"); fi
+  done
+done
 runs=$(((1 + ${#modes[@]}) * ${#ns[@]}))
 # Each run costs its seconds plus ~3 s of start, drain and stop: keep the total under 6 min.
 max_seconds=$((330 / runs - 3))
@@ -97,21 +108,24 @@ for n in "${ns[@]}"; do
   steer_rps "$server_cpus"
   echo "scaling: N=$n server CPUs $server_cpus"
   for mode in "${modes[@]}"; do
-    measure "onepassd-$mode-$n" "$onepassd" "${server_args[@]}" --steering "$mode" \
-      --listen 127.0.0.1:0 --workers "$n" --cpus "$server_cpus"
+    io_args=()
+    [[ $mode == */* ]] && io_args=(--io "${mode#*/}")
+    measure "onepassd-${mode/\//-}-$n" "$onepassd" "${server_args[@]}" --steering "${mode%%/*}" \
+      "${io_args[@]}" --listen 127.0.0.1:0 --workers "$n" --cpus "$server_cpus"
   done
   measure "reference-$n" "$reference" "${reference_args[@]}" --listen 127.0.0.1:0 --threads "$n" --cpus "$server_cpus"
   restore_rps
   r="$work/reference-$n.json"
   r_rate=$(json_number "$r" ok_per_s 2>/dev/null || echo 0)
   for mode in "${modes[@]}"; do
-    o="$work/onepassd-$mode-$n.json"
+    key=${mode/\//_}
+    o="$work/onepassd-${mode/\//-}-$n.json"
     o_rate=$(json_number "$o" ok_per_s 2>/dev/null || echo 0)
-    [ "$n" -eq "${ns[0]}" ] && eval "first_rate_$mode=\${o_rate:-0}" && first_n=$n
-    first_var="first_rate_$mode"
+    [ "$n" -eq "${ns[0]}" ] && eval "first_rate_$key=\${o_rate:-0}" && first_n=$n
+    first_var="first_rate_$key"
     flags=""
     grep -q '"client_bound": true' "$o" "$r" 2>/dev/null && flags=" CLIENT-BOUND"
-    rows+=("$(printf '%3s %5s %14s %14s %7s %12s %7s %11s %11s %s' "$n" "$mode" "${o_rate:-0}" "${r_rate:-0}" \
+    rows+=("$(printf '%3s %11s %14s %14s %7s %12s %7s %11s %11s %s' "$n" "$mode" "${o_rate:-0}" "${r_rate:-0}" \
       "$(ratio "$o_rate" "$r_rate")" "$(awk -v a="${o_rate:-0}" -v n="$n" 'BEGIN { printf "%.0f", a / n }')" \
       "$(awk -v a="${o_rate:-0}" -v n="$n" -v f="${!first_var:-0}" -v n0="${first_n:-1}" \
         'BEGIN { if (f > 0) printf "%.3f", (a / n) / (f / n0); else print "-" }')" \
@@ -121,6 +135,6 @@ for n in "${ns[@]}"; do
 done
 
 echo
-printf '%3s %5s %14s %14s %7s %12s %7s %11s %11s\n' N steer "onepassd/s" "reference/s" ratio "per core" linear "p99 us" "ref p99 us"
+printf '%3s %11s %14s %14s %7s %12s %7s %11s %11s\n' N steer "onepassd/s" "reference/s" ratio "per core" linear "p99 us" "ref p99 us"
 for row in "${rows[@]}"; do echo "$row"; done
-echo "(steer: onepassd --steering cpu (on) or hash (off); linear: per-core conn/s over the first N's, same mode; conn/s = completed OK transactions per second; CLIENT-BOUND rows are lower bounds: the tester's threads were saturated)"
+echo "(steer: onepassd --steering cpu (on) or hash (off), /IO the worker loop (--io); linear: per-core conn/s over the first N's, same mode; conn/s = completed OK transactions per second; CLIENT-BOUND rows are lower bounds: the tester's threads were saturated)"
