@@ -228,6 +228,12 @@ class Handler {
                            UpstreamQueue& probes) {
     return false;
   }
+  // Called once by the worker on a reload, before this handler sees its first request, with
+  // the handler it replaces (which is destroyed right after). A handler whose state outlives
+  // its data takes it over here: a forwarding handler's queries in flight (else their clients
+  // would wait for the server's backstop), its backends' health and its cache. The default
+  // takes nothing.
+  virtual void TakeOver(Handler& previous) {}
 };
 
 class HandlerFactory {

@@ -248,6 +248,9 @@ void Worker::OnHandlerOffered(int fd, short what, void* arg) {
     generation = worker->offered_generation_;
   }
   if (handler == nullptr) return;  // taken with an earlier wakeup
+  // Queries in flight to upstreams, their health and a cache survive the reload in the new
+  // handler (a handler without such state takes nothing).
+  handler->TakeOver(*worker->handler_);
   // Between events: no Advance is running, so every connection's next call sees the new
   // handler. The old handler goes first, then (if no other worker holds it) the old data.
   worker->handler_ = std::move(handler);

@@ -40,6 +40,8 @@ struct CacheConfig {
   uint32_t max_negative_ttl = 3600;
   size_t max_answer_bytes = 4096;
   uint32_t serve_stale_seconds = 0;  // RFC 8767 §5 maximum stale timer; 0: no stale answers
+
+  bool operator==(const CacheConfig&) const = default;
 };
 
 class DnsCache {

@@ -103,6 +103,31 @@ FrontendHandler::FrontendHandler(const FrontendConfig& config, HandlerCounters& 
   scratch_.reserve(kMaxMessageBytes);
 }
 
+namespace {
+
+bool SameBackends(const FrontendConfig& a, const FrontendConfig& b) {
+  if (a.backends.size() != b.backends.size()) return false;
+  for (size_t i = 0; i < a.backends.size(); ++i) {
+    const SocketAddress& x = a.backends[i];
+    const SocketAddress& y = b.backends[i];
+    if (x.length != y.length || std::memcmp(&x.storage, &y.storage, x.length) != 0) return false;
+  }
+  return a.timeout == b.timeout && a.max_in_flight == b.max_in_flight &&
+         a.down_after == b.down_after && a.probe_interval == b.probe_interval;
+}
+
+}  // namespace
+
+void FrontendHandler::TakeOver(Handler& previous) {
+  auto* old = dynamic_cast<FrontendHandler*>(&previous);
+  if (old == nullptr) return;
+  // The in-flight table is indexed by backend and holds the deadlines of the old timeout: it
+  // carries over only to the same backends with the same limits. Else the old queries' clients
+  // are closed by the server's backstop, as before this hook.
+  if (SameBackends(old->config_, config_)) backends_ = std::move(old->backends_);
+  if (old->config_.cache == config_.cache) cache_ = std::move(old->cache_);
+}
+
 Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestContext& context,
                                  OutputBuffer& out) {
   size_t consumed = 0;

@@ -64,6 +64,9 @@ class FrontendHandler final : public Handler {
   // Interface
   bool TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAnswer& answer,
                    UpstreamQueue& probes) override;
+  // Interface. Takes the queries in flight and the backends' health when the backends and
+  // their limits are unchanged, and the cache when its settings are.
+  void TakeOver(Handler& previous) override;
 
   const FrontendBackends& backends() const { return backends_; }
   const DnsCache& cache() const { return cache_; }

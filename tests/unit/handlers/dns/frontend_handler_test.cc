@@ -343,6 +343,56 @@ TEST_F(FrontendTest, FactoryGivesTheServerDnsFramingForTheTcpPool) {
   EXPECT_EQ(streams.frame_length(absl::MakeConstSpan(too_short)), -1);
 }
 
+// A SIGHUP reload gives each worker a new handler: the queries in flight and the cache pass to
+// it (Handler::TakeOver), so a client waiting on a backend gets its answer, not the backstop.
+TEST_F(FrontendTest, ReloadedHandlerTakesOverQueriesInFlightAndTheCache) {
+  Make();
+  OutputBuffer out(1 << 17);
+  Send(Framed(MakeQuery("cached.example.com", "TXT", {.id = 1})), 1, out);
+  OutputBuffer first(1 << 17);
+  ASSERT_TRUE(handler_->TakeUpstreamReply(0, WithTxtAnswer(Reply(0)), now_, first).matched);
+  ASSERT_EQ(handler_->cache().size(), 1u);
+  EXPECT_EQ(Send(Framed(MakeQuery("waiting.example.com", "A", {.id = 0x1234})), 2, out).action,
+            Action::kWaitUpstream);
+  const std::vector<uint8_t> reply = Reply(1);
+
+  FrontendHandler next(config_, counters_, 43);
+  next.TakeOver(*handler_);
+  handler_.reset();
+  EXPECT_EQ(next.backends().in_flight(), 1u);
+  OutputBuffer answer(1 << 17);
+  const UpstreamAnswer result = next.TakeUpstreamReply(0, reply, now_, answer);
+  ASSERT_TRUE(result.matched);
+  EXPECT_EQ(result.connection, 2u);
+  EXPECT_EQ(ReadU16(answer.data() + 2), 0x1234);  // the client's ID
+  // The cached answer is answered at once by the new handler.
+  RequestContext context;
+  context.now = now_;
+  context.upstream = &queue_;
+  context.connection = 3;
+  OutputBuffer hit(1 << 17);
+  const size_t sent_before = queue_.size();
+  EXPECT_NE(
+      next.Process(Framed(MakeQuery("cached.example.com", "TXT", {.id = 9})), context, hit).action,
+      Action::kWaitUpstream);
+  EXPECT_EQ(queue_.size(), sent_before);
+  EXPECT_FALSE(hit.empty());
+}
+
+// Other backends (or limits) on reload: the in-flight table is not taken over (its IDs and
+// deadlines belong to the old backends); the cache still is, its settings being the same.
+TEST_F(FrontendTest, ReloadWithOtherBackendsStartsAnEmptyInFlightTable) {
+  Make();
+  OutputBuffer out(1 << 17);
+  Send(Framed(MakeQuery("waiting.example.com", "A", {.id = 7})), 1, out);
+  FrontendConfig other = config_;
+  other.timeout = absl::Seconds(2);
+  FrontendHandler next(other, counters_, 43);
+  next.TakeOver(*handler_);
+  EXPECT_EQ(next.backends().in_flight(), 0u);
+  EXPECT_EQ(handler_->backends().in_flight(), 1u);
+}
+
 TEST_F(FrontendTest, WindowFullGetsRefused) {
   config_.max_in_flight = 3;
   Make();
