@@ -139,9 +139,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     if (absl::Status init = worker->Init(); !init.ok()) return init;
     server->workers_.push_back(std::move(worker));
   }
-  LogInfo("%d workers on CPUs %s, steering by %s, backlog %d, %d parked connections per worker",
-          workers, place.pinned ? FormatCpuList(place.worker_cpus) : "(not pinned)",
-          place.cpu_steering ? "CPU" : "hash", config.backlog, per_worker);
+  LogInfo(
+      "%d workers on CPUs %s, %s loop, steering by %s, backlog %d, %d parked connections per "
+      "worker",
+      workers, place.pinned ? FormatCpuList(place.worker_cpus) : "(not pinned)",
+      config.io == IoLoop::kUring ? "io_uring" : "epoll (libevent)",
+      place.cpu_steering ? "CPU" : "hash", config.backlog, per_worker);
   return server;
 }
 
