@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "absl/hash/hash.h"
+#include "common/address_prefix.h"
 
 namespace onepass {
 namespace {
@@ -32,16 +33,8 @@ ClientKey ClientKeyOf(const std::array<uint8_t, 16>& address, int v4_prefix, int
 }
 
 ClientKey ClientKeyOf(const sockaddr_storage& address, int v4_prefix, int v6_prefix) {
-  std::array<uint8_t, 16> mapped{};
-  if (address.ss_family == AF_INET6) {
-    std::memcpy(mapped.data(), &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr, 16);
-  } else if (address.ss_family == AF_INET) {
-    mapped[10] = mapped[11] = 0xff;  // ::ffff:a.b.c.d
-    std::memcpy(mapped.data() + 12, &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr, 4);
-  } else {
-    return ClientKey{};
-  }
-  return ClientKeyOf(mapped, v4_prefix, v6_prefix);
+  if (address.ss_family != AF_INET && address.ss_family != AF_INET6) return ClientKey{};
+  return ClientKeyOf(MapAddress(address), v4_prefix, v6_prefix);
 }
 
 ClientTable::Shard& ClientTable::ShardOf(const ClientKey& key) {

@@ -16,13 +16,6 @@ namespace {
 
 constexpr size_t kFixedBytes = 16;  // signature, ver_cmd, fam, len
 
-ClientAddress MappedV4(const uint8_t* v4) {
-  ClientAddress address{};
-  address[10] = address[11] = 0xff;
-  std::memcpy(address.data() + 12, v4, 4);
-  return address;
-}
-
 }  // namespace
 
 ProxyHeader ParseProxyHeader(absl::Span<const uint8_t> input) {
@@ -58,7 +51,7 @@ ProxyHeader ParseProxyHeader(absl::Span<const uint8_t> input) {
       header.status = ProxyHeader::Status::kInvalid;
       return header;
     }
-    header.client = MappedV4(block);
+    header.client = MapIpv4(block);
     header.client_port = static_cast<uint16_t>((block[8] << 8) | block[9]);
     header.has_client = transport == 1;
   } else if (family == 2) {  // AF_INET6
@@ -77,51 +70,20 @@ ProxyHeader ParseProxyHeader(absl::Span<const uint8_t> input) {
 }
 
 absl::Status ProxyPolicy::Add(absl::string_view cidr) {
-  absl::string_view address_text = cidr;
-  int bits = -1;
-  if (size_t slash = cidr.find('/'); slash != absl::string_view::npos) {
-    address_text = cidr.substr(0, slash);
-    if (!absl::SimpleAtoi(cidr.substr(slash + 1), &bits) || bits < 0) bits = 999;
-  }
-  absl::StatusOr<SocketAddress> address = ParseIpAddress(address_text);
-  if (!address.ok()) {
+  absl::StatusOr<AddressPrefix> prefix = ParseAddressPrefix(cidr);
+  if (!prefix.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--proxy-protocol-from '", cidr,
-                     "': not an address; write ADDR/BITS, e.g. 10.0.0.0/8 or ", "2001:db8::/32"));
+        absl::StrCat("--proxy-protocol-from: ", prefix.status().message(),
+                     "; write ADDR/BITS, e.g. 10.0.0.0/8 or "
+                     "2001:db8::/32"));
   }
-  Network network{};
-  if (address->family() == AF_INET) {
-    const auto* v4 = reinterpret_cast<const sockaddr_in*>(address->get());
-    network.prefix = MappedV4(reinterpret_cast<const uint8_t*>(&v4->sin_addr));
-    if (bits == -1) bits = 32;
-    if (bits > 32) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--proxy-protocol-from '", cidr, "': an IPv4 prefix has 0 to 32 bits"));
-    }
-    network.bits = 96 + bits;
-  } else {
-    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(address->get());
-    std::memcpy(network.prefix.data(), &v6->sin6_addr, 16);
-    if (bits == -1) bits = 128;
-    if (bits > 128) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--proxy-protocol-from '", cidr, "': an IPv6 prefix has 0 to 128 bits"));
-    }
-    network.bits = bits;
-  }
-  networks_.push_back(network);
+  networks_.push_back(*prefix);
   return absl::OkStatus();
 }
 
 bool ProxyPolicy::Trusts(const ClientAddress& peer) const {
-  for (const Network& network : networks_) {
-    int bits = network.bits;
-    bool match = true;
-    for (size_t i = 0; i < 16 && bits > 0 && match; ++i, bits -= 8) {
-      const uint8_t mask = bits >= 8 ? 0xFF : static_cast<uint8_t>(0xFF << (8 - bits));
-      match = (peer[i] & mask) == (network.prefix[i] & mask);
-    }
-    if (match) return true;
+  for (const AddressPrefix& network : networks_) {
+    if (network.Contains(peer)) return true;
   }
   return false;
 }

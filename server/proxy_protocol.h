@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "common/address_prefix.h"
 
 namespace onepass {
 
@@ -58,11 +59,7 @@ class ProxyPolicy {
   bool Trusts(const ClientAddress& peer) const;
 
  private:
-  struct Network {
-    ClientAddress prefix;
-    int bits;  // of the 128
-  };
-  std::vector<Network> networks_;
+  std::vector<AddressPrefix> networks_;
 };
 
 // What the connection does with the front of its input (server/connection.cc).

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "common/address_prefix.h"
 #include "common/log.h"
 #include "server/connection.h"
 #include "server/server_config.h"
@@ -53,18 +54,6 @@ using uring_internal::Tag;
 template <typename T>
 T* Untag(uint64_t data) {
   return reinterpret_cast<T*>(static_cast<uintptr_t>(data & ~kOpMask));
-}
-
-// The 16-byte key of an accepted peer (as the libevent loop: server/worker.cc PeerKey).
-std::array<uint8_t, 16> PeerKey(const sockaddr_storage& address) {
-  std::array<uint8_t, 16> key{};
-  if (address.ss_family == AF_INET6) {
-    std::memcpy(key.data(), &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr, 16);
-  } else if (address.ss_family == AF_INET) {
-    key[10] = key[11] = 0xff;
-    std::memcpy(key.data() + 12, &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr, 4);
-  }
-  return key;
 }
 
 }  // namespace
@@ -319,7 +308,7 @@ void UringLoop::StartConnection(int fd, const sockaddr_storage& address) {
   slot->phase = Slot::Phase::kReceiving;
   Connection& connection = slot->connection;
   connection.accepted_at = MonotonicNanos();
-  connection.Reset(fd, PeerKey(address), w_.next_connection_id_++);
+  connection.Reset(fd, MapAddress(address), w_.next_connection_id_++);
   // MSG_DONTWAIT: a request not there yet completes with -EAGAIN and the connection parks
   // with its read deadline, instead of a recv waiting in the ring with none.
   const absl::Span<uint8_t> tail = connection.ReceiveTail();

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/address_prefix.h"
 #include "common/cpu_list.h"
 #include "common/log.h"
 #include "server/deadline.h"
@@ -27,17 +28,6 @@ namespace {
 
 // The 16-byte key of an accepted peer: IPv6 as is, IPv4 as v4-mapped IPv6 (::ffff:a.b.c.d);
 // all zero for other families.
-std::array<uint8_t, 16> PeerKey(const sockaddr_storage& address) {
-  std::array<uint8_t, 16> key{};
-  if (address.ss_family == AF_INET6) {
-    std::memcpy(key.data(), &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr, 16);
-  } else if (address.ss_family == AF_INET) {
-    key[10] = key[11] = 0xff;
-    std::memcpy(key.data() + 12, &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr, 4);
-  }
-  return key;
-}
-
 timeval TimevalFrom(absl::Duration duration) {
   if (duration < absl::ZeroDuration()) duration = absl::ZeroDuration();
   return absl::ToTimeval(duration);
@@ -320,7 +310,7 @@ void Worker::AcceptBurst(int listener_fd, int limit) {
       }
     }
     WorkerStats::Add(stats_.accepted);
-    ServeAccepted(fd, PeerKey(address));
+    ServeAccepted(fd, MapAddress(address));
   }
   // The burst is spent; the listener is level-triggered, so the rest waits for the next turn.
 }

@@ -31,21 +31,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/address_prefix.h"
 
 namespace onepass::whois {
-
-// An address prefix over 16-byte addresses (IPv4 as v4-mapped IPv6, as RequestContext::peer).
-struct AddressPrefix {
-  std::array<uint8_t, 16> address{};
-  int length = 0;  // bits, 0..128
-
-  bool Contains(const std::array<uint8_t, 16>& peer) const;
-};
-
-// Parses "a.b.c.d/n" (n 0..32) or "x:y::z/n" (n 0..128); without "/n" a single address.
-absl::StatusOr<AddressPrefix> ParseAddressPrefix(absl::string_view text);
-// A comma-separated list of them; empty text gives an empty list.
-absl::StatusOr<std::vector<AddressPrefix>> ParseAddressPrefixList(absl::string_view text);
 
 struct WhoisRateLimitConfig {
   // Sustained queries per second per client address; 0 (the library default) turns the

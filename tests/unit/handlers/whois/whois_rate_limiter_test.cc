@@ -94,27 +94,5 @@ TEST(WhoisRateLimiterTest, BoundedTableEvictsIdleClientsFirst) {
   EXPECT_EQ(small.evictions_of_limited(), 1u);
 }
 
-TEST(WhoisRateLimiterTest, ParsesPrefixes) {
-  auto v4 = ParseAddressPrefix("192.0.2.0/24");
-  ASSERT_TRUE(v4.ok());
-  EXPECT_EQ(v4->length, 96 + 24);
-  EXPECT_TRUE(v4->Contains(V4(192, 0, 2, 200)));
-  EXPECT_FALSE(v4->Contains(V4(192, 0, 3, 1)));
-  auto one = ParseAddressPrefix("192.0.2.7");
-  ASSERT_TRUE(one.ok());
-  EXPECT_EQ(one->length, 128);
-  auto odd = ParseAddressPrefix("10.128.0.0/9");
-  ASSERT_TRUE(odd.ok());
-  EXPECT_TRUE(odd->Contains(V4(10, 200, 1, 1)));
-  EXPECT_FALSE(odd->Contains(V4(10, 100, 1, 1)));
-  EXPECT_FALSE(ParseAddressPrefix("192.0.2.0/33").ok());
-  EXPECT_FALSE(ParseAddressPrefix("::1/129").ok());
-  EXPECT_FALSE(ParseAddressPrefix("example.com").ok());
-  EXPECT_FALSE(ParseAddressPrefixList("127.0.0.1,nope").ok());
-  auto none = ParseAddressPrefixList("");
-  ASSERT_TRUE(none.ok());
-  EXPECT_TRUE(none->empty());
-}
-
 }  // namespace
 }  // namespace onepass::whois
