@@ -1,18 +1,10 @@
 #include "handlers/whois/whois_rate_limiter.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <utility>
 
 #include "absl/hash/hash.h"
-#include "absl/status/status.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 
 namespace onepass::whois {
 
