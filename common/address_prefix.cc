@@ -28,8 +28,8 @@ MappedAddress MapAddress(const sockaddr_storage& address) {
     return mapped;
   }
   if (address.ss_family == AF_INET) {
-    return MapIpv4(
-        reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in*>(&address)->sin_addr));
+    return MapIpv4(reinterpret_cast<const uint8_t*>(
+        &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr));
   }
   return MappedAddress{};
 }
