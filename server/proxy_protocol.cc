@@ -81,6 +81,14 @@ absl::Status ProxyPolicy::Add(absl::string_view cidr) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<ProxyPolicy> ProxyPolicy::FromList(const std::vector<std::string>& cidrs) {
+  ProxyPolicy policy;
+  for (const std::string& cidr : cidrs) {
+    if (absl::Status added = policy.Add(cidr); !added.ok()) return added;
+  }
+  return policy;
+}
+
 bool ProxyPolicy::Trusts(const ClientAddress& peer) const {
   for (const AddressPrefix& network : networks_) {
     if (network.Contains(peer)) return true;

@@ -53,6 +53,8 @@ ProxyHeader ParseProxyHeader(absl::Span<const uint8_t> input);
 // The balancers' addresses (--proxy-protocol-from).
 class ProxyPolicy {
  public:
+  // --proxy-protocol-from: every entry, or the first one's error.
+  static absl::StatusOr<ProxyPolicy> FromList(const std::vector<std::string>& cidrs);
   // "10.0.0.0/8", "2001:db8::/32", "127.0.0.1" (a host). Errors say what to write.
   absl::Status Add(absl::string_view cidr);
   bool empty() const { return networks_.empty(); }

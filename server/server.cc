@@ -55,11 +55,7 @@ absl::Status ValidateConfig(const ServerConfig& config) {
     return absl::InvalidArgumentError(
         "--keepalive-ms, --drain-timeout-ms and --linger-ms must not be negative");
   }
-  ProxyPolicy proxy;
-  for (const std::string& cidr : config.proxy_protocol_from) {
-    if (absl::Status added = proxy.Add(cidr); !added.ok()) return added;
-  }
-  return absl::OkStatus();
+  return ProxyPolicy::FromList(config.proxy_protocol_from).status();
 }
 
 // The kernel silently caps the listen backlog at net.core.somaxconn: say so once.
@@ -94,6 +90,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     const ServerConfig& config, std::unique_ptr<HandlerFactory> factory,
     std::vector<std::vector<ScopedFd>> inherited) {
   if (absl::Status valid = ValidateConfig(config); !valid.ok()) return valid;
+  // Parsed once here (ValidateConfig has checked it); each worker keeps its own copy.
+  const ProxyPolicy proxy_policy = *ProxyPolicy::FromList(config.proxy_protocol_from);
   auto server = std::unique_ptr<Server>(new Server());
   server->factory_ = std::move(factory);
 
@@ -133,9 +131,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   server->counter_specs_ = server->factory_->Counters();
   server->clients_ = std::make_unique<ClientTable>(config.max_connections_per_client);
   for (int w = 0; w < workers; ++w) {
-    auto worker =
-        std::make_unique<Worker>(w, place.worker_cpus[w], std::move(listeners->by_worker[w]),
-                                 server->factory_, config, per_worker, server->clients_.get());
+    auto worker = std::make_unique<Worker>(
+        w, place.worker_cpus[w], std::move(listeners->by_worker[w]), server->factory_, config,
+        proxy_policy, per_worker, server->clients_.get());
     if (absl::Status init = worker->Init(); !init.ok()) return init;
     server->workers_.push_back(std::move(worker));
   }

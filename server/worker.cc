@@ -52,7 +52,7 @@ constexpr absl::Duration kUpstreamBackstop = absl::Seconds(60);
 
 Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
                std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
-               int max_connections, ClientTable* clients)
+               const ProxyPolicy& proxy_policy, int max_connections, ClientTable* clients)
     : index_(index),
       cpu_(cpu),
       config_(config),
@@ -69,13 +69,13 @@ Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
       stop_event_(nullptr, FreeEvent),
       offer_event_(nullptr, FreeEvent),
       resume_timer_(nullptr, FreeEvent),
-      drain_timer_(nullptr, FreeEvent) {
+      drain_timer_(nullptr, FreeEvent),
+      proxy_policy_(proxy_policy) {
   env_.handler = handler_.get();
   env_.stats = &stats_;
   env_.max_request_bytes = factory_->MaxRequestBytes();
   env_.keepalive = config_.keepalive;
   env_.linger = config_.linger > absl::ZeroDuration();
-  for (const std::string& cidr : config_.proxy_protocol_from) proxy_policy_.Add(cidr).IgnoreError();
   if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
 }
 
@@ -453,6 +453,10 @@ void Worker::Park(Connection* connection) {
     event_add(connection->event, &tv);
     return;
   }
+  if (draining_ && connection->idle()) {
+    Close(connection);  // between requests: nothing in flight to finish
+    return;
+  }
   const bool to_write =
       state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
   const short flags = to_write ? EV_WRITE : EV_READ;
@@ -464,10 +468,6 @@ void Worker::Park(Connection* connection) {
   parked.message_consumed = state == ConnectionState::kReading && connection->TakeMessageConsumed();
   parked.input_pending = !connection->in().empty();
   parked.deadlines = connection->deadlines();
-  if (draining_ && parked.idle) {
-    Close(connection);  // between requests: nothing in flight to finish
-    return;
-  }
   const SteadyTime now = std::chrono::steady_clock::now();
   const WorkerLoad load{.parked = active_.size(), .max_connections = max_connections_};
   const ParkDeadline deadline = ComputeParkDeadline(parked, now, config_, load);

@@ -50,7 +50,7 @@ class Worker {
   // workers; it outlives the worker.
   Worker(int index, int cpu, std::vector<ScopedFd> listeners,
          std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
-         int max_connections, ClientTable* clients);
+         const ProxyPolicy& proxy_policy, int max_connections, ClientTable* clients);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -190,7 +190,7 @@ class Worker {
   std::unique_ptr<event, void (*)(event*)> drain_timer_;
   // Its heartbeat timer lives on base_; stopped in ~Worker before base_ goes.
   WorkerMetrics metrics_;
-  ProxyPolicy proxy_policy_;  // config_.proxy_protocol_from (checked by Server::CheckConfig)
+  const ProxyPolicy proxy_policy_;  // config_.proxy_protocol_from, parsed by Server::Create
 
   // The single pass runs here; parking swaps its buffers into a pooled Connection.
   std::unique_ptr<Connection> scratch_;
