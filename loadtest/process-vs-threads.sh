@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Is a multi-worker onepassd limited by what its threads share in the kernel (the process's one
 # file-descriptor table: accept4 and close both take its lock)? Measures, with the same client,
-# one onepassd with N workers on one port against N onepassd processes with one worker each on
-# ports of their own, for each worker loop (--io). The client is N single-thread onepass-load
+# one onepassd with N workers on one port (shared table, then --private-fd-tables) against N
+# onepassd processes with one worker each on ports of their own, for each worker loop (--io). The client is N single-thread onepass-load
 # processes, one per client CPU, each with its own source range, so the client side is the same
 # in both arrangements; hash steering (the N processes are N reuseport groups).
 #
 #   loadtest/process-vs-threads.sh [--workers 8] [--client-cpu0 8] [--seconds 8] [--io "epoll uring"]
 #                                  [--bin DIR]
 #
-# Server CPUs 0..N-1, client CPUs C0..C0+N-1. Prints conn/s of each arrangement and their ratio.
+# Server CPUs 0..N-1, client CPUs C0..C0+N-1. Prints conn/s of each arrangement and the ratios
+# to the shared table.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=loadtest/bench_lib.sh
@@ -81,14 +82,21 @@ load_all() {
 
 rows=()
 read -ra ios <<< "$io_modes"
-for io in "${ios[@]}"; do
+one_process() {  # one_process NAME EXTRA-FLAGS...: conn/s of one N-worker onepassd
+  local name=$1 pid rate=0
+  shift
   "$onepassd" "${server_args[@]}" --io "$io" --steering hash --listen "127.0.0.1:$base_port" \
-    --workers "$workers" --cpus "0-$((workers - 1))" > "$work/one.out" 2> "$work/one.out.err" &
+    --workers "$workers" --cpus "0-$((workers - 1))" "$@" > "$work/one.out" 2> "$work/one.out.err" &
   pid=$!
-  threads_rate=0
-  if wait_ready "$work/one.out"; then threads_rate=$(load_all "threads-$io" 1); fi
+  if wait_ready "$work/one.out"; then rate=$(load_all "$name" 1); fi
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
+  echo "$rate"
+}
+
+for io in "${ios[@]}"; do
+  threads_rate=$(one_process "threads-$io")
+  private_rate=$(one_process "private-$io" --private-fd-tables)
   pids=()
   for ((cpu = 0; cpu < workers; cpu++)); do
     "$onepassd" "${server_args[@]}" --io "$io" --steering hash --listen "127.0.0.1:$((base_port + cpu))" \
@@ -99,9 +107,11 @@ for io in "${ios[@]}"; do
   procs_rate=$(load_all "processes-$io" 0)
   kill "${pids[@]}" 2>/dev/null || true
   wait "${pids[@]}" 2>/dev/null || true
-  rows+=("$(printf '%6s %22s %22s %8s' "$io" "$threads_rate" "$procs_rate" "$(ratio "$procs_rate" "$threads_rate")")")
+  rows+=("$(printf '%6s %16s %16s %16s %9s %9s' "$io" "$threads_rate" "$private_rate" "$procs_rate" \
+    "$(ratio "$private_rate" "$threads_rate")" "$(ratio "$procs_rate" "$threads_rate")")")
 done
 
 echo
-printf '%6s %22s %22s %8s\n' io "1 process x N (conn/s)" "N processes x 1" ratio
+printf '%6s %16s %16s %16s %9s %9s\n' io "shared table" "private tables" "N processes" private/ procs/
+echo "(conn/s; shared table and private tables: one onepassd with N workers, without and with --private-fd-tables)"
 for row in "${rows[@]}"; do echo "$row"; done

@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/cpu_list.h"
 #include "common/log.h"
 #include "server/descriptor_limit.h"
@@ -94,6 +96,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   const ProxyPolicy proxy_policy = *ProxyPolicy::FromList(config.proxy_protocol_from);
   auto server = std::unique_ptr<Server>(new Server());
   server->factory_ = std::move(factory);
+  server->private_fd_tables_ = config.private_fd_tables;
 
   absl::StatusOr<WorkerPlacement> placement = PlaceWorkers(config, AllowedCpus());
   if (!placement.ok()) return placement.status();
@@ -163,9 +166,35 @@ std::vector<std::vector<ScopedFd>> Server::DupListeners() const {
 }
 
 void Server::Start() {
+  std::vector<std::vector<int>> listener_fds;
+  for (const auto& worker : workers_) listener_fds.push_back(worker->listener_fds());
+  if (private_fd_tables_) {
+    for (size_t w = 0; w < workers_.size(); ++w) {
+      std::vector<int> foreign;
+      for (size_t other = 0; other < workers_.size(); ++other) {
+        if (other != w)
+          foreign.insert(foreign.end(), listener_fds[other].begin(), listener_fds[other].end());
+      }
+      workers_[w]->set_foreign_listeners(std::move(foreign));
+    }
+  }
   for (auto& worker : workers_) {
     Worker* w = worker.get();
     threads_.emplace_back([w] { w->Run(); });
+  }
+  if (!private_fd_tables_) return;
+  // A worker with a table of its own holds its listeners there; the main thread's copies would
+  // keep them listening after the worker closes them at drain (a restart's SYNs would queue on
+  // a socket nobody accepts from), so they go once the worker has its copy. Threads start in
+  // microseconds; the wait is bounded all the same.
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    while (workers_[w]->fd_table() == Worker::FdTable::kPending && absl::Now() < give_up) {
+      absl::SleepFor(absl::Microseconds(100));
+    }
+    if (workers_[w]->fd_table() == Worker::FdTable::kPrivate) {
+      for (int fd : listener_fds[w]) close(fd);
+    }
   }
 }
 

@@ -117,6 +117,7 @@ class Server {
   std::unique_ptr<ClientTable> clients_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
+  bool private_fd_tables_ = false;  // --private-fd-tables
 };
 
 }  // namespace onepass

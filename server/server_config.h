@@ -128,6 +128,10 @@ struct ServerConfig {
   // (server/proxy_protocol.h). Empty: no header is looked for.
   std::vector<std::string> proxy_protocol_from;
   IoLoop io = IoLoop::kEpoll;
+  // --private-fd-tables: each worker thread gets its own file-descriptor table
+  // (unshare(CLONE_FILES)), so that accept4 and close on one core do not contend for the
+  // process's one table lock with the others (docs/design.md "Private descriptor tables").
+  bool private_fd_tables = false;
 };
 
 }  // namespace onepass

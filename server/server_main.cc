@@ -58,6 +58,12 @@ ABSL_FLAG(std::string, io, "epoll",
           "send and close batched on a ring; only in a build with -DONEPASS_IO_URING=ON, and "
           "not with --dns-backend or --proxy-protocol-from). docs/design.md \"The io_uring "
           "worker\".");
+ABSL_FLAG(bool, private_fd_tables, false,
+          "Give each worker thread a file-descriptor table of its own (unshare(CLONE_FILES)): "
+          "accept4 and close then take no lock shared with the other workers, which on 8 cores "
+          "cost ~8% of the server's CPU (loadtest/README.md \"8 cores\"). Not with "
+          "--dns-backend (its sockets are opened before the workers start), which keeps the "
+          "shared table.");
 ABSL_FLAG(int, backlog, onepass::kDefaultBacklog,
           "listen() backlog of each worker's socket (the kernel caps it at "
           "net.core.somaxconn).");
@@ -206,6 +212,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   } else {
     return absl::InvalidArgumentError(absl::StrCat("--io ", io, ": choose epoll or uring"));
   }
+  config.private_fd_tables = absl::GetFlag(FLAGS_private_fd_tables);
   config.backlog = absl::GetFlag(FLAGS_backlog);
   config.accept_burst = absl::GetFlag(FLAGS_accept_burst);
   config.max_connections = absl::GetFlag(FLAGS_max_connections);

@@ -184,6 +184,7 @@ void Worker::Run() {
                cpu_, pinned.message());
     }
   }
+  TakePrivateFdTable();
   // Allocated here, after pinning, so that the buffers of the hot path are first touched (and
   // placed, on a NUMA machine) on the worker's own node. The pool grows on this thread too.
   scratch_ = std::make_unique<Connection>(input_buffer_bytes_, output_buffer_bytes_);
@@ -200,6 +201,34 @@ void Worker::Run() {
   }
   event_base_dispatch(base_.get());
   CloseListeners();
+}
+
+// Every thread of a process shares one descriptor table, and accept4 (alloc_fd) and close
+// (file_close_fd) take its spinlock: with 8 workers that lock was ~8% of the server CPUs
+// (loadtest/README.md "8 cores"). unshare(CLONE_FILES) gives this thread a copy of the table,
+// so the descriptors of its connections live in a table no other thread touches. What the
+// copy holds that is not this worker's: the other workers' listeners, closed here (Server
+// closes the main thread's copies of every worker's listeners once each worker has its own),
+// and descriptors that only keep a file open a little longer (eventfds, epoll instances, the
+// metrics socket), released when this thread ends. Everything this worker opens from here on
+// (connections, the io_uring ring) is opened and closed on this thread. The frontend's upstream
+// sockets are opened on the main thread and kept by ~Worker, so --dns-backend keeps the shared
+// table.
+void Worker::TakePrivateFdTable() {
+  if (!config_.private_fd_tables || upstream_ != nullptr) {
+    fd_table_.store(FdTable::kShared, std::memory_order_release);
+    return;
+  }
+  if (unshare(CLONE_FILES) != 0) {
+    LogWarning(
+        "worker %d: unshare(CLONE_FILES): %s; the worker shares the process's "
+        "descriptor table (works, slower on many cores)",
+        index_, std::strerror(errno));
+    fd_table_.store(FdTable::kShared, std::memory_order_release);
+    return;
+  }
+  for (int fd : foreign_listeners_) close(fd);
+  fd_table_.store(FdTable::kPrivate, std::memory_order_release);
 }
 
 void Worker::RequestStop() {

@@ -100,7 +100,18 @@ class Worker {
   // The histogram, gauges and heartbeat for the metrics listener; any thread may Read.
   const WorkerMetrics& metrics() const { return metrics_; }
 
+  // --private-fd-tables. Before Start: the descriptors of the other workers' listeners, which
+  // this worker closes in its own table once it has one (a copy would keep a listener that its
+  // worker closes at drain in the reuseport group). After Start, from any thread: whether the
+  // worker's table is private yet (kPending until the thread has tried).
+  enum class FdTable { kPending, kShared, kPrivate };
+  void set_foreign_listeners(std::vector<int> fds) { foreign_listeners_ = std::move(fds); }
+  FdTable fd_table() const { return fd_table_.load(std::memory_order_acquire); }
+
  private:
+  // On the worker's thread, first thing: a private descriptor table when configured.
+  void TakePrivateFdTable();
+
   // --io=uring (server/uring_loop.h) runs this worker's connections on its own loop, with the
   // worker's listeners, handler, buffers, limits and counters.
   friend class UringLoop;
@@ -215,6 +226,8 @@ class Worker {
   // Connections with answers still to come from upstream, by Connection::id().
   absl::flat_hash_map<uint64_t, Connection*> waiting_upstream_;
   uint64_t next_connection_id_ = 1;
+  std::vector<int> foreign_listeners_;
+  std::atomic<FdTable> fd_table_{FdTable::kPending};
 
   bool accepting_ = false;
   bool paused_ = false;
