@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tests/integration/dns/dns_tcp_query.h"
+#include "tests/support/metrics_client.h"
 
 namespace onepass::dns::testing {
 namespace {
@@ -32,19 +33,9 @@ bool WaitExit(pid_t pid, absl::Duration timeout) {
 }  // namespace
 
 absl::StatusOr<int> FreeLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::InternalError("socket");
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    return absl::InternalError("bind");
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
+  const int port = onepass::testing::FreeLoopbackPort();
+  if (port < 0) return absl::InternalError("no free port on 127.0.0.1 (socket or bind failed)");
+  return port;
 }
 
 absl::StatusOr<std::unique_ptr<LoopbackDaemon>> LoopbackDaemon::Start(

@@ -16,7 +16,7 @@
 namespace onepass::dns::testing {
 
 // A port the kernel just handed out on loopback (closed again; the daemon binds it next, UDP
-// and TCP).
+// and TCP): tests/support's FreeLoopbackPort, with its failure as an error.
 absl::StatusOr<int> FreeLoopbackPort();
 
 class LoopbackDaemon {
