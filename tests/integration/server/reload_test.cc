@@ -22,6 +22,7 @@
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"
+#include "tests/support/wait_for.h"
 
 namespace onepass {
 namespace {
@@ -124,17 +125,20 @@ TEST(ReloadTest, SighupSwapsTheZoneWithoutDroppingAConnection) {
     }
   });
 
-  usleep(200 * 1000);
+  // The load runs on the old data first.
+  EXPECT_TRUE(testing::WaitFor([&] { return queries.load() >= 10; }, absl::Seconds(5)));
   WriteFile(zone, ZoneText(2, "198.51.100.2"));
   ASSERT_EQ(kill((*server)->pid(), SIGHUP), 0);
   std::string answer;
-  for (int i = 0; i < 100 && answer != "198.51.100.2\n"; ++i) {
-    usleep(100 * 1000);
-    answer = Kdig(port, "www.reload.test");
-  }
+  testing::WaitFor(
+      [&] {
+        answer = Kdig(port, "www.reload.test");
+        return answer == "198.51.100.2\n";
+      },
+      absl::Seconds(10), absl::Milliseconds(100));
   EXPECT_EQ(answer, "198.51.100.2\n") << (*server)->ReadStderr();
   // Some load after the switch too.
-  for (int i = 0; i < 100 && new_answers.load() < 20; ++i) usleep(20 * 1000);
+  testing::WaitFor([&] { return new_answers.load() >= 20; }, absl::Seconds(2));
   stop = true;
   load.join();
   EXPECT_GT(queries.load(), 20);
@@ -145,10 +149,12 @@ TEST(ReloadTest, SighupSwapsTheZoneWithoutDroppingAConnection) {
   WriteFile(zone, "$ORIGIN reload.test.\n@ IN SOA this is not a zone\n");
   ASSERT_EQ(kill((*server)->pid(), SIGHUP), 0);
   std::string log;
-  for (int i = 0; i < 200 && !absl::StrContains(log, "reload failed: "); ++i) {
-    usleep(20 * 1000);
-    log += (*server)->ReadStderr();
-  }
+  testing::WaitFor(
+      [&] {
+        log += (*server)->ReadStderr();
+        return absl::StrContains(log, "reload failed: ");
+      },
+      absl::Seconds(4));
   EXPECT_TRUE(absl::StrContains(log, "reload failed: ")) << log;
   EXPECT_TRUE(absl::StrContains(log, "still serving the previous data")) << log;
   // The good reload said where its time went, and its replaced data was freed off the workers.
