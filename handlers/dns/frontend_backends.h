@@ -75,6 +75,9 @@ class FrontendBackends {
   // An answer for `id` came from `backend`: frees the ID; the backend is healthy (marked up if
   // it was down; returns true then).
   bool Complete(int backend, uint16_t id);
+  // `backend` answered (a TC=1 answer whose query goes on over TCP): it is alive, so the
+  // timeouts before it no longer count towards marking it down.
+  void NoteAlive(int backend) { backends_[backend].consecutive_timeouts = 0; }
 
   // The oldest entry whose deadline is <= now, freed and returned (with its backend), counting
   // a timeout against its backend; `marked_down` says this timeout marked the backend down.

@@ -283,6 +283,7 @@ UpstreamAnswer FrontendHandler::TakeReply(int upstream, absl::Span<const uint8_t
     std::memcpy(tail.data() + kLengthPrefixBytes, query.data(), query.size());
     out.Commit(kLengthPrefixBytes + query.size());
     backends_.Entry(upstream, id).tcp = true;
+    backends_.NoteAlive(upstream);
     Count(Index(FrontendCounter::kTcpRetried));
     return {.resend_over_stream = true};
   }

@@ -326,6 +326,28 @@ TEST_F(FrontendTest, RetryWithoutTcpAnswerGetsServfailAtTheQueryDeadline) {
   EXPECT_EQ(handler_->cache().size(), 0u);
 }
 
+// A backend that answers (even TC=1) is alive: a timeout before that answer and one of the TCP
+// retry after it are not "consecutive" (down_after is 2 here).
+TEST_F(FrontendTest, TruncatedAnswerResetsTheBackendsTimeoutCount) {
+  Make();
+  OutputBuffer out(1 << 17);
+  UpstreamAnswer answer;
+  UpstreamQueue probes;
+  Send(Framed(MakeQuery("lost.example.com", "A", {.id = 1})), 1, out);
+  OutputBuffer expired(1 << 17);
+  ASSERT_TRUE(handler_->TakeExpired(now_ + absl::Seconds(1), expired, answer, probes));
+  now_ += absl::Seconds(1);
+  Send(Framed(MakeQuery("big.example.com", "TXT", {.id = 2})), 2, out);
+  std::vector<uint8_t> truncated = Reply(1);
+  truncated[2] |= 0x02;
+  OutputBuffer retry(1 << 17);
+  ASSERT_TRUE(handler_->TakeUpstreamReply(0, truncated, now_, retry).resend_over_stream);
+  OutputBuffer expired_retry(1 << 17);
+  ASSERT_TRUE(handler_->TakeExpired(now_ + absl::Seconds(1), expired_retry, answer, probes));
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kMarkedDown), 0u);
+  EXPECT_FALSE(handler_->backends().AllDown());
+}
+
 TEST_F(FrontendTest, FactoryGivesTheServerDnsFramingForTheTcpPool) {
   config_.tcp_connections = 3;
   config_.tcp_idle_timeout = absl::Seconds(7);
