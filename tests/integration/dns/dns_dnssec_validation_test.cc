@@ -133,18 +133,24 @@ struct Setup {
   Denial denial;
   // Signed by onepassd itself at load (--dnssec_keys), not by ldns-signzone beforehand.
   bool at_load;
+  // Signed beforehand by BIND's dnssec-signzone instead of ldns-signzone.
+  bool bind = false;
 };
 
 class DnssecValidationTest : public ::testing::TestWithParam<Setup> {};
 
 TEST_P(DnssecValidationTest, DelvAndDrillValidate) {
-  for (const char* program : {"delv", "drill", "ldns-keygen", "ldns-signzone"}) {
+  for (const char* program :
+       {"delv", "drill", "ldns-keygen", "ldns-signzone", "dnssec-keygen", "dnssec-signzone"}) {
     if (!onepass::testing::ProgramExists(program)) GTEST_SKIP() << program << " missing";
   }
   const Denial denial = GetParam().denial;
   const bool at_load = GetParam().at_load;
-  auto zone = testing::SignedZone::Make(kSourceDir + "/tests/data/dnssec/example.org.zone",
-                                        "example.org", denial, /*sign=*/!at_load);
+  const std::string unsigned_zone = kSourceDir + "/tests/data/dnssec/example.org.zone";
+  auto zone = GetParam().bind
+                  ? testing::SignedZone::MakeWithBind(unsigned_zone, "example.org", denial)
+                  : testing::SignedZone::Make(unsigned_zone, "example.org", denial,
+                                              /*sign=*/!at_load);
   ASSERT_TRUE(zone.ok()) << zone.status();
   const std::string anchors = (*zone)->dir() + "/anchors.conf";
   const std::string drill_key = (*zone)->dir() + "/ksk.key";
@@ -203,17 +209,19 @@ TEST_P(DnssecValidationTest, DelvAndDrillValidate) {
   EXPECT_EQ((*onepassd)->Stop(), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Signings, DnssecValidationTest,
-                         ::testing::Values(Setup{Denial::kNsec, false},
-                                           Setup{Denial::kNsec3, false},
-                                           Setup{Denial::kNsec3OptOut, false},
-                                           Setup{Denial::kNsec, true}, Setup{Denial::kNsec3, true}),
-                         [](const ::testing::TestParamInfo<Setup>& info) {
-                           std::string name = info.param.denial == Denial::kNsec    ? "Nsec"
-                                              : info.param.denial == Denial::kNsec3 ? "Nsec3"
-                                                                                    : "Nsec3OptOut";
-                           return info.param.at_load ? name + "SignedAtLoad" : name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Signings, DnssecValidationTest,
+    ::testing::Values(Setup{Denial::kNsec, false}, Setup{Denial::kNsec3, false},
+                      Setup{Denial::kNsec3OptOut, false}, Setup{Denial::kNsec, true},
+                      Setup{Denial::kNsec3, true}, Setup{Denial::kNsec, false, true},
+                      Setup{Denial::kNsec3, false, true}, Setup{Denial::kNsec3OptOut, false, true}),
+    [](const ::testing::TestParamInfo<Setup>& info) {
+      std::string name = info.param.denial == Denial::kNsec    ? "Nsec"
+                         : info.param.denial == Denial::kNsec3 ? "Nsec3"
+                                                               : "Nsec3OptOut";
+      if (info.param.bind) return name + "SignedByBind";
+      return info.param.at_load ? name + "SignedAtLoad" : name;
+    });
 
 }  // namespace
 }  // namespace onepass::dns

@@ -99,6 +99,53 @@ absl::StatusOr<std::unique_ptr<SignedZone>> SignedZone::Make(const std::string& 
   return zone;
 }
 
+absl::StatusOr<std::unique_ptr<SignedZone>> SignedZone::MakeWithBind(
+    const std::string& template_path, const std::string& origin, Denial denial) {
+  for (const char* program : {"dnssec-keygen", "dnssec-signzone"}) {
+    if (!onepass::testing::ProgramExists(program)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(program, " is not installed (Debian package bind9-utils)"));
+    }
+  }
+  auto zone = std::unique_ptr<SignedZone>(new SignedZone());
+  char dir_template[] = "/tmp/onepass-bind-signed-XXXXXX";
+  if (mkdtemp(dir_template) == nullptr) return absl::InternalError("mkdtemp failed");
+  zone->dir_ = dir_template;
+  std::filesystem::copy_file(template_path, zone->dir_ + "/zone");
+  std::ofstream apex(zone->dir_ + "/zone", std::ios::app);
+  for (const bool ksk : {true, false}) {
+    absl::StatusOr<std::string> name = RunIn(
+        zone->dir_,
+        absl::StrCat("dnssec-keygen -q -a ECDSAP256SHA256 -n ZONE ", ksk ? "-f KSK " : "", origin));
+    if (!name.ok()) return name.status();
+    // BIND's .key file starts with comment lines; the record is the one that is not.
+    std::ifstream in(absl::StrCat(zone->dir_, "/", *name, ".key"));
+    std::string line;
+    while (std::getline(in, line) && (line.empty() || line[0] == ';')) {
+    }
+    apex << line << "\n";
+    if (ksk) zone->ksk_dnskeys_.push_back(line);
+  }
+  apex.close();
+  std::string options;
+  switch (denial) {
+    case Denial::kNsec:
+      break;
+    case Denial::kNsec3:
+      options = "-3 beef -H 5";
+      break;
+    case Denial::kNsec3OptOut:
+      options = "-3 - -H 0 -A";
+      break;
+  }
+  absl::StatusOr<std::string> signed_zone = RunIn(
+      zone->dir_,
+      absl::StrCat("dnssec-signzone -q -S -K . ", options, " -o ", origin, " -f zone.signed zone"));
+  if (!signed_zone.ok()) return signed_zone.status();
+  zone->path_ = zone->dir_ + "/zone.signed";
+  return zone;
+}
+
 SignedZone::~SignedZone() {
   if (!dir_.empty()) {
     std::error_code ignored;

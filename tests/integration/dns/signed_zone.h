@@ -21,6 +21,10 @@ enum class Denial {
 
 const char* DenialName(Denial denial);
 
+// Which tool signs: ldns (ldns-keygen, ldns-signzone) or BIND (dnssec-keygen,
+// dnssec-signzone -S), so that zones from either signer are served and validated.
+enum class Signer { kLdns, kBind };
+
 class SignedZone {
  public:
   // Signs `template_path` (an unsigned master file whose origin is `origin`, e.g.
@@ -30,6 +34,11 @@ class SignedZone {
   static absl::StatusOr<std::unique_ptr<SignedZone>> Make(const std::string& template_path,
                                                           const std::string& origin, Denial denial,
                                                           bool sign = true);
+  // Signed by BIND's tools (package bind9-utils): an ECDSA P-256 KSK and ZSK made with
+  // dnssec-keygen, their DNSKEYs added to the zone, dnssec-signzone -S.
+  static absl::StatusOr<std::unique_ptr<SignedZone>> MakeWithBind(const std::string& template_path,
+                                                                  const std::string& origin,
+                                                                  Denial denial);
   ~SignedZone();  // removes the directory
 
   const std::string& path() const { return path_; }  // the signed zone file
