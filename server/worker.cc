@@ -216,6 +216,11 @@ void Worker::Run() {
 // table.
 void Worker::TakePrivateFdTable() {
   if (!config_.private_fd_tables || upstream_ != nullptr) {
+    if (config_.private_fd_tables && index_ == 0) {
+      LogInfo(
+          "--private-fd-tables: not with --dns-backend (its sockets are opened before the "
+          "workers start); the workers share the process's descriptor table");
+    }
     fd_table_.store(FdTable::kShared, std::memory_order_release);
     return;
   }
