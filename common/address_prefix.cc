@@ -14,26 +14,6 @@
 
 namespace onepass {
 
-MappedAddress MapIpv4(const uint8_t* v4) {
-  MappedAddress mapped{};
-  mapped[10] = mapped[11] = 0xff;
-  std::memcpy(mapped.data() + 12, v4, 4);
-  return mapped;
-}
-
-MappedAddress MapAddress(const sockaddr_storage& address) {
-  if (address.ss_family == AF_INET6) {
-    MappedAddress mapped{};
-    std::memcpy(mapped.data(), &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr, 16);
-    return mapped;
-  }
-  if (address.ss_family == AF_INET) {
-    return MapIpv4(reinterpret_cast<const uint8_t*>(
-        &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr));
-  }
-  return MappedAddress{};
-}
-
 bool AddressPrefix::Contains(const MappedAddress& peer) const {
   const int whole = length / 8;
   if (std::memcmp(address.data(), peer.data(), static_cast<size_t>(whole)) != 0) return false;

@@ -5,10 +5,12 @@
 #ifndef ONEPASS_COMMON_ADDRESS_PREFIX_H_
 #define ONEPASS_COMMON_ADDRESS_PREFIX_H_
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -18,10 +20,28 @@ namespace onepass {
 
 using MappedAddress = std::array<uint8_t, 16>;
 
-// The address of `address`, v4-mapped when IPv4; all zero for any other family.
-MappedAddress MapAddress(const sockaddr_storage& address);
 // `v4`: 4 bytes in network order.
-MappedAddress MapIpv4(const uint8_t* v4);
+inline MappedAddress MapIpv4(const uint8_t* v4) {
+  MappedAddress mapped{};
+  mapped[10] = mapped[11] = 0xff;
+  std::memcpy(mapped.data() + 12, v4, 4);
+  return mapped;
+}
+
+// The address of `address`, v4-mapped when IPv4; all zero for any other family. Inline: every
+// accepted connection goes through it.
+inline MappedAddress MapAddress(const sockaddr_storage& address) {
+  if (address.ss_family == AF_INET6) {
+    MappedAddress mapped{};
+    std::memcpy(mapped.data(), &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr, 16);
+    return mapped;
+  }
+  if (address.ss_family == AF_INET) {
+    return MapIpv4(reinterpret_cast<const uint8_t*>(
+        &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr));
+  }
+  return MappedAddress{};
+}
 
 // An address prefix over MappedAddress: an IPv4 /n is a /(96+n).
 struct AddressPrefix {

@@ -6,16 +6,10 @@
 // sent over TCP through onepassd gets byte for byte the answer NSD gives over UDP to the same
 // query (same ID), and kdig +tcp through the frontend prints what kdig +notcp gets straight
 // from NSD (header, EDNS, every section), with the cache off and on.
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <iostream>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -23,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/dns/differential_corpus.h"
 #include "tests/integration/dns/dns_tcp_query.h"
+#include "tests/integration/dns/fake_udp_backend.h"
 #include "tests/integration/dns/frontend_support.h"
 #include "tests/integration/dns/kdig_comparison.h"
 #include "tests/integration/dns/nsd_process.h"
@@ -38,61 +33,13 @@ using testing::CorpusQuery;
 using testing::ExchangeTcp;
 using testing::ExpectBytesAgree;
 using testing::ExpectKdigAgrees;
+using testing::FakeUdpBackend;
 using testing::LoopbackBackend;
 using testing::MakeQuery;
 using testing::ReadCorpus;
 using testing::StartFrontend;
 
 const std::string kSourceDir = ONEPASS_SOURCE_DIR;
-
-// A backend inside the test: a UDP socket on a free loopback port that answers each query
-// with the query itself, QR set (NOERROR, no records), while `answering` is true, and drops
-// it otherwise.
-class FakeBackend {
- public:
-  FakeBackend() {
-    fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-    socklen_t length = sizeof(address);
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~FakeBackend() {
-    stop_ = true;
-    thread_.join();
-    close(fd_);
-  }
-  int port() const { return port_; }
-  std::atomic<bool> answering{false};
-  std::atomic<int> received{0};
-
- private:
-  void Serve() {
-    std::vector<uint8_t> buffer(65536);
-    while (!stop_) {
-      pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, 50) != 1) continue;
-      sockaddr_storage from{};
-      socklen_t from_length = sizeof(from);
-      const ssize_t n = recvfrom(fd_, buffer.data(), buffer.size(), 0,
-                                 reinterpret_cast<sockaddr*>(&from), &from_length);
-      if (n < 12) continue;
-      ++received;
-      if (!answering) continue;
-      buffer[2] |= 0x80;
-      sendto(fd_, buffer.data(), static_cast<size_t>(n), 0, reinterpret_cast<sockaddr*>(&from),
-             from_length);
-    }
-  }
-  int fd_ = -1;
-  int port_ = 0;
-  std::thread thread_;
-  std::atomic<bool> stop_{false};
-};
 
 absl::StatusOr<testing::DecodedResponse> AskTcp(int port, const std::vector<uint8_t>& query) {
   auto replies = ExchangeTcp(port, {query});
@@ -197,7 +144,7 @@ TEST_F(FrontendWithNsd, PipelinedQueriesAllAnsweredWithTheirOwnIds) {
 }
 
 TEST(FrontendHealth, TimeoutServfailThenDownThenImmediateServfailThenBackWithinTwoSeconds) {
-  FakeBackend backend;
+  FakeUdpBackend backend;
   auto frontend =
       StartFrontend({LoopbackBackend(backend.port())},
                     {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after", "2"});
@@ -276,7 +223,7 @@ TEST_F(FrontendWithNsd, NsdKilledServfailDownImmediateServfailRestartedAnswersWi
 }
 
 TEST_F(FrontendWithNsd, OneOfTwoBackendsSilentNoFailuresOnceMarkedDown) {
-  FakeBackend silent;
+  FakeUdpBackend silent;
   auto frontend =
       StartFrontend({LoopbackBackend(nsd_->port()), LoopbackBackend(silent.port())},
                     {"--dns-backend-timeout-ms", "200", "--dns-backend-down-after", "2"});
