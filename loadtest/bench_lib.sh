@@ -132,22 +132,29 @@ start_server() {
   : > "$SERVER_OUT"
   "$@" > "$SERVER_OUT" 2> "$SERVER_OUT.err" &
   SERVER_PID=$!
+  if wait_ready "$SERVER_OUT" "$SERVER_PID" "$1"; then
+    SERVER_ADDR=$(sed -n 's/^listening on //p' "$SERVER_OUT" | head -n 1)
+    return 0
+  fi
+  kill -0 "$SERVER_PID" 2>/dev/null && stop_server
+  SERVER_PID=""
+  return 1
+}
+
+# wait_ready OUTFILE PID NAME: waits (20 s at most) for the server PID to print "ready" to
+# OUTFILE; 1, with what it wrote to OUTFILE.err, when it exits first or takes longer.
+wait_ready() {
   local tries
   for ((tries = 0; tries < 200; tries++)); do
-    if grep -q '^ready$' "$SERVER_OUT" 2>/dev/null; then
-      SERVER_ADDR=$(sed -n 's/^listening on //p' "$SERVER_OUT" | head -n 1)
-      return 0
-    fi
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-      echo "bench: $1 exited before ready:" >&2
-      cat "$SERVER_OUT.err" >&2
-      SERVER_PID=""
+    grep -q '^ready$' "$1" 2>/dev/null && return 0
+    if ! kill -0 "$2" 2>/dev/null; then
+      echo "bench: $3 exited before ready:" >&2
+      cat "$1.err" >&2
       return 1
     fi
     sleep 0.1
   done
-  echo "bench: $1 did not print ready within 20 s" >&2
-  stop_server
+  echo "bench: $3 did not print ready within 20 s" >&2
   return 1
 }
 

@@ -50,16 +50,6 @@ base_port=$((20000 + RANDOM % 20000))
 steer_rps "0-$((workers - 1))"
 echo "process-vs-threads: $(uname -r), nproc=$(nproc), $workers workers, client CPUs $client_cpu0-$((client_cpu0 + workers - 1)), ${seconds}s, port $base_port"
 
-wait_ready() {  # wait_ready OUTFILE: 10 s at most
-  local tries
-  for ((tries = 0; tries < 100; tries++)); do
-    grep -q '^ready$' "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "process-vs-threads: a server did not start: $(tail -n 2 "$1.err")" >&2
-  return 1
-}
-
 # load_all NAME SAME_PORT: N single-thread testers at once; prints the summed conn/s.
 load_all() {
   local name=$1 same_port=$2 i port pids=() sum=0 rate
@@ -88,7 +78,7 @@ one_process() {  # one_process NAME EXTRA-FLAGS...: conn/s of one N-worker onepa
   "$onepassd" "${server_args[@]}" --io "$io" --steering hash --listen "127.0.0.1:$base_port" \
     --workers "$workers" --cpus "0-$((workers - 1))" "$@" > "$work/one.out" 2> "$work/one.out.err" &
   pid=$!
-  if wait_ready "$work/one.out"; then rate=$(load_all "$name" 1); fi
+  if wait_ready "$work/one.out" "$pid" onepassd; then rate=$(load_all "$name" 1); fi
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   echo "$rate"
@@ -102,7 +92,7 @@ for io in "${ios[@]}"; do
     "$onepassd" "${server_args[@]}" --io "$io" --steering hash --listen "127.0.0.1:$((base_port + cpu))" \
       --workers 1 --cpus "$cpu" > "$work/p$cpu.out" 2> "$work/p$cpu.out.err" &
     pids+=($!)
-    wait_ready "$work/p$cpu.out" || true
+    wait_ready "$work/p$cpu.out" "${pids[-1]}" "onepassd on CPU $cpu" || true
   done
   procs_rate=$(load_all "processes-$io" 0)
   kill "${pids[@]}" 2>/dev/null || true
