@@ -8,9 +8,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -98,6 +100,46 @@ TEST(OnepassdTest, SecondInstanceOnTheSamePortIsRefused) {
                                     kLineServer);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ((*again)->Stop(), 0);
+}
+
+// Sockets in the descriptor table of thread `tid` of `pid` (/proc/PID/task/TID/fd).
+int SocketsInTable(pid_t pid, const std::string& tid) {
+  absl::StatusOr<CommandResult> listing = RunCommand(
+      {"sh", "-c", absl::StrCat("ls -l /proc/", pid, "/task/", tid, "/fd | grep -c 'socket:'")},
+      absl::Seconds(10));
+  if (!listing.ok()) return -1;
+  int count = -1;
+  return absl::SimpleAtoi(absl::StripAsciiWhitespace(listing->out), &count) ? count : -1;
+}
+
+// --private-fd-tables: each worker accepts in a descriptor table of its own, which holds its
+// listener; the main thread's table no longer holds any (it closed its copies), so a worker's
+// close at drain really closes its listener. Without the flag all threads share the one table
+// that holds both listeners.
+TEST(OnepassdTest, PrivateFdTablesMoveEachListenerToItsWorkersTable) {
+  for (const bool private_tables : {false, true}) {
+    std::vector<std::string> args = {"--handler",   "line",      "--listen",
+                                     "127.0.0.1:0", "--workers", "2"};
+    if (private_tables) args.push_back("--private-fd-tables");
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(args, kLineServer);
+    ASSERT_TRUE(server.ok()) << server.status();
+    const pid_t pid = (*server)->pid();
+    // The label private_fds run adds the flag to every start (ONEPASS_TEST_ONEPASSD_ARGS).
+    const char* extra = std::getenv("ONEPASS_TEST_ONEPASSD_ARGS");
+    const bool forced = extra != nullptr && absl::StrContains(extra, "--private-fd-tables");
+    EXPECT_EQ(SocketsInTable(pid, absl::StrCat(pid)), private_tables || forced ? 0 : 2)
+        << private_tables;
+    // Still served, by both workers' tables.
+    for (int i = 0; i < 4; ++i) {
+      absl::StatusOr<TcpClient> client = TcpClient::Connect("127.0.0.1", (*server)->port());
+      ASSERT_TRUE(client.ok());
+      ASSERT_TRUE(client->Send("ping\n").ok());
+      absl::StatusOr<std::string> reply = client->ReadUntilClose();
+      ASSERT_TRUE(reply.ok()) << reply.status();
+      EXPECT_TRUE(absl::StrContains(*reply, "ping")) << *reply;
+    }
+    EXPECT_EQ((*server)->Stop(), 0);
+  }
 }
 
 TEST(OnepassdTest, ServesStopsOnSigtermAndPrintsStats) {
