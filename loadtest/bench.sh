@@ -6,13 +6,15 @@
 #   loadtest/bench.sh [--seconds 10] [--server-cpus 0] [--client-cpus 1-N] [--rounds 3]
 #                     [--proto dns,dnssec,dnslarge,ocsp,whois] [--concurrency 64] [--open-loop 0.8]
 #                     [--steering "cpu hash"] [--io "epoll uring"] [--json FILE] [--compare FILE]
-#                     [--bin DIR] [--out DIR]
+#                     [--net lo|veth] [--bin DIR] [--out DIR]
 #
 # Binaries: --bin DIR (a build directory, or a folder holding the three binaries; default
 # build/release, then build/ci), or their paths in ONEPASSD, ONEPASS_LOAD, ONEPASS_REFERENCE.
 # Each server gets one worker per server CPU, pinned; the tester gets one thread per client
 # CPU, pinned, closed loop. Loopback receive processing is steered to the server CPUs (RPS;
-# needs root, restored at exit, under a lock). --proto takes a comma list; each protocol
+# needs root, restored at exit, under a lock). --net veth puts the client in a network namespace
+# behind a veth pair instead, so that each side does its own receive work as two hosts do
+# (loadtest/net_lib.sh says what each mode charges to whom). --proto takes a comma list; each protocol
 # alternates the two servers --rounds times (a busy machine drifts). --open-loop F adds as many
 # open-loop rounds at F x the reference's median closed-loop rate (tail latency).
 # --steering "cpu hash" runs onepassd once per --steering mode in each round (rows onepassd@cpu,
@@ -41,7 +43,8 @@ json_out=""
 compare=""
 steering_modes=""
 io_modes=""
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
+net=lo
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
     --steering) steering_modes=$2; shift 2 ;;
     --io) io_modes=$2; shift 2 ;;
     --compare) compare=$2; shift 2 ;;
+    --net) net=$2; shift 2 ;;
     --bin) BIN_DIR=$2; shift 2 ;;
     --out) out_dir=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -91,8 +95,8 @@ for proto in "${proto_list[@]}"; do
   (protocol_args "$proto" > /dev/null) || exit 1
 done
 
-echo "bench: $(uname -r), nproc=$cores, ${protos}, server CPUs $server_cpus ($n_server workers), client CPUs $client_cpus ($n_client threads), closed loop $concurrency in flight, ${seconds}s per server, $rounds round(s); load:$(cut -d' ' -f1-3 /proc/loadavg)"
-steer_rps "$server_cpus"
+echo "bench: $(uname -r), nproc=$cores, ${protos}, --net $net, server CPUs $server_cpus ($n_server workers), client CPUs $client_cpus ($n_client threads), closed loop $concurrency in flight, ${seconds}s per server, $rounds round(s); load:$(cut -d' ' -f1-3 /proc/loadavg)"
+net_setup "$net" "$server_cpus" "$client_cpus" || exit 1
 
 # median(" a b c"): plain awk (mawk has no asort), appended to the awk programs below.
 AWK_MEDIAN='
@@ -115,9 +119,9 @@ run_one() {
   read -ra extra_args <<< "$extra"
   cpu0=$(server_cpu_ns)
   irq0=$(ksoftirqd_ns "$server_cpus")
-  "$load" --target "$SERVER_ADDR" "${load_args[@]}" --threads "$n_client" --cpus "$client_cpus" \
+  client_exec "$load" --target "$SERVER_ADDR" "${load_args[@]}" --threads "$n_client" --cpus "$client_cpus" \
     "${extra_args[@]}" --duration "$seconds" --timeout-ms 2000 \
-    --source 127.0.0.2-127.0.0.254 --min-success 0 --json "$work/$name.json" > "$work/$name.txt" || true
+    --source "$NET_CLIENT_SOURCES" --min-success 0 --json "$work/$name.json" > "$work/$name.txt" || true
   cpu1=$(server_cpu_ns)
   irq1=$(ksoftirqd_ns "$server_cpus")
   local stats
@@ -154,7 +158,7 @@ for proto in "${proto_list[@]}"; do
         echo
         echo "== $proto: $name ($onepassd), round $round of $rounds"
         run_one "$proto" closed "$name-$round" "--concurrency $concurrency" "$onepassd" "${server_args[@]}" \
-          "${variant_args[@]}" --listen 127.0.0.1:0 --workers "$n_server" --cpus "$server_cpus"
+          "${variant_args[@]}" --listen "$NET_SERVER_IP:0" --workers "$n_server" --cpus "$server_cpus"
       done
     done
     if [ "$proto" = dnssec ] && [ "$round" = 1 ]; then
@@ -167,7 +171,7 @@ for proto in "${proto_list[@]}"; do
     echo
     echo "== $proto: reference ($reference), round $round of $rounds"
     run_one "$proto" closed "reference-$round" "--concurrency $concurrency" \
-      "$reference" "${reference_args[@]}" --listen 127.0.0.1:0 --threads "$n_server" --cpus "$server_cpus"
+      "$reference" "${reference_args[@]}" --listen "$NET_SERVER_IP:0" --threads "$n_server" --cpus "$server_cpus"
   done
   if [ -n "$open_loop" ]; then
     rate=$(awk -F'\t' -v p="$proto" -v f="$open_loop" '$1 == p && $2 == "closed" && $3 == "reference" { r = r " " $5 }
@@ -176,9 +180,9 @@ for proto in "${proto_list[@]}"; do
       echo
       echo "== $proto: open loop at $rate conn/s ($open_loop x the reference's median), round $round of $rounds"
       run_one "$proto" open "onepassd-open$round" "--rate $rate" \
-        "$onepassd" "${server_args[@]}" --listen 127.0.0.1:0 --workers "$n_server" --cpus "$server_cpus"
+        "$onepassd" "${server_args[@]}" --listen "$NET_SERVER_IP:0" --workers "$n_server" --cpus "$server_cpus"
       run_one "$proto" open "reference-open$round" "--rate $rate" \
-        "$reference" "${reference_args[@]}" --listen 127.0.0.1:0 --threads "$n_server" --cpus "$server_cpus"
+        "$reference" "${reference_args[@]}" --listen "$NET_SERVER_IP:0" --threads "$n_server" --cpus "$server_cpus"
     done
   fi
 done

@@ -117,6 +117,9 @@ restore_rps() {
   fi
 }
 
+# shellcheck source=loadtest/net_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/net_lib.sh"
+
 SERVER_PID=""
 # shellcheck disable=SC2034  # read by the scripts that source this file
 SERVER_ADDR=""
@@ -291,6 +294,7 @@ make_work_dir() {
 cleanup_work_dir() {
   stop_server >/dev/null 2>&1 || true
   restore_rps
+  net_teardown
   if [ -n "${out_dir:-}" ]; then
     mkdir -p "$out_dir"
     cp "$work"/*.json "$out_dir"/ 2>/dev/null || true

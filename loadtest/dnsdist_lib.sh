@@ -8,7 +8,7 @@ DNSDIST_PID=""
 DNSDIST_ADDR=""
 
 # start_dnsdist PREFIX CPUS BACKEND TCP_THREADS CACHE: writes PREFIX.conf, starts dnsdist on a
-# free loopback port pinned to CPUS, forwarding to BACKEND (ADDR:PORT) with TCP_THREADS TCP
+# free port of $DNSDIST_LISTEN_IP (default 127.0.0.1) pinned to CPUS, forwarding to BACKEND (ADDR:PORT) with TCP_THREADS TCP
 # worker threads and, when CACHE is 1, a packet cache on the default pool; returns once it
 # answers www.example.com A over TCP (10 s at most). Output in PREFIX.log.
 start_dnsdist() {
@@ -23,10 +23,11 @@ start_dnsdist() {
 
 try_start_dnsdist() {
   local prefix=$1 cpus=$2 backend=$3 threads=$4 cache=$5 port tries
+  local ip=${DNSDIST_LISTEN_IP:-127.0.0.1}
   port=$(free_local_port)
   {
     echo "setSecurityPollSuffix('')"
-    echo "setLocal('127.0.0.1:$port')"
+    echo "setLocal('$ip:$port')"
     # The health check asks the backend for its own zone's SOA, so a plain authoritative
     # server counts as up.
     echo "newServer({address='$backend', checkName='example.com.', checkType='SOA'})"
@@ -39,9 +40,9 @@ try_start_dnsdist() {
   } > "$prefix.conf"
   taskset -c "$cpus" dnsdist --supervised --disable-syslog -C "$prefix.conf" > "$prefix.log" 2>&1 &
   DNSDIST_PID=$!
-  DNSDIST_ADDR="127.0.0.1:$port"
+  DNSDIST_ADDR="$ip:$port"
   for ((tries = 0; tries < 100; tries++)); do
-    if [ -n "$(kdig -p "$port" @127.0.0.1 +tcp +short +timeout=1 +retry=0 www.example.com A 2>/dev/null)" ]; then
+    if [ -n "$(kdig -p "$port" "@$ip" +tcp +short +timeout=1 +retry=0 www.example.com A 2>/dev/null)" ]; then
       return 0
     fi
     if ! kill -0 "$DNSDIST_PID" 2>/dev/null; then

@@ -15,7 +15,7 @@
 #
 #   loadtest/frontend-bench.sh [--seconds 10] [--rounds 1] [--server-cpus 0] [--backend-cpus 1]
 #                              [--client-cpus 1] [--concurrency 64] [--dnsdist-tcp-threads 1]
-#                              [--no-rps] [--no-dnsdist] [--bin DIR]
+#                              [--no-rps] [--net lo|veth] [--no-dnsdist] [--bin DIR]
 #
 # One core each: onepassd runs one worker pinned to the server CPU; dnsdist runs with all its
 # threads pinned to the same CPU (taskset) and one TCP worker thread (--dnsdist-tcp-threads,
@@ -31,7 +31,10 @@
 # traffic's receive side lands there too, for both frontends alike; restored at exit);
 # --no-rps leaves rps_cpus as it is (then the client's CPU does the receive work of every
 # packet it sends, and saturates first). Either way the run holds bench_lib.sh's lock, so no
-# other benchmark runs at the same time.
+# other benchmark runs at the same time. --net veth (loadtest/net_lib.sh): the client and NSD
+# live in a network namespace behind a veth pair, as hosts of their own: the server CPU then
+# does the receive work of the packets sent to the server only (from the clients and from
+# NSD), the client's and NSD's receive work runs on their CPUs.
 # On a shared machine run it under `chrt -f 10` (the server CPU then saturates, busy ~96%, and
 # rounds agree within a few %; without it the other users' work sets the rate, not the
 # servers, and softirq run inside their processes goes uncounted).
@@ -63,6 +66,7 @@ rounds=1
 dnsdist_threads=1
 with_dnsdist=1
 rps=1
+net=lo
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -75,6 +79,7 @@ while [ $# -gt 0 ]; do
     --dnsdist-tcp-threads) dnsdist_threads=$2; shift 2 ;;
     --no-dnsdist) with_dnsdist=0; shift ;;
     --no-rps) rps=0; shift ;;
+    --net) net=$2; shift 2 ;;
     --bin) BIN_DIR=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "frontend-bench: unknown option $1" >&2; usage >&2; exit 1 ;;
@@ -106,30 +111,36 @@ n_client=$(count_cpus "$client_cpus")
 concurrency=${concurrency:-$((64 * n_client))}
 make_work_dir
 take_rps_lock  # one benchmark at a time on this machine
-[ "$rps" = 1 ] && steer_rps "$server_cpus"
+if [ "$net" != lo ]; then
+  net_setup "$net" "$server_cpus" "$client_cpus,$backend_cpus" || exit 1
+elif [ "$rps" = 1 ]; then
+  steer_rps "$server_cpus"
+fi
+NSD_LISTEN_IP=$NET_PEER_IP
+DNSDIST_LISTEN_IP=$NET_SERVER_IP
 
 # NSD on a free port, pinned to the backend CPUs; stopped at exit.
 nsd_port=$(free_local_port)
 cp "$zone" "$work/zone0"
-# All queries come from 127.0.0.1 (the frontend): NSD's response rate limiting (on by default,
+# All queries come from the frontend's one address: NSD's response rate limiting (on by default,
 # 200 answers/s per source) would answer TC=1 or drop. Off, as behind a frontend. dnsdist
 # keeps TCP connections to it open: room for them.
 write_nsd_conf "$work/nsd.conf" "$work" "$nsd_port" example.com zone0 \
   "rrl-ratelimit: 0" "rrl-whitelist-ratelimit: 0" "tcp-count: 1000"
 nsd-checkconf "$work/nsd.conf"
-taskset -c "$backend_cpus" nsd -d -c "$work/nsd.conf" > "$work/nsd.log" 2>&1 &
+"${NET_EXEC[@]}" taskset -c "$backend_cpus" nsd -d -c "$work/nsd.conf" > "$work/nsd.log" 2>&1 &
 nsd_pid=$!
 stop_nsd() { kill -TERM "$nsd_pid" 2>/dev/null || true; wait "$nsd_pid" 2>/dev/null || true; }
 trap 'stop_dnsdist; stop_nsd; cleanup_work_dir' EXIT
 for ((tries = 0; tries < 100; tries++)); do
-  kdig -p "$nsd_port" @127.0.0.1 +short +timeout=1 +retry=0 example.com SOA > /dev/null 2>&1 && break
+  kdig -p "$nsd_port" "@$NSD_LISTEN_IP" +short +timeout=1 +retry=0 example.com SOA > /dev/null 2>&1 && break
   sleep 0.1
 done
-kdig -p "$nsd_port" @127.0.0.1 +short +timeout=1 +retry=0 example.com SOA > /dev/null ||
+kdig -p "$nsd_port" "@$NSD_LISTEN_IP" +short +timeout=1 +retry=0 example.com SOA > /dev/null ||
   { echo "frontend-bench: NSD did not answer; its log:" >&2; cat "$work/nsd.log" >&2; exit 1; }
 
 echo "command: $command_line"
-echo "frontend-bench: $(uname -r), nproc=$cores, load average $(cut -d' ' -f1-3 /proc/loadavg), server CPU $server_cpus (onepassd 1 worker; dnsdist $( [ "$with_dnsdist" = 1 ] && dnsdist --version | head -n 1 | cut -d' ' -f2) all threads, $dnsdist_threads TCP worker), NSD on CPUs $backend_cpus (127.0.0.1:$nsd_port), client CPUs $client_cpus ($n_client threads), closed loop $concurrency in flight, ${seconds}s per server, www.example.com A"
+echo "frontend-bench: $(uname -r), nproc=$cores, load average $(cut -d' ' -f1-3 /proc/loadavg), server CPU $server_cpus (onepassd 1 worker; dnsdist $( [ "$with_dnsdist" = 1 ] && dnsdist --version | head -n 1 | cut -d' ' -f2) all threads, $dnsdist_threads TCP worker), NSD on CPUs $backend_cpus ($NSD_LISTEN_IP:$nsd_port), --net $net, client CPUs $client_cpus ($n_client threads), closed loop $concurrency in flight, ${seconds}s per server, www.example.com A"
 
 # run_load NAME ADDR PID: the load run against ADDR, its JSON in $work/NAME.json, and the CPU
 # the server (process PID, all threads, plus the ksoftirqd threads of the server CPU) used
@@ -137,9 +148,9 @@ echo "frontend-bench: $(uname -r), nproc=$cores, load average $(cut -d' ' -f1-3 
 run_load() {
   local cpu0 cpu1
   cpu0=$(( $(process_cpu_ns "$3") + $(ksoftirqd_ns "$server_cpus") ))
-  "$load" --target "$2" --proto dns --qname www.example.com. --qtype A \
+  client_exec "$load" --target "$2" --proto dns --qname www.example.com. --qtype A \
     --threads "$n_client" --cpus "$client_cpus" --concurrency "$concurrency" \
-    --duration "$seconds" --timeout-ms 2000 --source 127.0.0.2-127.0.0.254 --min-success 0 \
+    --duration "$seconds" --timeout-ms 2000 --source "$NET_CLIENT_SOURCES" --min-success 0 \
     --json "$work/$1.json" > "$work/$1.txt" || true
   cpu1=$(( $(process_cpu_ns "$3") + $(ksoftirqd_ns "$server_cpus") ))
   echo $((cpu1 - cpu0)) > "$work/$1.cpu"
@@ -158,13 +169,13 @@ run_onepassd() {
 
 run_dnsdist() {
   local name=$1 cache=$2
-  start_dnsdist "$work/$name" "$server_cpus" "127.0.0.1:$nsd_port" "$dnsdist_threads" "$cache" ||
+  start_dnsdist "$work/$name" "$server_cpus" "$NSD_LISTEN_IP:$nsd_port" "$dnsdist_threads" "$cache" ||
     return 1
   run_load "$name" "$DNSDIST_ADDR" "$DNSDIST_PID"
   stop_dnsdist
 }
 
-common=(--handler dns --listen 127.0.0.1:0 --workers 1 --cpus "$server_cpus")
+common=(--handler dns --listen "$NET_SERVER_IP:0" --workers 1 --cpus "$server_cpus")
 modes=(zone fwd-nocache fwd-cache)
 [ "$with_dnsdist" = 1 ] && modes+=(dnsdist-nocache dnsdist-cache)
 for ((round = 1; round <= rounds; round++)); do
@@ -174,9 +185,9 @@ for ((round = 1; round <= rounds; round++)); do
       zone) run_onepassd "$mode-$round" "$onepassd" "${common[@]}" --zone "$zone" || true ;;
       fwd-nocache)
         run_onepassd "$mode-$round" "$onepassd" "${common[@]}" \
-          --dns-backend "127.0.0.1:$nsd_port" --dns-cache-entries 0 || true ;;
+          --dns-backend "$NSD_LISTEN_IP:$nsd_port" --dns-cache-entries 0 || true ;;
       fwd-cache)
-        run_onepassd "$mode-$round" "$onepassd" "${common[@]}" --dns-backend "127.0.0.1:$nsd_port" ||
+        run_onepassd "$mode-$round" "$onepassd" "${common[@]}" --dns-backend "$NSD_LISTEN_IP:$nsd_port" ||
           true ;;
       dnsdist-nocache) run_dnsdist "$mode-$round" 0 || echo "  $mode: dnsdist did not start" ;;
       dnsdist-cache) run_dnsdist "$mode-$round" 1 || echo "  $mode: dnsdist did not start" ;;
@@ -237,7 +248,7 @@ for mode in "${modes[@]}"; do
     "$(per_round "$mode" ok_per_s | median)" "$(per_round "$mode" ok_per_s | range)" \
     "$(cpu_per_round "$mode" | median)" "$(busy_per_round "$mode" | median)" \
     "$(per_round "$mode" p50 latency_us | median)" "$(per_round "$mode" p99 latency_us | median)" \
-    "$(per_round "$mode" errors total | total)" "${bound:+CLIENT-BOUND in round $bound}${bound:-ok}"
+    "$(per_round "$mode" errors total | total)" "$(if [ -n "$bound" ]; then echo "CLIENT-BOUND in round $bound"; else echo ok; fi)"
 done
 
 # ratio_line A B GOAL: A/B of the means over the rounds, and its range over the rounds.

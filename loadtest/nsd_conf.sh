@@ -5,13 +5,14 @@
 
 # write_nsd_conf FILE WORK_DIR PORT ZONE_NAME ZONE_FILE [EXTRA_SERVER_LINE...]
 # ZONE_FILE is relative to WORK_DIR; each EXTRA_SERVER_LINE goes into the server: clause.
+# NSD listens on $NSD_LISTEN_IP (default 127.0.0.1).
 write_nsd_conf() {
   local file=$1 work=$2 port=$3 zone_name=$4 zone_file=$5
   shift 5
   {
     cat <<CONF
 server:
-  ip-address: 127.0.0.1@$port
+  ip-address: ${NSD_LISTEN_IP:-127.0.0.1}@$port
   do-ip6: no
   username: ""
   chroot: ""

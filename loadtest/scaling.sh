@@ -9,8 +9,12 @@
 # per worker loop (onepassd --io), so both loops scale in the same run.
 #
 #   loadtest/scaling.sh [--seconds 8] [--counts "1 2 4 8"] [--client-cpus 8-15] [--proto dns|ocsp|whois]
-#                       [--steering "cpu hash"] [--io "epoll"] [--concurrency 512] [--bin DIR] [--out DIR]
+#                       [--steering "cpu hash"] [--io "epoll"] [--concurrency 512] [--net lo|veth]
+#                       [--bin DIR] [--out DIR]
 #
+# --net veth (loadtest/net_lib.sh): the client lives in a network namespace behind a veth pair;
+# packets to the server are received on the server CPUs, packets to the client on the client
+# CPUs (on lo, the server CPUs also do the client's receive work).
 # Made for a 16-core machine, from a static build directory (no packages needed: bash,
 # coreutils, awk). Binaries: --bin DIR or ONEPASSD, ONEPASS_LOAD, ONEPASS_REFERENCE.
 # Bounded: the whole run stays under 6 minutes (--seconds is lowered to fit).
@@ -28,7 +32,8 @@ proto=dns
 concurrency=""
 BIN_DIR=""
 out_dir=""
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+net=lo
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
@@ -40,6 +45,7 @@ while [ $# -gt 0 ]; do
     --concurrency) concurrency=$2; shift 2 ;;
     --bin) BIN_DIR=$2; shift 2 ;;
     --out) out_dir=$2; shift 2 ;;
+    --net) net=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "scaling: unknown option $1" >&2; usage >&2; exit 1 ;;
   esac
@@ -76,8 +82,9 @@ cores=$(nproc)
 make_work_dir
 
 protocol_args "$proto" || exit 1
+net_setup "$net" 0 "$client_cpus" || exit 1  # each N steers to its own server CPUs below
 
-echo "scaling: $(uname -r), nproc=$cores, $proto, client CPUs $client_cpus ($n_client threads, $concurrency in flight), ${seconds}s per run, $runs runs"
+echo "scaling: $(uname -r), nproc=$cores, $proto, --net $net, client CPUs $client_cpus ($n_client threads, $concurrency in flight), ${seconds}s per run, $runs runs"
 
 measure() {  # measure NAME SERVER-CMD...: leaves $work/NAME.json
   local name=$1
@@ -86,9 +93,9 @@ measure() {  # measure NAME SERVER-CMD...: leaves $work/NAME.json
     echo "scaling: $name did not start" >&2
     return 0
   fi
-  "$load" --target "$SERVER_ADDR" "${load_args[@]}" --threads "$n_client" --cpus "$client_cpus" \
+  client_exec "$load" --target "$SERVER_ADDR" "${load_args[@]}" --threads "$n_client" --cpus "$client_cpus" \
     --concurrency "$concurrency" --duration "$seconds" --timeout-ms 2000 \
-    --source 127.0.0.2-127.0.0.254 --min-success 0 --json "$work/$name.json" > "$work/$name.txt" || true
+    --source "$NET_CLIENT_SOURCES" --min-success 0 --json "$work/$name.json" > "$work/$name.txt" || true
   stop_server > /dev/null
 }
 
@@ -105,16 +112,15 @@ for n in "${ns[@]}"; do
     echo "scaling: skipping N=$n: CPU $overlap is a client CPU or absent (nproc=$cores)"
     continue
   fi
-  steer_rps "$server_cpus"
+  net_steer "$server_cpus"
   echo "scaling: N=$n server CPUs $server_cpus"
   for mode in "${modes[@]}"; do
     io_args=()
     [[ $mode == */* ]] && io_args=(--io "${mode#*/}")
     measure "onepassd-${mode/\//-}-$n" "$onepassd" "${server_args[@]}" --steering "${mode%%/*}" \
-      "${io_args[@]}" --listen 127.0.0.1:0 --workers "$n" --cpus "$server_cpus"
+      "${io_args[@]}" --listen "$NET_SERVER_IP:0" --workers "$n" --cpus "$server_cpus"
   done
-  measure "reference-$n" "$reference" "${reference_args[@]}" --listen 127.0.0.1:0 --threads "$n" --cpus "$server_cpus"
-  restore_rps
+  measure "reference-$n" "$reference" "${reference_args[@]}" --listen "$NET_SERVER_IP:0" --threads "$n" --cpus "$server_cpus"
   r="$work/reference-$n.json"
   r_rate=$(json_number "$r" ok_per_s 2>/dev/null || echo 0)
   for mode in "${modes[@]}"; do

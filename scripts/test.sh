@@ -54,11 +54,12 @@ step "fuzz every parser with libFuzzer"
 scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 
 if [ -d tests/deploy ]; then
-  step "deploy scripts: shellcheck + bats"
+  step "deploy and benchmark scripts: shellcheck + bats"
   shellcheck -x deploy/onepass-rss deploy/onepass-sysctl deploy/onepass-bird-config deploy/onepass-health-agent \
     deploy/*.sh deploy/lib/*.sh loadtest/*.sh scripts/*.sh \
-    tests/deploy/fake-ethtool tests/deploy/*.bash tests/deploy/*.bats
+    tests/deploy/fake-ethtool tests/deploy/*.bash tests/deploy/*.bats tests/loadtest/*.bats
   run_bats tests/deploy
+  run_bats tests/loadtest
 fi
 
 step "clang-format-14: every C++ file formatted"
