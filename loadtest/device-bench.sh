@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Every measurement that needs the 16-core machine, in one run (its time is counted in
+# minutes): from a bundle made here with
+#   scripts/bundle.sh build/release .devpkg nsd nsd-checkconf dnsdist kdig ip ss taskset chrt flock pgrep
+# and carried there (.devpkg is ignored by git):
+#   loadtest/device-bench.sh [--bin .devpkg] [--seconds 5] [--server-cpu 0] [--backend-cpus 1-3]
+#                            [--client-cpus 8-15] [--frontend-client-cpus 4-15] [--counts "1 2 4 8"]
+#                            [--only scaling,frontend,frontend-lo,bench]
+#   1. scaling: loadtest/scaling.sh, 1/2/4/8 workers, CPU steering on and off, both worker
+#      loops, client on --client-cpus, --net veth (each side's receive work on its own CPUs).
+#   2. frontend: loadtest/frontend-bench.sh --net veth, onepassd's DNS frontend against dnsdist,
+#      one server core, NSD on --backend-cpus, the client on --frontend-client-cpus (enough
+#      client CPUs that the server core, not the client, is the bottleneck).
+#   3. frontend-lo: the same on loopback (RPS to the server core), as measured on 2 cores.
+#   4. bench: loadtest/bench.sh --net veth, one core, onepassd (epoll, uring) against the
+#      reference server, DNS.
+# --net veth falls back to lo, said in the output, where the machine cannot make a namespace.
+# Bounded: about 6 minutes with the defaults.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=.devpkg
+seconds=5
+server_cpu=0
+backend_cpus=1-3
+client_cpus=8-15
+frontend_client_cpus=4-15
+counts="1 2 4 8"
+only=scaling,frontend,frontend-lo,bench
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bin) bin=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --server-cpu) server_cpu=$2; shift 2 ;;
+    --backend-cpus) backend_cpus=$2; shift 2 ;;
+    --client-cpus) client_cpus=$2; shift 2 ;;
+    --frontend-client-cpus) frontend_client_cpus=$2; shift 2 ;;
+    --counts) counts=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "device-bench: unknown option $1" >&2; usage >&2; exit 1 ;;
+  esac
+done
+bin=$(cd "$bin" && pwd)
+# The machine's own tools first; the bundled ones fill in what it lacks.
+export PATH="$PATH:$bin/tools"
+echo "device-bench: $(uname -r), nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); load $(cut -d' ' -f1-3 /proc/loadavg)"
+for tool in ip nsd dnsdist kdig taskset chrt flock pgrep ss; do
+  printf '  %s: %s\n' "$tool" "$(command -v "$tool" || echo missing)"
+done
+net=veth
+if ! ip netns add "onepass-probe-$$" 2> /dev/null ||
+  ! ip link add "opp$$s" type veth peer name "opp$$c" netns "onepass-probe-$$" 2> /dev/null; then
+  echo "device-bench: no network namespace or veth here: --net lo for every run"
+  net=lo
+fi
+ip link del "opp$$s" 2> /dev/null
+ip netns del "onepass-probe-$$" 2> /dev/null
+want() { [[ ",$only," == *",$1,"* ]]; }
+section() { echo; echo "######## $* ($(date -u +%T))"; }
+
+if want scaling; then
+  section "1. scaling, --net $net"
+  "$here/scaling.sh" --bin "$bin" --net "$net" --seconds "$seconds" --counts "$counts" \
+    --client-cpus "$client_cpus" --steering "cpu hash" --io "epoll uring" --proto dns
+fi
+if want frontend; then
+  section "2. frontend vs dnsdist, --net $net"
+  "$here/frontend-bench.sh" --bin "$bin" --net "$net" --seconds "$seconds" --rounds 2 \
+    --server-cpus "$server_cpu" --backend-cpus "$backend_cpus" --client-cpus "$frontend_client_cpus"
+fi
+if want frontend-lo; then
+  section "3. frontend vs dnsdist, --net lo"
+  "$here/frontend-bench.sh" --bin "$bin" --net lo --seconds "$seconds" --rounds 1 \
+    --server-cpus "$server_cpu" --backend-cpus "$backend_cpus" --client-cpus "$frontend_client_cpus"
+fi
+if want bench; then
+  section "4. one core against the reference, --net $net"
+  "$here/bench.sh" --bin "$bin" --net "$net" --seconds "$seconds" --rounds 2 --proto dns \
+    --io "epoll uring" --server-cpus "$server_cpu" --client-cpus "$client_cpus"
+fi
+section "finished"
