@@ -186,6 +186,24 @@ ksoftirqd_ns() {
   echo "$sum"
 }
 
+# cpu_ticks CPUS: "busy total" jiffies summed over those CPUs (/proc/stat: busy is everything
+# but idle and iowait, so the softirq that runs in the idle task's context counts too: with
+# receive processing steered to a CPU that is not saturated, much of it runs there, where
+# neither the server's nor ksoftirqd's own time shows it).
+cpu_ticks() {
+  awk -v list=" $(expand_cpus "$1") " '
+    /^cpu[0-9]/ { cpu = substr($1, 4); if (index(list, " " cpu " ") == 0) next
+      t = 0; for (i = 2; i <= NF; i++) t += $i
+      busy += t - $5 - $6; total += t }
+    END { printf "%d %d\n", busy, total }' /proc/stat
+}
+
+# busy_cores "BUSY0 TOTAL0" "BUSY1 TOTAL1" NCPUS: the CPUs' busy share in between, in cores.
+busy_cores() {
+  awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { split(a, x, " "); split(b, y, " ")
+    if (y[2] > x[2]) printf "%.2f", (y[1] - x[1]) / (y[2] - x[2]) * n; else print 0 }'
+}
+
 # Stops the server started last (SIGTERM, then SIGKILL after 10 s); prints its stats line.
 stop_server() {
   [ -n "$SERVER_PID" ] || return 0

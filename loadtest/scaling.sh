@@ -93,9 +93,12 @@ measure() {  # measure NAME SERVER-CMD...: leaves $work/NAME.json
     echo "scaling: $name did not start" >&2
     return 0
   fi
+  local ticks0
+  ticks0=$(cpu_ticks "$server_cpus")
   client_exec "$load" --target "$SERVER_ADDR" "${load_args[@]}" --threads "$n_client" --cpus "$client_cpus" \
     --concurrency "$concurrency" --duration "$seconds" --timeout-ms 2000 \
     --source "$NET_CLIENT_SOURCES" --min-success 0 --json "$work/$name.json" > "$work/$name.txt" || true
+  busy_cores "$ticks0" "$(cpu_ticks "$server_cpus")" "$(count_cpus "$server_cpus")" > "$work/$name.busy"
   stop_server > /dev/null
 }
 
@@ -127,20 +130,32 @@ for n in "${ns[@]}"; do
     key=${mode/\//_}
     o="$work/onepassd-${mode/\//-}-$n.json"
     o_rate=$(json_number "$o" ok_per_s 2>/dev/null || echo 0)
-    [ "$n" -eq "${ns[0]}" ] && eval "first_rate_$key=\${o_rate:-0}" && first_n=$n
+    o_busy=$(cat "$work/onepassd-${mode/\//-}-$n.busy" 2>/dev/null || echo 0)
+    r_busy=$(cat "$work/reference-$n.busy" 2>/dev/null || echo 0)
+    # Per busy core: conn/s over the server CPUs' busy share, in cores.
+    o_core=$(awk -v a="${o_rate:-0}" -v b="$o_busy" 'BEGIN { if (b > 0) printf "%.0f", a / b; else print 0 }')
+    r_core=$(awk -v a="${r_rate:-0}" -v b="$r_busy" 'BEGIN { if (b > 0) printf "%.0f", a / b; else print 0 }')
+    if [ "$n" -eq "${ns[0]}" ]; then
+      eval "first_rate_$key=\${o_rate:-0}; first_core_$key=$o_core; first_ref_core=$r_core"
+      first_n=$n
+    fi
     first_var="first_rate_$key"
+    first_core_var="first_core_$key"
     flags=""
     grep -q '"client_bound": true' "$o" "$r" 2>/dev/null && flags=" CLIENT-BOUND"
-    rows+=("$(printf '%3s %11s %14s %14s %7s %12s %7s %11s %11s %s' "$n" "$mode" "${o_rate:-0}" "${r_rate:-0}" \
+    rows+=("$(printf '%3s %11s %12s %12s %7s %10s %7s %5s/%-5s %9s %9s %6s %6s %9s %9s %s' "$n" "$mode" "${o_rate:-0}" "${r_rate:-0}" \
       "$(ratio "$o_rate" "$r_rate")" "$(awk -v a="${o_rate:-0}" -v n="$n" 'BEGIN { printf "%.0f", a / n }')" \
       "$(awk -v a="${o_rate:-0}" -v n="$n" -v f="${!first_var:-0}" -v n0="${first_n:-1}" \
         'BEGIN { if (f > 0) printf "%.3f", (a / n) / (f / n0); else print "-" }')" \
+      "$o_busy" "$r_busy" "$o_core" "$r_core" \
+      "$(awk -v a="$o_core" -v f="${!first_core_var:-0}" 'BEGIN { if (f > 0) printf "%.3f", a / f; else print "-" }')" \
+      "$(awk -v a="$r_core" -v f="${first_ref_core:-0}" 'BEGIN { if (f > 0) printf "%.3f", a / f; else print "-" }')" \
       "$(json_number "$o" p99 latency_us 2>/dev/null || echo -)" \
       "$(json_number "$r" p99 latency_us 2>/dev/null || echo -)" "$flags")")
   done
 done
 
 echo
-printf '%3s %11s %14s %14s %7s %12s %7s %11s %11s\n' N steer "onepassd/s" "reference/s" ratio "per core" linear "p99 us" "ref p99 us"
+printf '%3s %11s %12s %12s %7s %10s %7s %11s %9s %9s %6s %6s %9s %9s\n' N steer "onepassd/s" "reference/s" ratio "per core" linear "busy o/ref" "o/busy" "ref/busy" "b-lin" "ref-bl" "p99 us" "ref p99"
 for row in "${rows[@]}"; do echo "$row"; done
-echo "(steer: onepassd --steering cpu (on) or hash (off), /IO the worker loop (--io); linear: per-core conn/s over the first N's, same mode; conn/s = completed OK transactions per second; CLIENT-BOUND rows are lower bounds: the tester's threads were saturated)"
+echo "(steer: onepassd --steering cpu (on) or hash (off), /IO the worker loop (--io); linear: per-core conn/s over the first N's, same mode; busy: the server CPUs' busy share in cores (/proc/stat, softirq included), onepassd/reference; o/busy, ref/busy: conn/s per busy core; b-lin, ref-bl: that over the first N's, i.e. how the CPU per connection holds up as cores are added, which stays a measure when the client, not the server, sets the rate; conn/s = completed OK transactions per second; CLIENT-BOUND rows are lower bounds: the tester's threads were saturated)"
