@@ -10,8 +10,10 @@
 #
 #   loadtest/scaling.sh [--seconds 8] [--counts "1 2 4 8"] [--client-cpus 8-15] [--proto dns|ocsp|whois]
 #                       [--steering "cpu hash"] [--io "epoll"] [--concurrency 512] [--net lo|veth]
-#                       [--bin DIR] [--out DIR]
+#                       [--server-args "ARGS"] [--bin DIR] [--out DIR]
 #
+# --server-args adds ARGS (split on spaces) to every onepassd command line, e.g.
+# "--private-fd-tables".
 # --net veth (loadtest/net_lib.sh): the client lives in a network namespace behind a veth pair;
 # packets to the server are received on the server CPUs, packets to the client on the client
 # CPUs (on lo, the server CPUs also do the client's receive work).
@@ -33,7 +35,8 @@ concurrency=""
 BIN_DIR=""
 out_dir=""
 net=lo
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+server_extra=""
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
@@ -46,6 +49,7 @@ while [ $# -gt 0 ]; do
     --bin) BIN_DIR=$2; shift 2 ;;
     --out) out_dir=$2; shift 2 ;;
     --net) net=$2; shift 2 ;;
+    --server-args) server_extra=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "scaling: unknown option $1" >&2; usage >&2; exit 1 ;;
   esac
@@ -82,9 +86,11 @@ cores=$(nproc)
 make_work_dir
 
 protocol_args "$proto" || exit 1
+read -ra extra_args <<< "$server_extra"
+server_args+=("${extra_args[@]}")
 net_setup "$net" 0 "$client_cpus" || exit 1  # each N steers to its own server CPUs below
 
-echo "scaling: $(uname -r), nproc=$cores, $proto, --net $net, client CPUs $client_cpus ($n_client threads, $concurrency in flight), ${seconds}s per run, $runs runs"
+echo "scaling: $(uname -r), nproc=$cores, $proto, --net $net,${server_extra:+ onepassd $server_extra,} client CPUs $client_cpus ($n_client threads, $concurrency in flight), ${seconds}s per run, $runs runs"
 
 measure() {  # measure NAME SERVER-CMD...: leaves $work/NAME.json
   local name=$1
