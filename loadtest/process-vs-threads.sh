@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Is a multi-worker onepassd limited by what its threads share in the kernel (the process's one
 # file-descriptor table: accept4 and close both take its lock)? Measures, with the same client,
-# one onepassd with N workers on one port (shared table, then --private-fd-tables) against N
+# one onepassd with N workers on one port (--private-fd-tables=false, then =true) against N
 # onepassd processes with one worker each on ports of their own, for each worker loop (--io). The client is N single-thread onepass-load
 # processes, one per client CPU, each with its own source range, so the client side is the same
 # in both arrangements; hash steering (the N processes are N reuseport groups).
@@ -85,8 +85,8 @@ one_process() {  # one_process NAME EXTRA-FLAGS...: conn/s of one N-worker onepa
 }
 
 for io in "${ios[@]}"; do
-  threads_rate=$(one_process "threads-$io")
-  private_rate=$(one_process "private-$io" --private-fd-tables)
+  threads_rate=$(one_process "threads-$io" --private-fd-tables=false)
+  private_rate=$(one_process "private-$io" --private-fd-tables=true)
   pids=()
   for ((cpu = 0; cpu < workers; cpu++)); do
     "$onepassd" "${server_args[@]}" --io "$io" --steering hash --listen "127.0.0.1:$((base_port + cpu))" \
@@ -103,5 +103,5 @@ done
 
 echo
 printf '%6s %16s %16s %16s %9s %9s\n' io "shared table" "private tables" "N processes" private/ procs/
-echo "(conn/s; shared table and private tables: one onepassd with N workers, without and with --private-fd-tables)"
+echo "(conn/s; shared table and private tables: one onepassd with N workers, with --private-fd-tables=false and =true)"
 for row in "${rows[@]}"; do echo "$row"; done

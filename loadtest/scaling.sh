@@ -13,7 +13,7 @@
 #                       [--server-args "ARGS"] [--bin DIR] [--out DIR]
 #
 # --server-args adds ARGS (split on spaces) to every onepassd command line, e.g.
-# "--private-fd-tables".
+# "--private-fd-tables=false".
 # --net veth (loadtest/net_lib.sh): the client lives in a network namespace behind a veth pair;
 # packets to the server are received on the server CPUs, packets to the client on the client
 # CPUs (on lo, the server CPUs also do the client's receive work).

@@ -131,7 +131,7 @@ struct ServerConfig {
   // --private-fd-tables: each worker thread gets its own file-descriptor table
   // (unshare(CLONE_FILES)), so that accept4 and close on one core do not contend for the
   // process's one table lock with the others (docs/design.md "Private descriptor tables").
-  bool private_fd_tables = false;
+  bool private_fd_tables = false;  // onepassd's flag defaults to true; false for in-process users
 };
 
 }  // namespace onepass

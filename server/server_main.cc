@@ -59,12 +59,12 @@ ABSL_FLAG(std::string, io, "epoll",
           "send and close batched on a ring; only in a build with -DONEPASS_IO_URING=ON, and "
           "not with --dns-backend or --proxy-protocol-from). docs/design.md \"The io_uring "
           "worker\".");
-ABSL_FLAG(bool, private_fd_tables, false,
+ABSL_FLAG(bool, private_fd_tables, true,
           "Give each worker thread a file-descriptor table of its own (unshare(CLONE_FILES)): "
           "accept4 and close then take no lock shared with the other workers, which on 8 cores "
-          "cost ~8% of the server's CPU (loadtest/README.md \"8 cores\"). Not with "
-          "--dns-backend (its sockets are opened before the workers start), which keeps the "
-          "shared table.");
+          "cost ~8% of the server's CPU (loadtest/README.md \"8 cores\"). "
+          "--private-fd-tables=false shares one table. Not with --dns-backend (its sockets are "
+          "opened before the workers start), which keeps the shared table.");
 ABSL_FLAG(int, backlog, onepass::kDefaultBacklog,
           "listen() backlog of each worker's socket (the kernel caps it at "
           "net.core.somaxconn).");

@@ -218,8 +218,8 @@ void Worker::TakePrivateFdTable() {
   if (!config_.private_fd_tables || upstream_ != nullptr) {
     if (config_.private_fd_tables && index_ == 0) {
       LogInfo(
-          "--private-fd-tables: not with --dns-backend (its sockets are opened before the "
-          "workers start); the workers share the process's descriptor table");
+          "workers share the process's descriptor table: --dns-backend's sockets are opened "
+          "before the workers start (--private-fd-tables applies without it)");
     }
     fd_table_.store(FdTable::kShared, std::memory_order_release);
     return;

@@ -112,22 +112,24 @@ int SocketsInTable(pid_t pid, const std::string& tid) {
   return absl::SimpleAtoi(absl::StripAsciiWhitespace(listing->out), &count) ? count : -1;
 }
 
-// --private-fd-tables: each worker accepts in a descriptor table of its own, which holds its
-// listener; the main thread's table no longer holds any (it closed its copies), so a worker's
-// close at drain really closes its listener. Without the flag all threads share the one table
-// that holds both listeners.
+// --private-fd-tables (the default): each worker accepts in a descriptor table of its own,
+// which holds its listener; the main thread's table no longer holds any (it closed its copies),
+// so a worker's close at drain really closes its listener. With --private-fd-tables=false all
+// threads share the one table that holds both listeners.
 TEST(OnepassdTest, PrivateFdTablesMoveEachListenerToItsWorkersTable) {
   for (const bool private_tables : {false, true}) {
     std::vector<std::string> args = {"--handler",   "line",      "--listen",
                                      "127.0.0.1:0", "--workers", "2"};
-    if (private_tables) args.push_back("--private-fd-tables");
+    if (!private_tables) args.push_back("--private-fd-tables=false");
     absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(args, kLineServer);
     ASSERT_TRUE(server.ok()) << server.status();
     const pid_t pid = (*server)->pid();
-    // The label private_fds run adds the flag to every start (ONEPASS_TEST_ONEPASSD_ARGS).
+    // The label shared_fds run adds --private-fd-tables=false to every start
+    // (ONEPASS_TEST_ONEPASSD_ARGS, appended last, so it wins).
     const char* extra = std::getenv("ONEPASS_TEST_ONEPASSD_ARGS");
-    const bool forced = extra != nullptr && absl::StrContains(extra, "--private-fd-tables");
-    EXPECT_EQ(SocketsInTable(pid, absl::StrCat(pid)), private_tables || forced ? 0 : 2)
+    const bool forced_shared =
+        extra != nullptr && absl::StrContains(extra, "--private-fd-tables=false");
+    EXPECT_EQ(SocketsInTable(pid, absl::StrCat(pid)), private_tables && !forced_shared ? 0 : 2)
         << private_tables;
     // Still served, by both workers' tables.
     for (int i = 0; i < 4; ++i) {
