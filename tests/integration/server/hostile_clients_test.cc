@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "server/server.h"
+#include "tests/support/in_process_server.h"
 #include "tests/support/line_handler.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
@@ -142,37 +143,9 @@ TEST(HostileDnsTest, AnswerlessMessagesDoNotExtendTheReadDeadline) {
 }
 
 // The transport alone, with the line protocol in-process.
-class HostileClientTest : public ::testing::Test {
+class HostileClientTest : public testing::InProcessLineServerTest {
  protected:
-  HostileClientTest() {
-    config_.listen = {"127.0.0.1:0"};
-    config_.workers = 1;
-    config_.read_timeout = absl::Seconds(2);
-    config_.write_timeout = absl::Seconds(2);
-    config_.drain_timeout = absl::Seconds(2);
-  }
-  ~HostileClientTest() override {
-    if (server_ != nullptr) {
-      server_->RequestStop();
-      server_->Wait();
-    }
-  }
-  void StartServer(const LineProtocolOptions& options = {}) {
-    absl::StatusOr<std::unique_ptr<Server>> server =
-        Server::Create(config_, std::make_unique<LineHandlerFactory>(options));
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    server_->Start();
-    port_ = server_->addresses()[0].port();
-  }
-  bool WaitForStats(const std::function<bool(const StatsSnapshot&)>& done) {
-    for (int i = 0; i < 500; ++i) {
-      if (done(server_->Stats())) return true;
-      usleep(10 * 1000);
-    }
-    ADD_FAILURE() << "stats never matched: " << server_->Stats().Format();
-    return false;
-  }
+  HostileClientTest() { config_.workers = 1; }
   // A client with the smallest receive window the kernel allows, so that answers stay unsent.
   absl::StatusOr<int> ConnectWithTinyWindow() {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -189,10 +162,6 @@ class HostileClientTest : public ::testing::Test {
     }
     return fd;
   }
-
-  ServerConfig config_;
-  std::unique_ptr<Server> server_;
-  int port_ = 0;
 };
 
 // 1,000 pipelined requests: ~11 KB of answers, more than kUnsentCheckBytes. The server takes

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
 #include "gtest/gtest.h"
+#include "tests/support/in_process_server.h"
 #include "tests/support/line_handler.h"
 #include "tests/support/tcp_client.h"
 #include "tests/support/wait_for.h"
@@ -31,44 +32,8 @@ using testing::LineProtocolOptions;
 using testing::TcpClient;
 using testing::WaitFor;
 
-class ServerTest : public ::testing::Test {
+class ServerTest : public testing::InProcessLineServerTest {
  protected:
-  ServerTest() {
-    config_.listen = {"127.0.0.1:0"};
-    // Generous: sanitizer builds on a loaded machine are slow. Tests of timeouts set their own.
-    config_.read_timeout = absl::Seconds(2);
-    config_.write_timeout = absl::Seconds(2);
-    config_.drain_timeout = absl::Seconds(2);
-  }
-  ~ServerTest() override {
-    if (server_ != nullptr) {
-      server_->RequestStop();
-      server_->Wait();
-    }
-  }
-
-  void StartServer(const LineProtocolOptions& options = {}) {
-    absl::StatusOr<std::unique_ptr<Server>> server =
-        Server::Create(config_, std::make_unique<LineHandlerFactory>(options));
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    server_->Start();
-    port_ = server_->addresses()[0].port();
-  }
-
-  absl::StatusOr<TcpClient> Connect() { return TcpClient::Connect("127.0.0.1", port_); }
-
-  // Counters are updated before the socket is closed, but read from another thread: poll
-  // until `done` holds, for at most 5 s.
-  bool WaitForStats(const std::function<bool(const StatsSnapshot&)>& done) {
-    for (int i = 0; i < 500; ++i) {
-      if (done(server_->Stats())) return true;
-      usleep(10 * 1000);
-    }
-    ADD_FAILURE() << "stats never matched: " << server_->Stats().Format();
-    return false;
-  }
-
   // One request on a fresh connection, reading until the server closes.
   std::string Exchange(const std::string& request) {
     absl::StatusOr<TcpClient> client = Connect();
@@ -77,10 +42,6 @@ class ServerTest : public ::testing::Test {
     absl::StatusOr<std::string> reply = client->ReadUntilClose();
     return reply.ok() ? *reply : reply.status().ToString();
   }
-
-  ServerConfig config_;
-  std::unique_ptr<Server> server_;
-  int port_ = 0;
 };
 
 // Runs `body` on a thread pinned to `cpu`.
