@@ -229,8 +229,7 @@ void UringLoop::OnCompletion(const io_uring_cqe& cqe) {
       OnWake(static_cast<Wake>(data >> 3), cqe.flags & IORING_CQE_F_MORE);
       break;
     case Op::kUpstreams:
-      upstream_poll_armed_ = false;
-      upstream_ready_ = true;  // RunUpstreams, after this batch
+      OnUpstreamsReady(cqe.res);
       break;
     case Op::kIgnore:
       break;

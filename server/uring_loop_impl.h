@@ -135,6 +135,7 @@ class UringLoop final : public FinalSendQueue, public UpstreamDelivery {
   absl::Status FindUpstreamBase();
   void StartUpstreams(SteadyTime now);
   void ArmUpstreamPoll();
+  void OnUpstreamsReady(int result);
   void RunUpstreams(SteadyTime now);
   // Keeps waiting_upstream_ in step with a connection about to park (or that parked).
   void TrackUpstream(Slot* slot);

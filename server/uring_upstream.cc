@@ -21,6 +21,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/log.h"
 #include "server/connection.h"
 #include "server/epoll_finder.h"
 #include "server/stats.h"
@@ -59,6 +61,20 @@ void UringLoop::ArmUpstreamPoll() {
   io_uring_prep_poll_add(sqe, upstream_epoll_, POLLIN);
   io_uring_sqe_set_data64(sqe, static_cast<uint64_t>(Op::kUpstreams));
   upstream_poll_armed_ = true;
+}
+
+void UringLoop::OnUpstreamsReady(int result) {
+  if (result < 0) {
+    // Not seen with an epoll descriptor. Arming it again would spin; the base still runs on
+    // every tick, so answers come up to a tick late instead of never.
+    LogError(
+        "worker %d: the ring's poll on the upstream event_base failed (%s); upstream answers "
+        "now wait for the next tick (at most %s): restart with --io=epoll if that matters",
+        w_.index_, std::strerror(-result), absl::FormatDuration(w_.factory_->UpstreamTickPeriod()));
+    return;  // upstream_poll_armed_ stays set: never armed again
+  }
+  upstream_poll_armed_ = false;
+  upstream_ready_ = true;  // RunUpstreams, after this batch of completions
 }
 
 void UringLoop::RunUpstreams(SteadyTime now) {
