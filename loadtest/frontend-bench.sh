@@ -12,10 +12,14 @@
 # and prints one table (conn/s median and range over the rounds, latency, errors) with the
 # ratios fwd-nocache/dnsdist-nocache, fwd-cache/dnsdist-cache (goal >= 2) and fwd-cache/zone
 # (goal >= 0.85), each as the ratio of the means and its range over the rounds.
+# --io epoll,uring: the two fwd rows again for each worker loop other than epoll
+# (fwd-nocache/uring, fwd-cache/uring: onepassd --io uring), alternated with the others, and
+# their ratios to the epoll rows.
 #
 #   loadtest/frontend-bench.sh [--seconds 10] [--rounds 1] [--server-cpus 0] [--backend-cpus 1]
 #                              [--client-cpus 1] [--concurrency 64] [--dnsdist-tcp-threads 1]
-#                              [--no-rps] [--net lo|veth] [--no-dnsdist] [--bin DIR]
+#                              [--io epoll,uring] [--no-rps] [--net lo|veth] [--no-dnsdist]
+#                              [--bin DIR]
 #
 # One core each: onepassd runs one worker pinned to the server CPU; dnsdist runs with all its
 # threads pinned to the same CPU (taskset) and one TCP worker thread (--dnsdist-tcp-threads,
@@ -67,6 +71,7 @@ dnsdist_threads=1
 with_dnsdist=1
 rps=1
 net=lo
+io_loops=epoll
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -77,6 +82,7 @@ while [ $# -gt 0 ]; do
     --concurrency) concurrency=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --dnsdist-tcp-threads) dnsdist_threads=$2; shift 2 ;;
+    --io) io_loops=$2; shift 2 ;;
     --no-dnsdist) with_dnsdist=0; shift ;;
     --no-rps) rps=0; shift ;;
     --net) net=$2; shift 2 ;;
@@ -177,44 +183,56 @@ run_dnsdist() {
 
 common=(--handler dns --listen "$NET_SERVER_IP:0" --workers 1 --cpus "$server_cpus")
 modes=(zone fwd-nocache fwd-cache)
+# A row MODE/LOOP is MODE with onepassd --io LOOP; its files are named MODE_LOOP.
+extra_loops=()
+for io in ${io_loops//,/ }; do
+  case $io in
+    epoll) ;;
+    uring) extra_loops+=("$io"); modes+=("fwd-nocache/$io" "fwd-cache/$io") ;;
+    *) echo "frontend-bench: --io $io: choose among epoll uring" >&2; exit 1 ;;
+  esac
+done
 [ "$with_dnsdist" = 1 ] && modes+=(dnsdist-nocache dnsdist-cache)
 for ((round = 1; round <= rounds; round++)); do
   for mode in "${modes[@]}"; do
     echo; echo "== $mode, round $round"
-    case $mode in
-      zone) run_onepassd "$mode-$round" "$onepassd" "${common[@]}" --zone "$zone" || true ;;
+    run="${mode//\//_}-$round"
+    io_flags=()
+    [[ $mode == */* ]] && io_flags=(--io "${mode#*/}")
+    case ${mode%%/*} in
+      zone) run_onepassd "$run" "$onepassd" "${common[@]}" --zone "$zone" || true ;;
       fwd-nocache)
-        run_onepassd "$mode-$round" "$onepassd" "${common[@]}" \
+        run_onepassd "$run" "$onepassd" "${common[@]}" "${io_flags[@]}" \
           --dns-backend "$NSD_LISTEN_IP:$nsd_port" --dns-cache-entries 0 || true ;;
       fwd-cache)
-        run_onepassd "$mode-$round" "$onepassd" "${common[@]}" --dns-backend "$NSD_LISTEN_IP:$nsd_port" ||
-          true ;;
-      dnsdist-nocache) run_dnsdist "$mode-$round" 0 || echo "  $mode: dnsdist did not start" ;;
-      dnsdist-cache) run_dnsdist "$mode-$round" 1 || echo "  $mode: dnsdist did not start" ;;
+        run_onepassd "$run" "$onepassd" "${common[@]}" "${io_flags[@]}" \
+          --dns-backend "$NSD_LISTEN_IP:$nsd_port" || true ;;
+      dnsdist-nocache) run_dnsdist "$run" 0 || echo "  $mode: dnsdist did not start" ;;
+      dnsdist-cache) run_dnsdist "$run" 1 || echo "  $mode: dnsdist did not start" ;;
     esac
   done
 done
 
 # rate MODE ROUND: ok conn/s of that run (empty when it has no result).
 rate() {
-  local f="$work/$1-$2.json"
+  local f="$work/${1//\//_}-$2.json"
   [ -s "$f" ] && json_number "$f" ok_per_s
 }
 # per_round MODE FIELD [SECTION]: that field of every round, one per line.
 per_round() {
   local r f
   for ((r = 1; r <= rounds; r++)); do
-    f="$work/$1-$r.json"
+    f="$work/${1//\//_}-$r.json"
     if [ -s "$f" ]; then json_number "$f" "$2" "${3:-}"; fi
   done
   return 0
 }
 # cpu_per_round MODE: the server's CPU per OK connection [us] of every round, one per line.
 cpu_per_round() {
-  local r
+  local r f="$work/${1//\//_}"
   for ((r = 1; r <= rounds; r++)); do
-    if [ ! -s "$work/$1-$r.cpu" ] || [ ! -s "$work/$1-$r.json" ]; then continue; fi
-    awk -v t="$(cat "$work/$1-$r.cpu")" -v ok="$(json_number "$work/$1-$r.json" ok)" \
+    if [ ! -s "$f-$r.cpu" ] || [ ! -s "$f-$r.json" ]; then continue; fi
+    awk -v t="$(cat "$f-$r.cpu")" -v ok="$(json_number "$f-$r.json" ok)" \
       'BEGIN { if (ok > 0) printf "%.2f\n", t / 1e3 / ok }'
   done
   return 0
@@ -222,10 +240,10 @@ cpu_per_round() {
 # busy_per_round MODE: the share of one CPU [%] the server used during each round's load run
 # (near 100: the server was the bottleneck; well below: something else was, e.g. the client).
 busy_per_round() {
-  local r
+  local r f="$work/${1//\//_}"
   for ((r = 1; r <= rounds; r++)); do
-    if [ ! -s "$work/$1-$r.cpu" ] || [ ! -s "$work/$1-$r.json" ]; then continue; fi
-    awk -v t="$(cat "$work/$1-$r.cpu")" -v wall="$(json_number "$work/$1-$r.json" wall_s)" \
+    if [ ! -s "$f-$r.cpu" ] || [ ! -s "$f-$r.json" ]; then continue; fi
+    awk -v t="$(cat "$f-$r.cpu")" -v wall="$(json_number "$f-$r.json" wall_s)" \
       'BEGIN { if (wall > 0) printf "%.0f\n", t / 1e7 / wall }'
   done
   return 0
@@ -241,7 +259,7 @@ echo "|---|---|---|---|---|---|---|---|"
 for mode in "${modes[@]}"; do
   bound=""
   for ((r = 1; r <= rounds; r++)); do
-    f="$work/$mode-$r.json"
+    f="$work/${mode//\//_}-$r.json"
     [ -s "$f" ] && [ "$(json_bool "$f" client_bound)" = true ] && bound+="${bound:+,}$r"
   done
   printf '| %s | %s [%s] | %s | %s | %s | %s | %s | %s |\n' "$mode" \
@@ -275,3 +293,7 @@ if [ "$with_dnsdist" = 1 ]; then
 fi
 ratio_line fwd-cache zone ">= 0.85"
 ratio_line fwd-nocache zone "-"
+for io in "${extra_loops[@]}"; do
+  ratio_line "fwd-nocache/$io" fwd-nocache "-"
+  ratio_line "fwd-cache/$io" fwd-cache "-"
+done

@@ -56,9 +56,9 @@ ABSL_FLAG(std::string, steering, "auto",
           "(the kernel's 4-tuple hash), auto (cpu when the workers are pinned).");
 ABSL_FLAG(std::string, io, "epoll",
           "Worker loop: epoll (libevent) or uring (liburing: accept, the first recv, the last "
-          "send and close batched on a ring; only in a build with -DONEPASS_IO_URING=ON, and "
-          "not with --dns-backend or --proxy-protocol-from). docs/design.md \"The io_uring "
-          "worker\".");
+          "send and close batched on a ring; --dns-backend's upstreams run on it too; only in a "
+          "build with -DONEPASS_IO_URING=ON, and not with --proxy-protocol-from). "
+          "docs/design.md \"The io_uring worker\".");
 ABSL_FLAG(bool, private_fd_tables, true,
           "Give each worker thread a file-descriptor table of its own (unshare(CLONE_FILES)): "
           "accept4 and close then take no lock shared with the other workers, which on 8 cores "

@@ -50,6 +50,7 @@ using uring_internal::Op;
 using uring_internal::SendSlot;
 using uring_internal::Slot;
 using uring_internal::Tag;
+using uring_internal::Wake;
 
 template <typename T>
 T* Untag(uint64_t data) {
@@ -68,9 +69,13 @@ UringLoop::~UringLoop() {
     }
   }
   w_.env_.final_send = nullptr;
+  w_.uring_ = nullptr;
 }
 
 absl::Status UringLoop::Setup() {
+  if (w_.upstream_ != nullptr) {
+    if (absl::Status found = FindUpstreamBase(); !found.ok()) return found;
+  }
   io_uring_params params{};
   params.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER |
                  IORING_SETUP_DEFER_TASKRUN;
@@ -89,7 +94,10 @@ absl::Status UringLoop::Setup() {
   ring_ready_ = true;
   // The ring's fd registered: io_uring_enter skips the fd lookup on every call.
   io_uring_register_ring_fd(&ring_);
+  // From here on the ring is the loop: the base keeps only the upstreams' events.
+  w_.LeaveBaseToUpstreams();
   w_.env_.final_send = this;
+  w_.uring_ = this;
   for (const ScopedFd& listener : w_.listeners_) {
     for (int i = 0; i < kAcceptsPerListener; ++i) {
       accepts_.push_back(std::make_unique<AcceptSlot>());
@@ -97,8 +105,9 @@ absl::Status UringLoop::Setup() {
     }
   }
   ArmAccepts();
-  ArmWake(w_.stop_fd_.get(), Op::kStop);
-  ArmWake(w_.offer_fd_.get(), Op::kOffer);
+  ArmWake(Wake::kStop);
+  ArmWake(Wake::kOffer);
+  if (w_.upstream_ != nullptr) StartUpstreams(Clock::now());
   slots_.reserve(w_.max_connections_ + kInFlightSlots);
   parked_.reserve(w_.max_connections_);
   return absl::OkStatus();
@@ -128,10 +137,12 @@ void UringLoop::ArmAccepts() {
   }
 }
 
-void UringLoop::ArmWake(int fd, Op op) {
+void UringLoop::ArmWake(Wake wake) {
+  const int fd = wake == Wake::kStop ? w_.stop_fd_.get() : w_.offer_fd_.get();
   io_uring_sqe* sqe = Sqe();
   io_uring_prep_poll_multishot(sqe, fd, POLLIN);
-  io_uring_sqe_set_data64(sqe, static_cast<uint64_t>(op));
+  io_uring_sqe_set_data64(sqe,
+                          (static_cast<uint64_t>(wake) << 3) | static_cast<uint64_t>(Op::kWake));
 }
 
 void UringLoop::Run() {
@@ -154,6 +165,7 @@ void UringLoop::Run() {
       io_uring_cq_advance(&ring_, count);
     }
     const SteadyTime after = Clock::now();
+    if (w_.upstream_ != nullptr) RunUpstreams(after);
     if (after - last_beat_ >= std::chrono::milliseconds(kHeartbeatPeriodMs)) {
       w_.metrics_.Beat();
       last_beat_ = after;
@@ -179,7 +191,7 @@ void UringLoop::Run() {
 int64_t UringLoop::WaitNanos(SteadyTime now) const {
   SteadyTime until = now + std::chrono::milliseconds(kHeartbeatPeriodMs);
   for (const std::optional<SteadyTime>& at :
-       {next_deadline_, resume_at_, drain_deadline_, give_up_at_}) {
+       {next_deadline_, resume_at_, drain_deadline_, give_up_at_, next_tick_}) {
     if (at.has_value()) until = std::min(until, *at);
   }
   const int64_t nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now).count();
@@ -213,25 +225,26 @@ void UringLoop::OnCompletion(const io_uring_cqe& cqe) {
       // Cancelled because the send before it failed: the socket is still open.
       if (cqe.res == -ECANCELED) close(static_cast<int>(data >> 3));
       break;
-    case Op::kStop:
-      OnWake(w_.stop_fd_.get(), Op::kStop, cqe.flags & IORING_CQE_F_MORE);
+    case Op::kWake:
+      OnWake(static_cast<Wake>(data >> 3), cqe.flags & IORING_CQE_F_MORE);
       break;
-    case Op::kOffer:
-      OnWake(w_.offer_fd_.get(), Op::kOffer, cqe.flags & IORING_CQE_F_MORE);
+    case Op::kUpstreams:
+      OnUpstreamsReady(cqe.res);
       break;
     case Op::kIgnore:
       break;
   }
 }
 
-void UringLoop::OnWake(int fd, Op op, bool more) {
-  if (!more) ArmWake(fd, op);  // the kernel ended the multishot poll
-  if (op == Op::kOffer) {
-    Worker::OnHandlerOffered(fd, 0, &w_);  // reads the eventfd, swaps the handler in
+void UringLoop::OnWake(Wake wake, bool more) {
+  if (!more) ArmWake(wake);  // the kernel ended the multishot poll
+  if (wake == Wake::kOffer) {
+    // Reads the eventfd, swaps the handler in.
+    Worker::OnHandlerOffered(w_.offer_fd_.get(), 0, &w_);
     return;
   }
   uint64_t count;
-  ssize_t ignored = read(fd, &count, sizeof(count));
+  ssize_t ignored = read(w_.stop_fd_.get(), &count, sizeof(count));
   (void)ignored;
   if (!stopping_) BeginDrain();
 }

@@ -8,6 +8,9 @@
 //       on the ring with the close linked after it (FinalSendQueue)
 //   and what must wait is parked: a one-shot poll for its state's readiness plus its deadline
 //   (server/deadline.h), then Connection::Advance with plain syscalls, as the libevent loop.
+// A forwarding handler's upstreams (--dns-backend) stay on the worker's event_base, which the
+// ring drives: a poll on the base's epoll instance and the upstream tick run it without
+// blocking; answers reach parked connections as on the libevent loop (uring_upstream.cc).
 //
 // Only in a build with -DONEPASS_IO_URING=ON; otherwise RunUringLoop says so.
 #ifndef ONEPASS_SERVER_URING_LOOP_H_

@@ -1,6 +1,7 @@
 // Parked connections of the io_uring loop (server/uring_loop.h): a one-shot poll for what the
-// state waits for, the deadline from ComputeParkDeadline kept by the loop, closes (a poll is
-// removed before its socket is closed), and the drain.
+// state waits for (none while it waits on upstream answers), the deadline from
+// ComputeParkDeadline kept by the loop, closes (a poll is removed before its socket is closed),
+// and the drain.
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -47,6 +48,7 @@ void UringLoop::OnPollReady(Slot* slot, int result) {
 
 void UringLoop::After(Slot* slot, ConnectionState state, bool first) {
   Connection& connection = slot->connection;
+  w_.FlushUpstream();  // what the handler queued for upstreams during Advance
   if (state == ConnectionState::kClosed) {
     if (first) WorkerStats::Add(w_.stats_.single_pass);
     if (!close_queued_) CloseFd(connection.fd());
@@ -86,6 +88,17 @@ void UringLoop::After(Slot* slot, ConnectionState state, bool first) {
 void UringLoop::Park(Slot* slot) {
   Connection& connection = slot->connection;
   const ConnectionState state = connection.state();
+  TrackUpstream(slot);
+  if (state == ConnectionState::kWaitingUpstream) {
+    // No socket to poll: the handler delivers each answer (or its SERVFAIL) by its deadline
+    // (DeliverUpstream). The deadline is a backstop for answers that can no longer come, as on
+    // the libevent loop (Worker::Park).
+    slot->deadline = onepass::After(Clock::now(), Worker::kUpstreamBackstop);
+    if (!next_deadline_.has_value() || slot->deadline < *next_deadline_) {
+      next_deadline_ = slot->deadline;
+    }
+    return;
+  }
   ParkedConnection parked;
   parked.state = state;
   parked.idle = connection.idle();
@@ -117,6 +130,7 @@ void UringLoop::Close(Slot* slot) {
   if (state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent) {
     AbortOnClose(connection.fd());
   }
+  ForgetUpstream(slot);  // an answer that comes now is an orphan
   if (slot->phase == Slot::Phase::kParked) Unpark(slot);
   if (slot->poll_armed) {
     // The ring holds the socket while its poll is armed: closing the fd now would not close
@@ -147,6 +161,7 @@ void UringLoop::Unpark(Slot* slot) {
 
 void UringLoop::Release(Slot* slot) {
   Connection& connection = slot->connection;
+  ForgetUpstream(slot);
   w_.ReleaseOutput(&connection);
   w_.UncountPeer(&connection);
   w_.metrics_.RecordClose(connection.accepted_at, MonotonicNanos());

@@ -44,10 +44,6 @@ void FreeBase(event_base* base) {
   if (base != nullptr) event_base_free(base);
 }
 
-// A connection that waits for upstream answers longer than this is closed: the handler answers
-// every request by its own deadline, so only a lost in-flight table (a reload) gets here.
-constexpr absl::Duration kUpstreamBackstop = absl::Seconds(60);
-
 }  // namespace
 
 Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
@@ -139,12 +135,9 @@ absl::Status Worker::Init() {
       return absl::ResourceExhaustedError("cannot create an accept event");
     }
   }
+  // Made for either loop: the io_uring loop runs this event_base too, for the upstreams only
+  // (LeaveBaseToUpstreams).
   const std::vector<SocketAddress> upstreams = factory_->Upstreams();
-  if (!upstreams.empty() && config_.io == IoLoop::kUring) {
-    return absl::FailedPreconditionError(
-        "--io=uring does not run the DNS frontend's upstream channel (--dns-backend): use "
-        "--io=epoll with --dns-backend");
-  }
   if (!upstreams.empty()) {
     absl::StatusOr<std::unique_ptr<UpstreamChannel>> channel = UpstreamChannel::Open(
         base_.get(), upstreams, &stats_, [this](int index, absl::Span<const uint8_t> datagram) {
@@ -361,6 +354,7 @@ void Worker::PauseAccepting(int error) {
                     index_, std::strerror(error), absl::FormatDuration(config_.accept_pause));
   SetAccepting(false);
   paused_ = true;
+  if (resume_timer_ == nullptr) return;  // the io_uring loop resumes on its own clock
   timeval tv = TimevalFrom(config_.accept_pause);
   evtimer_add(resume_timer_.get(), &tv);
 }
@@ -578,6 +572,10 @@ void Worker::OnUpstreamTick(int fd, short what, void* arg) {
 }
 
 void Worker::DeliverUpstream(const UpstreamAnswer& answer) {
+  if (uring_ != nullptr) {
+    uring_->DeliverUpstream(answer.connection, upstream_answer_->contents());
+    return;
+  }
   auto it = waiting_upstream_.find(answer.connection);
   if (it == waiting_upstream_.end()) {
     WorkerStats::Add(stats_.upstream_orphans);  // closed meanwhile (or a handler bug)
@@ -702,6 +700,17 @@ void Worker::OnDrainDeadline(int fd, short what, void* arg) {
     worker->Close(worker->active_.back());
   }
   event_base_loopbreak(worker->base_.get());
+}
+
+void Worker::LeaveBaseToUpstreams() {
+  SetAccepting(false);
+  accept_events_.clear();
+  stop_event_.reset();
+  offer_event_.reset();
+  resume_timer_.reset();
+  drain_timer_.reset();
+  upstream_tick_.reset();  // the ring ticks (UringLoop::RunUpstreams)
+  metrics_.StopHeartbeat();
 }
 
 void Worker::CloseListeners() {

@@ -23,6 +23,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "handlers/handler.h"
 #include "server/client_limits.h"
 #include "server/connection.h"
@@ -39,6 +41,17 @@ struct event_base;
 namespace onepass {
 
 class UringLoop;
+
+// Another loop that runs a worker's parked connections (the io_uring loop, server/uring_loop.h)
+// and so must be handed the upstream answers for them: Worker::DeliverUpstream calls it
+// instead of looking in its own waiting_upstream_.
+class UpstreamDelivery {
+ public:
+  virtual ~UpstreamDelivery() = default;
+  // `answer` (valid during the call) for the connection whose Connection::id() is
+  // `connection`; counted as an orphan when no such connection waits.
+  virtual void DeliverUpstream(uint64_t connection, absl::Span<const uint8_t> answer) = 0;
+};
 
 class Worker {
  public:
@@ -116,6 +129,17 @@ class Worker {
   // worker's listeners, handler, buffers, limits and counters.
   friend class UringLoop;
 
+  // A connection that waits for upstream answers longer than this is closed: the handler
+  // answers every request by its own deadline, so only a lost in-flight table (a reload) gets
+  // here.
+  static constexpr absl::Duration kUpstreamBackstop = absl::Seconds(60);
+
+  // --io=uring, once its ring is set up: frees the libevent loop's own events (accepts, stop,
+  // reload, the accept-resume and drain timers, the heartbeat, the upstream tick), which would
+  // act behind the ring's back; base_ keeps only the upstream channel's and its stream pool's,
+  // which the ring runs (server/uring_upstream.cc).
+  void LeaveBaseToUpstreams();
+
   static void OnAcceptable(int fd, short what, void* arg);
   static void OnConnectionEvent(int fd, short what, void* arg);
   static void OnStopRequested(int fd, short what, void* arg);
@@ -129,6 +153,7 @@ class Worker {
   void OnUpstreamDatagram(int index, absl::Span<const uint8_t> datagram);
   // A whole frame from a stream connection to upstream `index` (UpstreamStreamConfig).
   void OnUpstreamStreamFrame(int index, absl::Span<const uint8_t> frame);
+  // On the io_uring loop, hands the answer to it (UringLoop::DeliverUpstream).
   void DeliverUpstream(const UpstreamAnswer& answer);
   // Sends what the handler queued for upstreams during the last call.
   void FlushUpstream() {
@@ -223,8 +248,11 @@ class Worker {
   // connection's output.
   std::unique_ptr<OutputBuffer> upstream_answer_;
   std::unique_ptr<event, void (*)(event*)> upstream_tick_{nullptr, nullptr};
-  // Connections with answers still to come from upstream, by Connection::id().
+  // Connections with answers still to come from upstream, by Connection::id() (the libevent
+  // loop's; the io_uring loop keeps its own).
   absl::flat_hash_map<uint64_t, Connection*> waiting_upstream_;
+  // The io_uring loop while it runs this worker (set and cleared by it); null on libevent.
+  UpstreamDelivery* uring_ = nullptr;
   uint64_t next_connection_id_ = 1;
   std::vector<int> foreign_listeners_;
   std::atomic<FdTable> fd_table_{FdTable::kPending};

@@ -1,9 +1,13 @@
 // --io=uring (server/uring_loop.h): what it refuses to run, with a message that says what to
 // do, and (in a build with ONEPASS_IO_URING) its own counters: the single pass, a parked
-// request that came in two pieces, a silent client cut at the read deadline. The protocols'
-// own end-to-end tests run against it too (tests/integration/CMakeLists.txt, label uring).
+// request that came in two pieces, a silent client cut at the read deadline, and the DNS
+// frontend's upstreams (--dns-backend) on the ring. The protocols' own end-to-end tests run
+// against it too (tests/integration/CMakeLists.txt, label uring).
 #include <signal.h>
 
+#include <cstdint>
+#include <future>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,9 +15,14 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "tests/integration/dns/dns_tcp_query.h"
+#include "tests/integration/dns/fake_udp_backend.h"
+#include "tests/integration/dns/frontend_support.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"
+#include "tests/support/wait_for.h"
+#include "tests/unit/handlers/dns/dns_test_util.h"
 
 namespace onepass {
 namespace {
@@ -38,9 +47,6 @@ void ExpectRefused(std::vector<std::string> argv, const std::string& expected) {
 #ifdef ONEPASS_IO_URING_BUILT
 
 TEST(UringTest, RefusesWhatItDoesNotRunAndSaysWhatToDo) {
-  ExpectRefused(
-      {"--handler", "dns", "--listen", "127.0.0.1:0", "--io=uring", "--dns-backend", "127.0.0.1:9"},
-      "use --io=epoll with --dns-backend");
   ExpectRefused({"--handler", "dns", "--listen", "127.0.0.1:0", "--io=uring",
                  "--proxy-protocol-from", "10.0.0.0/8"},
                 "use --io=epoll behind a PROXY v2 balancer");
@@ -88,6 +94,68 @@ TEST(UringTest, SinglePassParkingAndReadDeadline) {
   EXPECT_EQ(StatValue(stats, "parked"), 2) << stats;
   EXPECT_EQ(StatValue(stats, "read_timeouts"), 1) << stats;
   EXPECT_EQ(StatValue(stats, "responses"), kSinglePass + 1) << stats;
+}
+
+// The DNS frontend on the ring: pipelined queries on one connection, each answered from the
+// backend after the connection parked waiting on upstream; then a query still at the backend
+// when the drain begins is answered before the server exits. The worker ran the ring, not the
+// libevent loop it falls back to when the ring cannot be set up.
+TEST(UringTest, RunsTheDnsFrontendAndDrainsWithAQueryAtTheBackend) {
+  dns::testing::FakeUdpBackend backend(absl::Milliseconds(300));  // answers late
+  backend.answering = true;
+  ASSERT_GT(backend.port(), 0);
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(
+      {"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "1", "--io=uring",
+       "--dns-backend", dns::testing::LoopbackBackend(backend.port()), "--dns-cache-entries", "0"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  constexpr int kPipelined = 3;
+  std::vector<std::vector<uint8_t>> queries;
+  std::set<int> ids;
+  for (int i = 0; i < kPipelined; ++i) {
+    const uint16_t id = static_cast<uint16_t>(0x100 + i);
+    queries.push_back(
+        dns::testing::MakeQuery(absl::StrCat("q", i, ".example.com"), "A", {.id = id}));
+    ids.insert(id);
+  }
+  absl::StatusOr<std::vector<std::vector<uint8_t>>> replies =
+      dns::testing::ExchangeTcp(port, queries, absl::Seconds(10));
+  ASSERT_TRUE(replies.ok()) << replies.status();
+  std::set<int> answered;
+  for (const std::vector<uint8_t>& reply : *replies) {
+    absl::StatusOr<dns::testing::DecodedResponse> decoded = dns::testing::DecodeResponse(reply);
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    EXPECT_EQ(decoded->rcode, 0) << "the backend's answer, not SERVFAIL";
+    answered.insert(decoded->id);
+  }
+  EXPECT_EQ(answered, ids);
+
+  const std::vector<uint8_t> last = dns::testing::MakeQuery("drain.example.com", "A", {.id = 7});
+  auto pending = std::async(std::launch::async, [&] {
+    return dns::testing::ExchangeTcp(port, {last}, absl::Seconds(10));
+  });
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return backend.received >= kPipelined + 1; }, absl::Seconds(3)));
+  EXPECT_EQ((*server)->Stop(), 0);  // SIGTERM: drains while the answer is 300 ms away
+  absl::StatusOr<std::vector<std::vector<uint8_t>>> drained = pending.get();
+  ASSERT_TRUE(drained.ok()) << drained.status();
+  ASSERT_EQ(drained->size(), 1u);
+  absl::StatusOr<dns::testing::DecodedResponse> decoded =
+      dns::testing::DecodeResponse((*drained)[0]);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->id, 7);
+  EXPECT_EQ(decoded->rcode, 0);
+
+  const std::string stats = (*server)->ReadStdout();
+  EXPECT_EQ(StatValue(stats, "accepted"), 2) << stats;
+  EXPECT_EQ(StatValue(stats, "parked"), 2) << stats;
+  EXPECT_EQ(StatValue(stats, "upstream_sent"), kPipelined + 1) << stats;
+  EXPECT_EQ(StatValue(stats, "upstream_received"), kPipelined + 1) << stats;
+  EXPECT_EQ(StatValue(stats, "upstream_orphans"), 0) << stats;
+  EXPECT_EQ(StatValue(stats, "responses"), kPipelined + 1) << stats;
+  EXPECT_EQ(StatValue(stats, "closed_drain"), 0) << stats;
+  const std::string log = (*server)->ReadStderr();
+  EXPECT_FALSE(absl::StrContains(log, "runs the libevent loop instead")) << log;
 }
 
 #else
