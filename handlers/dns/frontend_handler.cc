@@ -366,12 +366,15 @@ size_t FrontendHandlerFactory::OutputBufferBytes() const {
 UpstreamStreamConfig FrontendHandlerFactory::UpstreamStreams() const {
   // TCP to the backends serves only the retries of TC=1 answers (RFC 7766 §5), so a couple
   // of connections per backend per worker, pipelined, carry them; the io timeout is the
-  // query deadline: a backend silent that long has failed those queries anyway.
+  // query deadline: a backend silent that long has failed those queries anyway. The ID pairs
+  // a query with its answer, so the pool can send a query a broken connection lost once more
+  // (same bytes: same ID, and the entry keeps its deadline).
   return {.frame_length = &FrameLength,
           .max_frame_bytes = kMaxFrameBytes,
           .connections = config_.tcp_connections,
           .idle_timeout = config_.tcp_idle_timeout,
-          .io_timeout = config_.timeout};
+          .io_timeout = config_.timeout,
+          .request_key = &FrameMessageId};
 }
 
 absl::Duration FrontendHandlerFactory::UpstreamTickPeriod() const {
