@@ -135,6 +135,31 @@ bool DnsCache::AnswerStale(absl::string_view key, absl::Span<const uint8_t> quer
   return true;
 }
 
+const DnsCache::Entry* DnsCache::FindStale(absl::string_view key, absl::Time now) const {
+  if (config_.serve_stale_seconds == 0) return nullptr;  // no lookup on the miss path
+  auto found = map_.find(key);
+  if (found == map_.end()) return nullptr;
+  const Entry& entry = *found->second;
+  if (now < entry.expires || now >= entry.expires + absl::Seconds(config_.serve_stale_seconds)) {
+    return nullptr;
+  }
+  return &entry;
+}
+
+bool DnsCache::HasStale(absl::string_view key, absl::Time now) const {
+  return FindStale(key, now) != nullptr;
+}
+
+void DnsCache::NoteRefreshFailed(absl::string_view key, absl::Time now) {
+  if (FindStale(key, now) == nullptr) return;
+  map_.find(key)->second->refresh_failed_until = now + absl::Seconds(config_.stale_refresh_seconds);
+}
+
+bool DnsCache::RefreshFailedRecently(absl::string_view key, absl::Time now) const {
+  const Entry* entry = FindStale(key, now);
+  return entry != nullptr && now < entry->refresh_failed_until;
+}
+
 void DnsCache::Insert(absl::string_view key, absl::Span<const uint8_t> response, absl::Time now) {
   if (!enabled() || response.size() < kHeaderBytes || response.size() > config_.max_answer_bytes) {
     return;

@@ -168,6 +168,14 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
         continue;
       }
       Count(Index(FrontendCounter::kCacheMisses));
+      // RFC 8767 §4: within the failure recheck window the stale answer goes out unasked.
+      if (cache_.RefreshFailedRecently(key_, context.now) &&
+          cache_.AnswerStale(key_, message, question->qname_bytes, context.now, out)) {
+        Count(Index(FrontendCounter::kStaleRefreshFailed));
+        consumed += frame.frame_bytes;
+        answered = true;
+        continue;
+      }
     }
     uint16_t local_rcode = 0;
     int backend = -1;
@@ -215,6 +223,11 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
     }
     entry.query.assign(reinterpret_cast<const char*>(message.data()), message.size());
     WriteU16(reinterpret_cast<uint8_t*>(entry.query.data()), *id);
+    if (cacheable && config_.stale_client_timeout > absl::ZeroDuration() &&
+        cache_.HasStale(key_, context.now)) {
+      // RFC 8767 §5: the stale answer if the backend has not answered by then.
+      backends_.ArmClientTimer(backend, *id, context.now + config_.stale_client_timeout);
+    }
     context.upstream->Push(
         backend, {reinterpret_cast<const uint8_t*>(entry.query.data()), entry.query.size()});
     Count(Index(FrontendCounter::kForwarded));
@@ -293,6 +306,21 @@ UpstreamAnswer FrontendHandler::TakeReply(int upstream, absl::Span<const uint8_t
   }
   const UpstreamAnswer answer{.matched = !probe, .connection = entry->connection};
   const uint16_t client_id = entry->client_id;
+  const bool servfail = (datagram[3] & kRcodeMask) == kRcodeServFail;
+  if (!probe && servfail && !entry->cache_key.empty()) {
+    cache_.NoteRefreshFailed(entry->cache_key, now);  // RFC 8767 §4: a failed refresh
+  }
+  if (entry->answered_stale) {  // the client has the stale answer: this one only refreshed
+    if (backends_.Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
+    Count(Index(FrontendCounter::kRefreshedAfterStale));
+    return {};
+  }
+  if (!probe && servfail && !entry->cache_key.empty() && AppendStale(*entry, now, out)) {
+    // RFC 8767 §5: a stale answer rather than the backend's SERVFAIL.
+    if (backends_.Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
+    Count(Index(FrontendCounter::kStaleRefreshFailed));
+    return answer;
+  }
   if (backends_.Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
   if (probe) return {};
   absl::Span<uint8_t> tail = out.WritableTail();
@@ -312,13 +340,30 @@ bool FrontendHandler::TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAns
   for (int backend = backends_.DueProbe(now); backend >= 0; backend = backends_.DueProbe(now)) {
     SendProbe(backend, now, probes);
   }
+  answer = UpstreamAnswer();
+  while (std::optional<FrontendBackends::Due> due = backends_.PopClientTimer(now)) {
+    InFlight& entry = backends_.Entry(due->backend, due->id);
+    // Not in the cache any more (evicted, or past the stale window): the deadline stands.
+    if (entry.answered_stale || !AppendStale(entry, now, out)) continue;
+    entry.answered_stale = true;
+    Count(Index(FrontendCounter::kStaleClientTimeout));
+    answer = {.matched = true, .connection = entry.connection};
+    return true;
+  }
   std::optional<FrontendBackends::Expired> expired = backends_.PopExpired(now);
   if (!expired.has_value()) return false;
   if (expired->marked_down) Count(Index(FrontendCounter::kMarkedDown));
-  answer = UpstreamAnswer();
   if (expired->entry.probe) return true;  // nobody waits for a probe
   const InFlight& entry = expired->entry;
   if (entry.tcp) Count(Index(FrontendCounter::kTcpFailed));
+  if (!entry.cache_key.empty()) cache_.NoteRefreshFailed(entry.cache_key, now);  // RFC 8767 §4
+  if (entry.answered_stale) return true;  // the client has had its (stale) answer
+  if (!entry.cache_key.empty() && AppendStale(entry, now, out)) {
+    // RFC 8767 §5: the stale answer rather than SERVFAIL when the backend failed.
+    Count(Index(FrontendCounter::kStaleRefreshFailed));
+    answer = {.matched = true, .connection = entry.connection};
+    return true;
+  }
   const auto* question = reinterpret_cast<const uint8_t*>(entry.question.data());
   if (!AppendLocalAnswer(out, entry.client_id, entry.client_flags,
                          {question, entry.question.size()}, kRcodeServFail)) {
@@ -327,6 +372,14 @@ bool FrontendHandler::TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAns
   Count(Index(FrontendCounter::kTimeoutServfail));
   answer = {.matched = true, .connection = entry.connection};
   return true;
+}
+
+bool FrontendHandler::AppendStale(const InFlight& entry, absl::Time now, OutputBuffer& out) {
+  if (entry.cache_key.empty()) return false;
+  // The query as the client sent it (AnswerStale takes the ID and the QNAME's case from it).
+  scratch_.assign(entry.query.begin(), entry.query.end());
+  WriteU16(scratch_.data(), entry.client_id);
+  return cache_.AnswerStale(entry.cache_key, scratch_, entry.qname_bytes, now, out);
 }
 
 void FrontendHandler::SendProbe(int backend, absl::Time now, UpstreamQueue& probes) {

@@ -1,7 +1,9 @@
 // Serve-stale (RFC 8767) end to end: onepassd's frontend in front of NSD caches an answer, NSD
 // is killed and marked down, the answer expires; with --dns-serve-stale-seconds the client
 // gets the expired answer with TTL 30 at once instead of SERVFAIL, counted in /metrics, and
-// the fresh answer again once NSD is back; without the flag, SERVFAIL.
+// the fresh answer again once NSD is back; without the flag, SERVFAIL. With a slow backend
+// (FakeUdpBackend) and --dns-stale-answer-client-timeout-ms: the stale answer when the timer
+// fires, the backend's late answer refreshing the cache.
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/dns/dns_tcp_query.h"
+#include "tests/integration/dns/fake_udp_backend.h"
 #include "tests/integration/dns/frontend_support.h"
 #include "tests/integration/dns/nsd_process.h"
 #include "tests/support/metrics_client.h"
@@ -146,6 +149,57 @@ TEST_F(FrontendServeStale, WithoutTheFlagAnExpiredAnswerIsServfail) {
   EXPECT_EQ(answer->response.rcode, 2);
   EXPECT_LT(answer->took, absl::Milliseconds(150));
   EXPECT_EQ(Metric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 0);
+}
+
+// A backend that is up but slow: the client gets the stale answer after the client-response
+// timer (RFC 8767 §5), not after the deadline, and the backend's late answer refreshes the
+// cache without reaching the client twice.
+TEST(FrontendStaleClientTimer, SlowBackendStaleAnswerAtTheTimerThenTheLateAnswerIsCached) {
+  testing::FakeUdpBackend backend;
+  ASSERT_NE(backend.port(), 0);
+  backend.a_record_ttl = 1;
+  backend.answering = true;
+  auto started = testing::StartFrontend(
+      {testing::LoopbackBackend(backend.port())},
+      {"--dns-serve-stale-seconds", "60", "--dns-stale-answer-client-timeout-ms", "100",
+       "--dns-backend-timeout-ms", "2000", "--metrics-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(started.ok()) << started.status();
+  const onepass::testing::ServerProcess& frontend = **started;
+  auto fresh = Ask(frontend.port(), MakeQuery("slow.example.com", "A", {.id = 1}));
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  ASSERT_EQ(fresh->response.answer.size(), 1u);
+  const absl::Time cached = absl::Now();
+  absl::SleepFor(cached + absl::Milliseconds(1100) - absl::Now());  // past its TTL of 1 s
+
+  backend.delay_ms = 600;
+  backend.a_record_ttl = 300;
+  auto stale = Ask(frontend.port(), MakeQuery("slow.example.com", "A", {.id = 2}));
+  ASSERT_TRUE(stale.ok()) << stale.status();
+  EXPECT_EQ(stale->response.rcode, 0);
+  EXPECT_EQ(stale->response.id, 2);
+  EXPECT_EQ(stale->response.answer, WithTtl(fresh->response.answer, "30"));
+  EXPECT_GE(stale->took, absl::Milliseconds(95)) << "not before the timer";
+  EXPECT_LT(stale->took, absl::Milliseconds(550)) << "at the 100 ms timer, not the answer";
+  EXPECT_EQ(Metric(frontend, "onepass_dns_frontend_cache_total{result=\"stale_client_timeout\"}"),
+            1);
+  EXPECT_EQ(backend.received, 2);
+
+  // The backend's answer (600 ms after it was asked) refreshed the cache: fresh, unasked.
+  const std::string refreshed =
+      "onepass_dns_frontend_queries_total{outcome=\"refreshed_after_stale\"}";
+  const absl::Time give_up = absl::Now() + absl::Seconds(3);
+  while (Metric(frontend, refreshed) < 1 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_EQ(Metric(frontend, refreshed), 1);
+  auto again = Ask(frontend.port(), MakeQuery("slow.example.com", "A", {.id = 3}));
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ(again->response.answer.size(), 1u);
+  EXPECT_TRUE(again->response.answer == WithTtl(fresh->response.answer, "300") ||
+              again->response.answer == WithTtl(fresh->response.answer, "299"))
+      << again->response.answer[0] << ": the refreshed answer, TTL 300 aged under 2 s";
+  EXPECT_LT(again->took, absl::Milliseconds(300)) << "from the cache";
+  EXPECT_EQ(backend.received, 2) << "not asked again";
 }
 
 }  // namespace
