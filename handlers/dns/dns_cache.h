@@ -13,10 +13,14 @@
 //
 // Serve-stale (RFC 8767), off unless serve_stale_seconds > 0: an entry is kept that long past
 // its expiry, and AnswerStale serves it then, every TTL 30 s (§4), for when no backend answers
-// in time; Answer never serves it stale. After a refresh of a stale entry failed
-// (NoteRefreshFailed), RefreshFailedRecently says so for stale_refresh_seconds: RFC 8767 §4's
-// "failure recheck", during which the stale answer is served without asking again. LRU
-// eviction is unchanged: a stale entry is dropped like any other when room is needed.
+// in time, with an Extended DNS Error "Stale Answer" (RFC 8914 §4.4, INFO-CODE 3) appended to
+// its OPT record when it has one (the query had EDNS) and that OPT is the message's last
+// record (as servers write it; one followed by a TSIG or SIG(0) is left alone, since moving
+// bytes under records that may point forward would break them); Answer never serves it stale. After
+// a refresh of a stale entry failed (NoteRefreshFailed), RefreshFailedRecently says so for
+// stale_refresh_seconds: RFC 8767 §4's "failure recheck", during which the stale answer is served
+// without asking again. LRU eviction is unchanged: a stale entry is dropped like any other when
+// room is needed.
 //
 // Thread-confined: one per worker handler. No clock reads: `now` is passed in.
 #ifndef ONEPASS_HANDLERS_DNS_DNS_CACHE_H_
@@ -90,6 +94,9 @@ class DnsCache {
     std::string key;
     std::vector<uint8_t> response;
     std::vector<uint16_t> ttl_offsets;  // TTL fields to age (OPT's is no TTL)
+    // The OPT's RDLENGTH field when the OPT is the last record (an EDE option can be
+    // appended to the message); 0: none.
+    uint16_t opt_rdlength_at = 0;
     absl::Time stored;
     absl::Time expires;
     absl::Time refresh_failed_until = absl::InfinitePast();
@@ -99,10 +106,11 @@ class DnsCache {
   using List = std::list<Entry>;
 
   // Appends (framed) `entry`'s answer with the query's ID and QNAME, each TTL set by
-  // `ttl(stored TTL)`; false when `out` lacks room.
+  // `ttl(stored TTL)`, and `option` (a whole EDNS option, or empty) at the end of its OPT
+  // RDATA when opt_rdlength_at allows; false when `out` lacks room.
   template <typename TtlFn>
   static bool Append(const Entry& entry, absl::Span<const uint8_t> query, size_t qname_bytes,
-                     TtlFn ttl, OutputBuffer& out);
+                     TtlFn ttl, absl::Span<const uint8_t> option, OutputBuffer& out);
   void Erase(List::iterator entry);
 
   CacheConfig config_;

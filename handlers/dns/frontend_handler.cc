@@ -9,6 +9,7 @@
 #include "handlers/dns/dns_handler.h"
 #include "handlers/dns/dns_wire.h"
 #include "handlers/dns/frontend_counters.h"
+#include "handlers/dns/frontend_local_answer.h"
 
 namespace onepass::dns {
 namespace {
@@ -60,27 +61,6 @@ bool QuestionMatches(const InFlight& entry, absl::Span<const uint8_t> reply) {
   }
   return std::memcmp(theirs + entry.qname_bytes, ours + entry.qname_bytes,
                      entry.question.size() - entry.qname_bytes) == 0;
-}
-
-// Appends (framed) an answer of our own to a query: header with `id`, the query's opcode, RD
-// and CD, `rcode`, and the question if there is one. No OPT record: RFC 6891 §7 lets a server
-// that does not give an answer leave it out.
-bool AppendLocalAnswer(OutputBuffer& out, uint16_t id, uint16_t query_flags,
-                       absl::Span<const uint8_t> question, uint16_t rcode) {
-  const size_t size = kHeaderBytes + question.size();
-  absl::Span<uint8_t> tail = out.WritableTail();
-  if (tail.size() < kLengthPrefixBytes + size) return false;
-  uint8_t* p = tail.data();
-  WriteU16(p, static_cast<uint16_t>(size));
-  p += kLengthPrefixBytes;
-  std::memset(p, 0, kHeaderBytes);
-  WriteU16(p, id);
-  // QR, the opcode, RD (0x0100) and CD (0x0010) of the query; the RCODE.
-  WriteU16(p + 2, static_cast<uint16_t>(0x8000 | (query_flags & 0x7910) | rcode));
-  WriteU16(p + 4, question.empty() ? 0 : 1);
-  if (!question.empty()) std::memcpy(p + kHeaderBytes, question.data(), question.size());
-  out.Commit(kLengthPrefixBytes + size);
-  return true;
 }
 
 uint16_t KeepaliveOpen(const RequestContext& context) {
@@ -196,7 +176,16 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
       Count(Index(FrontendCounter::kWindowFullRefused));
     }
     if (local_rcode != 0) {
-      if (!AppendLocalAnswer(out, client_id, flags, question_bytes, local_rcode)) {
+      // RFC 8914 §4.23: why our SERVFAIL, for a client that speaks EDNS.
+      const std::optional<uint16_t> ede =
+          local_rcode == kRcodeServFail ? std::optional(kEdeNoReachableAuthority) : std::nullopt;
+      if (!AppendLocalAnswer({.id = client_id,
+                              .query_flags = flags,
+                              .question = question_bytes,
+                              .rcode = local_rcode,
+                              .ede = ede,
+                              .query = message},
+                             out)) {
         stopped = true;
         break;
       }
@@ -365,8 +354,16 @@ bool FrontendHandler::TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAns
     return true;
   }
   const auto* question = reinterpret_cast<const uint8_t*>(entry.question.data());
-  if (!AppendLocalAnswer(out, entry.client_id, entry.client_flags,
-                         {question, entry.question.size()}, kRcodeServFail)) {
+  const auto* query = reinterpret_cast<const uint8_t*>(entry.query.data());
+  // RFC 8914 §4.23 "No Reachable Authority": no backend answered in time. (Not §4.24 "Network
+  // Error": a silent backend is no error we saw.)
+  if (!AppendLocalAnswer({.id = entry.client_id,
+                          .query_flags = entry.client_flags,
+                          .question = {question, entry.question.size()},
+                          .rcode = kRcodeServFail,
+                          .ede = kEdeNoReachableAuthority,
+                          .query = {query, entry.query.size()}},
+                         out)) {
     return true;
   }
   Count(Index(FrontendCounter::kTimeoutServfail));

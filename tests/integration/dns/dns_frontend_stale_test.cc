@@ -55,6 +55,15 @@ std::vector<std::string> WithTtl(const std::vector<std::string>& section, const 
   return out;
 }
 
+// kdig's answer over TCP with EDNS to `name` A through 127.0.0.1:`port`, as it prints it.
+std::string Kdig(int port, const std::string& name) {
+  auto result = onepass::testing::RunCommand({"kdig", "-p", std::to_string(port), "@127.0.0.1",
+                                              "+tcp", "+edns", "+timeout=3", "+retry=0", name, "A"},
+                                             absl::Seconds(10));
+  if (!result.ok()) return "kdig did not run: " + result.status().ToString();
+  return result->out;
+}
+
 double Metric(const onepass::testing::ServerProcess& frontend, const std::string& name) {
   return onepass::testing::MetricValue(
       onepass::testing::HttpGet(frontend.metrics_address(), "/metrics"), name);
@@ -89,6 +98,11 @@ class FrontendServeStale : public ::testing::Test {
     if (!fresh.ok()) return {};
     EXPECT_EQ(fresh->response.rcode, 0);
     EXPECT_FALSE(fresh->response.answer.empty());
+    // The same name as kdig asks it (with EDNS: another cache entry), when kdig is there.
+    if (onepass::testing::ProgramExists("kdig")) {
+      const std::string kdig = Kdig(frontend_->port(), "www.example.com");
+      EXPECT_NE(kdig.find("status: NOERROR"), std::string::npos) << kdig;
+    }
     const absl::Time cached = absl::Now();
     nsd_.reset();  // SIGTERM, waited for
     auto timeout = Ask(frontend_->port(), MakeQuery("mail.example.com", "A"));
@@ -125,6 +139,19 @@ TEST_F(FrontendServeStale, BackendDownAnswerExpiredStaleAnswerWithTtl30ThenFresh
   ASSERT_TRUE(uncached.ok()) << uncached.status();
   EXPECT_EQ(uncached->response.rcode, 2);
   EXPECT_EQ(Metric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 1);
+
+  // kdig, with EDNS: the stale answer says so (RFC 8914 EDE 3), and our own SERVFAIL says why
+  // (EDE 22).
+  if (!onepass::testing::ProgramExists("kdig")) GTEST_FAIL() << "kdig is not installed";
+  const std::string stale_kdig = Kdig(frontend_->port(), "www.example.com");
+  EXPECT_NE(stale_kdig.find("status: NOERROR"), std::string::npos) << stale_kdig;
+  EXPECT_NE(stale_kdig.find("EDE: 3 (Stale Answer)"), std::string::npos) << stale_kdig;
+  EXPECT_NE(stale_kdig.find("\t30\tIN\tA\t192.0.2.80"), std::string::npos) << stale_kdig;
+  const std::string servfail_kdig = Kdig(frontend_->port(), "ftp.example.com");
+  EXPECT_NE(servfail_kdig.find("status: SERVFAIL"), std::string::npos) << servfail_kdig;
+  EXPECT_NE(servfail_kdig.find("EDE: 22 (No Reachable Authority)"), std::string::npos)
+      << servfail_kdig;
+  EXPECT_EQ(Metric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 2);
 
   // NSD back on its port: a probe (every second) marks it up; fresh answers within 2 s.
   auto restarted = testing::NsdProcess::Start({{"example.com", kZone}}, port);
