@@ -121,12 +121,7 @@ bool UpstreamStreamPool::SendFrame(int upstream, absl::Span<const uint8_t> frame
   const bool was_busy = Busy(*stream);
   stream->unsent.insert(stream->unsent.end(), frame.begin(), frame.end());
   ++stream->outstanding;
-  if (config_.request_key != nullptr) {
-    // A key already pending on this connection (the handler reused it after a deadline) now
-    // stands for the newer request.
-    stream->pending[config_.request_key(frame)] =
-        Pending{std::vector<uint8_t>(frame.begin(), frame.end()), resent};
-  }
+  if (config_.request_key != nullptr) Keep(*stream, config_.request_key(frame), frame, resent);
   WorkerStats::Add(stats_->upstream_stream_sent);
   // The io timeout runs from the first request of a busy spell and from each frame received,
   // not from each send: a connection that keeps taking requests and answers none is cut.
@@ -134,6 +129,29 @@ bool UpstreamStreamPool::SendFrame(int upstream, absl::Span<const uint8_t> frame
   if (stream->state != State::kOpen) return true;  // connecting: sent when it is up
   // A send that breaks the connection loses the request to lost_ (with request_key): taken.
   return Flush(*stream) || config_.request_key != nullptr;
+}
+
+void UpstreamStreamPool::Keep(Stream& stream, uint64_t key, absl::Span<const uint8_t> frame,
+                              bool resent) {
+  // A key already kept on this connection (the handler reused it after a deadline) now stands
+  // for the newer request.
+  Forget(stream, key);
+  if (stream.pending_bytes + frame.size() > kMaxKeptBytes) return;
+  stream.pending.emplace(key, Pending{std::vector<uint8_t>(frame.begin(), frame.end()), resent});
+  stream.pending_bytes += frame.size();
+}
+
+void UpstreamStreamPool::Forget(Stream& stream, uint64_t key) {
+  auto kept = stream.pending.find(key);
+  if (kept == stream.pending.end()) return;
+  stream.pending_bytes -= kept->second.frame.size();
+  stream.pending.erase(kept);
+}
+
+size_t UpstreamStreamPool::kept_bytes(int upstream) const {
+  size_t bytes = 0;
+  for (const auto& stream : streams_[upstream]) bytes += stream->pending_bytes;
+  return bytes;
 }
 
 void UpstreamStreamPool::ResendLost() {
@@ -190,6 +208,7 @@ void UpstreamStreamPool::Close(Stream& stream, CloseCause cause) {
     }
   }
   stream.pending.clear();
+  stream.pending_bytes = 0;
   if (stream.read_event != nullptr) event_free(std::exchange(stream.read_event, nullptr));
   if (stream.write_event != nullptr) event_free(std::exchange(stream.write_event, nullptr));
   if (stream.timer != nullptr) event_del(stream.timer);
@@ -254,7 +273,7 @@ void UpstreamStreamPool::Read(Stream& stream) {
     while ((status = stream.reader.Next(frame)) == UpstreamFrameReader::Status::kFrame) {
       WorkerStats::Add(stats_->upstream_stream_received);
       if (stream.outstanding > 0) --stream.outstanding;
-      if (config_.request_key != nullptr) stream.pending.erase(config_.request_key(frame));
+      if (config_.request_key != nullptr) Forget(stream, config_.request_key(frame));
       on_frame_(stream.upstream, frame);
       if (stream.generation != generation) return;  // closed by a Send from the callback
     }

@@ -68,9 +68,14 @@ class UpstreamStreamPool {
 
   // Connections open or opening to `upstream` (tests and metrics).
   int open_connections(int upstream) const;
+  // Bytes of requests kept for a resend on the connections to `upstream` (tests).
+  size_t kept_bytes(int upstream) const;
 
   // Unsent bytes one connection may hold (a stalled upstream must not grow memory).
   static constexpr size_t kMaxUnsentBytes = 256 * 1024;
+  // Request bytes one connection keeps for a resend: an upstream that answers only some
+  // requests must not grow memory. Past it a request is not kept (not resent if lost).
+  static constexpr size_t kMaxKeptBytes = 1024 * 1024;
 
  private:
   enum class State { kClosed, kConnecting, kOpen };
@@ -95,6 +100,7 @@ class UpstreamStreamPool {
     size_t outstanding = 0;   // frames sent minus frames received
     uint64_t generation = 0;  // bumped on each close: a callback can tell it was closed
     absl::flat_hash_map<uint64_t, Pending> pending;  // by request_key
+    size_t pending_bytes = 0;                        // of the frames in `pending`
     UpstreamFrameReader reader;
     Stream(UpstreamStreamPool* p, int u, const UpstreamStreamConfig& c)
         : pool(p), upstream(u), reader(c.frame_length, c.max_frame_bytes) {}
@@ -109,6 +115,10 @@ class UpstreamStreamPool {
   // Sends each request in lost_ once more. Run after each event and Send, never inside a
   // Close: a resend may open a connection or close one.
   void ResendLost();
+  // Keeps `frame` in stream.pending under `key` (replacing one kept there), within
+  // kMaxKeptBytes; forgets the one under `key` (Forget).
+  void Keep(Stream& stream, uint64_t key, absl::Span<const uint8_t> frame, bool resent);
+  void Forget(Stream& stream, uint64_t key);
   // Reads what the upstream sent (OnReadable's work).
   void Read(Stream& stream);
   Stream* Choose(int upstream);

@@ -291,6 +291,29 @@ TEST_F(StreamPoolTest, ARequestLostTwiceIsNotSentAThirdTime) {
   EXPECT_TRUE(received_.empty());
 }
 
+TEST_F(StreamPoolTest, RequestsKeptForAResendAreBoundedAndForgottenWhenAnswered) {
+  FakeStreamUpstream silent(Behavior::kSilent);
+  Make(silent.port(), /*connections=*/1, absl::Seconds(10), /*io=*/absl::Seconds(20));
+  ASSERT_TRUE(Send("first"));
+  ASSERT_TRUE(RunUntil([&] { return silent.frames == 1; }));  // open and sent
+  // 60000-byte requests with distinct keys, sent as the socket takes them.
+  int sent = 1;
+  for (int i = 0; i < 40; ++i) {
+    sent += Send(std::string(1, static_cast<char>('A' + i)) + std::string(59999, 'x'));
+    RunUntil([&] { return silent.frames == sent; }, absl::Milliseconds(500));
+  }
+  EXPECT_GT(sent, 20) << "enough requests to pass the bound";
+  EXPECT_GT(pool_->kept_bytes(0), UpstreamStreamPool::kMaxKeptBytes - 60002);
+  EXPECT_LE(pool_->kept_bytes(0), UpstreamStreamPool::kMaxKeptBytes);
+
+  FakeStreamUpstream echo(Behavior::kEcho);
+  Make(echo.port(), 1);
+  ASSERT_TRUE(Send("a"));
+  ASSERT_TRUE(Send("b"));
+  ASSERT_TRUE(RunUntil([&] { return received_.size() == 2; }));
+  EXPECT_EQ(pool_->kept_bytes(0), 0u) << "answered: nothing left to resend";
+}
+
 TEST_F(StreamPoolTest, WithoutARequestKeyNothingIsResent) {
   FakeStreamUpstream upstream(Behavior::kCloseFirstConnection);
   Make(upstream.port(), 1, absl::Seconds(10), absl::Seconds(2), /*key=*/nullptr);
