@@ -66,7 +66,8 @@ ABSL_FLAG(std::vector<std::string>, dns_backend, {},
           "zone mode off (no --zone with it)");
 ABSL_FLAG(int, dns_backend_timeout_ms, 1000,
           "DNS frontend: SERVFAIL to the client when a backend has not answered within this "
-          "[ms], 10..30000; later replies are dropped and counted");
+          "[ms], 10..30000 (with EDE 22 when the query had EDNS, RFC 8914; or a stale answer "
+          "with --dns-serve-stale-seconds); later replies are dropped and counted");
 ABSL_FLAG(int, dns_backend_down_after, 3,
           "DNS frontend: mark a backend down after this many timeouts in a row; it is then "
           "probed every second until it answers");
@@ -78,7 +79,8 @@ ABSL_FLAG(int, dns_max_in_flight, 16384,
 ABSL_FLAG(int, dns_backend_tcp_connections, 2,
           "DNS frontend: a UDP answer with TC=1 is asked again over TCP to the same backend, "
           "on at most this many pooled connections per backend per worker (1..64), reused and "
-          "pipelined; the client never gets a truncated answer");
+          "pipelined; a query a broken connection lost is sent once more on another; the "
+          "client never gets a truncated answer");
 ABSL_FLAG(int, dns_backend_tcp_idle_ms, 10000,
           "DNS frontend: close a TCP connection to a backend after this long without queries "
           "[ms], 100..600000; below the backends' own idle timeouts, so that we close first");

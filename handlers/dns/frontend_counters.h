@@ -60,7 +60,8 @@ inline constexpr CounterSpec kFrontendCounters[] = {
     {"dns_frontend_tcp_retries", "result", "answered",
      "TCP retries whose full answer went to the client"},
     {"dns_frontend_tcp_retries", "result", "failed",
-     "TCP retries with no answer within --dns-backend-timeout-ms (SERVFAIL)"},
+     "TCP retries with no answer within --dns-backend-timeout-ms (SERVFAIL, or a stale "
+     "answer with --dns-serve-stale-seconds)"},
     {"dns_frontend_cache", "result", "stale",
      "expired answers served with TTL 30 while every backend was down (RFC 8767, "
      "--dns-serve-stale-seconds)"},
