@@ -163,6 +163,14 @@ struct UpstreamStreamConfig {
   // A connect that takes longer, or a connection with requests outstanding that receives
   // nothing for this long, is closed (the handler's own deadline answers its requests).
   absl::Duration io_timeout = absl::Seconds(1);
+  // The key that pairs a request frame with its answer frame (DNS: the message ID), from a
+  // whole frame, framing included; any value for a frame too short to hold one. Pure. With it
+  // the server keeps a copy of each request until a frame with its key comes back on the same
+  // connection, and sends the requests a connection lost (EOF, reset, a frame the framer
+  // rejects, a failed connect) once more, unchanged, on another pooled connection; a request
+  // lost a second time is left to the handler's deadline. nullptr: nothing is sent again.
+  using RequestKey = uint64_t (*)(absl::Span<const uint8_t> frame);
+  RequestKey request_key = nullptr;
 };
 
 // What a handler may know about the request beyond its bytes. Passed by the server per call.

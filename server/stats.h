@@ -62,6 +62,8 @@ namespace onepass {
   COUNTER(upstream_stream_connect_errors, "TCP connections to upstreams that failed to open")   \
   COUNTER(upstream_stream_lost, "TCP connections to upstreams closed with requests in flight")  \
   COUNTER(upstream_stream_idle_closes, "idle TCP connections to upstreams closed")              \
+  COUNTER(upstream_stream_resent, "TCP requests sent again after their connection broke")       \
+  COUNTER(upstream_stream_resend_lost, "TCP requests whose second connection broke too")        \
   COUNTER(reloads, "SIGHUP data reloads handed to the workers (server-wide, not per worker)")   \
   COUNTER(reload_failures, "SIGHUP reloads refused; the previous data stayed (server-wide)")
 

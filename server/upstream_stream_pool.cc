@@ -103,6 +103,12 @@ bool UpstreamStreamPool::Connect(Stream& stream) {
 }
 
 bool UpstreamStreamPool::Send(int upstream, absl::Span<const uint8_t> frame) {
+  const bool taken = SendFrame(upstream, frame, /*resent=*/false);
+  ResendLost();
+  return taken;
+}
+
+bool UpstreamStreamPool::SendFrame(int upstream, absl::Span<const uint8_t> frame, bool resent) {
   if (upstream < 0 || static_cast<size_t>(upstream) >= streams_.size()) {
     WorkerStats::Add(stats_->upstream_stream_send_errors);
     return false;
@@ -115,12 +121,50 @@ bool UpstreamStreamPool::Send(int upstream, absl::Span<const uint8_t> frame) {
   const bool was_busy = Busy(*stream);
   stream->unsent.insert(stream->unsent.end(), frame.begin(), frame.end());
   ++stream->outstanding;
+  if (config_.request_key != nullptr) Keep(*stream, config_.request_key(frame), frame, resent);
   WorkerStats::Add(stats_->upstream_stream_sent);
   // The io timeout runs from the first request of a busy spell and from each frame received,
   // not from each send: a connection that keeps taking requests and answers none is cut.
   if (!was_busy) ArmTimer(*stream);
-  if (stream->state == State::kOpen) return Flush(*stream);
-  return true;  // connecting: sent when it is up
+  if (stream->state != State::kOpen) return true;  // connecting: sent when it is up
+  // A send that breaks the connection loses the request to lost_ (with request_key): taken.
+  return Flush(*stream) || config_.request_key != nullptr;
+}
+
+void UpstreamStreamPool::Keep(Stream& stream, uint64_t key, absl::Span<const uint8_t> frame,
+                              bool resent) {
+  // A key already kept on this connection (the handler reused it after a deadline) now stands
+  // for the newer request.
+  Forget(stream, key);
+  if (stream.pending_bytes + frame.size() > kMaxKeptBytes) return;
+  stream.pending.emplace(key, Pending{std::vector<uint8_t>(frame.begin(), frame.end()), resent});
+  stream.pending_bytes += frame.size();
+}
+
+void UpstreamStreamPool::Forget(Stream& stream, uint64_t key) {
+  auto kept = stream.pending.find(key);
+  if (kept == stream.pending.end()) return;
+  stream.pending_bytes -= kept->second.frame.size();
+  stream.pending.erase(kept);
+}
+
+size_t UpstreamStreamPool::kept_bytes(int upstream) const {
+  size_t bytes = 0;
+  for (const auto& stream : streams_[upstream]) bytes += stream->pending_bytes;
+  return bytes;
+}
+
+void UpstreamStreamPool::ResendLost() {
+  if (resending_) return;
+  resending_ = true;
+  // A resend may break another connection and add its requests: the loop takes them too.
+  while (!lost_.empty()) {
+    const Lost lost = std::move(lost_.back());
+    lost_.pop_back();
+    WorkerStats::Add(stats_->upstream_stream_resent);
+    SendFrame(lost.upstream, lost.frame, /*resent=*/true);
+  }
+  resending_ = false;
 }
 
 bool UpstreamStreamPool::Flush(Stream& stream) {
@@ -147,12 +191,24 @@ void UpstreamStreamPool::Close(Stream& stream, CloseCause cause) {
       WorkerStats::Add(stats_->upstream_stream_idle_closes);
       break;
     case CloseCause::kConnectFailed:
+    case CloseCause::kConnectTimeout:
       WorkerStats::Add(stats_->upstream_stream_connect_errors);
       break;
     case CloseCause::kBroken:
+    case CloseCause::kSilent:
       WorkerStats::Add(stats_->upstream_stream_lost);
       break;
   }
+  const bool resend = cause == CloseCause::kBroken || cause == CloseCause::kConnectFailed;
+  for (auto& [key, pending] : stream.pending) {
+    if (resend && !pending.resent) {
+      lost_.push_back({stream.upstream, std::move(pending.frame)});
+    } else if (pending.resent) {
+      WorkerStats::Add(stats_->upstream_stream_resend_lost);
+    }
+  }
+  stream.pending.clear();
+  stream.pending_bytes = 0;
   if (stream.read_event != nullptr) event_free(std::exchange(stream.read_event, nullptr));
   if (stream.write_event != nullptr) event_free(std::exchange(stream.write_event, nullptr));
   if (stream.timer != nullptr) event_del(stream.timer);
@@ -178,6 +234,7 @@ void UpstreamStreamPool::OnWritable(int fd, short what, void* arg) {
     socklen_t length = sizeof(error);
     if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
       pool->Close(stream, CloseCause::kConnectFailed);
+      pool->ResendLost();
       return;
     }
     stream.state = State::kOpen;
@@ -185,40 +242,46 @@ void UpstreamStreamPool::OnWritable(int fd, short what, void* arg) {
     pool->ArmTimer(stream);
   }
   pool->Flush(stream);
+  pool->ResendLost();
 }
 
 void UpstreamStreamPool::OnReadable(int fd, short what, void* arg) {
   Stream& stream = *static_cast<Stream*>(arg);
-  UpstreamStreamPool* pool = stream.pool;
+  stream.pool->Read(stream);
+  stream.pool->ResendLost();
+}
+
+void UpstreamStreamPool::Read(Stream& stream) {
   const uint64_t generation = stream.generation;
   for (int reads = 0; reads < kReadsPerEvent; ++reads) {
     const absl::Span<uint8_t> tail = stream.reader.WritableTail();
-    const ssize_t received = recv(fd, tail.data(), tail.size(), MSG_DONTWAIT);
+    const ssize_t received = recv(stream.fd.get(), tail.data(), tail.size(), MSG_DONTWAIT);
     if (received < 0 && errno == EINTR) continue;
     if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     if (received <= 0) {
       // EOF or an error (a connect refused shows here too, before writable).
       const bool connecting = stream.state == State::kConnecting;
-      const bool idle = !pool->Busy(stream);
-      pool->Close(stream, connecting ? CloseCause::kConnectFailed
-                          : idle     ? CloseCause::kIdle
-                                     : CloseCause::kBroken);
+      const bool idle = !Busy(stream);
+      Close(stream, connecting ? CloseCause::kConnectFailed
+                    : idle     ? CloseCause::kIdle
+                               : CloseCause::kBroken);
       return;
     }
     stream.reader.Commit(static_cast<size_t>(received));
     absl::Span<const uint8_t> frame;
     UpstreamFrameReader::Status status;
     while ((status = stream.reader.Next(frame)) == UpstreamFrameReader::Status::kFrame) {
-      WorkerStats::Add(pool->stats_->upstream_stream_received);
+      WorkerStats::Add(stats_->upstream_stream_received);
       if (stream.outstanding > 0) --stream.outstanding;
-      pool->on_frame_(stream.upstream, frame);
+      if (config_.request_key != nullptr) Forget(stream, config_.request_key(frame));
+      on_frame_(stream.upstream, frame);
       if (stream.generation != generation) return;  // closed by a Send from the callback
     }
     if (status == UpstreamFrameReader::Status::kInvalid) {
-      pool->Close(stream, CloseCause::kBroken);
+      Close(stream, CloseCause::kBroken);
       return;
     }
-    pool->ArmTimer(stream);
+    ArmTimer(stream);
     if (static_cast<size_t>(received) < tail.size()) break;  // drained
   }
 }
@@ -227,12 +290,13 @@ void UpstreamStreamPool::OnTimer(int fd, short what, void* arg) {
   Stream& stream = *static_cast<Stream*>(arg);
   UpstreamStreamPool* pool = stream.pool;
   if (stream.state == State::kConnecting) {
-    pool->Close(stream, CloseCause::kConnectFailed);
+    pool->Close(stream, CloseCause::kConnectTimeout);
   } else if (pool->Busy(stream)) {
-    pool->Close(stream, CloseCause::kBroken);  // silent past io_timeout
+    pool->Close(stream, CloseCause::kSilent);  // silent past io_timeout
   } else {
     pool->Close(stream, CloseCause::kIdle);
   }
+  pool->ResendLost();
 }
 
 }  // namespace onepass

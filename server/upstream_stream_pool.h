@@ -12,8 +12,17 @@
 // A connection is closed on EOF, an error, a frame the handler's framer rejects, silence for
 // io_timeout while requests are outstanding (or a connect that takes that long), and after
 // idle_timeout without requests outstanding; the next request to that upstream opens a new
-// one. Requests outstanding on a closed connection are not sent again: the handler's deadline
-// answers for them (the server cannot know which of them were answered).
+// one.
+//
+// Requests a connection lost: with the handler's request_key the pool keeps a copy of each
+// request until the frame with its key comes back on that connection; when the connection
+// breaks (EOF or reset with requests outstanding, a frame the framer rejects, a failed connect)
+// the requests still unanswered are sent once more, unchanged, on another pooled connection
+// (an open one, or a new one), after the event at hand is done. A request lost a second time
+// is dropped (upstream_stream_resend_lost): the handler's deadline answers for it. A
+// connection cut for silence (io_timeout) resends nothing: the upstream is slow, not gone, and
+// its requests have run through most of their deadline. Without request_key nothing is resent
+// (the server cannot know which requests were answered).
 //
 // Thread-confined to its worker (events on the worker's event_base); no locks.
 #ifndef ONEPASS_SERVER_UPSTREAM_STREAM_POOL_H_
@@ -24,6 +33,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
 #include "common/socket_address.h"
 #include "handlers/handler.h"
@@ -52,17 +62,32 @@ class UpstreamStreamPool {
 
   // Sends one framed request to `upstream` on a pooled connection. False when it was dropped
   // (counted: no connection could be opened, or the chosen one has kMaxUnsentBytes unsent); the
-  // handler's deadline answers for it then.
+  // handler's deadline answers for it then. A request taken and then lost to a broken
+  // connection is resent as the header says.
   bool Send(int upstream, absl::Span<const uint8_t> frame);
 
   // Connections open or opening to `upstream` (tests and metrics).
   int open_connections(int upstream) const;
+  // Bytes of requests kept for a resend on the connections to `upstream` (tests).
+  size_t kept_bytes(int upstream) const;
 
   // Unsent bytes one connection may hold (a stalled upstream must not grow memory).
   static constexpr size_t kMaxUnsentBytes = 256 * 1024;
+  // Request bytes one connection keeps for a resend: an upstream that answers only some
+  // requests must not grow memory. Past it a request is not kept (not resent if lost).
+  static constexpr size_t kMaxKeptBytes = 1024 * 1024;
 
  private:
   enum class State { kClosed, kConnecting, kOpen };
+  // A request sent on a connection and not answered on it yet (with request_key only).
+  struct Pending {
+    std::vector<uint8_t> frame;
+    bool resent = false;  // this is its second connection: not sent a third time
+  };
+  struct Lost {
+    int upstream = 0;
+    std::vector<uint8_t> frame;
+  };
   struct Stream {
     UpstreamStreamPool* pool = nullptr;
     int upstream = 0;
@@ -74,13 +99,28 @@ class UpstreamStreamPool {
     std::vector<uint8_t> unsent;
     size_t outstanding = 0;   // frames sent minus frames received
     uint64_t generation = 0;  // bumped on each close: a callback can tell it was closed
+    absl::flat_hash_map<uint64_t, Pending> pending;  // by request_key
+    size_t pending_bytes = 0;                        // of the frames in `pending`
     UpstreamFrameReader reader;
     Stream(UpstreamStreamPool* p, int u, const UpstreamStreamConfig& c)
         : pool(p), upstream(u), reader(c.frame_length, c.max_frame_bytes) {}
   };
-  // Why a connection closes, for the counters.
-  enum class CloseCause { kIdle, kConnectFailed, kBroken };
+  // Why a connection closes, for the counters and for what is resent: kConnectFailed and
+  // kBroken lose their pending requests to lost_; kConnectTimeout and kSilent drop them (they
+  // waited io_timeout, most of their deadline).
+  enum class CloseCause { kIdle, kConnectFailed, kConnectTimeout, kBroken, kSilent };
 
+  // Send, for a first request or (`resent`) one a broken connection lost.
+  bool SendFrame(int upstream, absl::Span<const uint8_t> frame, bool resent);
+  // Sends each request in lost_ once more. Run after each event and Send, never inside a
+  // Close: a resend may open a connection or close one.
+  void ResendLost();
+  // Keeps `frame` in stream.pending under `key` (replacing one kept there), within
+  // kMaxKeptBytes; forgets the one under `key` (Forget).
+  void Keep(Stream& stream, uint64_t key, absl::Span<const uint8_t> frame, bool resent);
+  void Forget(Stream& stream, uint64_t key);
+  // Reads what the upstream sent (OnReadable's work).
+  void Read(Stream& stream);
   Stream* Choose(int upstream);
   bool Connect(Stream& stream);
   // Sends what is unsent; waits for writable when the socket is full. False: closed.
@@ -102,6 +142,8 @@ class UpstreamStreamPool {
   OnFrame on_frame_;
   // streams_[upstream][i]: `connections` slots per upstream, each opened and closed in place.
   std::vector<std::vector<std::unique_ptr<Stream>>> streams_;
+  std::vector<Lost> lost_;  // requests broken connections lost, to resend (ResendLost)
+  bool resending_ = false;  // inside ResendLost: a nested call returns at once
 };
 
 }  // namespace onepass

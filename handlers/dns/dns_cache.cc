@@ -29,6 +29,7 @@ std::optional<size_t> SkipName(absl::Span<const uint8_t> m, size_t at) {
 // be walked or must not be cached.
 struct Walk {
   std::vector<uint16_t> ttl_offsets;
+  size_t opt_rdlength_at = 0;  // of the OPT record, when it is the last one; else 0
   uint32_t min_ttl = UINT32_MAX;
   std::optional<uint32_t> negative_ttl;  // min(SOA TTL, SOA MINIMUM) of the authority SOA
 };
@@ -51,7 +52,10 @@ std::optional<Walk> WalkResponse(absl::Span<const uint8_t> m) {
       const uint16_t rdlength = ReadU16(m.data() + *end + 8);
       const size_t rdata = *end + 10;
       if (rdata + rdlength > m.size()) return std::nullopt;
-      if (type != kTypeOpt) {
+      if (type == kTypeOpt) {
+        walk.opt_rdlength_at = section == 2 && rdata + rdlength == m.size() ? *end + 8 : 0;
+      } else {
+        walk.opt_rdlength_at = 0;  // a record after the OPT: it is not the last
         walk.ttl_offsets.push_back(static_cast<uint16_t>(*end + 4));
         walk.min_ttl = std::min(walk.min_ttl, ttl);
         if (section == 1 && type == kTypeSoa && rdlength >= 4) {
@@ -61,6 +65,7 @@ std::optional<Walk> WalkResponse(absl::Span<const uint8_t> m) {
       at = rdata + rdlength;
     }
   }
+  if (at != m.size()) walk.opt_rdlength_at = 0;
   return walk;
 }
 
@@ -81,19 +86,31 @@ bool DnsCache::MakeKey(absl::Span<const uint8_t> query, size_t qname_bytes, std:
 
 template <typename TtlFn>
 bool DnsCache::Append(const Entry& entry, absl::Span<const uint8_t> query, size_t qname_bytes,
-                      TtlFn ttl, OutputBuffer& out) {
+                      TtlFn ttl, absl::Span<const uint8_t> option, OutputBuffer& out) {
   const std::vector<uint8_t>& response = entry.response;
+  if (entry.opt_rdlength_at == 0 || response.size() + option.size() > kMaxMessageBytes ||
+      ReadU16(response.data() + entry.opt_rdlength_at) + option.size() > 0xffff) {
+    option = {};
+  }
+  const size_t size = response.size() + option.size();
   absl::Span<uint8_t> tail = out.WritableTail();
-  if (tail.size() < kLengthPrefixBytes + response.size()) return false;
+  if (tail.size() < kLengthPrefixBytes + size) return false;
   uint8_t* p = tail.data();
-  WriteU16(p, static_cast<uint16_t>(response.size()));
+  WriteU16(p, static_cast<uint16_t>(size));
   p += kLengthPrefixBytes;
   std::memcpy(p, response.data(), response.size());
+  if (!option.empty()) {
+    // The OPT ends the message: the option goes at its end, and RDLENGTH grows by it. ARCOUNT
+    // stays (still one OPT).
+    std::memcpy(p + response.size(), option.data(), option.size());
+    uint8_t* rdlength = p + entry.opt_rdlength_at;
+    WriteU16(rdlength, static_cast<uint16_t>(ReadU16(rdlength) + option.size()));
+  }
   std::memcpy(p, query.data(), 2);  // the client's ID
   // The client's spelling of the name (the response echoes the question, RFC 1035 §7.3).
   std::memcpy(p + kHeaderBytes, query.data() + kHeaderBytes, qname_bytes);
   for (uint16_t offset : entry.ttl_offsets) WriteU32(p + offset, ttl(ReadU32(p + offset)));
-  out.Commit(kLengthPrefixBytes + response.size());
+  out.Commit(kLengthPrefixBytes + size);
   return true;
 }
 
@@ -114,7 +131,7 @@ bool DnsCache::Answer(absl::string_view key, absl::Span<const uint8_t> query, si
   }
   const uint32_t age = static_cast<uint32_t>(absl::ToInt64Seconds(now - entry->stored));
   const auto aged = [age](uint32_t ttl) { return ttl > age ? ttl - age : 0; };
-  if (!Append(*entry, query, qname_bytes, aged, out)) return false;
+  if (!Append(*entry, query, qname_bytes, aged, {}, out)) return false;
   lru_.splice(lru_.begin(), lru_, entry);
   return true;
 }
@@ -130,9 +147,36 @@ bool DnsCache::AnswerStale(absl::string_view key, absl::Span<const uint8_t> quer
     return false;
   }
   const auto stale = [](uint32_t) { return kStaleTtl; };  // RFC 8767 §4
-  if (!Append(*entry, query, qname_bytes, stale, out)) return false;
+  // RFC 8914 §4.4: EDE INFO-CODE 3 "Stale Answer", no EXTRA-TEXT.
+  constexpr uint8_t kStaleAnswerEde[] = {0, kOptionEde, 0, 2, 0, kEdeStaleAnswer};
+  if (!Append(*entry, query, qname_bytes, stale, kStaleAnswerEde, out)) return false;
   lru_.splice(lru_.begin(), lru_, entry);
   return true;
+}
+
+const DnsCache::Entry* DnsCache::FindStale(absl::string_view key, absl::Time now) const {
+  if (config_.serve_stale_seconds == 0) return nullptr;  // no lookup on the miss path
+  auto found = map_.find(key);
+  if (found == map_.end()) return nullptr;
+  const Entry& entry = *found->second;
+  if (now < entry.expires || now >= entry.expires + absl::Seconds(config_.serve_stale_seconds)) {
+    return nullptr;
+  }
+  return &entry;
+}
+
+bool DnsCache::HasStale(absl::string_view key, absl::Time now) const {
+  return FindStale(key, now) != nullptr;
+}
+
+void DnsCache::NoteRefreshFailed(absl::string_view key, absl::Time now) {
+  if (FindStale(key, now) == nullptr) return;
+  map_.find(key)->second->refresh_failed_until = now + absl::Seconds(config_.stale_refresh_seconds);
+}
+
+bool DnsCache::RefreshFailedRecently(absl::string_view key, absl::Time now) const {
+  const Entry* entry = FindStale(key, now);
+  return entry != nullptr && now < entry->refresh_failed_until;
 }
 
 void DnsCache::Insert(absl::string_view key, absl::Span<const uint8_t> response, absl::Time now) {
@@ -156,7 +200,8 @@ void DnsCache::Insert(absl::string_view key, absl::Span<const uint8_t> response,
   if (auto old = map_.find(key); old != map_.end()) Erase(old->second);
   while (map_.size() >= config_.entries && !lru_.empty()) Erase(std::prev(lru_.end()));
   lru_.push_front(Entry{std::string(key), std::vector<uint8_t>(response.begin(), response.end()),
-                        std::move(walk->ttl_offsets), now, now + absl::Seconds(ttl)});
+                        std::move(walk->ttl_offsets), static_cast<uint16_t>(walk->opt_rdlength_at),
+                        now, now + absl::Seconds(ttl)});
   map_.emplace(absl::string_view(lru_.front().key), lru_.begin());
 }
 

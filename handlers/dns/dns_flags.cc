@@ -66,7 +66,8 @@ ABSL_FLAG(std::vector<std::string>, dns_backend, {},
           "zone mode off (no --zone with it)");
 ABSL_FLAG(int, dns_backend_timeout_ms, 1000,
           "DNS frontend: SERVFAIL to the client when a backend has not answered within this "
-          "[ms], 10..30000; later replies are dropped and counted");
+          "[ms], 10..30000 (with EDE 22 when the query had EDNS, RFC 8914; or a stale answer "
+          "with --dns-serve-stale-seconds); later replies are dropped and counted");
 ABSL_FLAG(int, dns_backend_down_after, 3,
           "DNS frontend: mark a backend down after this many timeouts in a row; it is then "
           "probed every second until it answers");
@@ -78,7 +79,8 @@ ABSL_FLAG(int, dns_max_in_flight, 16384,
 ABSL_FLAG(int, dns_backend_tcp_connections, 2,
           "DNS frontend: a UDP answer with TC=1 is asked again over TCP to the same backend, "
           "on at most this many pooled connections per backend per worker (1..64), reused and "
-          "pipelined; the client never gets a truncated answer");
+          "pipelined; a query a broken connection lost is sent once more on another; the "
+          "client never gets a truncated answer");
 ABSL_FLAG(int, dns_backend_tcp_idle_ms, 10000,
           "DNS frontend: close a TCP connection to a backend after this long without queries "
           "[ms], 100..600000; below the backends' own idle timeouts, so that we close first");
@@ -91,9 +93,21 @@ ABSL_FLAG(int, dns_cache_max_negative_ttl, 3600,
           "DNS frontend: the longest a negative answer (NXDOMAIN, NODATA) stays cached [s]; "
           "otherwise min(SOA TTL, SOA MINIMUM), RFC 2308 §5");
 ABSL_FLAG(int, dns_serve_stale_seconds, 0,
-          "DNS frontend: while every backend is down, answer from cached answers expired less "
-          "than this long ago [s], with TTL 30 (RFC 8767; e.g. 86400); 0 (default, as Unbound "
+          "DNS frontend: keep cached answers this long past their expiry [s] (RFC 8767; e.g. "
+          "86400) and serve them, with TTL 30, while every backend is down, or when the backend "
+          "fails (no answer by --dns-backend-timeout-ms, or SERVFAIL); 0 (default, as Unbound "
           "and BIND): SERVFAIL instead");
+ABSL_FLAG(int, dns_stale_answer_client_timeout_ms, 0,
+          "DNS frontend, with --dns-serve-stale-seconds: a query whose cached answer has "
+          "expired is forwarded, and if no answer has come within this [ms] the client gets "
+          "the stale one (TTL 30) while the query goes on and refreshes the cache (RFC 8767 "
+          "client-response timer; it suggests 1800). Below --dns-backend-timeout-ms; 0 "
+          "(default): off, the stale answer only when the backend fails");
+ABSL_FLAG(int, dns_stale_refresh_seconds, 30,
+          "DNS frontend, with --dns-serve-stale-seconds: after asking a backend for an expired "
+          "answer failed, serve the stale answer without asking again for this long [s] "
+          "(RFC 8767 §4 failure recheck, as BIND's stale-refresh-time), 0..3600; 0: ask every "
+          "time");
 
 namespace onepass::dns {
 namespace {
@@ -179,6 +193,26 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFrontendFromFlags() {
         absl::StrCat("--dns-serve-stale-seconds=", stale, " is outside 0..604800 (a week)"));
   }
   config.cache.serve_stale_seconds = static_cast<uint32_t>(stale);
+  const int client_timeout_ms = absl::GetFlag(FLAGS_dns_stale_answer_client_timeout_ms);
+  if (client_timeout_ms < 0 || (client_timeout_ms > 0 && client_timeout_ms >= timeout_ms)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns-stale-answer-client-timeout-ms=", client_timeout_ms, " is outside 0..",
+                     timeout_ms - 1,
+                     ": the stale answer must come before the --dns-backend-timeout-ms "
+                     "deadline; lower it or raise the timeout"));
+  }
+  if (client_timeout_ms > 0 && stale == 0) {
+    return absl::InvalidArgumentError(
+        "--dns-stale-answer-client-timeout-ms needs --dns-serve-stale-seconds > 0: without "
+        "stale answers kept there is nothing to serve when it fires");
+  }
+  config.stale_client_timeout = absl::Milliseconds(client_timeout_ms);
+  const int stale_refresh = absl::GetFlag(FLAGS_dns_stale_refresh_seconds);
+  if (stale_refresh < 0 || stale_refresh > 3600) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns-stale-refresh-seconds=", stale_refresh, " is outside 0..3600"));
+  }
+  config.cache.stale_refresh_seconds = static_cast<uint32_t>(stale_refresh);
   std::string names;
   for (const SocketAddress& backend : config.backends) {
     names += (names.empty() ? "" : ", ") + backend.ToString();

@@ -34,4 +34,9 @@ ptrdiff_t FrameLength(absl::Span<const uint8_t> input) {
   return static_cast<ptrdiff_t>(frame.frame_bytes);
 }
 
+uint64_t FrameMessageId(absl::Span<const uint8_t> frame) {
+  if (frame.size() < kLengthPrefixBytes + 2) return 65536;
+  return ReadU16(frame.data() + kLengthPrefixBytes);
+}
+
 }  // namespace onepass::dns

@@ -32,6 +32,11 @@ Frame NextFrame(absl::Span<const uint8_t> input);
 // incomplete, -1 when invalid.
 ptrdiff_t FrameLength(absl::Span<const uint8_t> input);
 
+// The message ID of a whole frame (prefix included), in the shape of
+// UpstreamStreamConfig::RequestKey: what pairs a query sent to a backend over TCP with its
+// answer. A frame too short to hold an ID gets a value no ID has (65536).
+uint64_t FrameMessageId(absl::Span<const uint8_t> frame);
+
 }  // namespace onepass::dns
 
 #endif  // ONEPASS_HANDLERS_DNS_DNS_FRAMER_H_

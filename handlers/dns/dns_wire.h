@@ -73,7 +73,9 @@ enum RrClass : uint16_t { kClassIn = 1, kClassCh = 3, kClassAny = 255 };
 inline constexpr uint16_t kOptionTcpKeepalive = 11;  // RFC 7828
 inline constexpr uint16_t kOptionEde = 15;           // RFC 8914
 // RFC 8914 §4: INFO-CODEs we send.
+inline constexpr uint16_t kEdeStaleAnswer = 3;
 inline constexpr uint16_t kEdeNotSupported = 21;
+inline constexpr uint16_t kEdeNoReachableAuthority = 22;
 inline constexpr uint16_t kEdeNotAuthoritative = 20;
 // RFC 6891 §6.1.4: the DO bit in the OPT TTL's flags word.
 inline constexpr uint16_t kEdnsFlagDo = 0x8000;

@@ -37,6 +37,7 @@ std::optional<uint16_t> FrontendBackends::Allocate(int backend_index, absl::Time
   entry.used = true;
   entry.probe = probe;
   entry.tcp = false;
+  entry.answered_stale = false;
   ++entry.generation;
   ++backend.outstanding;
   ++in_flight_;
@@ -86,6 +87,21 @@ std::optional<FrontendBackends::Expired> FrontendBackends::PopExpired(absl::Time
       expired.marked_down = true;
     }
     return expired;
+  }
+  return std::nullopt;
+}
+
+void FrontendBackends::ArmClientTimer(int backend, uint16_t id, absl::Time at) {
+  client_timers_.push_back({at, backend, id, backends_[backend].table[id].generation});
+}
+
+std::optional<FrontendBackends::Due> FrontendBackends::PopClientTimer(absl::Time now) {
+  while (!client_timers_.empty() && client_timers_.front().at <= now) {
+    const Deadline timer = client_timers_.front();
+    client_timers_.pop_front();
+    const InFlight& entry = backends_[timer.backend].table[timer.id];
+    if (!entry.used || entry.generation != timer.generation) continue;  // answered
+    return Due{timer.backend, timer.id};
   }
   return std::nullopt;
 }

@@ -37,6 +37,9 @@ struct InFlight {
   bool used = false;
   bool probe = false;  // a health probe: no client waits for it
   bool tcp = false;    // retried over TCP after a TC=1 answer: only a TCP answer counts now
+  // The client got the stale answer (RFC 8767 client-response timer): the backend's answer
+  // only refreshes the cache, and the deadline answers nobody.
+  bool answered_stale = false;
   uint32_t generation = 0;
   uint64_t connection = 0;    // the server's connection id (RequestContext::connection)
   uint16_t client_id = 0;     // the client's query ID, restored in the answer
@@ -88,6 +91,17 @@ class FrontendBackends {
   };
   std::optional<Expired> PopExpired(absl::Time now);
 
+  // RFC 8767 §5 client-response timer: `id` of `backend`, still in flight at `at`, is due
+  // then (PopClientTimer). All timers have the same length, so they too are a FIFO.
+  void ArmClientTimer(int backend, uint16_t id, absl::Time at);
+  // The oldest armed timer whose time is <= now and whose query is still in flight (its
+  // entry stays in flight), or nullopt.
+  struct Due {
+    int backend = 0;
+    uint16_t id = 0;
+  };
+  std::optional<Due> PopClientTimer(absl::Time now);
+
   bool up(int backend) const { return backends_[backend].up; }
   bool AllDown() const { return up_count_ == 0; }
   // A down backend due for a probe at `now` (its next probe is then set), or -1.
@@ -113,6 +127,7 @@ class FrontendBackends {
   BackendsConfig config_;
   std::vector<Backend> backends_;
   std::deque<Deadline> deadlines_;
+  std::deque<Deadline> client_timers_;
   size_t in_flight_ = 0;
   size_t up_count_ = 0;
   size_t rotate_ = 0;

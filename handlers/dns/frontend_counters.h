@@ -27,6 +27,9 @@ enum class FrontendCounter : size_t {
   kTcpAnswered,
   kTcpFailed,
   kCacheStale,
+  kStaleClientTimeout,
+  kStaleRefreshFailed,
+  kRefreshedAfterStale,
   kCount,
 };
 
@@ -57,10 +60,19 @@ inline constexpr CounterSpec kFrontendCounters[] = {
     {"dns_frontend_tcp_retries", "result", "answered",
      "TCP retries whose full answer went to the client"},
     {"dns_frontend_tcp_retries", "result", "failed",
-     "TCP retries with no answer within --dns-backend-timeout-ms (SERVFAIL)"},
+     "TCP retries with no answer within --dns-backend-timeout-ms (SERVFAIL, or a stale "
+     "answer with --dns-serve-stale-seconds)"},
     {"dns_frontend_cache", "result", "stale",
      "expired answers served with TTL 30 while every backend was down (RFC 8767, "
      "--dns-serve-stale-seconds)"},
+    {"dns_frontend_cache", "result", "stale_client_timeout",
+     "expired answers served with TTL 30 because the backend had not answered within "
+     "--dns-stale-answer-client-timeout-ms (RFC 8767 client-response timer)"},
+    {"dns_frontend_cache", "result", "stale_refresh_failed",
+     "expired answers served with TTL 30 because asking the backend failed (deadline, "
+     "SERVFAIL), or had failed less than --dns-stale-refresh-seconds ago (RFC 8767 §4)"},
+    {"dns_frontend_queries", "outcome", "refreshed_after_stale",
+     "backend answers that only refreshed the cache: the client already had the stale one"},
 };
 static_assert(std::size(kFrontendCounters) == static_cast<size_t>(FrontendCounter::kCount));
 

@@ -9,6 +9,7 @@
 #include "handlers/dns/dns_handler.h"
 #include "handlers/dns/dns_wire.h"
 #include "handlers/dns/frontend_counters.h"
+#include "handlers/dns/frontend_local_answer.h"
 
 namespace onepass::dns {
 namespace {
@@ -60,27 +61,6 @@ bool QuestionMatches(const InFlight& entry, absl::Span<const uint8_t> reply) {
   }
   return std::memcmp(theirs + entry.qname_bytes, ours + entry.qname_bytes,
                      entry.question.size() - entry.qname_bytes) == 0;
-}
-
-// Appends (framed) an answer of our own to a query: header with `id`, the query's opcode, RD
-// and CD, `rcode`, and the question if there is one. No OPT record: RFC 6891 §7 lets a server
-// that does not give an answer leave it out.
-bool AppendLocalAnswer(OutputBuffer& out, uint16_t id, uint16_t query_flags,
-                       absl::Span<const uint8_t> question, uint16_t rcode) {
-  const size_t size = kHeaderBytes + question.size();
-  absl::Span<uint8_t> tail = out.WritableTail();
-  if (tail.size() < kLengthPrefixBytes + size) return false;
-  uint8_t* p = tail.data();
-  WriteU16(p, static_cast<uint16_t>(size));
-  p += kLengthPrefixBytes;
-  std::memset(p, 0, kHeaderBytes);
-  WriteU16(p, id);
-  // QR, the opcode, RD (0x0100) and CD (0x0010) of the query; the RCODE.
-  WriteU16(p + 2, static_cast<uint16_t>(0x8000 | (query_flags & 0x7910) | rcode));
-  WriteU16(p + 4, question.empty() ? 0 : 1);
-  if (!question.empty()) std::memcpy(p + kHeaderBytes, question.data(), question.size());
-  out.Commit(kLengthPrefixBytes + size);
-  return true;
 }
 
 uint16_t KeepaliveOpen(const RequestContext& context) {
@@ -168,6 +148,14 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
         continue;
       }
       Count(Index(FrontendCounter::kCacheMisses));
+      // RFC 8767 §4: within the failure recheck window the stale answer goes out unasked.
+      if (cache_.RefreshFailedRecently(key_, context.now) &&
+          cache_.AnswerStale(key_, message, question->qname_bytes, context.now, out)) {
+        Count(Index(FrontendCounter::kStaleRefreshFailed));
+        consumed += frame.frame_bytes;
+        answered = true;
+        continue;
+      }
     }
     uint16_t local_rcode = 0;
     int backend = -1;
@@ -188,7 +176,16 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
       Count(Index(FrontendCounter::kWindowFullRefused));
     }
     if (local_rcode != 0) {
-      if (!AppendLocalAnswer(out, client_id, flags, question_bytes, local_rcode)) {
+      // RFC 8914 §4.23: why our SERVFAIL, for a client that speaks EDNS.
+      const std::optional<uint16_t> ede =
+          local_rcode == kRcodeServFail ? std::optional(kEdeNoReachableAuthority) : std::nullopt;
+      if (!AppendLocalAnswer({.id = client_id,
+                              .query_flags = flags,
+                              .question = question_bytes,
+                              .rcode = local_rcode,
+                              .ede = ede,
+                              .query = message},
+                             out)) {
         stopped = true;
         break;
       }
@@ -215,6 +212,11 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
     }
     entry.query.assign(reinterpret_cast<const char*>(message.data()), message.size());
     WriteU16(reinterpret_cast<uint8_t*>(entry.query.data()), *id);
+    if (cacheable && config_.stale_client_timeout > absl::ZeroDuration() &&
+        cache_.HasStale(key_, context.now)) {
+      // RFC 8767 §5: the stale answer if the backend has not answered by then.
+      backends_.ArmClientTimer(backend, *id, context.now + config_.stale_client_timeout);
+    }
     context.upstream->Push(
         backend, {reinterpret_cast<const uint8_t*>(entry.query.data()), entry.query.size()});
     Count(Index(FrontendCounter::kForwarded));
@@ -293,6 +295,21 @@ UpstreamAnswer FrontendHandler::TakeReply(int upstream, absl::Span<const uint8_t
   }
   const UpstreamAnswer answer{.matched = !probe, .connection = entry->connection};
   const uint16_t client_id = entry->client_id;
+  const bool servfail = (datagram[3] & kRcodeMask) == kRcodeServFail;
+  if (!probe && servfail && !entry->cache_key.empty()) {
+    cache_.NoteRefreshFailed(entry->cache_key, now);  // RFC 8767 §4: a failed refresh
+  }
+  if (entry->answered_stale) {  // the client has the stale answer: this one only refreshed
+    if (backends_.Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
+    Count(Index(FrontendCounter::kRefreshedAfterStale));
+    return {};
+  }
+  if (!probe && servfail && !entry->cache_key.empty() && AppendStale(*entry, now, out)) {
+    // RFC 8767 §5: a stale answer rather than the backend's SERVFAIL.
+    if (backends_.Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
+    Count(Index(FrontendCounter::kStaleRefreshFailed));
+    return answer;
+  }
   if (backends_.Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
   if (probe) return {};
   absl::Span<uint8_t> tail = out.WritableTail();
@@ -312,21 +329,54 @@ bool FrontendHandler::TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAns
   for (int backend = backends_.DueProbe(now); backend >= 0; backend = backends_.DueProbe(now)) {
     SendProbe(backend, now, probes);
   }
+  answer = UpstreamAnswer();
+  while (std::optional<FrontendBackends::Due> due = backends_.PopClientTimer(now)) {
+    InFlight& entry = backends_.Entry(due->backend, due->id);
+    // Not in the cache any more (evicted, or past the stale window): the deadline stands.
+    if (entry.answered_stale || !AppendStale(entry, now, out)) continue;
+    entry.answered_stale = true;
+    Count(Index(FrontendCounter::kStaleClientTimeout));
+    answer = {.matched = true, .connection = entry.connection};
+    return true;
+  }
   std::optional<FrontendBackends::Expired> expired = backends_.PopExpired(now);
   if (!expired.has_value()) return false;
   if (expired->marked_down) Count(Index(FrontendCounter::kMarkedDown));
-  answer = UpstreamAnswer();
   if (expired->entry.probe) return true;  // nobody waits for a probe
   const InFlight& entry = expired->entry;
   if (entry.tcp) Count(Index(FrontendCounter::kTcpFailed));
+  if (!entry.cache_key.empty()) cache_.NoteRefreshFailed(entry.cache_key, now);  // RFC 8767 §4
+  if (entry.answered_stale) return true;  // the client has had its (stale) answer
+  if (!entry.cache_key.empty() && AppendStale(entry, now, out)) {
+    // RFC 8767 §5: the stale answer rather than SERVFAIL when the backend failed.
+    Count(Index(FrontendCounter::kStaleRefreshFailed));
+    answer = {.matched = true, .connection = entry.connection};
+    return true;
+  }
   const auto* question = reinterpret_cast<const uint8_t*>(entry.question.data());
-  if (!AppendLocalAnswer(out, entry.client_id, entry.client_flags,
-                         {question, entry.question.size()}, kRcodeServFail)) {
+  const auto* query = reinterpret_cast<const uint8_t*>(entry.query.data());
+  // RFC 8914 §4.23 "No Reachable Authority": no backend answered in time. (Not §4.24 "Network
+  // Error": a silent backend is no error we saw.)
+  if (!AppendLocalAnswer({.id = entry.client_id,
+                          .query_flags = entry.client_flags,
+                          .question = {question, entry.question.size()},
+                          .rcode = kRcodeServFail,
+                          .ede = kEdeNoReachableAuthority,
+                          .query = {query, entry.query.size()}},
+                         out)) {
     return true;
   }
   Count(Index(FrontendCounter::kTimeoutServfail));
   answer = {.matched = true, .connection = entry.connection};
   return true;
+}
+
+bool FrontendHandler::AppendStale(const InFlight& entry, absl::Time now, OutputBuffer& out) {
+  if (entry.cache_key.empty()) return false;
+  // The query as the client sent it (AnswerStale takes the ID and the QNAME's case from it).
+  scratch_.assign(entry.query.begin(), entry.query.end());
+  WriteU16(scratch_.data(), entry.client_id);
+  return cache_.AnswerStale(entry.cache_key, scratch_, entry.qname_bytes, now, out);
 }
 
 void FrontendHandler::SendProbe(int backend, absl::Time now, UpstreamQueue& probes) {
@@ -366,12 +416,15 @@ size_t FrontendHandlerFactory::OutputBufferBytes() const {
 UpstreamStreamConfig FrontendHandlerFactory::UpstreamStreams() const {
   // TCP to the backends serves only the retries of TC=1 answers (RFC 7766 §5), so a couple
   // of connections per backend per worker, pipelined, carry them; the io timeout is the
-  // query deadline: a backend silent that long has failed those queries anyway.
+  // query deadline: a backend silent that long has failed those queries anyway. The ID pairs
+  // a query with its answer, so the pool can send a query a broken connection lost once more
+  // (same bytes: same ID, and the entry keeps its deadline).
   return {.frame_length = &FrameLength,
           .max_frame_bytes = kMaxFrameBytes,
           .connections = config_.tcp_connections,
           .idle_timeout = config_.tcp_idle_timeout,
-          .io_timeout = config_.timeout};
+          .io_timeout = config_.timeout,
+          .request_key = &FrameMessageId};
 }
 
 absl::Duration FrontendHandlerFactory::UpstreamTickPeriod() const {

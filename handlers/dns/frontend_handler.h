@@ -15,6 +15,14 @@
 // server/upstream_stream_pool.h, framed by FrameLength), with the same ID and deadline, and
 // only the TCP answer completes it (RFC 7766 §5). docs/design.md "A handler that forwards".
 //
+// Serve-stale (RFC 8767, with --dns-serve-stale-seconds): a query whose cached answer has
+// expired within the stale window gets it with TTL 30 at once while every backend is down;
+// otherwise it is forwarded, and the stale answer goes to the client instead of SERVFAIL when
+// the backend fails (deadline, SERVFAIL), and, with --dns-stale-answer-client-timeout-ms,
+// when no answer has come within that timer (the query stays in flight: its answer refreshes
+// the cache and goes to nobody). After a failure the stale answer is served without asking
+// for --dns-stale-refresh-seconds (§4).
+//
 // Overload: a worker with --dns-max-in-flight queries outstanding answers REFUSED at once
 // rather than stop reading. Why: stopping would need the server to pause every connection of
 // the worker (it knows nothing of queries), a client that gets REFUSED retries another server
@@ -46,6 +54,8 @@ struct FrontendConfig {
   int tcp_connections = 2;                             // --dns-backend-tcp-connections
   // --dns-backend-tcp-idle-ms
   absl::Duration tcp_idle_timeout = absl::Seconds(10);
+  // --dns-stale-answer-client-timeout-ms: RFC 8767 §5 client-response timer; zero: off.
+  absl::Duration stale_client_timeout = absl::ZeroDuration();
 };
 
 class FrontendHandler final : public Handler {
@@ -77,6 +87,9 @@ class FrontendHandler final : public Handler {
   // a TCP retry of a TC=1 answer (in `out`, framed), or dropped.
   UpstreamAnswer TakeReply(int upstream, absl::Span<const uint8_t> reply, bool over_tcp,
                            absl::Time now, OutputBuffer& out);
+  // Appends (framed) the stale answer for `entry`'s query, with the client's ID; false when
+  // the cache holds none for it (docs: dns_cache.h AnswerStale).
+  bool AppendStale(const InFlight& entry, absl::Time now, OutputBuffer& out);
   // Queues a SOA probe for `backend`.
   void SendProbe(int backend, absl::Time now, UpstreamQueue& probes);
 
@@ -84,7 +97,7 @@ class FrontendHandler final : public Handler {
   HandlerCounters& counters_;
   FrontendBackends backends_;
   DnsCache cache_;
-  std::vector<uint8_t> scratch_;  // a health probe being built
+  std::vector<uint8_t> scratch_;  // a health probe or a stale answer's query being built
   std::string key_;               // the cache key of the query at hand
 };
 

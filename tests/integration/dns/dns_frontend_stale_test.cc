@@ -1,7 +1,9 @@
 // Serve-stale (RFC 8767) end to end: onepassd's frontend in front of NSD caches an answer, NSD
 // is killed and marked down, the answer expires; with --dns-serve-stale-seconds the client
 // gets the expired answer with TTL 30 at once instead of SERVFAIL, counted in /metrics, and
-// the fresh answer again once NSD is back; without the flag, SERVFAIL.
+// the fresh answer again once NSD is back; without the flag, SERVFAIL. With a slow backend
+// (FakeUdpBackend) and --dns-stale-answer-client-timeout-ms: the stale answer when the timer
+// fires, the backend's late answer refreshing the cache.
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/dns/dns_tcp_query.h"
+#include "tests/integration/dns/fake_udp_backend.h"
 #include "tests/integration/dns/frontend_support.h"
 #include "tests/integration/dns/nsd_process.h"
 #include "tests/support/metrics_client.h"
@@ -52,6 +55,15 @@ std::vector<std::string> WithTtl(const std::vector<std::string>& section, const 
   return out;
 }
 
+// kdig's answer over TCP with EDNS to `name` A through 127.0.0.1:`port`, as it prints it.
+std::string Kdig(int port, const std::string& name) {
+  auto result = onepass::testing::RunCommand({"kdig", "-p", std::to_string(port), "@127.0.0.1",
+                                              "+tcp", "+edns", "+timeout=3", "+retry=0", name, "A"},
+                                             absl::Seconds(10));
+  if (!result.ok()) return "kdig did not run: " + result.status().ToString();
+  return result->out;
+}
+
 double Metric(const onepass::testing::ServerProcess& frontend, const std::string& name) {
   return onepass::testing::MetricValue(
       onepass::testing::HttpGet(frontend.metrics_address(), "/metrics"), name);
@@ -86,6 +98,11 @@ class FrontendServeStale : public ::testing::Test {
     if (!fresh.ok()) return {};
     EXPECT_EQ(fresh->response.rcode, 0);
     EXPECT_FALSE(fresh->response.answer.empty());
+    // The same name as kdig asks it (with EDNS: another cache entry), when kdig is there.
+    if (onepass::testing::ProgramExists("kdig")) {
+      const std::string kdig = Kdig(frontend_->port(), "www.example.com");
+      EXPECT_NE(kdig.find("status: NOERROR"), std::string::npos) << kdig;
+    }
     const absl::Time cached = absl::Now();
     nsd_.reset();  // SIGTERM, waited for
     auto timeout = Ask(frontend_->port(), MakeQuery("mail.example.com", "A"));
@@ -123,6 +140,19 @@ TEST_F(FrontendServeStale, BackendDownAnswerExpiredStaleAnswerWithTtl30ThenFresh
   EXPECT_EQ(uncached->response.rcode, 2);
   EXPECT_EQ(Metric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 1);
 
+  // kdig, with EDNS: the stale answer says so (RFC 8914 EDE 3), and our own SERVFAIL says why
+  // (EDE 22).
+  if (!onepass::testing::ProgramExists("kdig")) GTEST_FAIL() << "kdig is not installed";
+  const std::string stale_kdig = Kdig(frontend_->port(), "www.example.com");
+  EXPECT_NE(stale_kdig.find("status: NOERROR"), std::string::npos) << stale_kdig;
+  EXPECT_NE(stale_kdig.find("EDE: 3 (Stale Answer)"), std::string::npos) << stale_kdig;
+  EXPECT_NE(stale_kdig.find("\t30\tIN\tA\t192.0.2.80"), std::string::npos) << stale_kdig;
+  const std::string servfail_kdig = Kdig(frontend_->port(), "ftp.example.com");
+  EXPECT_NE(servfail_kdig.find("status: SERVFAIL"), std::string::npos) << servfail_kdig;
+  EXPECT_NE(servfail_kdig.find("EDE: 22 (No Reachable Authority)"), std::string::npos)
+      << servfail_kdig;
+  EXPECT_EQ(Metric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 2);
+
   // NSD back on its port: a probe (every second) marks it up; fresh answers within 2 s.
   auto restarted = testing::NsdProcess::Start({{"example.com", kZone}}, port);
   ASSERT_TRUE(restarted.ok()) << restarted.status();
@@ -146,6 +176,57 @@ TEST_F(FrontendServeStale, WithoutTheFlagAnExpiredAnswerIsServfail) {
   EXPECT_EQ(answer->response.rcode, 2);
   EXPECT_LT(answer->took, absl::Milliseconds(150));
   EXPECT_EQ(Metric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 0);
+}
+
+// A backend that is up but slow: the client gets the stale answer after the client-response
+// timer (RFC 8767 §5), not after the deadline, and the backend's late answer refreshes the
+// cache without reaching the client twice.
+TEST(FrontendStaleClientTimer, SlowBackendStaleAnswerAtTheTimerThenTheLateAnswerIsCached) {
+  testing::FakeUdpBackend backend;
+  ASSERT_NE(backend.port(), 0);
+  backend.a_record_ttl = 1;
+  backend.answering = true;
+  auto started = testing::StartFrontend(
+      {testing::LoopbackBackend(backend.port())},
+      {"--dns-serve-stale-seconds", "60", "--dns-stale-answer-client-timeout-ms", "100",
+       "--dns-backend-timeout-ms", "2000", "--metrics-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(started.ok()) << started.status();
+  const onepass::testing::ServerProcess& frontend = **started;
+  auto fresh = Ask(frontend.port(), MakeQuery("slow.example.com", "A", {.id = 1}));
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  ASSERT_EQ(fresh->response.answer.size(), 1u);
+  const absl::Time cached = absl::Now();
+  absl::SleepFor(cached + absl::Milliseconds(1100) - absl::Now());  // past its TTL of 1 s
+
+  backend.delay_ms = 600;
+  backend.a_record_ttl = 300;
+  auto stale = Ask(frontend.port(), MakeQuery("slow.example.com", "A", {.id = 2}));
+  ASSERT_TRUE(stale.ok()) << stale.status();
+  EXPECT_EQ(stale->response.rcode, 0);
+  EXPECT_EQ(stale->response.id, 2);
+  EXPECT_EQ(stale->response.answer, WithTtl(fresh->response.answer, "30"));
+  EXPECT_GE(stale->took, absl::Milliseconds(95)) << "not before the timer";
+  EXPECT_LT(stale->took, absl::Milliseconds(550)) << "at the 100 ms timer, not the answer";
+  EXPECT_EQ(Metric(frontend, "onepass_dns_frontend_cache_total{result=\"stale_client_timeout\"}"),
+            1);
+  EXPECT_EQ(backend.received, 2);
+
+  // The backend's answer (600 ms after it was asked) refreshed the cache: fresh, unasked.
+  const std::string refreshed =
+      "onepass_dns_frontend_queries_total{outcome=\"refreshed_after_stale\"}";
+  const absl::Time give_up = absl::Now() + absl::Seconds(3);
+  while (Metric(frontend, refreshed) < 1 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_EQ(Metric(frontend, refreshed), 1);
+  auto again = Ask(frontend.port(), MakeQuery("slow.example.com", "A", {.id = 3}));
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ(again->response.answer.size(), 1u);
+  EXPECT_TRUE(again->response.answer == WithTtl(fresh->response.answer, "300") ||
+              again->response.answer == WithTtl(fresh->response.answer, "299"))
+      << again->response.answer[0] << ": the refreshed answer, TTL 300 aged under 2 s";
+  EXPECT_LT(again->took, absl::Milliseconds(300)) << "from the cache";
+  EXPECT_EQ(backend.received, 2) << "not asked again";
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -205,11 +206,18 @@ TEST_F(FrontendTcRetry, NsdStoppedMidwayServfailWithinTheDeadline) {
   }
 }
 
+// What the fake backend's TCP side does with the queries it reads.
+enum class TcpBehavior {
+  kSilent,                // reads, never answers
+  kCloseFirstThenAnswer,  // closes its first connection after reading; answers on the others
+};
+
 // A backend inside the test: UDP on a loopback port answers every query with itself, QR and
-// TC set; TCP on the same port accepts and reads, and never answers.
+// TC set; TCP on the same port accepts and reads, and answers as `tcp` says (the query
+// itself with QR set: NOERROR, no records).
 class TruncatingBackend {
  public:
-  TruncatingBackend() {
+  explicit TruncatingBackend(TcpBehavior tcp = TcpBehavior::kSilent) : tcp_behavior_(tcp) {
     for (int attempt = 0; attempt < 20 && port_ == 0; ++attempt) Bind();
     thread_ = std::thread([this] { Serve(); });
   }
@@ -222,6 +230,7 @@ class TruncatingBackend {
   }
   int port() const { return port_; }
   std::atomic<int> tcp_queries_bytes{0};
+  std::atomic<int> tcp_accepted{0};
 
  private:
   void Bind() {
@@ -247,6 +256,8 @@ class TruncatingBackend {
   }
   void Serve() {
     std::vector<int> peers;
+    int first_peer = -1;
+    std::map<int, std::string> unread;  // per peer: bytes not yet a whole frame
     std::vector<uint8_t> buffer(65536);
     while (!stop_) {
       std::vector<pollfd> fds = {{udp_, POLLIN, 0}, {tcp_, POLLIN, 0}};
@@ -265,22 +276,43 @@ class TruncatingBackend {
       }
       if (fds[1].revents & POLLIN) {
         const int peer = accept4(tcp_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (peer >= 0) peers.push_back(peer);
+        if (peer >= 0) {
+          if (tcp_accepted++ == 0) first_peer = peer;
+          peers.push_back(peer);
+        }
       }
       for (size_t i = 2; i < fds.size(); ++i) {
         if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        const ssize_t n = recv(fds[i].fd, buffer.data(), buffer.size(), 0);
-        if (n > 0) {
-          tcp_queries_bytes += static_cast<int>(n);
-        } else {  // the frontend closed it (its io timeout): stop polling it
-          close(fds[i].fd);
-          peers.erase(std::find(peers.begin(), peers.end(), fds[i].fd));
+        const int peer = fds[i].fd;
+        const ssize_t n = recv(peer, buffer.data(), buffer.size(), 0);
+        const bool close_now =
+            tcp_behavior_ == TcpBehavior::kCloseFirstThenAnswer && peer == first_peer && n > 0;
+        if (n > 0) tcp_queries_bytes += static_cast<int>(n);
+        if (n <= 0 || close_now) {  // the frontend closed it (its io timeout), or we do
+          close(peer);
+          peers.erase(std::find(peers.begin(), peers.end(), peer));
+          unread.erase(peer);
+          if (peer == first_peer) first_peer = -2;  // its number may be reused
+          continue;
+        }
+        if (tcp_behavior_ == TcpBehavior::kSilent) continue;
+        std::string& bytes = unread[peer];
+        bytes.append(reinterpret_cast<const char*>(buffer.data()), static_cast<size_t>(n));
+        while (bytes.size() >= 2) {
+          const size_t length =
+              (size_t{static_cast<uint8_t>(bytes[0])} << 8) | static_cast<uint8_t>(bytes[1]);
+          if (bytes.size() < 2 + length) break;
+          std::string answer = bytes.substr(0, 2 + length);
+          bytes.erase(0, 2 + length);
+          if (length >= 12) answer[4] = static_cast<char>(answer[4] | 0x80);  // QR
+          send(peer, answer.data(), answer.size(), MSG_NOSIGNAL);
         }
       }
     }
     for (int peer : peers) close(peer);
   }
 
+  const TcpBehavior tcp_behavior_;
   int udp_ = -1;
   int tcp_ = -1;
   int port_ = 0;
@@ -312,6 +344,30 @@ TEST(FrontendTcRetryFailure, SilentTcpBackendServfailAtTheQueryDeadlineNeverTrun
   EXPECT_EQ(Metric(**frontend, kRetriesSent), 3);
   EXPECT_EQ(Metric(**frontend, kRetriesFailed), 3);
   EXPECT_EQ(Metric(**frontend, kRetriesAnswered), 0);
+}
+
+TEST(FrontendTcRetryFailure, TcpConnectionThatBreaksIsRetriedOnceOnANewOneAndAnswers) {
+  // The backend closes its first TCP connection after reading the query, unanswered: the
+  // query goes once more, unchanged, on a new pooled connection, whose answer the client gets.
+  TruncatingBackend backend(TcpBehavior::kCloseFirstThenAnswer);
+  ASSERT_NE(backend.port(), 0);
+  auto frontend = StartFrontend(backend.port(),
+                                {"--dns-backend-timeout-ms", "2000", "--dns-cache-entries", "0"});
+  ASSERT_TRUE(frontend.ok()) << frontend.status();
+  const std::vector<uint8_t> query = MakeQuery("big.tc.example", "TXT", {.id = 321});
+  const absl::Time start = absl::Now();
+  auto reply = ExchangeTcp((*frontend)->port(), {query});
+  ASSERT_TRUE(reply.ok() && reply->size() == 1u);
+  auto decoded = testing::DecodeResponse((*reply)[0]);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->rcode, 0) << "the second connection's answer, not SERVFAIL";
+  EXPECT_EQ(decoded->id, 321);
+  EXPECT_FALSE(decoded->tc);
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(1500)) << "at once, not at the deadline";
+  EXPECT_EQ(backend.tcp_accepted, 2);
+  EXPECT_EQ(Metric(**frontend, "onepass_upstream_stream_resent_total"), 1);
+  EXPECT_EQ(Metric(**frontend, kRetriesAnswered), 1);
+  EXPECT_EQ(Metric(**frontend, kRetriesFailed), 0);
 }
 
 }  // namespace

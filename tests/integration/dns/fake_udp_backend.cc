@@ -13,7 +13,27 @@
 
 namespace onepass::dns::testing {
 
-FakeUdpBackend::FakeUdpBackend(absl::Duration delay) : delay_(delay) {
+namespace {
+
+// `message` (a whole message, QR set) with one answer record after its question: its name, A
+// 127.0.0.1 with `ttl`. Unchanged when the question cannot be walked.
+std::vector<uint8_t> WithARecord(std::vector<uint8_t> message, uint32_t ttl) {
+  size_t at = 12;
+  while (at < message.size() && message[at] != 0) at += 1 + message[at];
+  at += 1 + 4;  // the root label, QTYPE, QCLASS
+  if (at > message.size()) return message;
+  std::vector<uint8_t> record = {0xc0, 0x0c, 0, 1, 0, 1};  // the question's name; A, IN
+  for (int shift = 24; shift >= 0; shift -= 8) record.push_back(static_cast<uint8_t>(ttl >> shift));
+  record.insert(record.end(), {0, 4, 127, 0, 0, 1});  // RDLENGTH, 127.0.0.1
+  message.insert(message.begin() + static_cast<ptrdiff_t>(at), record.begin(), record.end());
+  message[7] = 1;  // ANCOUNT
+  return message;
+}
+
+}  // namespace
+
+FakeUdpBackend::FakeUdpBackend(absl::Duration delay)
+    : delay_ms(static_cast<int>(absl::ToInt64Milliseconds(delay))) {
   fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -45,10 +65,11 @@ void FakeUdpBackend::Serve() {
     if (n < 12) continue;  // not a DNS header
     ++received;
     if (!answering) continue;
-    if (delay_ > absl::ZeroDuration()) absl::SleepFor(delay_);
-    buffer[2] |= 0x80;  // QR
-    sendto(fd_, buffer.data(), static_cast<size_t>(n), 0, reinterpret_cast<sockaddr*>(&from),
-           from_length);
+    if (const int delay = delay_ms; delay > 0) absl::SleepFor(absl::Milliseconds(delay));
+    std::vector<uint8_t> answer(buffer.begin(), buffer.begin() + n);
+    answer[2] |= 0x80;  // QR
+    if (a_record_ttl > 0) answer = WithARecord(std::move(answer), a_record_ttl);
+    sendto(fd_, answer.data(), answer.size(), 0, reinterpret_cast<sockaddr*>(&from), from_length);
   }
 }
 

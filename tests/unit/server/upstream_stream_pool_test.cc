@@ -33,6 +33,9 @@ ptrdiff_t TwoByteFrameLength(absl::Span<const uint8_t> bytes) {
   return bytes.size() < 2 + length ? 0 : static_cast<ptrdiff_t>(2 + length);
 }
 
+// The key of a request and its answer (the echo): the payload's first byte.
+uint64_t FirstByteKey(absl::Span<const uint8_t> frame) { return frame.size() > 2 ? frame[2] : 256; }
+
 std::string Frame(const std::string& payload) {
   return std::string{static_cast<char>(payload.size() >> 8),
                      static_cast<char>(payload.size() & 0xff)} +
@@ -41,11 +44,13 @@ std::string Frame(const std::string& payload) {
 
 // What the fake upstream does with the frames it reads on a connection.
 enum class Behavior {
-  kEcho,           // each frame back at once
-  kReversePairs,   // frames two at a time, answered in reverse order
-  kEchoThenClose,  // the first frame back, then close
-  kSilent,         // read, never answer
-  kInvalidAnswer,  // answer with a zero-length frame (the framer rejects it)
+  kEcho,                  // each frame back at once
+  kReversePairs,          // frames two at a time, answered in reverse order
+  kEchoThenClose,         // the first frame back, then close
+  kSilent,                // read, never answer
+  kInvalidAnswer,         // answer with a zero-length frame (the framer rejects it)
+  kCloseFirstConnection,  // the first connection: read a frame, close; later ones: echo
+  kCloseUnanswered,       // read a frame, close without answering, on every connection
 };
 
 // A TCP upstream on 127.0.0.1 at a free port, served by one thread with poll (200 ms steps),
@@ -142,6 +147,16 @@ class FakeStreamUpstream {
       case Behavior::kInvalidAnswer:
         send(peer.fd, "\0\0", 2, MSG_NOSIGNAL);
         break;
+      case Behavior::kCloseFirstConnection:
+        if (peer.fd != connections_.front()) {
+          send(peer.fd, frame.data(), frame.size(), MSG_NOSIGNAL);
+          break;
+        }
+        [[fallthrough]];
+      case Behavior::kCloseUnanswered:
+        shutdown(peer.fd, SHUT_RDWR);
+        peer.fd = -1;  // closed by the destructor
+        break;
     }
   }
 
@@ -168,8 +183,10 @@ class StreamPoolTest : public ::testing::Test {
   StreamPoolTest() : base_(event_base_new(), &event_base_free) {}
 
   void Make(int port, int connections = 2, absl::Duration idle = absl::Seconds(10),
-            absl::Duration io = absl::Seconds(2)) {
+            absl::Duration io = absl::Seconds(2),
+            UpstreamStreamConfig::RequestKey key = &FirstByteKey) {
     UpstreamStreamConfig config;
+    config.request_key = key;
     config.frame_length = &TwoByteFrameLength;
     config.max_frame_bytes = 2 + 65535;
     config.connections = connections;
@@ -186,9 +203,9 @@ class StreamPoolTest : public ::testing::Test {
     const std::string frame = Frame(payload);
     return pool_->Send(0, {reinterpret_cast<const uint8_t*>(frame.data()), frame.size()});
   }
-  // Runs the event loop until `done` or 3 s.
-  bool RunUntil(const std::function<bool()>& done) {
-    const absl::Time give_up = absl::Now() + absl::Seconds(3);
+  // Runs the event loop until `done` or `limit`.
+  bool RunUntil(const std::function<bool()>& done, absl::Duration limit = absl::Seconds(3)) {
+    const absl::Time give_up = absl::Now() + limit;
     while (!done() && absl::Now() < give_up) {
       event_base_loop(base_.get(), EVLOOP_ONCE | EVLOOP_NONBLOCK);
       absl::SleepFor(absl::Milliseconds(1));
@@ -242,6 +259,70 @@ TEST_F(StreamPoolTest, ReconnectsAfterTheUpstreamClosed) {
   }
   EXPECT_EQ(upstream.accepted, 3);
   EXPECT_EQ(Stat(stats_.upstream_stream_lost), 0u);  // each closed with nothing outstanding
+  EXPECT_EQ(Stat(stats_.upstream_stream_resent), 0u) << "answered requests are not resent";
+  EXPECT_EQ(received_.size(), 3u);
+}
+
+TEST_F(StreamPoolTest, RequestsABrokenConnectionLostAreSentOnceMoreOnANewOne) {
+  FakeStreamUpstream upstream(Behavior::kCloseFirstConnection);
+  Make(upstream.port(), /*connections=*/1);
+  ASSERT_TRUE(Send("a lost"));
+  ASSERT_TRUE(Send("b lost"));
+  ASSERT_TRUE(RunUntil([&] { return received_.size() == 2; }));
+  EXPECT_EQ(std::set<std::string>(received_.begin(), received_.end()),
+            (std::set<std::string>{Frame("a lost"), Frame("b lost")}));
+  EXPECT_EQ(upstream.accepted, 2);
+  EXPECT_EQ(Stat(stats_.upstream_stream_lost), 1u);
+  EXPECT_EQ(Stat(stats_.upstream_stream_resent), 2u);
+  EXPECT_EQ(Stat(stats_.upstream_stream_resend_lost), 0u);
+  EXPECT_EQ(Stat(stats_.upstream_stream_sent), 4u);
+}
+
+TEST_F(StreamPoolTest, ARequestLostTwiceIsNotSentAThirdTime) {
+  FakeStreamUpstream upstream(Behavior::kCloseUnanswered);
+  Make(upstream.port(), /*connections=*/1);
+  ASSERT_TRUE(Send("doomed"));
+  ASSERT_TRUE(RunUntil([&] { return Stat(stats_.upstream_stream_resend_lost) == 1; }));
+  ASSERT_TRUE(RunUntil([&] { return pool_->open_connections(0) == 0; }));
+  RunUntil([] { return false; }, absl::Milliseconds(300));  // time for a third, were one made
+  EXPECT_EQ(upstream.accepted, 2);
+  EXPECT_EQ(upstream.frames, 2);
+  EXPECT_EQ(Stat(stats_.upstream_stream_resent), 1u);
+  EXPECT_TRUE(received_.empty());
+}
+
+TEST_F(StreamPoolTest, RequestsKeptForAResendAreBoundedAndForgottenWhenAnswered) {
+  FakeStreamUpstream silent(Behavior::kSilent);
+  Make(silent.port(), /*connections=*/1, absl::Seconds(10), /*io=*/absl::Seconds(20));
+  ASSERT_TRUE(Send("first"));
+  ASSERT_TRUE(RunUntil([&] { return silent.frames == 1; }));  // open and sent
+  // 60000-byte requests with distinct keys, sent as the socket takes them.
+  int sent = 1;
+  for (int i = 0; i < 40; ++i) {
+    sent += Send(std::string(1, static_cast<char>('A' + i)) + std::string(59999, 'x'));
+    RunUntil([&] { return silent.frames == sent; }, absl::Milliseconds(500));
+  }
+  EXPECT_GT(sent, 20) << "enough requests to pass the bound";
+  EXPECT_GT(pool_->kept_bytes(0), UpstreamStreamPool::kMaxKeptBytes - 60002);
+  EXPECT_LE(pool_->kept_bytes(0), UpstreamStreamPool::kMaxKeptBytes);
+
+  FakeStreamUpstream echo(Behavior::kEcho);
+  Make(echo.port(), 1);
+  ASSERT_TRUE(Send("a"));
+  ASSERT_TRUE(Send("b"));
+  ASSERT_TRUE(RunUntil([&] { return received_.size() == 2; }));
+  EXPECT_EQ(pool_->kept_bytes(0), 0u) << "answered: nothing left to resend";
+}
+
+TEST_F(StreamPoolTest, WithoutARequestKeyNothingIsResent) {
+  FakeStreamUpstream upstream(Behavior::kCloseFirstConnection);
+  Make(upstream.port(), 1, absl::Seconds(10), absl::Seconds(2), /*key=*/nullptr);
+  ASSERT_TRUE(Send("lost for good"));
+  ASSERT_TRUE(RunUntil([&] { return Stat(stats_.upstream_stream_lost) == 1; }));
+  RunUntil([] { return false; }, absl::Milliseconds(300));  // time for a resend, were one made
+  EXPECT_EQ(upstream.accepted, 1);
+  EXPECT_EQ(Stat(stats_.upstream_stream_resent), 0u);
+  EXPECT_TRUE(received_.empty());
 }
 
 TEST_F(StreamPoolTest, IdleConnectionClosedAfterIdleTimeout) {
@@ -261,6 +342,8 @@ TEST_F(StreamPoolTest, SilentUpstreamCutAfterIoTimeoutRequestsLost) {
   ASSERT_TRUE(RunUntil([&] { return upstream.frames == 1; }));
   ASSERT_TRUE(RunUntil([&] { return pool_->open_connections(0) == 0; }));
   EXPECT_EQ(Stat(stats_.upstream_stream_lost), 1u);
+  EXPECT_EQ(Stat(stats_.upstream_stream_resent), 0u) << "a silent upstream is slow, not gone";
+  EXPECT_EQ(upstream.accepted, 1);
   EXPECT_TRUE(received_.empty());
 }
 
@@ -268,7 +351,9 @@ TEST_F(StreamPoolTest, FrameTheFramerRejectsClosesTheConnection) {
   FakeStreamUpstream upstream(Behavior::kInvalidAnswer);
   Make(upstream.port());
   ASSERT_TRUE(Send("x"));
-  ASSERT_TRUE(RunUntil([&] { return Stat(stats_.upstream_stream_lost) == 1; }));
+  // Lost on the first connection, resent, lost on the second: given up.
+  ASSERT_TRUE(RunUntil([&] { return Stat(stats_.upstream_stream_resend_lost) == 1; }));
+  EXPECT_EQ(Stat(stats_.upstream_stream_lost), 2u);
   EXPECT_EQ(pool_->open_connections(0), 0);
   EXPECT_TRUE(received_.empty());
 }
@@ -287,8 +372,9 @@ TEST_F(StreamPoolTest, RefusedConnectCountedAndTheNextRequestTriesAgain) {
   Send("x");  // may fail at once or once the refusal is read
   ASSERT_TRUE(RunUntil([&] { return Stat(stats_.upstream_stream_connect_errors) >= 1; }));
   ASSERT_TRUE(RunUntil([&] { return pool_->open_connections(0) == 0; }));
+  const uint64_t errors = Stat(stats_.upstream_stream_connect_errors);  // 2 with the resend
   Send("y");
-  ASSERT_TRUE(RunUntil([&] { return Stat(stats_.upstream_stream_connect_errors) >= 2; }));
+  ASSERT_TRUE(RunUntil([&] { return Stat(stats_.upstream_stream_connect_errors) > errors; }));
   EXPECT_EQ(Stat(stats_.upstream_stream_connects), 0u);
 }
 

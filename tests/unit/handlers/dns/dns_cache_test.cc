@@ -248,5 +248,87 @@ TEST_F(StaleCacheTest, StaleEntriesCountTowardsTheBoundAndAreEvictedFirstWhenLea
   EXPECT_FALSE(Stale(queries[0], out)) << "evicted: the least recently used";
 }
 
+// `response` with an OPT record (UDP 1232, DO) holding `options` added to its additional
+// section, followed by an A record there when `record_after`.
+std::vector<uint8_t> WithOpt(std::vector<uint8_t> response, const std::vector<uint8_t>& options,
+                             bool record_after = false) {
+  response.insert(response.end(), {0, 0, 41, 0x04, 0xd0, 0, 0, 0x80, 0});
+  response.push_back(static_cast<uint8_t>(options.size() >> 8));
+  response.push_back(static_cast<uint8_t>(options.size()));
+  response.insert(response.end(), options.begin(), options.end());
+  if (record_after) {
+    response.insert(response.end(), {0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 1, 44, 0, 4, 192, 0, 2, 9});
+  }
+  WriteU16(response.data() + 10, record_after ? 2 : 1);
+  return response;
+}
+
+// The message in `out` (framed) as bytes.
+std::vector<uint8_t> Message(const OutputBuffer& out) {
+  return std::vector<uint8_t>(out.data() + 2, out.data() + out.size());
+}
+
+const std::vector<uint8_t> kStaleEde = {0, 15, 0, 2, 0, 3};  // RFC 8914: EDE, INFO-CODE 3
+
+TEST_F(StaleCacheTest, StaleAnswerWithOptGetsEdeStaleAnswerAppendedRdlengthFixedArcountKept) {
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A", {.edns = true});
+  const std::vector<uint8_t> stored = WithOpt(Response(query, kRcodeNoError, 300), {});
+  Store(query, stored);
+  OutputBuffer out(70000);
+  ASSERT_TRUE(Lookup(query, out));
+  EXPECT_EQ(Message(out).size(), stored.size()) << "a fresh answer gets no EDE";
+  now_ += absl::Seconds(300);
+  out.Clear();
+  ASSERT_TRUE(Stale(query, out));
+  // Expected: the stored bytes with the query's ID, TTL 30, RDLENGTH 6, the option at the end.
+  std::vector<uint8_t> expected = stored;
+  WriteU16(expected.data(), ReadU16(query.data()));
+  WriteU32(expected.data() + kHeaderBytes + QnameBytes(query) + 4 + 6, 30);
+  WriteU16(expected.data() + expected.size() - 2, 6);
+  expected.insert(expected.end(), kStaleEde.begin(), kStaleEde.end());
+  EXPECT_EQ(Message(out), expected);
+  EXPECT_EQ(ReadU16(out.data()), expected.size()) << "the length prefix counts the option";
+  auto decoded = testing::DecodeResponse(Message(out));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_TRUE(decoded->has_opt);
+  EXPECT_TRUE(decoded->opt_do) << "the backend's OPT flags are kept";
+  EXPECT_EQ(decoded->opt_options, std::vector<std::string>{"15:0003"});
+  // Served again: the stored bytes are untouched (one option, not two).
+  out.Clear();
+  ASSERT_TRUE(Stale(query, out));
+  EXPECT_EQ(Message(out), expected);
+}
+
+TEST_F(StaleCacheTest, EdeGoesAfterTheBackendsOwnOptions) {
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A", {.edns = true});
+  const std::vector<uint8_t> cookie = {0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8};
+  Store(query, WithOpt(Response(query, kRcodeNoError, 300), cookie));
+  now_ += absl::Seconds(300);
+  OutputBuffer out(70000);
+  ASSERT_TRUE(Stale(query, out));
+  auto decoded = testing::DecodeResponse(Message(out));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->opt_options, (std::vector<std::string>{"10:0102030405060708", "15:0003"}));
+}
+
+TEST_F(StaleCacheTest, NoOptOrOptNotLastNoEde) {
+  const std::vector<uint8_t> plain = MakeQuery("plain.example.com", "A");
+  const std::vector<uint8_t> without_opt = Response(plain, kRcodeNoError, 300);
+  Store(plain, without_opt);
+  const std::vector<uint8_t> odd = MakeQuery("odd.example.com", "A", {.edns = true});
+  const std::vector<uint8_t> opt_first = WithOpt(Response(odd, kRcodeNoError, 300), {}, true);
+  Store(odd, opt_first);
+  now_ += absl::Seconds(300);
+  OutputBuffer out(70000);
+  ASSERT_TRUE(Stale(plain, out));
+  EXPECT_EQ(Message(out).size(), without_opt.size()) << "no OPT: nothing added";
+  out.Clear();
+  ASSERT_TRUE(Stale(odd, out));
+  EXPECT_EQ(Message(out).size(), opt_first.size()) << "a record after the OPT: left alone";
+  auto decoded = testing::DecodeResponse(Message(out));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_TRUE(decoded->opt_options.empty());
+}
+
 }  // namespace
 }  // namespace onepass::dns

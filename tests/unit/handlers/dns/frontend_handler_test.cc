@@ -209,6 +209,40 @@ TEST_F(FrontendTest, TimeoutGivesServfailThenDownThenImmediateServfailThenProbeM
   EXPECT_EQ(Send(Framed(query), 21, out).action, Action::kWaitUpstream);
 }
 
+// Our own SERVFAIL (deadline, then every backend down) to a query with EDNS carries an OPT
+// with EDE 22 "No Reachable Authority" (RFC 8914 §4.23) and the query's DO; without EDNS, none.
+TEST_F(FrontendTest, OwnServfailCarriesEde22OnlyForEdnsQueries) {
+  config_.down_after = 1;
+  Make();
+  OutputBuffer out(1 << 17);
+  const std::vector<uint8_t> edns =
+      MakeQuery("www.example.com", "A", {.id = 1, .edns = true, .do_bit = true});
+  ASSERT_EQ(Send(Framed(edns), 1, out).action, Action::kWaitUpstream);
+  UpstreamAnswer answer;
+  UpstreamQueue probes;
+  OutputBuffer expired(1 << 17);
+  ASSERT_TRUE(handler_->TakeExpired(now_ + absl::Seconds(1), expired, answer, probes));
+  auto timed_out = testing::DecodeResponse(expired.data() + 2, expired.size() - 2);
+  ASSERT_TRUE(timed_out.ok()) << timed_out.status();
+  EXPECT_EQ(timed_out->rcode, kRcodeServFail);
+  EXPECT_TRUE(timed_out->has_opt);
+  EXPECT_TRUE(timed_out->opt_do);
+  EXPECT_EQ(timed_out->opt_options, std::vector<std::string>{"15:0016"});
+  ASSERT_FALSE(handler_->backends().up(0));
+  OutputBuffer down(1 << 17);
+  EXPECT_EQ(Send(Framed(edns), 2, down).action, Action::kWriteThenClose);
+  auto all_down = testing::DecodeResponse(down.data() + 2, down.size() - 2);
+  ASSERT_TRUE(all_down.ok()) << all_down.status();
+  EXPECT_EQ(all_down->rcode, kRcodeServFail);
+  EXPECT_EQ(all_down->opt_options, std::vector<std::string>{"15:0016"});
+  OutputBuffer plain(1 << 17);
+  Send(Framed(MakeQuery("www.example.com", "A")), 3, plain);
+  auto no_edns = testing::DecodeResponse(plain.data() + 2, plain.size() - 2);
+  ASSERT_TRUE(no_edns.ok()) << no_edns.status();
+  EXPECT_EQ(no_edns->rcode, kRcodeServFail);
+  EXPECT_FALSE(no_edns->has_opt);
+}
+
 // A backend reply with TC=1: not for the client, whose TCP connection must never carry a
 // truncated answer (RFC 7766 §5); the same query, same ID, goes to the same backend over TCP.
 TEST_F(FrontendTest, TruncatedReplyIsRetriedOverTcpAndOnlyTheFullAnswerReachesTheClient) {
