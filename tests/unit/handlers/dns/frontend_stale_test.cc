@@ -69,6 +69,14 @@ class FrontendStaleTest : public ::testing::Test {
     answer = UpstreamAnswer();
     return handler_->TakeExpired(at, out, answer, probes_);
   }
+  // Asks for kName TXT with `id`, which the backend never answers, then runs the deadlines
+  // `after` from now into `expired`.
+  bool AskThenExpire(uint16_t id, absl::Duration after, OutputBuffer& expired,
+                     UpstreamAnswer& answer) {
+    OutputBuffer out(1 << 17);
+    Ask(MakeQuery(kName, "TXT", {.id = id}), out);
+    return Expire(now_ + after, expired, answer);
+  }
   uint64_t Count(FrontendCounter c) const { return counters_.Read(static_cast<size_t>(c)); }
 
   // The answer framed in `out`: its ID, RCODE, and its one record's "TTL rdata".
@@ -167,11 +175,9 @@ TEST_F(FrontendStaleTest, ClientTimerOffOrNothingStaleTheQueryWaitsForTheBackend
 TEST_F(FrontendStaleTest, DeadlineGivesStaleNotServfailThenStaleUnaskedForTheRecheckWindow) {
   Make();
   CacheThenExpire();
-  OutputBuffer out(1 << 17);
-  Ask(MakeQuery(kName, "TXT", {.id = 0x4444}), out);
   UpstreamAnswer answer;
   OutputBuffer expired(1 << 17);
-  ASSERT_TRUE(Expire(now_ + absl::Seconds(1), expired, answer));
+  ASSERT_TRUE(AskThenExpire(0x4444, absl::Seconds(1), expired, answer));
   ASSERT_TRUE(answer.matched);
   const Seen stale = Decode(expired);
   EXPECT_EQ(stale.rcode, 0) << "RFC 8767 §5: stale rather than SERVFAIL";
@@ -199,15 +205,14 @@ TEST_F(FrontendStaleTest, RecheckWindowZeroAsksEveryTime) {
   config_.cache.stale_refresh_seconds = 0;
   Make();
   CacheThenExpire();
-  OutputBuffer out(1 << 17);
-  Ask(MakeQuery(kName, "TXT"), out);
   UpstreamAnswer answer;
   OutputBuffer expired(1 << 17);
-  ASSERT_TRUE(Expire(now_ + absl::Seconds(1), expired, answer));
+  ASSERT_TRUE(AskThenExpire(0x1234, absl::Seconds(1), expired, answer));
   EXPECT_EQ(Decode(expired).record, "30 \"abc\"");
   now_ += absl::Seconds(1);  // the time of the failure
   queue_.Clear();
-  EXPECT_EQ(Ask(MakeQuery(kName, "TXT"), out).action, Action::kWaitUpstream);
+  OutputBuffer again(1 << 17);
+  EXPECT_EQ(Ask(MakeQuery(kName, "TXT"), again).action, Action::kWaitUpstream);
 }
 
 TEST_F(FrontendStaleTest, BackendServfailGivesTheStaleAnswer) {
@@ -231,11 +236,9 @@ TEST_F(FrontendStaleTest, WithoutServeStaleTheDeadlineIsServfail) {
   config_.cache.serve_stale_seconds = 0;
   Make();
   CacheThenExpire();
-  OutputBuffer out(1 << 17);
-  Ask(MakeQuery(kName, "TXT"), out);
   UpstreamAnswer answer;
   OutputBuffer expired(1 << 17);
-  ASSERT_TRUE(Expire(now_ + absl::Seconds(1), expired, answer));
+  ASSERT_TRUE(AskThenExpire(0x1234, absl::Seconds(1), expired, answer));
   EXPECT_EQ(Decode(expired).rcode, kRcodeServFail);
 }
 
@@ -243,11 +246,9 @@ TEST_F(FrontendStaleTest, StaleAnsweredQueryWhoseBackendNeverAnswersGetsNoSecond
   config_.stale_client_timeout = absl::Milliseconds(300);
   Make();
   CacheThenExpire();
-  OutputBuffer out(1 << 17);
-  Ask(MakeQuery(kName, "TXT"), out);
   UpstreamAnswer answer;
   OutputBuffer expired(1 << 17);
-  ASSERT_TRUE(Expire(now_ + absl::Milliseconds(300), expired, answer));
+  ASSERT_TRUE(AskThenExpire(0x1234, absl::Milliseconds(300), expired, answer));
   ASSERT_TRUE(answer.matched);
   ASSERT_TRUE(Expire(now_ + absl::Seconds(1), expired, answer)) << "the deadline is taken";
   EXPECT_FALSE(answer.matched) << "the client had its answer";
