@@ -44,7 +44,7 @@ compare=""
 steering_modes=""
 io_modes=""
 net=lo
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { header_usage "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;

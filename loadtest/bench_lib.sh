@@ -3,6 +3,10 @@
 # Shared by loadtest/bench.sh and loadtest/scaling.sh (sourced, not run). Plain bash + coreutils
 # (no python, no jq) so the scripts run from a static build directory on a bare machine.
 
+# header_usage SCRIPT: SCRIPT's --help, the comment block at its top (after the #! line, up
+# to the first line that is not a comment).
+header_usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$1"; }
+
 # Finds a binary: $2 (an explicit path from the environment) or $BIN_DIR/{.,server,loadtest}/$1.
 find_binary() {
   local name=$1 explicit=$2 dir

@@ -18,6 +18,8 @@
 # Bounded: about 6 minutes with the defaults.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=loadtest/bench_lib.sh
+source "$here/bench_lib.sh"
 bin=.devpkg
 seconds=5
 server_cpu=0
@@ -26,7 +28,7 @@ client_cpus=8-15
 frontend_client_cpus=4-15
 counts="1 2 4 8"
 only=scaling,frontend,frontend-lo,bench
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { header_usage "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --bin) bin=$2; shift 2 ;;
@@ -49,13 +51,10 @@ for tool in ip nsd dnsdist kdig taskset chrt flock pgrep ss; do
   printf '  %s: %s\n' "$tool" "$(command -v "$tool" || echo missing)"
 done
 net=veth
-if ! ip netns add "onepass-probe-$$" 2> /dev/null ||
-  ! ip link add "opp$$s" type veth peer name "opp$$c" netns "onepass-probe-$$" 2> /dev/null; then
+if ! net_veth_possible; then
   echo "device-bench: no network namespace or veth here: --net lo for every run"
   net=lo
 fi
-ip link del "opp$$s" 2> /dev/null
-ip netns del "onepass-probe-$$" 2> /dev/null
 want() { [[ ",$only," == *",$1,"* ]]; }
 section() { echo; echo "######## $* ($(date -u +%T))"; }
 

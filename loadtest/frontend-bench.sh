@@ -72,7 +72,7 @@ with_dnsdist=1
 rps=1
 net=lo
 io_loops=epoll
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+usage() { header_usage "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;

@@ -90,6 +90,17 @@ net_steer() {
   fi
 }
 
+# net_veth_possible: whether this machine can make a network namespace and a veth pair (root,
+# a kernel with CONFIG_NET_NS and CONFIG_VETH, iproute2); leaves nothing behind.
+net_veth_possible() {
+  local ns="onepass-probe-$$" made=0
+  ip netns add "$ns" 2> /dev/null || return 1
+  ip link add "opp$$s" type veth peer name "opp$$c" netns "$ns" 2> /dev/null && made=1
+  ip link del "opp$$s" 2> /dev/null
+  ip netns del "$ns" 2> /dev/null
+  [ "$made" = 1 ]
+}
+
 # Namespaces left by a run that was killed before its teardown (its PID gone): their links
 # hold the fixed addresses this run needs.
 net_remove_stale() {

@@ -21,7 +21,7 @@ client_cpu0=8
 seconds=8
 io_modes="epoll uring"
 BIN_DIR=""
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { header_usage "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --workers) workers=$2; shift 2 ;;

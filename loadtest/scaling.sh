@@ -36,7 +36,7 @@ BIN_DIR=""
 out_dir=""
 net=lo
 server_extra=""
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { header_usage "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;

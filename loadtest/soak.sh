@@ -22,7 +22,7 @@ interval=10
 server_cpus=0
 client_cpus=1
 BIN_DIR=""
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { header_usage "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --minutes) minutes=$2; shift 2 ;;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/config.h"
 #include "absl/time/time.h"
 
 namespace onepass {
@@ -131,8 +132,18 @@ struct ServerConfig {
   // --private-fd-tables: each worker thread gets its own file-descriptor table
   // (unshare(CLONE_FILES)), so that accept4 and close on one core do not contend for the
   // process's one table lock with the others (docs/design.md "Private descriptor tables").
-  bool private_fd_tables = false;  // onepassd's flag defaults to true; false for in-process users
+  bool private_fd_tables = false;  // onepassd's flag: kPrivateFdTablesByDefault
 };
+
+// onepassd's --private-fd-tables default. ThreadSanitizer keys descriptors by number for the
+// whole process: with private tables the same number names a different socket in each worker,
+// and TSan reports races between workers that share no descriptor (accept4 in one, epoll_ctl
+// in another), so a TSan build shares one table.
+#ifdef ABSL_HAVE_THREAD_SANITIZER
+inline constexpr bool kPrivateFdTablesByDefault = false;
+#else
+inline constexpr bool kPrivateFdTablesByDefault = true;
+#endif
 
 }  // namespace onepass
 

@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/base/config.h"
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -60,15 +59,7 @@ ABSL_FLAG(std::string, io, "epoll",
           "send and close batched on a ring; --dns-backend's upstreams run on it too; only in a "
           "build with -DONEPASS_IO_URING=ON, and not with --proxy-protocol-from). "
           "docs/design.md \"The io_uring worker\".");
-// ThreadSanitizer keys descriptors by number for the whole process. With private tables the same
-// number names a different socket in each worker, and TSan reports races between workers that
-// share no descriptor (accept4 in one, epoll_ctl in another); a TSan build shares one table.
-#ifdef ABSL_HAVE_THREAD_SANITIZER
-constexpr bool kPrivateFdTablesByDefault = false;
-#else
-constexpr bool kPrivateFdTablesByDefault = true;
-#endif
-ABSL_FLAG(bool, private_fd_tables, kPrivateFdTablesByDefault,
+ABSL_FLAG(bool, private_fd_tables, onepass::kPrivateFdTablesByDefault,
           "Give each worker thread a file-descriptor table of its own (unshare(CLONE_FILES)): "
           "accept4 and close then take no lock shared with the other workers, which on 8 cores "
           "cost ~8% of the server's CPU (loadtest/README.md \"8 cores\"). "

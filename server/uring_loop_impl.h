@@ -124,6 +124,8 @@ class UringLoop final : public FinalSendQueue, public UpstreamDelivery {
   void Unpark(Slot* slot);
   Slot* AcquireSlot();
   void Expire(SteadyTime now);
+  // Brings next_deadline_ forward to `at` if it is sooner.
+  void NoteDeadline(SteadyTime at);
   void BeginDrain();
   void AcceptQueuedAndCloseListeners();
   bool Done() const;

@@ -94,9 +94,7 @@ void UringLoop::Park(Slot* slot) {
     // (DeliverUpstream). The deadline is a backstop for answers that can no longer come, as on
     // the libevent loop (Worker::Park).
     slot->deadline = onepass::After(Clock::now(), Worker::kUpstreamBackstop);
-    if (!next_deadline_.has_value() || slot->deadline < *next_deadline_) {
-      next_deadline_ = slot->deadline;
-    }
+    NoteDeadline(slot->deadline);
     return;
   }
   ParkedConnection parked;
@@ -114,7 +112,7 @@ void UringLoop::Park(Slot* slot) {
   const ParkDeadline deadline = ComputeParkDeadline(parked, now, w_.config_, load);
   connection.deadlines() = deadline.deadlines;
   slot->deadline = deadline.at;
-  if (!next_deadline_.has_value() || deadline.at < *next_deadline_) next_deadline_ = deadline.at;
+  NoteDeadline(deadline.at);
   const bool to_write =
       state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
   io_uring_sqe* sqe = Sqe();
@@ -181,11 +179,11 @@ void UringLoop::Expire(SteadyTime now) {
       Close(slot);
     }
   }
-  for (const Slot* slot : parked_) {
-    if (!next_deadline_.has_value() || slot->deadline < *next_deadline_) {
-      next_deadline_ = slot->deadline;
-    }
-  }
+  for (const Slot* slot : parked_) NoteDeadline(slot->deadline);
+}
+
+void UringLoop::NoteDeadline(SteadyTime at) {
+  if (!next_deadline_.has_value() || at < *next_deadline_) next_deadline_ = at;
 }
 
 void UringLoop::BeginDrain() {

@@ -67,3 +67,9 @@ print(c.recv(100).decode())' "$NET_SERVER_IP" "$port" "$source")
   net_setup veth 0 1
   [ -z "$(ip netns list | grep '^onepass-bench-4999999' || true)" ]
 }
+
+@test "veth: the probe says yes here and leaves no namespace or link behind" {
+  net_veth_possible
+  [ "$(ip netns list | grep -c '^onepass-probe-')" -eq 0 ]
+  [ "$(ip -o link show | grep -c "opp$$s")" -eq 0 ]
+}

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/base/config.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -20,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "server/server_config.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"
@@ -117,12 +117,7 @@ int SocketsInTable(pid_t pid, const std::string& tid) {
 // which holds its listener; the main thread's table no longer holds any (it closed its copies),
 // so a worker's close at drain really closes its listener. With --private-fd-tables=false all
 // threads share the one table that holds both listeners. A ThreadSanitizer build shares by
-// default (server_main.cc: TSan's descriptor tracking assumes one table).
-#ifdef ABSL_HAVE_THREAD_SANITIZER
-constexpr bool kPrivateFdTablesByDefault = false;
-#else
-constexpr bool kPrivateFdTablesByDefault = true;
-#endif
+// default (kPrivateFdTablesByDefault: TSan's descriptor tracking assumes one table).
 
 TEST(OnepassdTest, PrivateFdTablesMoveEachListenerToItsWorkersTable) {
   for (const bool private_tables : {false, true}) {
