@@ -323,3 +323,41 @@ cleanup_work_dir() {
   fi
   rm -rf "$work"
 }
+
+# tree_commit: the short commit of the tree this script is in, "-dirty" when tracked files
+# differ from it, "nogit" outside a checkout.
+tree_commit() {
+  local tree commit
+  tree=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  commit=$(git -C "$tree" rev-parse --short HEAD 2>/dev/null) || { echo nogit; return 0; }
+  git -C "$tree" diff --quiet HEAD -- 2>/dev/null || commit+=-dirty
+  echo "$commit"
+}
+
+# write_result_file DIR NAME TITLE COMMAND TABLE-FILE [NOTES-FILE]: writes DIR/DATE-COMMIT-NAME.md
+# (loadtest/README.md "Results"): the date, the commit, the machine and its load, the command,
+# then the table as printed and the notes that came with it. Prints the file's path.
+write_result_file() {
+  local dir=$1 name=$2 title=$3 command=$4 table=$5 notes=${6:-} commit file
+  commit=$(tree_commit)
+  file="$dir/$(date -u +%F)-$commit-$name.md"
+  mkdir -p "$dir"
+  {
+    echo "# $title"
+    echo
+    echo "- date: $(date -u '+%F %H:%M UTC')"
+    echo "- commit: $commit"
+    echo "- machine: $(uname -r), nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')"
+    echo "- load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "- how to read the columns: loadtest/README.md"
+    echo
+    echo "    $command"
+    echo
+    sed 's/^/    /' "$table"
+    if [ -n "$notes" ] && [ -s "$notes" ]; then
+      echo
+      cat "$notes"
+    fi
+  } > "$file"
+  echo "$file"
+}
