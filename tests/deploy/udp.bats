@@ -11,8 +11,10 @@
 # who.example.com TXT "nsd" / "onepassd", so that each answer names the server that gave it.
 # kdig +notcp and kdig +tcp to the same address and port, from the client and from the server
 # host itself: UDP is answered by NSD, TCP by onepassd; then the same with onepassd as NSD's
-# TCP frontend (--dns-backend), where the TCP answer is NSD's data forwarded by onepassd.
-# Needs root, ip netns, nftables, nsd, kdig, and a built onepassd; skips with a message
+# TCP frontend (--dns-backend), where the TCP answer is NSD's data forwarded by onepassd. And
+# every file of deploy/udp/ passes its server's own configuration check.
+# Needs root, ip netns, nftables, nsd, kdig, knotc, unbound-checkconf, named-checkconf and a
+# built onepassd; skips with a message
 # otherwise (all of them come with scripts/install-deps.sh and the build).
 
 SERVICE=10.79.0.1
@@ -46,7 +48,8 @@ teardown() { stop_all; }
 prerequisites() {
   [ "$(id -u)" -eq 0 ] || { echo "needs root to create network namespaces"; return 1; }
   local tool pkg f
-  for tool in ip:iproute2 nft:nftables nsd:nsd kdig:knot-dnsutils ss:iproute2; do
+  for tool in ip:iproute2 nft:nftables nsd:nsd kdig:knot-dnsutils ss:iproute2 knotc:knot \
+    unbound-checkconf:unbound named-checkconf:bind9-utils; do
     pkg=${tool#*:} tool=${tool%%:*}
     command -v "$tool" >/dev/null || { echo "$tool not installed (apt-get install $pkg)"; return 1; }
   done
@@ -166,4 +169,13 @@ start_onepassd() {
   grep -q '^stats accepted=1 ' "$T/onepassd.log"
   grep -q ' upstream_sent=1 ' "$T/onepassd.log"
   grep -q ' upstream_received=1 ' "$T/onepassd.log"
+}
+
+@test "the settings in deploy/udp/ pass each server's own check" {
+  local udp=$BATS_TEST_DIRNAME/../../deploy/udp
+  nsd-checkconf "$udp/nsd.conf"
+  knotc -c "$udp/knot.conf" conf-check
+  unbound-checkconf "$udp/unbound.conf"
+  named-checkconf "$udp/named.conf"
+  ip netns exec "$NS_S" nft -c -f "$udp/onepass-udp.nft"
 }
