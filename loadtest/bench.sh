@@ -48,7 +48,7 @@ io_modes=""
 net=lo
 results_dir="$here/results"
 result_name=""
-command_line="loadtest/bench.sh $*"
+command_line=$(command_as_run "$0" "$@")
 usage() { header_usage "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in

@@ -324,10 +324,27 @@ cleanup_work_dir() {
   rm -rf "$work"
 }
 
+# command_as_run SCRIPT ARGS...: the command line as run, "chrt -f N " first when the script
+# runs under a real-time policy (as a result file should say).
+command_as_run() {
+  local line policy
+  line="loadtest/$(basename "$1")"
+  shift
+  [ $# -eq 0 ] || line+=" $*"
+  policy=$(chrt -p $$ 2>/dev/null | sed -n 's/.*current scheduling policy: SCHED_//p' | head -n 1)
+  if [ -n "$policy" ] && [ "$policy" != OTHER ]; then
+    case $policy in FIFO) policy=f ;; RR) policy=r ;; *) policy=${policy:0:1} ;; esac
+    line="chrt -$policy $(chrt -p $$ | sed -n 's/.*current scheduling priority: //p') $line"
+  fi
+  echo "$line"
+}
+
 # tree_commit: the short commit of the tree this script is in, "-dirty" when tracked files
-# differ from it, "nogit" outside a checkout.
+# differ from it, "nogit" outside a checkout; $ONEPASS_COMMIT when set (a copy of the tree
+# carried to another machine without its .git).
 tree_commit() {
   local tree commit
+  if [ -n "${ONEPASS_COMMIT:-}" ]; then echo "$ONEPASS_COMMIT"; return 0; fi
   tree=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   commit=$(git -C "$tree" rev-parse --short HEAD 2>/dev/null) || { echo nogit; return 0; }
   git -C "$tree" diff --quiet HEAD -- 2>/dev/null || commit+=-dirty
@@ -353,7 +370,7 @@ write_result_file() {
     echo
     echo "    $command"
     echo
-    sed 's/^/    /' "$table"
+    if [ "$(head -c 1 "$table")" = "|" ]; then cat "$table"; else sed 's/^/    /' "$table"; fi
     if [ -n "$notes" ] && [ -s "$notes" ]; then
       echo
       cat "$notes"

@@ -28,3 +28,18 @@ teardown() { rm -rf "$dir"; }
   grep -qx '    dns closed onepassd 100' "$file"
   grep -qx 'note: the client was the bottleneck' "$file"
 }
+
+@test "a markdown table stays a table; ONEPASS_COMMIT names a copy without .git" {
+  printf '| server | conn/s |\n|---|---|\n| zone | 100 |\n' > "$dir/table.md"
+  ONEPASS_COMMIT=abc1234 run write_result_file "$dir/out" frontend "frontend" "cmd" "$dir/table.md"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$dir/out/$(date -u +%F)-abc1234-frontend.md" ]
+  grep -qx '| zone | 100 |' "$output"
+  grep -qx -e '- commit: abc1234' "$output"
+}
+
+@test "command_as_run names the script as loadtest/NAME with its arguments" {
+  run command_as_run /somewhere/loadtest/bench.sh --proto dns --rounds 3
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"loadtest/bench.sh --proto dns --rounds 3" ]]
+}
