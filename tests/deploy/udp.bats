@@ -21,6 +21,7 @@ SERVICE=10.79.0.1
 CLIENT=10.79.0.2
 
 setup_file() {
+  load helpers
   export TAG=$$
   export NS_S=onepass-us-$TAG NS_C=onepass-uc-$TAG
   export T=$BATS_FILE_TMPDIR
@@ -47,21 +48,13 @@ teardown() { stop_all; }
 # Prints why the test cannot run (and returns 1), or nothing.
 prerequisites() {
   [ "$(id -u)" -eq 0 ] || { echo "needs root to create network namespaces"; return 1; }
-  local tool pkg f
+  local tool pkg
   for tool in ip:iproute2 nft:nftables nsd:nsd kdig:knot-dnsutils ss:iproute2 knotc:knot \
     unbound-checkconf:unbound named-checkconf:bind9-utils; do
     pkg=${tool#*:} tool=${tool%%:*}
     command -v "$tool" >/dev/null || { echo "$tool not installed (apt-get install $pkg)"; return 1; }
   done
-  local newest=${ONEPASSD:-}
-  if [ -z "$newest" ]; then
-    for f in "$BATS_TEST_DIRNAME"/../../build/*/server/onepassd; do
-      if [ ! -x "$f" ] || ! "$f" --help >/dev/null 2>&1; then continue; fi
-      if [ -z "$newest" ] || [ "$f" -nt "$newest" ]; then newest=$f; fi
-    done
-  fi
-  [ -n "$newest" ] || { echo "onepassd not built (build/*/server/onepassd or \$ONEPASSD)"; return 1; }
-  printf '%s' "$newest" >"$T/onepassd_bin"
+  find_built_into onepassd_bin ONEPASSD server/onepassd || { echo "onepassd not built (build/*/server/onepassd or \$ONEPASSD)"; return 1; }
   ip netns add "$NS_S" 2>/dev/null || { echo "ip netns is unavailable here"; return 1; }
   ip netns del "$NS_S"
 }
@@ -117,9 +110,11 @@ until_ok() {
   done
 }
 
-# ask NS TRANSPORT NAME: the TXT of NAME asked of SERVICE port 53 from namespace NS.
-ask() {
-  ip netns exec "$1" kdig "@$SERVICE" -p 53 "$2" +short +timeout=2 +retry=0 "$3" TXT
+# answered_by NS TRANSPORT WHO: who.example.com TXT asked of SERVICE port 53 from namespace NS
+# over TRANSPORT (+notcp, +tcp) is answered, with the data of WHO (nsd, onepassd).
+answered_by() {
+  run ip netns exec "$1" kdig "@$SERVICE" -p 53 "$2" +short +timeout=2 +retry=0 who.example.com TXT
+  [ "$status" -eq 0 ] && [ "$output" = "\"$3\"" ]
 }
 
 start_nsd() {
@@ -143,12 +138,8 @@ start_onepassd() {
   run ip netns exec "$NS_S" ss -Huln "sport = :53"
   [ -z "$output" ]
   for ns in "$NS_C" "$NS_S"; do # another host (prerouting) and this host (output)
-    run ask "$ns" +notcp who.example.com
-    [ "$status" -eq 0 ]
-    [ "$output" = '"nsd"' ]
-    run ask "$ns" +tcp who.example.com
-    [ "$status" -eq 0 ]
-    [ "$output" = '"onepassd"' ]
+    answered_by "$ns" +notcp nsd
+    answered_by "$ns" +tcp onepassd
   done
   stop_all
   # onepassd saw the two TCP queries only.
@@ -158,12 +149,8 @@ start_onepassd() {
 @test "frontend mode: TCP clients get NSD's answers through onepassd, UDP clients from NSD" {
   start_nsd
   start_onepassd --dns-backend "$SERVICE:5353" --dns-cache-entries 0
-  run ask "$NS_C" +tcp who.example.com
-  [ "$status" -eq 0 ]
-  [ "$output" = '"nsd"' ]
-  run ask "$NS_C" +notcp who.example.com
-  [ "$status" -eq 0 ]
-  [ "$output" = '"nsd"' ]
+  answered_by "$NS_C" +tcp nsd
+  answered_by "$NS_C" +notcp nsd
   stop_all
   # The TCP query went through onepassd to NSD over UDP; the UDP one never reached onepassd.
   grep -q '^stats accepted=1 ' "$T/onepassd.log"
