@@ -17,6 +17,9 @@ nor loadtest/results/: a result file records the command as it was run that day)
   tree parses (`--name)` in a shell `case`, argparse's add_argument). Flags of other
   programs (cmake, curl, perf, ...) are listed below, with the program they belong to.
 
+- A section is a document followed by a quoted heading (`docs/design.md "Limits"`): that
+  document must have a heading that begins with the quoted words.
+
 Prints one line per stale name (document:line: what) and exits 1 if there is any.
 """
 
@@ -49,6 +52,7 @@ ROOTED_RE = re.compile(r"(?<![\w/.~$-])((?:%s)/[\w./{},*@+-]*)" %
 FILE_RE = re.compile(r"^[\w.{},*@+-]+\.(?:cc|h|sh|md|py|in|conf|service|bats|bash|txt|zone|"
                      r"flags|json|cmake|der|db|signed|\*|\{[\w,]+\})$")
 TICKS_RE = re.compile(r"`([^`]+)`")
+SECTION_RE = re.compile(r"([\w./-]+\.md)`? \"([^\"]+)\"")
 BINARIES = ("server/onepassd", "loadtest/onepass-load", "loadtest/onepass-reference")
 
 
@@ -115,6 +119,22 @@ def stale_paths(root, doc, lines, names):
                 yield number, "no such file: %s" % word
 
 
+def headings(path):
+    with open(path, encoding="utf-8") as f:
+        return [re.sub(r"^#+\s*", "", l).replace("`", "").strip() for l in f if l.startswith("#")]
+
+
+def stale_sections(root, doc, lines):
+    for number, line in enumerate(lines, 1):
+        for target, title in SECTION_RE.findall(line.replace("`", "")):
+            candidates = [os.path.join(root, target), os.path.join(root, os.path.dirname(doc), target)]
+            found = [c for c in candidates if os.path.isfile(c)]
+            if not found:
+                continue  # a missing document is reported as a missing file
+            if not any(h.startswith(title.replace("`", "")) for h in headings(found[0])):
+                yield number, 'no such section: %s "%s"' % (target, title)
+
+
 def help_flags(binaries):
     flags = set()
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
@@ -179,7 +199,8 @@ def main():
     for doc in documents(root):
         with open(os.path.join(root, doc), encoding="utf-8") as f:
             lines = f.read().split("\n")
-        for number, what in stale_paths(root, doc, lines, names):
+        for number, what in itertools.chain(stale_paths(root, doc, lines, names),
+                                            stale_sections(root, doc, lines)):
             print("%s:%d: %s" % (doc, number, what))
             problems += 1
         for number, line in enumerate(lines, 1):
@@ -190,7 +211,7 @@ def main():
     if problems:
         print("check-docs: %d stale name(s) in the documents" % problems)
         return 1
-    print("check-docs: every path and flag the documents name exists")
+    print("check-docs: every path, flag and section the documents name exists")
     return 0
 
 

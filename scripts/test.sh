@@ -5,7 +5,7 @@
 #   2. the threaded tests (label tsan: the server and every end-to-end test) under TSan;
 #   3. libFuzzer (clang) runs of every fuzz target for a bounded time;
 #   4. the deploy scripts' tests (bats, shellcheck);
-#   5. the documents: every file path and flag they name exists (scripts/check-docs.py).
+#   5. the documents: every file path, flag and section they name exists (scripts/check-docs.py).
 # One sanitized build runs every test rather than a plain build and a sanitized one: on CI's
 # 2 cores that keeps the whole run under 30 minutes. Every step is bounded in time.
 set -euo pipefail
@@ -64,7 +64,7 @@ if [ -d tests/deploy ]; then
   run_bats tests/loadtest
 fi
 
-step "documents: every path and flag they name exists (scripts/check-docs.py)"
+step "documents: every path, flag and section they name exists (scripts/check-docs.py)"
 run_bats tests/scripts
 scripts/check-docs.py --bin build/asan || failed_runs=$((failed_runs + 1))
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # scripts/check-docs.py on a small tree of its own: it passes when every path and flag a
-# document names exists, and names the stale one when a file or a flag is gone.
+# document names exists, and names the stale one when a file, a flag or a section is gone.
 # shellcheck disable=SC2016  # the backticks are Markdown, written as they are
 
 setup() {
@@ -24,7 +24,7 @@ teardown() { rm -rf "$root"; }
 @test "passes when every named path and flag exists" {
   run "$check" --root "$root"
   [ "$status" -eq 0 ]
-  [[ "$output" == *"every path and flag"* ]]
+  [[ "$output" == *"every path, flag and section"* ]]
 }
 
 @test "a stale path is named with its document and line" {
@@ -47,6 +47,15 @@ teardown() { rm -rf "$root"; }
   run "$check" --root "$root"
   [ "$status" -eq 1 ]
   [[ "$output" == *"docs/design.md:1: no such flag: --stale-flag"* ]]
+}
+
+@test "a section named in quotes after a document must be one of its headings" {
+  printf '# Design\n## Limits, and why\n' > "$root/docs/design.md"
+  echo 'See docs/design.md "Limits" and `docs/design.md` "Reloads".' >> "$root/README.md"
+  run "$check" --root "$root"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *'README.md:4: no such section: docs/design.md "Reloads"'* ]]
+  [[ "$output" != *'"Limits"'* ]]
 }
 
 @test "with binaries, flags come from their --help output" {
