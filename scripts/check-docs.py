@@ -18,7 +18,9 @@ nor loadtest/results/: a result file records the command as it was run that day)
   programs (cmake, curl, perf, ...) are listed below, with the program they belong to.
 
 - A section is a document followed by a quoted heading (`docs/design.md "Limits"`): that
-  document must have a heading that begins with the quoted words.
+  document must have a heading that begins with the quoted words. Sections are also checked
+  in the code's comments and help texts (server/, handlers/, common/, loadtest/, scripts/,
+  deploy/), which point readers into the documents the same way.
 
 Prints one line per stale name (document:line: what) and exits 1 if there is any.
 """
@@ -53,6 +55,7 @@ FILE_RE = re.compile(r"^[\w.{},*@+-]+\.(?:cc|h|sh|md|py|in|conf|service|bats|bas
                      r"flags|json|cmake|der|db|signed|\*|\{[\w,]+\})$")
 TICKS_RE = re.compile(r"`([^`]+)`")
 SECTION_RE = re.compile(r"([\w./-]+\.md)`? \"([^\"]+)\"")
+CODE_FOLDERS = ("server/", "handlers/", "common/", "loadtest/", "scripts/", "deploy/")
 BINARIES = ("server/onepassd", "loadtest/onepass-load", "loadtest/onepass-reference")
 
 
@@ -126,7 +129,7 @@ def headings(path):
 
 def stale_sections(root, doc, lines):
     for number, line in enumerate(lines, 1):
-        for target, title in SECTION_RE.findall(line.replace("`", "")):
+        for target, title in SECTION_RE.findall(line.replace("`", "").replace('\\"', '"')):
             candidates = [os.path.join(root, target), os.path.join(root, os.path.dirname(doc), target)]
             found = [c for c in candidates if os.path.isfile(c)]
             if not found:
@@ -208,6 +211,17 @@ def main():
                 if flag.replace("_", "-") not in known:
                     print("%s:%d: no such flag: --%s" % (doc, number, flag))
                     problems += 1
+    for path in paths:
+        if not path.startswith(CODE_FOLDERS) or path.endswith(".md") or "/results/" in path:
+            continue
+        try:
+            with open(os.path.join(root, path), encoding="utf-8") as f:
+                lines = f.read().split("\n")
+        except (UnicodeDecodeError, OSError):
+            continue
+        for number, what in stale_sections(root, path, lines):
+            print("%s:%d: %s" % (path, number, what))
+            problems += 1
     if problems:
         print("check-docs: %d stale name(s) in the documents" % problems)
         return 1

@@ -58,6 +58,15 @@ teardown() { rm -rf "$root"; }
   [[ "$output" != *'"Limits"'* ]]
 }
 
+@test "a section a comment or a help text points to is checked too" {
+  printf '# Design\n## Limits, and why\n' > "$root/docs/design.md"
+  printf '// docs/design.md "Limits"\nABSL_FLAG(int, x, 1, "docs/design.md \\"Gone\\"");\n' > "$root/server/x.cc"
+  run "$check" --root "$root"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *'server/x.cc:2: no such section: docs/design.md "Gone"'* ]]
+  [[ "$output" != *'x.cc:1'* ]]
+}
+
 @test "with binaries, flags come from their --help output" {
   bin="$root/build/x"
   mkdir -p "$bin/server" "$bin/loadtest"
