@@ -142,7 +142,8 @@ ABSL_FLAG(int, log_window_ms, 60000, "The window of --log-burst, in ms.");
 ABSL_FLAG(bool, check, false,
           "Load and check all the data the other flags name (zone files, OCSP responses, Whois "
           "database), print what was loaded and exit 0, or print the errors and exit 1. Opens "
-          "no socket (systemd ExecStartPre and ExecReload run it, like nsd-checkconf).");
+          "no socket, so --listen may be left out (systemd ExecStartPre and ExecReload run "
+          "it, like nsd-checkconf).");
 
 #ifndef ONEPASS_VERSION
 #define ONEPASS_VERSION "unknown"
@@ -299,7 +300,13 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
 
   const std::string handler_name = absl::GetFlag(FLAGS_handler);
   // Cheap checks first: a zone may take long to load.
-  if (absl::Status valid = Server::CheckConfig(*config); !valid.ok()) return Fail(valid);
+  // --check binds nothing, so it needs no --listen: it checks the data (and the other flags).
+  if (absl::Status valid = Server::CheckConfig(*config, absl::GetFlag(FLAGS_check)
+                                                            ? Server::ListenRequirement::kOptional
+                                                            : Server::ListenRequirement::kNeeded);
+      !valid.ok()) {
+    return Fail(valid);
+  }
   if (absl::GetFlag(FLAGS_health_stall_ms) <= 0) {
     return Fail(absl::InvalidArgumentError("--health-stall-ms must be positive"));
   }

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/data_file.h"
 #include "handlers/dns/dns_name.h"
 
 // After the C++ headers: ldns (1.8.3) defines `bool` for C, which breaks C++20 <optional>.
@@ -37,8 +39,51 @@ struct DnssecZoneFree {  // shallow: the records belong to the ldns_zone and the
   void operator()(ldns_dnssec_zone* z) const { ldns_dnssec_zone_free(z); }
 };
 
-std::unique_ptr<FILE, FileCloser> Open(const std::string& path) {
-  return std::unique_ptr<FILE, FileCloser>(fopen(path.c_str(), "r"));
+// A key file, with the checks every data file gets (common/data_file.h): a FIFO or a device
+// in the folder must not hang or crash the load.
+absl::StatusOr<std::unique_ptr<FILE, FileCloser>> OpenKeyFile(const std::string& path) {
+  absl::StatusOr<OpenedDataFile> opened = OpenDataFile(path, "--dnssec_keys file");
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<FILE, FileCloser> file(fdopen(opened->fd, "r"));
+  if (file == nullptr) {
+    close(opened->fd);
+    return absl::InternalError(absl::StrCat("cannot read ", path));
+  }
+  return file;
+}
+
+std::string AlgorithmName(int algorithm) {
+  const ldns_lookup_table* entry = ldns_lookup_by_id(ldns_algorithms, algorithm);
+  return entry != nullptr ? absl::StrCat(algorithm, " (", entry->name, ")")
+                          : absl::StrCat(algorithm);
+}
+
+// The .key must hold the public half of the .private: the same algorithm (RFC 4034 §2.1.3)
+// and the public key that the private key derives (ldns_key2rr computes it from the private
+// key), or every signature would fail validation against the published DNSKEY.
+absl::Status CheckKeyPair(const std::string& base, const ldns_key* key, const ldns_rr* dnskey) {
+  const std::string files = absl::StrCat(base, ".key and ", base, ".private");
+  const int published = ldns_rdf2native_int8(ldns_rr_rdf(dnskey, 2));
+  const int private_algorithm = ldns_key_algorithm(key);
+  if (published != private_algorithm) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        files, " are not one key pair: the DNSKEY is algorithm ", AlgorithmName(published),
+        ", the private key algorithm ", AlgorithmName(private_algorithm),
+        "; make the pair again (ldns-keygen, dnssec-keygen) or restore the matching file"));
+  }
+  std::unique_ptr<ldns_rr, RrDeepFree> derived(ldns_key2rr(key));
+  if (derived == nullptr || ldns_rr_rd_count(derived.get()) < 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(base, ".private: cannot derive its public key (algorithm ",
+                     AlgorithmName(private_algorithm), ") to check it against ", base, ".key"));
+  }
+  if (ldns_rdf_compare(ldns_rr_rdf(derived.get(), 3), ldns_rr_rdf(dnskey, 3)) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        files,
+        " are not one key pair: the DNSKEY's public key is not the one of the private "
+        "key; make the pair again (ldns-keygen, dnssec-keygen) or restore the matching file"));
+  }
+  return absl::OkStatus();
 }
 
 // True if `zone` already holds a DNSKEY with the same RDATA as `dnskey`.
@@ -78,24 +123,25 @@ absl::Status LoadKeys(const SigningConfig& config, const std::string& origin_tex
                                             " (expected ", prefix, "...private/.key)"));
   }
   for (const std::string& base : bases) {
-    auto private_file = Open(base + ".private");
-    auto public_file = Open(base + ".key");
-    if (private_file == nullptr || public_file == nullptr) {
-      return absl::NotFoundError(absl::StrCat(base, ".private/.key: cannot open"));
-    }
+    absl::StatusOr<std::unique_ptr<FILE, FileCloser>> private_file = OpenKeyFile(base + ".private");
+    if (!private_file.ok()) return private_file.status();
+    absl::StatusOr<std::unique_ptr<FILE, FileCloser>> public_file = OpenKeyFile(base + ".key");
+    if (!public_file.ok()) return public_file.status();
     ldns_key* key = nullptr;
-    ldns_status status = ldns_key_new_frm_fp(&key, private_file.get());
+    ldns_status status = ldns_key_new_frm_fp(&key, private_file->get());
     if (status != LDNS_STATUS_OK) {
       return absl::InvalidArgumentError(
           absl::StrCat(base, ".private: ", ldns_get_errorstr_by_id(status)));
     }
     ldns_key_list_push_key(keys, key);  // owned by the list from here
     ldns_rr* raw = nullptr;
-    status = ldns_rr_new_frm_fp(&raw, public_file.get(), nullptr, nullptr, nullptr);
+    status = ldns_rr_new_frm_fp(&raw, public_file->get(), nullptr, nullptr, nullptr);
     std::unique_ptr<ldns_rr, RrDeepFree> dnskey(raw);
-    if (status != LDNS_STATUS_OK || ldns_rr_get_type(dnskey.get()) != LDNS_RR_TYPE_DNSKEY) {
+    if (status != LDNS_STATUS_OK || ldns_rr_get_type(dnskey.get()) != LDNS_RR_TYPE_DNSKEY ||
+        ldns_rr_rd_count(dnskey.get()) != 4) {
       return absl::InvalidArgumentError(absl::StrCat(base, ".key: not a DNSKEY record"));
     }
+    if (absl::Status pair = CheckKeyPair(base, key, dnskey.get()); !pair.ok()) return pair;
     // The flags (SEP: a KSK) and key tag come from the public record, as ldns-signzone does.
     ldns_key_set_flags(key, ldns_rdf2native_int16(ldns_rr_rdf(dnskey.get(), 0)));
     ldns_key_set_keytag(key, ldns_calc_keytag(dnskey.get()));

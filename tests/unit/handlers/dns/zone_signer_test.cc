@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <string>
@@ -32,15 +33,20 @@ class ZoneSignerTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  // Writes K<origin>+013+<tag>.private/.key for a new ECDSA P-256 key; `ksk` sets SEP.
-  void MakeKey(const std::string& origin, bool ksk) {
-    ldns_key* key = ldns_key_new_frm_algorithm(LDNS_SIGN_ECDSAP256SHA256, 256);
-    ASSERT_NE(key, nullptr);
+  // Writes K<origin>+<alg>+<tag>.private/.key for a new key (ECDSA P-256 unless told) and
+  // returns the path without the suffix; `ksk` sets SEP.
+  std::string MakeKey(const std::string& origin, bool ksk,
+                      ldns_signing_algorithm algorithm = LDNS_SIGN_ECDSAP256SHA256) {
+    ldns_key* key =
+        ldns_key_new_frm_algorithm(algorithm, algorithm == LDNS_SIGN_RSASHA256 ? 1024 : 256);
+    EXPECT_NE(key, nullptr);
+    if (key == nullptr) return "";
     ldns_key_set_pubkey_owner(key, ldns_dname_new_frm_str(origin.c_str()));
     ldns_key_set_flags(key, ksk ? 257 : 256);
     ldns_rr* dnskey = ldns_key2rr(key);
     const std::string base =
-        absl::StrCat(dir_, "/K", origin, "+013+", ldns_calc_keytag(dnskey), ksk ? "1" : "0");
+        absl::StrCat(dir_, "/K", origin, "+", absl::Dec(algorithm, absl::kZeroPad3), "+",
+                     ldns_calc_keytag(dnskey), ksk ? "1" : "0");
     FILE* priv = fopen((base + ".private").c_str(), "w");
     ldns_key_print(priv, key);
     fclose(priv);
@@ -49,6 +55,10 @@ class ZoneSignerTest : public ::testing::Test {
     fclose(pub);
     ldns_rr_free(dnskey);
     ldns_key_deep_free(key);
+    return base;
+  }
+  absl::Status Sign() {
+    return SignZone(ZoneSource{"default", std::string(DefaultZoneText())}, Config(false)).status();
   }
 
   SigningConfig Config(bool nsec3) const {
@@ -99,6 +109,45 @@ TEST_F(ZoneSignerTest, MissingKeysAreAnError) {
   result = SignZone(ZoneSource{"default", std::string(DefaultZoneText())}, nowhere);
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(result.status().message(), HasSubstr("absent"));
+}
+
+// A .key that is not the public half of its .private is refused, naming both files: another
+// algorithm, or another key of the same algorithm (ldns would sign, and no validator would
+// accept a signature against the published DNSKEY).
+TEST_F(ZoneSignerTest, KeyPairsThatDoNotMatchAreRefused) {
+  const std::string ecdsa = MakeKey("example.com.", false);
+  const std::string rsa = MakeKey("example.com.", false, LDNS_SIGN_RSASHA256);
+  ASSERT_TRUE(Sign().ok());
+  std::filesystem::copy_file(rsa + ".key", ecdsa + ".key",
+                             std::filesystem::copy_options::overwrite_existing);
+  absl::Status status = Sign();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr(absl::StrCat(ecdsa, ".key and ", ecdsa,
+                                     ".private are not one key pair: "
+                                     "the DNSKEY is algorithm 8 (RSASHA256), the private key "
+                                     "algorithm 13 (ECDSAP256SHA256)")));
+  std::filesystem::remove(rsa + ".key");
+  std::filesystem::remove(rsa + ".private");
+
+  const std::string other = MakeKey("example.com.", true);
+  std::filesystem::copy_file(other + ".key", ecdsa + ".key",
+                             std::filesystem::copy_options::overwrite_existing);
+  status = Sign();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr(absl::StrCat(ecdsa, ".key and ", ecdsa,
+                                     ".private are not one key pair: "
+                                     "the DNSKEY's public key is not the one of the private key")));
+}
+
+// Key files get the data-file checks: a FIFO named like a key is refused at once, not waited on.
+TEST_F(ZoneSignerTest, KeyFileThatIsNotARegularFileIsRefused) {
+  const std::string base = MakeKey("example.com.", false);
+  std::filesystem::remove(base + ".key");
+  ASSERT_EQ(mkfifo((base + ".key").c_str(), 0600), 0);
+  const absl::Status status = Sign();
+  EXPECT_THAT(status.message(), HasSubstr(absl::StrCat(base, ".key is not a regular file")));
 }
 
 }  // namespace
