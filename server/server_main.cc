@@ -99,9 +99,10 @@ ABSL_FLAG(std::string, handover_socket, "",
           "of the running one over it (SCM_RIGHTS); the old one then stops accepting, finishes "
           "what it has in flight and exits. Empty: off. See deploy/README.md.");
 ABSL_FLAG(int, max_data_file_mb, static_cast<int>(onepass::kDefaultMaxDataFileBytes >> 20),
-          "The largest data file (zone, Whois database, OCSP response) loaded at start or on "
-          "SIGHUP, in MiB; a larger one, or one that is not a regular file (a FIFO, "
-          "/dev/zero), fails to load and a reload keeps the previous data.");
+          "The largest data file (zone and each file it $INCLUDEs, DNSSEC key, Whois "
+          "database, OCSP response) loaded at start or on SIGHUP, in MiB; a larger one, or one "
+          "that is not a regular file (a FIFO, /dev/zero, a folder), fails to load and a "
+          "reload keeps the previous data.");
 ABSL_FLAG(int, keepalive_ms, 0,
           "0: close after the response (the single pass). N: keep every connection open for "
           "more requests for up to N ms of idleness (RFC 7766 section 6.2.3, as NSD and Knot "
@@ -119,7 +120,10 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "ADDR:PORT of the operations listener (e.g. 127.0.0.1:9153; port 0 picks a free one): "
           "GET /metrics (Prometheus text format), /healthz (200 when every worker's loop is "
           "alive and the data loaded, else 503 and why), /readyz (starting vs serving). Served "
-          "by its own thread, never a worker. Empty: off. Bind it to a management address.");
+          "by its own thread, never a worker: 16 connections at most, each closed 5 s after "
+          "accept, and one that finds all 16 taken takes the slot of the oldest still reading "
+          "(slow peers cannot keep a health check out). Empty: off. Bind it to a management "
+          "address.");
 ABSL_FLAG(std::vector<std::string>, proxy_protocol_from, {},
           "CIDR of a TCP load balancer (HAProxy send-proxy-v2, a cloud NLB) whose connections "
           "begin with a PROXY protocol v2 header, e.g. 10.0.0.0/8 or 2001:db8::/32 (repeatable). "

@@ -2,8 +2,8 @@
 // are named (common/data_file.h). A zone's $INCLUDE of /dev/zero, of a FIFO, of a folder or of
 // a file over --max-data-file-mb fails --check with a message at once (no abort, no hang) and
 // fails a SIGHUP reload while the old zone keeps answering kdig; a --dnssec_keys pair whose
-// .key is not the public half of its .private (keys from ldns-keygen) fails --check and a
-// start; and --check without --listen checks the data alone.
+// .key is not the public half of its .private fails --check and a start (keys from ldns-keygen
+// and from dnssec-keygen); and --check without --listen checks the data alone.
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -139,8 +139,9 @@ TEST_F(DataFilesTest, CheckWithoutListenChecksTheDataAlone) {
   CommandResult result = Check({"--zone", zone});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("check: dns data OK"));
-  const std::string bad = Write("bad.zone", "$ORIGIN bad.test.\n@ 60 IN SOA ns hm 1 2 3 4 5\n"
-                                            "www 1x IN A 192.0.2.1\n");
+  const std::string bad = Write("bad.zone",
+                                "$ORIGIN bad.test.\n@ 60 IN SOA ns hm 1 2 3 4 5\n"
+                                "www 1x IN A 192.0.2.1\n");
   result = Check({"--zone", bad});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.err, HasSubstr(bad + ":3: bad TTL '1x'"));
@@ -157,20 +158,35 @@ TEST_F(DataFilesTest, CheckWithoutListenChecksTheDataAlone) {
   EXPECT_THAT(start->err, HasSubstr("nothing to listen on"));
 }
 
-// ldns-keygen's pairs: one ECDSA, one RSA. Each .key put beside the other's .private (another
-// algorithm) and a second ECDSA key's .key beside the first's .private (another key) is refused
-// by --check and by a start, naming both files.
-TEST_F(DataFilesTest, DnssecKeyPairsThatDoNotMatchAreRefused) {
-  if (!ProgramExists("ldns-keygen")) GTEST_SKIP() << "ldns-keygen (ldnsutils) is not installed";
+// A key generator as an operator runs it: its program, its flag for a KSK, and what else it
+// needs to print only the key's name.
+struct KeyTool {
+  const char* program;
+  const char* package;
+  const char* ksk;
+  const char* quiet;
+};
+
+class DnssecKeysTest : public DataFilesTest, public ::testing::WithParamInterface<KeyTool> {};
+
+// Pairs made by ldns-keygen or dnssec-keygen: one ECDSA, one RSA. Each .key put beside the
+// other's .private (another algorithm) and a second ECDSA key's .key beside the first's
+// .private (another key) is refused by --check and by a start, naming both files.
+TEST_P(DnssecKeysTest, PairsThatDoNotMatchAreRefused) {
+  const KeyTool& tool = GetParam();
+  if (!ProgramExists(tool.program)) {
+    GTEST_SKIP() << tool.program << " (" << tool.package << ") is not installed";
+  }
   auto keygen = [&](const std::string& args) {
-    absl::StatusOr<CommandResult> made = RunCommand(
-        {"sh", "-c", absl::StrCat("cd '", dir_, "' && ldns-keygen ", args, " example.org")},
-        absl::Seconds(60));
+    absl::StatusOr<CommandResult> made =
+        RunCommand({"sh", "-c",
+                    absl::StrCat("cd '", dir_, "' && ", tool.program, " ", tool.quiet, " ", args,
+                                 " example.org")},
+                   absl::Seconds(60));
     EXPECT_TRUE(made.ok() && made->exit_code == 0) << (made.ok() ? made->err : "");
-    return absl::StrCat(dir_, "/",
-                        made.ok() ? absl::StripTrailingAsciiWhitespace(made->out) : "");
+    return absl::StrCat(dir_, "/", made.ok() ? absl::StripTrailingAsciiWhitespace(made->out) : "");
   };
-  const std::string ecdsa = keygen("-a ECDSAP256SHA256 -k");
+  const std::string ecdsa = keygen(absl::StrCat("-a ECDSAP256SHA256 ", tool.ksk));
   const std::string rsa = keygen("-a RSASHA256 -b 1024");
   const std::string zone = std::string(ONEPASS_SOURCE_DIR) + "/tests/data/dnssec/example.org.zone";
   const std::vector<std::string> args = {"--zone", zone, "--dnssec_keys", dir_};
@@ -206,6 +222,13 @@ TEST_F(DataFilesTest, DnssecKeyPairsThatDoNotMatchAreRefused) {
   ASSERT_FALSE(server.ok());
   EXPECT_THAT(server.status().message(), HasSubstr(mismatch));
 }
+
+INSTANTIATE_TEST_SUITE_P(KeyTools, DnssecKeysTest,
+                         ::testing::Values(KeyTool{"ldns-keygen", "ldnsutils", "-k", ""},
+                                           KeyTool{"dnssec-keygen", "bind9-utils", "-f KSK", "-q"}),
+                         [](const ::testing::TestParamInfo<KeyTool>& info) {
+                           return std::string(info.param.program[0] == 'l' ? "Ldns" : "Bind");
+                         });
 
 }  // namespace
 }  // namespace onepass::dns
