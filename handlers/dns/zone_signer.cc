@@ -13,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/data_file.h"
 #include "handlers/dns/dns_name.h"
+#include "handlers/dns/dns_wire.h"
+#include "handlers/dns/zone_text.h"
 
 // After the C++ headers: ldns (1.8.3) defines `bool` for C, which breaks C++20 <optional>.
 #include <ldns/ldns.h>  // NOLINT(build/include_order)
@@ -158,35 +160,65 @@ absl::Status LoadKeys(const SigningConfig& config, const std::string& origin_tex
   return absl::OkStatus();
 }
 
+// The zone as ldns records, read by the loader's own reader (zone_text.h) and handed to ldns
+// in wire form: ldns_zone_new_frm_fp does not follow $INCLUDE ("not implemented"), and its error
+// path leaks. Owners come canonical (lower case), as the signatures cover them (RFC 4034 §6.2).
+absl::StatusOr<std::unique_ptr<ldns_zone, ZoneDeepFree>> ReadLdnsZone(const ZoneSource& source) {
+  std::unique_ptr<ldns_zone, ZoneDeepFree> zone(ldns_zone_new());
+  std::string wire;
+  const absl::Status read =
+      ReadMasterFile(source.display_name, source.text, ZoneTextOptions{}, [&](TextRecord& text) {
+        // RFC 1035 §4.1.3: owner, type, class, TTL, RDLENGTH, RDATA.
+        const Record& record = text.record;
+        wire.assign(text.owner.data(), text.owner.size());
+        const uint16_t fields16[] = {text.type, text.rr_class};
+        for (const uint16_t v : fields16)
+          wire.append({static_cast<char>(v >> 8), static_cast<char>(v)});
+        for (int shift = 24; shift >= 0; shift -= 8)
+          wire.push_back(static_cast<char>(record.ttl >> shift));
+        const size_t length = record.rdata.size();
+        wire.append({static_cast<char>(length >> 8), static_cast<char>(length)});
+        wire.append(record.rdata);
+        ldns_rr* rr = nullptr;
+        size_t pos = 0;
+        if (ldns_wire2rr(&rr, reinterpret_cast<const uint8_t*>(wire.data()), wire.size(), &pos,
+                         LDNS_SECTION_ANSWER) != LDNS_STATUS_OK) {
+          return absl::InvalidArgumentError(absl::StrCat("ldns cannot take: ", text.text));
+        }
+        if (text.type == kTypeSoa && ldns_zone_soa(zone.get()) == nullptr) {
+          ldns_zone_set_soa(zone.get(), rr);
+        } else {
+          ldns_zone_push_rr(zone.get(), rr);
+        }
+        return absl::OkStatus();
+      });
+  if (!read.ok()) return read;
+  if (ldns_zone_soa(zone.get()) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": no SOA record"));
+  }
+  return zone;
+}
+
 }  // namespace
 
 absl::StatusOr<ZoneSource> SignZone(const ZoneSource& source, const SigningConfig& config) {
-  // The loader's own parse first: its errors name the line, and ldns_zone_new_frm_fp is then
-  // only called on text that parses (its error path leaks, zone_loader.cc).
+  // The loader's own parse first: its errors name the line.
   absl::StatusOr<std::unique_ptr<Zone>> checked = ParseZone(source);
   if (!checked.ok()) return checked.status();
   const std::string origin_text = NameToText((*checked)->origin());
   checked->reset();
 
-  std::unique_ptr<FILE, FileCloser> file(
-      fmemopen(const_cast<char*>(source.text.data()), source.text.size(), "r"));
-  if (file == nullptr) return absl::InternalError("fmemopen failed");
-  ldns_zone* raw_zone = nullptr;
-  ldns_status status = ldns_zone_new_frm_fp(&raw_zone, file.get(), nullptr, 3600, LDNS_RR_CLASS_IN);
-  std::unique_ptr<ldns_zone, ZoneDeepFree> zone(raw_zone);
-  if (status != LDNS_STATUS_OK) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source.display_name, ": ", ldns_get_errorstr_by_id(status)));
-  }
-  const ldns_rdf* origin = ldns_rr_owner(ldns_zone_soa(zone.get()));
+  absl::StatusOr<std::unique_ptr<ldns_zone, ZoneDeepFree>> zone = ReadLdnsZone(source);
+  if (!zone.ok()) return zone.status();
+  const ldns_rdf* origin = ldns_rr_owner(ldns_zone_soa(zone->get()));
   std::unique_ptr<ldns_key_list, KeyListFree> keys(ldns_key_list_new());
-  if (absl::Status s = LoadKeys(config, origin_text, origin, zone.get(), keys.get()); !s.ok()) {
+  if (absl::Status s = LoadKeys(config, origin_text, origin, zone->get(), keys.get()); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(source.display_name, ": ", s.message()));
   }
 
   std::unique_ptr<ldns_dnssec_zone, DnssecZoneFree> signing(ldns_dnssec_zone_new());
-  ldns_dnssec_zone_add_rr(signing.get(), ldns_zone_soa(zone.get()));
-  const ldns_rr_list* rrs = ldns_zone_rrs(zone.get());
+  ldns_dnssec_zone_add_rr(signing.get(), ldns_zone_soa(zone->get()));
+  const ldns_rr_list* rrs = ldns_zone_rrs(zone->get());
   for (size_t i = 0; i < ldns_rr_list_rr_count(rrs); ++i) {
     ldns_rr* rr = ldns_rr_list_rr(rrs, i);
     // Old signatures and denial records are replaced by new ones.
@@ -195,20 +227,20 @@ absl::StatusOr<ZoneSource> SignZone(const ZoneSource& source, const SigningConfi
         type == LDNS_RR_TYPE_NSEC3PARAM) {
       continue;
     }
-    status = ldns_dnssec_zone_add_rr(signing.get(), rr);
-    if (status != LDNS_STATUS_OK) {
+    if (const ldns_status status = ldns_dnssec_zone_add_rr(signing.get(), rr);
+        status != LDNS_STATUS_OK) {
       return absl::InvalidArgumentError(
           absl::StrCat(source.display_name, ": ", ldns_get_errorstr_by_id(status)));
     }
   }
   std::unique_ptr<ldns_rr_list, RrListDeepFree> added(ldns_rr_list_new());
-  status = config.nsec3
-               ? ldns_dnssec_zone_sign_nsec3(signing.get(), added.get(), keys.get(),
-                                             ldns_dnssec_default_replace_signatures, nullptr,
-                                             LDNS_SHA1, /*flags=*/0, /*iterations=*/0,
-                                             /*salt_length=*/0, /*salt=*/nullptr)
-               : ldns_dnssec_zone_sign(signing.get(), added.get(), keys.get(),
-                                       ldns_dnssec_default_replace_signatures, nullptr);
+  const ldns_status status =
+      config.nsec3 ? ldns_dnssec_zone_sign_nsec3(signing.get(), added.get(), keys.get(),
+                                                 ldns_dnssec_default_replace_signatures, nullptr,
+                                                 LDNS_SHA1, /*flags=*/0, /*iterations=*/0,
+                                                 /*salt_length=*/0, /*salt=*/nullptr)
+                   : ldns_dnssec_zone_sign(signing.get(), added.get(), keys.get(),
+                                           ldns_dnssec_default_replace_signatures, nullptr);
   if (status != LDNS_STATUS_OK) {
     return absl::InternalError(
         absl::StrCat(source.display_name, ": signing failed: ", ldns_get_errorstr_by_id(status)));
