@@ -200,6 +200,13 @@ void MetricsServer::MakeRoom() {
   auto victim =
       std::find_if(exchanges_.begin(), exchanges_.end(), [](const auto& e) { return !e->writing; });
   if (victim == exchanges_.end()) victim = exchanges_.begin();
+  // A peer can make this repeat as fast as it connects.
+  static LogRateLimit limit("metrics connection evicted");
+  LogWarningLimited(limit,
+                    "--metrics-listen: all %d connections taken (slow or idle peers?); closed "
+                    "the oldest %s to serve a new one",
+                    options_.max_connections,
+                    (*victim)->writing ? "one" : "one still reading its request");
   exchanges_.erase(victim);
 }
 

@@ -197,6 +197,8 @@ TEST(OpsListenerTest, HealthzAnswersCurlWithinOneSecondUnderSlowloris) {
   EXPECT_GE(attack.open(), kMaxOpsConnections);
   EXPECT_GT(attack.reopened(), 0);
   EXPECT_EQ((*server)->Stop(), 0);
+  const std::string log = (*server)->ReadStderr();
+  EXPECT_TRUE(absl::StrContains(log, "--metrics-listen: all 16 connections taken")) << log;
 }
 
 }  // namespace
