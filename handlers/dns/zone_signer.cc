@@ -168,16 +168,18 @@ absl::StatusOr<std::unique_ptr<ldns_zone, ZoneDeepFree>> ReadLdnsZone(const Zone
   std::string wire;
   const absl::Status read =
       ReadMasterFile(source.display_name, source.text, ZoneTextOptions{}, [&](TextRecord& text) {
-        // RFC 1035 §4.1.3: owner, type, class, TTL, RDLENGTH, RDATA.
+        // RFC 1035 §4.1.3: owner, type, class, TTL, RDLENGTH, RDATA (big-endian).
         const Record& record = text.record;
+        auto put = [&wire](uint32_t value, int bytes) {
+          for (int shift = 8 * (bytes - 1); shift >= 0; shift -= 8) {
+            wire.push_back(static_cast<char>(value >> shift));
+          }
+        };
         wire.assign(text.owner.data(), text.owner.size());
-        const uint16_t fields16[] = {text.type, text.rr_class};
-        for (const uint16_t v : fields16)
-          wire.append({static_cast<char>(v >> 8), static_cast<char>(v)});
-        for (int shift = 24; shift >= 0; shift -= 8)
-          wire.push_back(static_cast<char>(record.ttl >> shift));
-        const size_t length = record.rdata.size();
-        wire.append({static_cast<char>(length >> 8), static_cast<char>(length)});
+        put(text.type, 2);
+        put(text.rr_class, 2);
+        put(record.ttl, 4);
+        put(static_cast<uint32_t>(record.rdata.size()), 2);
         wire.append(record.rdata);
         ldns_rr* rr = nullptr;
         size_t pos = 0;
