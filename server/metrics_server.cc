@@ -83,6 +83,10 @@ struct MetricsServer::Exchange {
   MetricsServer* server = nullptr;
   ScopedFd fd;
   std::unique_ptr<event, void (*)(event*)> ev{nullptr, FreeEvent};
+  // One-shot, armed once at accept: the I/O event has no timeout of its own, because
+  // libevent re-arms a persistent event's timeout each time it fires, which would let a peer
+  // sending a byte every few seconds keep its slot for ever.
+  std::unique_ptr<event, void (*)(event*)> deadline{nullptr, FreeEvent};
   std::string in;
   std::string out;
   size_t sent = 0;
@@ -90,9 +94,15 @@ struct MetricsServer::Exchange {
 };
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Create(const SocketAddress& address,
-                                                                     HttpRoute route) {
+                                                                     HttpRoute route,
+                                                                     MetricsServerOptions options) {
+  if (options.max_connections <= 0 || options.exchange_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "the metrics listener needs room for a connection and a positive timeout");
+  }
   auto server = std::unique_ptr<MetricsServer>(new MetricsServer());
   server->route_ = std::move(route);
+  server->options_ = options;
   const std::string where = address.ToString();
   server->listener_.Reset(
       socket(address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP));
@@ -163,29 +173,51 @@ void MetricsServer::OnStop(int fd, short what, void* arg) {
 
 void MetricsServer::OnAccept(int fd, short what, void* arg) {
   MetricsServer* server = static_cast<MetricsServer*>(arg);
-  for (int i = 0; i < kMaxOpsConnections; ++i) {
+  for (int i = 0; i < server->options_.max_connections; ++i) {
     ScopedFd client(accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!client.valid()) return;  // EAGAIN, or an error a later wakeup retries
-    if (static_cast<int>(server->exchanges_.size()) >= kMaxOpsConnections) continue;  // closed
+    server->MakeRoom();
     auto exchange = std::make_unique<Exchange>();
     exchange->server = server;
     exchange->fd = std::move(client);
     exchange->ev.reset(event_new(server->base_.get(), exchange->fd.get(), EV_READ | EV_PERSIST,
                                  &MetricsServer::OnExchange, exchange.get()));
-    if (exchange->ev == nullptr) continue;
-    timeval timeout = absl::ToTimeval(kOpsTimeout);
-    event_add(exchange->ev.get(), &timeout);
+    exchange->deadline.reset(
+        evtimer_new(server->base_.get(), &MetricsServer::OnDeadline, exchange.get()));
+    if (exchange->ev == nullptr || exchange->deadline == nullptr) continue;
+    const timeval timeout = absl::ToTimeval(server->options_.exchange_timeout);
+    if (event_add(exchange->ev.get(), nullptr) != 0 ||
+        event_add(exchange->deadline.get(), &timeout) != 0) {
+      continue;
+    }
     server->exchanges_.push_back(std::move(exchange));
   }
+}
+
+void MetricsServer::MakeRoom() {
+  if (static_cast<int>(exchanges_.size()) < options_.max_connections) return;
+  // Oldest first: the first one still reading has sent no whole request in all that time.
+  auto victim =
+      std::find_if(exchanges_.begin(), exchanges_.end(), [](const auto& e) { return !e->writing; });
+  if (victim == exchanges_.end()) victim = exchanges_.begin();
+  // A peer can make this repeat as fast as it connects.
+  static LogRateLimit limit("metrics connection evicted");
+  LogWarningLimited(limit,
+                    "--metrics-listen: all %d connections taken (slow or idle peers?); closed "
+                    "the oldest %s to serve a new one",
+                    options_.max_connections,
+                    (*victim)->writing ? "one" : "one still reading its request");
+  exchanges_.erase(victim);
+}
+
+void MetricsServer::OnDeadline(int fd, short what, void* arg) {
+  Exchange* exchange = static_cast<Exchange*>(arg);
+  exchange->server->Finish(exchange);
 }
 
 void MetricsServer::OnExchange(int fd, short what, void* arg) {
   Exchange* exchange = static_cast<Exchange*>(arg);
   MetricsServer* server = exchange->server;
-  if (what & EV_TIMEOUT) {
-    server->Finish(exchange);
-    return;
-  }
   if (!exchange->writing) {
     char buffer[2048];
     ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
@@ -214,8 +246,7 @@ void MetricsServer::OnExchange(int fd, short what, void* arg) {
     event_del(exchange->ev.get());
     event_assign(exchange->ev.get(), server->base_.get(), fd, EV_WRITE | EV_PERSIST,
                  &MetricsServer::OnExchange, exchange);
-    timeval timeout = absl::ToTimeval(kOpsTimeout);
-    event_add(exchange->ev.get(), &timeout);
+    event_add(exchange->ev.get(), nullptr);  // still under the deadline set at accept
   }
   while (exchange->sent < exchange->out.size()) {
     ssize_t n = send(fd, exchange->out.data() + exchange->sent,

@@ -3,9 +3,14 @@
 // (server/ops_endpoints.h says what they answer). It knows HTTP only as far as a scraper or a
 // load-balancer probe needs: one GET per connection, answered whole, then closed.
 //
-// Bounded like the data path: at most kMaxOpsConnections at once (beyond, a connection is
-// closed at accept), a request head of at most kMaxOpsRequestBytes, and kOpsTimeout for the
-// whole exchange, so a slow or hostile peer on this port cannot hold the thread.
+// Bounded like the data path: at most kMaxOpsConnections at once, a request head of at most
+// kMaxOpsRequestBytes, and kOpsTimeout for the whole exchange from accept to the last byte of
+// the reply (one deadline, never extended by a byte that arrives), so a slow or hostile peer
+// on this port cannot hold the thread. A connection that comes while the table is full takes
+// the slot of the oldest one still reading its request (slowloris: a peer that dribbles or
+// sends nothing), so that a health check is answered even while 16 slow peers hold every
+// slot; the newest connection is the last to be evicted, and a probe's exchange lasts
+// milliseconds.
 #ifndef ONEPASS_SERVER_METRICS_SERVER_H_
 #define ONEPASS_SERVER_METRICS_SERVER_H_
 
@@ -30,6 +35,11 @@ inline constexpr int kMaxOpsConnections = 16;
 inline constexpr size_t kMaxOpsRequestBytes = 8 * 1024;
 inline constexpr absl::Duration kOpsTimeout = absl::Seconds(5);
 
+struct MetricsServerOptions {
+  int max_connections = kMaxOpsConnections;
+  absl::Duration exchange_timeout = kOpsTimeout;  // accept to the reply's last byte
+};
+
 struct HttpReply {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
@@ -49,7 +59,8 @@ class MetricsServer {
  public:
   // Binds and listens on `address` (port 0: any free one). Nothing is served before Start.
   static absl::StatusOr<std::unique_ptr<MetricsServer>> Create(const SocketAddress& address,
-                                                               HttpRoute route);
+                                                               HttpRoute route,
+                                                               MetricsServerOptions options = {});
   ~MetricsServer();  // Stop()s
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -61,22 +72,27 @@ class MetricsServer {
   void Stop();
 
  private:
-  struct Exchange;  // one connection: its bytes and its event
+  struct Exchange;  // one connection: its bytes, its I/O event and its deadline timer
 
   MetricsServer() = default;
   static void OnAccept(int fd, short what, void* arg);
   static void OnStop(int fd, short what, void* arg);
   static void OnExchange(int fd, short what, void* arg);
+  static void OnDeadline(int fd, short what, void* arg);
+  // Room for one more exchange: when the table is full, the oldest still reading (else the
+  // oldest) is closed.
+  void MakeRoom();
   void Finish(Exchange* exchange);
 
   SocketAddress address_;
   HttpRoute route_;
+  MetricsServerOptions options_;
   ScopedFd listener_;
   ScopedFd stop_fd_;
   std::unique_ptr<event_base, void (*)(event_base*)> base_{nullptr, nullptr};
   std::unique_ptr<event, void (*)(event*)> accept_event_{nullptr, nullptr};
   std::unique_ptr<event, void (*)(event*)> stop_event_{nullptr, nullptr};
-  std::vector<std::unique_ptr<Exchange>> exchanges_;  // the metrics thread only
+  std::vector<std::unique_ptr<Exchange>> exchanges_;  // oldest first; the metrics thread only
   std::thread thread_;
 };
 

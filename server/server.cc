@@ -21,8 +21,10 @@
 namespace onepass {
 namespace {
 
-absl::Status ValidateConfig(const ServerConfig& config) {
-  if (config.listen.empty()) {
+using ListenRequirement = Server::ListenRequirement;
+
+absl::Status ValidateConfig(const ServerConfig& config, ListenRequirement listen) {
+  if (config.listen.empty() && listen == ListenRequirement::kNeeded) {
     return absl::InvalidArgumentError("nothing to listen on; give --listen ADDR:PORT");
   }
   if (config.backlog <= 0) return absl::InvalidArgumentError("--backlog must be positive");
@@ -72,8 +74,8 @@ void WarnIfBacklogCapped(int backlog) {
 
 }  // namespace
 
-absl::Status Server::CheckConfig(const ServerConfig& config) {
-  if (absl::Status valid = ValidateConfig(config); !valid.ok()) return valid;
+absl::Status Server::CheckConfig(const ServerConfig& config, ListenRequirement listen) {
+  if (absl::Status valid = ValidateConfig(config, listen); !valid.ok()) return valid;
   if (absl::StatusOr<WorkerPlacement> placement = PlaceWorkers(config, AllowedCpus());
       !placement.ok()) {
     return placement.status();
@@ -91,7 +93,9 @@ absl::Status Server::CheckConfig(const ServerConfig& config) {
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     const ServerConfig& config, std::unique_ptr<HandlerFactory> factory,
     std::vector<std::vector<ScopedFd>> inherited) {
-  if (absl::Status valid = ValidateConfig(config); !valid.ok()) return valid;
+  if (absl::Status valid = ValidateConfig(config, ListenRequirement::kNeeded); !valid.ok()) {
+    return valid;
+  }
   // Parsed once here (ValidateConfig has checked it); each worker keeps its own copy.
   const ProxyPolicy proxy_policy = *ProxyPolicy::FromList(config.proxy_protocol_from);
   auto server = std::unique_ptr<Server>(new Server());

@@ -40,8 +40,11 @@ class Server {
       const ServerConfig& config, std::unique_ptr<HandlerFactory> factory,
       std::vector<std::vector<ScopedFd>> inherited = {});
   // The checks of Create that need no socket and no handler (limits, CPUs, addresses), so that
-  // a program can fail fast before loading its data.
-  static absl::Status CheckConfig(const ServerConfig& config);
+  // a program can fail fast before loading its data. kOptional: for a data check that binds
+  // nothing (onepassd --check), where no --listen is fine.
+  enum class ListenRequirement { kNeeded, kOptional };
+  static absl::Status CheckConfig(const ServerConfig& config,
+                                  ListenRequirement listen = ListenRequirement::kNeeded);
   // Stops and joins the workers if still running.
   ~Server();
   Server(const Server&) = delete;

@@ -99,9 +99,10 @@ ABSL_FLAG(std::string, handover_socket, "",
           "of the running one over it (SCM_RIGHTS); the old one then stops accepting, finishes "
           "what it has in flight and exits. Empty: off. See deploy/README.md.");
 ABSL_FLAG(int, max_data_file_mb, static_cast<int>(onepass::kDefaultMaxDataFileBytes >> 20),
-          "The largest data file (zone, Whois database, OCSP response) loaded at start or on "
-          "SIGHUP, in MiB; a larger one, or one that is not a regular file (a FIFO, "
-          "/dev/zero), fails to load and a reload keeps the previous data.");
+          "The largest data file (zone and each file it $INCLUDEs, DNSSEC key, Whois "
+          "database, OCSP response) loaded at start or on SIGHUP, in MiB; a larger one, or one "
+          "that is not a regular file (a FIFO, /dev/zero, a folder), fails to load and a "
+          "reload keeps the previous data.");
 ABSL_FLAG(int, keepalive_ms, 0,
           "0: close after the response (the single pass). N: keep every connection open for "
           "more requests for up to N ms of idleness (RFC 7766 section 6.2.3, as NSD and Knot "
@@ -119,7 +120,10 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "ADDR:PORT of the operations listener (e.g. 127.0.0.1:9153; port 0 picks a free one): "
           "GET /metrics (Prometheus text format), /healthz (200 when every worker's loop is "
           "alive and the data loaded, else 503 and why), /readyz (starting vs serving). Served "
-          "by its own thread, never a worker. Empty: off. Bind it to a management address.");
+          "by its own thread, never a worker: 16 connections at most, each closed 5 s after "
+          "accept, and one that finds all 16 taken takes the slot of the oldest still reading "
+          "(slow peers cannot keep a health check out). Empty: off. Bind it to a management "
+          "address.");
 ABSL_FLAG(std::vector<std::string>, proxy_protocol_from, {},
           "CIDR of a TCP load balancer (HAProxy send-proxy-v2, a cloud NLB) whose connections "
           "begin with a PROXY protocol v2 header, e.g. 10.0.0.0/8 or 2001:db8::/32 (repeatable). "
@@ -142,7 +146,8 @@ ABSL_FLAG(int, log_window_ms, 60000, "The window of --log-burst, in ms.");
 ABSL_FLAG(bool, check, false,
           "Load and check all the data the other flags name (zone files, OCSP responses, Whois "
           "database), print what was loaded and exit 0, or print the errors and exit 1. Opens "
-          "no socket (systemd ExecStartPre and ExecReload run it, like nsd-checkconf).");
+          "no socket, so --listen may be left out (systemd ExecStartPre and ExecReload run "
+          "it, like nsd-checkconf).");
 
 #ifndef ONEPASS_VERSION
 #define ONEPASS_VERSION "unknown"
@@ -299,7 +304,13 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
 
   const std::string handler_name = absl::GetFlag(FLAGS_handler);
   // Cheap checks first: a zone may take long to load.
-  if (absl::Status valid = Server::CheckConfig(*config); !valid.ok()) return Fail(valid);
+  // --check binds nothing, so it needs no --listen: it checks the data (and the other flags).
+  if (absl::Status valid = Server::CheckConfig(*config, absl::GetFlag(FLAGS_check)
+                                                            ? Server::ListenRequirement::kOptional
+                                                            : Server::ListenRequirement::kNeeded);
+      !valid.ok()) {
+    return Fail(valid);
+  }
   if (absl::GetFlag(FLAGS_health_stall_ms) <= 0) {
     return Fail(absl::InvalidArgumentError("--health-stall-ms must be positive"));
   }

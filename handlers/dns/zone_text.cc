@@ -4,12 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/data_file.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
 
@@ -459,14 +457,13 @@ absl::Status MasterFileReader::Directive(const std::string& file, const Logical&
                      absl::StrCat("$INCLUDE loop: ", path.string(), " is already being read"));
       }
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      return Error(
-          file, logical.line,
-          absl::StrCat("$INCLUDE: cannot open ", path.string(), ": ", std::strerror(errno)));
+    // The checks the top file gets (common/data_file.h): a regular file under
+    // --max-data-file-mb, so that an include of /dev/zero, a FIFO or a folder is an error
+    // here, never a hang or std::bad_alloc.
+    absl::StatusOr<std::string> content = ReadDataFile(path.string(), "$INCLUDE file");
+    if (!content.ok()) {
+      return Error(file, logical.line, content.status().message());
     }
-    std::ostringstream content;
-    content << in.rdbuf();
     const std::string saved_origin = origin_wire_;
     const std::string saved_owner = owner_;
     if (args == 2) {
@@ -475,7 +472,7 @@ absl::Status MasterFileReader::Directive(const std::string& file, const Logical&
       }
     }
     active_files_.push_back(canonical);
-    absl::Status status = ReadFile(path.string(), content.str(), depth + 1);
+    absl::Status status = ReadFile(path.string(), *content, depth + 1);
     active_files_.pop_back();
     if (!status.ok()) return status;
     SetOriginWire(saved_origin);

@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 #include <utility>
 
@@ -17,6 +15,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/civil_time.h"
+#include "common/data_file.h"
 #include "common/log.h"
 #include "handlers/ocsp/der_reader.h"
 #include "handlers/ocsp/http_response_writer.h"
@@ -234,13 +233,15 @@ absl::StatusOr<std::shared_ptr<const OcspSnapshot>> OcspSnapshot::LoadDirectory(
       ++snapshot->stats_.skipped_invalid;
       continue;
     }
-    std::ifstream in(path, std::ios::binary);
-    response.der.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (!in.good() && !in.eof()) {
-      LogWarning("ocsp: skipping %s: read error", path.string());
+    // The data-file checks again at open (common/data_file.h): the file listed may have been
+    // replaced by a FIFO or a device since.
+    absl::StatusOr<std::string> der = ReadDataFile(path.string(), "OCSP response");
+    if (!der.ok()) {
+      LogWarning("ocsp: skipping: %s", der.status().message());
       ++snapshot->stats_.skipped_invalid;
       continue;
     }
+    response.der = *std::move(der);
     snapshot->Add(std::move(response), now, options);
   }
   const OcspLoadStats& stats = snapshot->stats_;

@@ -2,6 +2,10 @@
 // against ldns on every zone in the tests, strict errors with file and line, and $INCLUDE.
 #include "handlers/dns/zone_text.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -10,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/data_file.h"
 #include "gtest/gtest.h"
 #include "handlers/dns/default_zone.h"
 #include "handlers/dns/dns_name.h"
@@ -267,6 +272,43 @@ TEST_F(IncludeTest, ErrorsOfIncludedFilesAreReportedToo) {
   EXPECT_TRUE(absl::StrContains(lines[0], "parts/bad:1: ")) << lines[0];
   EXPECT_TRUE(absl::StrContains(lines[1], "parts/bad:3: unknown record type")) << lines[1];
   EXPECT_TRUE(absl::StrContains(lines[2], "top.zone:4: bad TTL '5x'")) << lines[2];
+}
+
+// An included file gets the checks the top file gets (common/data_file.h): /dev/zero, a FIFO
+// with no writer, a folder and a file over --max-data-file-mb are each an error at the
+// $INCLUDE line naming the file, at once (no hang, no std::bad_alloc), and the reading goes on.
+TEST_F(IncludeTest, IncludedFilesGetTheDataFileChecks) {
+  const std::string fifo = (dir_ / "parts" / "fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  Write("parts/big", std::string(600, ';') + "\n");
+  const std::string top = Write("top.zone",
+                                "$ORIGIN example.com.\n@ 60 IN SOA ns hm 1 2 3 4 5\n"
+                                "$INCLUDE /dev/zero\n"
+                                "$INCLUDE parts/fifo\n"
+                                "$INCLUDE parts\n"
+                                "$INCLUDE parts/big\n"
+                                "w 5x IN A 192.0.2.4\n");
+  const uint64_t cap = MaxDataFileBytes();
+  SetMaxDataFileBytes(512);  // over top.zone, under parts/big
+  absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> snapshot = LoadZoneFiles({top});
+  SetMaxDataFileBytes(cap);
+  ASSERT_FALSE(snapshot.ok());
+  const std::vector<std::string> lines = absl::StrSplit(snapshot.status().message(), '\n');
+  ASSERT_EQ(lines.size(), 5u) << snapshot.status();
+  const std::string parts = (dir_ / "parts").string();
+  EXPECT_EQ(lines[0], top +
+                          ":3: $INCLUDE file /dev/zero is not a regular file (a device, FIFO "
+                          "or directory); give the path of the file itself");
+  EXPECT_TRUE(absl::StartsWith(lines[1], top + ":4: $INCLUDE file " + parts +
+                                             "/fifo is not a "
+                                             "regular file"))
+      << lines[1];
+  EXPECT_TRUE(absl::StartsWith(lines[2], top + ":5: $INCLUDE file " + parts + " is not a regular"))
+      << lines[2];
+  EXPECT_TRUE(absl::StartsWith(
+      lines[3], top + ":6: $INCLUDE file " + parts + "/big is larger than --max-data-file-mb"))
+      << lines[3];
+  EXPECT_TRUE(absl::StartsWith(lines[4], top + ":7: bad TTL '5x'")) << lines[4];
 }
 
 }  // namespace
