@@ -53,6 +53,13 @@ namespace onepass {
   COUNTER(upstream_sent, "datagrams sent to upstream servers (a forwarding handler)")           \
   COUNTER(upstream_send_errors, "datagrams to upstreams the kernel refused (they time out)")    \
   COUNTER(upstream_received, "datagrams read from upstream servers")                            \
+  COUNTER(upstream_unexpected,                                                                  \
+          "datagrams from upstreams answering no request sent from that port (forged?); dropped") \
+  COUNTER(upstream_ports_opened, "UDP source ports opened to upstreams (kernel-chosen, random)")  \
+  COUNTER(upstream_port_open_errors, "UDP source ports to upstreams the kernel refused to open") \
+  COUNTER(upstream_ports_shared,                                                                \
+          "datagrams to upstreams sent from an already used port (port cap or open error)")      \
+  COUNTER(upstream_ports_expired, "UDP source ports closed with replies still missing (linger)") \
   COUNTER(upstream_orphans, "upstream answers for connections already closed; dropped")         \
   COUNTER(upstream_stuck, "closed while still waiting for upstream answers (backstop)")         \
   COUNTER(upstream_stream_sent, "framed requests sent on TCP connections to upstreams")         \

@@ -140,7 +140,7 @@ absl::Status Worker::Init() {
   const std::vector<SocketAddress> upstreams = factory_->Upstreams();
   if (!upstreams.empty()) {
     absl::StatusOr<std::unique_ptr<UpstreamChannel>> channel = UpstreamChannel::Open(
-        base_.get(), upstreams, &stats_, [this](int index, absl::Span<const uint8_t> datagram) {
+        base_.get(), upstreams, factory_->UpstreamDatagrams(), &stats_, [this](int index, absl::Span<const uint8_t> datagram) {
           OnUpstreamDatagram(index, datagram);
         });
     if (!channel.ok()) return channel.status();
@@ -565,6 +565,9 @@ void Worker::OnUpstreamTick(int fd, short what, void* arg) {
     if (!worker->handler_->TakeExpired(now, *worker->upstream_answer_, answer,
                                        *worker->upstream_queue_)) {
       break;
+    }
+    if (answer.resend_over_stream) {
+      worker->upstream_->SendStream(answer.upstream, worker->upstream_answer_->contents());
     }
     if (answer.matched) worker->DeliverUpstream(answer);
   }
