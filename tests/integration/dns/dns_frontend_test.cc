@@ -21,6 +21,7 @@
 #include "tests/integration/dns/frontend_support.h"
 #include "tests/integration/dns/kdig_comparison.h"
 #include "tests/integration/dns/nsd_process.h"
+#include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/unit/handlers/dns/dns_test_util.h"
@@ -145,9 +146,9 @@ TEST_F(FrontendWithNsd, PipelinedQueriesAllAnsweredWithTheirOwnIds) {
 
 TEST(FrontendHealth, TimeoutServfailThenDownThenImmediateServfailThenBackWithinTwoSeconds) {
   FakeUdpBackend backend;
-  auto frontend =
-      StartFrontend({LoopbackBackend(backend.port())},
-                    {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after", "2"});
+  auto frontend = StartFrontend({LoopbackBackend(backend.port())},
+                                {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after",
+                                 "2", "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const std::vector<uint8_t> query = MakeQuery("www.example.com", "A", {.id = 77});
   for (int i = 0; i < 2; ++i) {
@@ -160,6 +161,8 @@ TEST(FrontendHealth, TimeoutServfailThenDownThenImmediateServfailThenBackWithinT
     EXPECT_GE(took, absl::Milliseconds(290));
     EXPECT_LT(took, absl::Milliseconds(1000));
   }
+  // Suspect after the timeouts; marked down when two probes in a row have gone unanswered.
+  ASSERT_TRUE(testing::WaitMarkedDown(**frontend, 1));
   // Marked down: SERVFAIL at once.
   {
     const absl::Time start = absl::Now();
@@ -195,7 +198,7 @@ Timed AskTimed(int port, const std::vector<uint8_t>& query) {
 TEST_F(FrontendWithNsd, NsdKilledServfailDownImmediateServfailRestartedAnswersWithinTwoSeconds) {
   auto frontend = StartFrontend({LoopbackBackend(nsd_->port())},
                                 {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after", "2",
-                                 "--dns-cache-entries", "0"});
+                                 "--dns-cache-entries", "0", "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const int port = nsd_->port();
   const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
@@ -207,6 +210,7 @@ TEST_F(FrontendWithNsd, NsdKilledServfailDownImmediateServfailRestartedAnswersWi
     EXPECT_GE(timed.took, absl::Milliseconds(290));
     EXPECT_LT(timed.took, absl::Milliseconds(1000));
   }
+  ASSERT_TRUE(testing::WaitMarkedDown(**frontend, 1)) << "its probes failed: down";
   const Timed down = AskTimed((*frontend)->port(), query);
   EXPECT_EQ(down.rcode, 2);
   EXPECT_LT(down.took, absl::Milliseconds(150)) << "marked down: SERVFAIL at once";
@@ -226,14 +230,18 @@ TEST_F(FrontendWithNsd, OneOfTwoBackendsSilentNoFailuresOnceMarkedDown) {
   FakeUdpBackend silent;
   auto frontend =
       StartFrontend({LoopbackBackend(nsd_->port()), LoopbackBackend(silent.port())},
-                    {"--dns-backend-timeout-ms", "200", "--dns-backend-down-after", "2"});
+                    {"--dns-backend-timeout-ms", "200", "--dns-backend-down-after", "2",
+                     "--dns-cache-entries", "0", "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
   // Until the silent one is marked down, some queries go to it and time out.
-  for (int i = 0; i < 20 && silent.received < 2; ++i) {
+  for (int i = 0; i < 20 && silent.received < 1; ++i) {
     ASSERT_TRUE(AskTcp((*frontend)->port(), query).ok());
   }
-  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_GE(silent.received, 1) << "no query reached the silent backend";
+  ASSERT_TRUE(testing::WaitMarkedDown(**frontend, 1))
+      << "the silent backend's probes failed: "
+      << onepass::testing::HttpGet((*frontend)->metrics_address(), "/metrics");
   int failures = 0;
   for (int i = 0; i < 100; ++i) {
     auto answer = AskTcp((*frontend)->port(), query);
