@@ -7,9 +7,11 @@
 // query (same ID), and kdig +tcp through the frontend prints what kdig +notcp gets straight
 // from NSD (header, EDNS, every section), with the cache off and on.
 
+#include <atomic>
 #include <iostream>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -224,6 +226,53 @@ TEST_F(FrontendWithNsd, NsdKilledServfailDownImmediateServfailRestartedAnswersWi
     if (!answered) absl::SleepFor(absl::Milliseconds(20));
   }
   EXPECT_TRUE(answered) << "not answering 2 s after NSD came back";
+}
+
+// NSD as Debian ships it rate-limits responses (RRL: 200/s per /24, every second dropped one
+// slipped back with TC=1), and every query of the frontend comes from one address. Dropped UDP
+// queries are retried over TCP (which RRL does not limit) and slipped ones too, so no client
+// query fails, and the backend, whose probes are answered, is never marked down.
+TEST_F(FrontendWithNsd, DefaultRrlOfNsdFailsNoQueryAndNeverMarksItDown) {
+  auto frontend = StartFrontend({LoopbackBackend(nsd_->port())},
+                                {"--dns-cache-entries", "0", "--dns-backend-udp-timeout-ms", "50",
+                                 "--metrics-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(frontend.ok()) << frontend.status();
+  constexpr int kThreads = 8;
+  constexpr int kQueriesPerThread = 200;  // 1,600 in all, far above 200/s
+  std::atomic<int> failures{0}, answered{0};
+  std::vector<std::thread> threads;
+  const absl::Time start = absl::Now();
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const char* names[] = {"www.example.com", "mail.example.com", "ns1.example.com"};
+      for (int i = 0; i < kQueriesPerThread && absl::Now() - start < absl::Seconds(60); ++i) {
+        auto answer = AskTcp((*frontend)->port(),
+                             MakeQuery(names[(t + i) % 3], "A", {.id = static_cast<uint16_t>(i)}));
+        if (answer.ok() && answer->rcode == 0 && !answer->answer.empty()) {
+          ++answered;
+        } else {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const std::string metrics = onepass::testing::HttpGet((*frontend)->metrics_address(), "/metrics");
+  const auto value = [&](const std::string& name) {
+    return onepass::testing::MetricValue(metrics, name);
+  };
+  std::printf("%d answered, %d failed in %s; UDP timeouts retried over TCP %.0f, TC=1 retried "
+              "%.0f\n",
+              answered.load(), failures.load(), absl::FormatDuration(absl::Now() - start).c_str(),
+              value("onepass_dns_frontend_tcp_retries_total{result=\"udp_timeout\"}"),
+              value("onepass_dns_frontend_tcp_retries_total{result=\"sent\"}"));
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(answered, kThreads * kQueriesPerThread);
+  EXPECT_EQ(value("onepass_dns_frontend_backend_events_total{event=\"marked_down\"}"), 0);
+  // RRL did act: otherwise this test proves nothing.
+  EXPECT_GT(value("onepass_dns_frontend_tcp_retries_total{result=\"udp_timeout\"}") +
+                value("onepass_dns_frontend_tcp_retries_total{result=\"sent\"}"),
+            0);
 }
 
 TEST_F(FrontendWithNsd, OneOfTwoBackendsSilentNoFailuresOnceMarkedDown) {
