@@ -41,10 +41,9 @@ absl::StatusOr<std::unique_ptr<UpstreamChannel>> UpstreamChannel::Open(
     if (!socket.ok()) return socket.status();
     channel->upstreams_[i].current = *socket;
   }
-  const auto period =
-      std::max(std::chrono::milliseconds(10),
-               std::chrono::duration_cast<std::chrono::milliseconds>(
-                   absl::ToChronoMilliseconds(channel->config_.linger) / 4));
+  const auto period = std::max(std::chrono::milliseconds(10),
+                               std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   absl::ToChronoMilliseconds(channel->config_.linger) / 4));
   const timeval tick = {static_cast<time_t>(period.count() / 1000),
                         static_cast<suseconds_t>(period.count() % 1000 * 1000)};
   channel->linger_timer_ =
@@ -221,8 +220,8 @@ void UpstreamChannel::OnReadable(int fd, short, void* arg) {
                                              static_cast<size_t>(received));
     if (channel->config_.request_key != nullptr) {
       auto& awaited = socket->awaited;
-      const auto key = std::find(awaited.begin(), awaited.end(),
-                                 channel->config_.request_key(datagram));
+      const auto key =
+          std::find(awaited.begin(), awaited.end(), channel->config_.request_key(datagram));
       if (key == awaited.end()) {
         // Not the reply to a request sent from this port: forged, or a duplicate.
         WorkerStats::Add(channel->stats_->upstream_unexpected);
@@ -232,8 +231,8 @@ void UpstreamChannel::OnReadable(int fd, short, void* arg) {
       awaited.pop_back();
     }
     const int upstream = socket->upstream;
-    const bool done = socket->retired && socket->awaited.empty() &&
-                      channel->config_.request_key != nullptr;
+    const bool done =
+        socket->retired && socket->awaited.empty() && channel->config_.request_key != nullptr;
     // Closed before the callback, which may send (and so open sockets) but never closes one.
     if (done) channel->CloseSocket(socket);
     channel->on_datagram_(upstream, datagram);

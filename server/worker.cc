@@ -139,10 +139,11 @@ absl::Status Worker::Init() {
   // (LeaveBaseToUpstreams).
   const std::vector<SocketAddress> upstreams = factory_->Upstreams();
   if (!upstreams.empty()) {
-    absl::StatusOr<std::unique_ptr<UpstreamChannel>> channel = UpstreamChannel::Open(
-        base_.get(), upstreams, factory_->UpstreamDatagrams(), &stats_, [this](int index, absl::Span<const uint8_t> datagram) {
-          OnUpstreamDatagram(index, datagram);
-        });
+    absl::StatusOr<std::unique_ptr<UpstreamChannel>> channel =
+        UpstreamChannel::Open(base_.get(), upstreams, factory_->UpstreamDatagrams(), &stats_,
+                              [this](int index, absl::Span<const uint8_t> datagram) {
+                                OnUpstreamDatagram(index, datagram);
+                              });
     if (!channel.ok()) return channel.status();
     upstream_ = *std::move(channel);
     const UpstreamStreamConfig streams = factory_->UpstreamStreams();

@@ -187,8 +187,8 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFrontendFromFlags() {
   }
   config.port_queries = absl::GetFlag(FLAGS_dns_backend_port_queries);
   if (config.port_queries < 1 || config.port_queries > 65536) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--dns-backend-port-queries=", config.port_queries, " is outside 1..65536"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns-backend-port-queries=", config.port_queries, " is outside 1..65536"));
   }
   config.max_ports = absl::GetFlag(FLAGS_dns_backend_max_ports);
   if (config.max_ports < 1 || config.max_ports > 16384) {

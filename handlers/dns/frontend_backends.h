@@ -7,8 +7,8 @@
 // takes an ID drawn uniformly (common/secure_random.h, a CSPRNG) from the free ones, and a
 // freed ID rests in a quarantine of the kQuarantinedIds most recently freed before it can be
 // drawn again, so an attacker who watches its own query's ID learns nothing of the next
-// query's, and a late reply to a finished query cannot match a new one. Deadlines all have the same length,
-// so they expire in the order they were set: a FIFO, no heap; entries of requests answered
+// query's, and a late reply to a finished query cannot match a new one. Deadlines all have the same
+// length, so they expire in the order they were set: a FIFO, no heap; entries of requests answered
 // meanwhile are skipped by their generation.
 //
 // Backend choice: least outstanding queries among the backends that are up, ties rotated. Why
@@ -46,8 +46,8 @@ namespace onepass::dns {
 // One query in flight to a backend.
 struct InFlight {
   bool used = false;
-  bool probe = false;  // a health probe: no client waits for it
-  bool tcp = false;    // retried over TCP after a TC=1 answer: only a TCP answer counts now
+  bool probe = false;          // a health probe: no client waits for it
+  bool tcp = false;            // retried over TCP after a TC=1 answer: only a TCP answer counts now
   bool udp_timed_out = false;  // ...or after the UDP deadline: a late full UDP answer counts too
   // The client got the stale answer (RFC 8767 client-response timer): the backend's answer
   // only refreshes the cache, and the deadline answers nobody.
@@ -65,7 +65,7 @@ struct InFlight {
 struct BackendsConfig {
   size_t backends = 1;
   size_t max_in_flight = 16384;  // per worker, all backends together
-  int down_after = 3;  // failed probes in a row
+  int down_after = 3;            // failed probes in a row
   absl::Duration timeout = absl::Seconds(1);
   // Over UDP; then once over TCP until `timeout`. Not below `timeout`: no TCP retry.
   absl::Duration udp_timeout = absl::Milliseconds(500);
@@ -130,14 +130,14 @@ class FrontendBackends {
  private:
   struct Backend {
     std::vector<InFlight> table = std::vector<InFlight>(65536);
-    std::vector<uint16_t> free_ids;    // any order: each draw picks one at random
-    std::deque<uint16_t> quarantine;   // freed, oldest first; back to free_ids after kQuarantinedIds
+    std::vector<uint16_t> free_ids;   // any order: each draw picks one at random
+    std::deque<uint16_t> quarantine;  // freed, oldest first; back to free_ids after kQuarantinedIds
     bool HasFreeId() const { return !free_ids.empty() || !quarantine.empty(); }
     size_t outstanding = 0;
     bool up = true;
-    bool suspect = false;       // up, but a client query timed out: being probed
+    bool suspect = false;  // up, but a client query timed out: being probed
     bool probe_in_flight = false;
-    int failed_probes = 0;      // in a row
+    int failed_probes = 0;  // in a row
     absl::Time next_probe = absl::InfinitePast();
   };
   struct Deadline {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "handlers/dns/dns_framer.h"
 #include "handlers/dns/dns_handler.h"
 #include "handlers/dns/dns_wire.h"
@@ -412,6 +413,23 @@ void FrontendHandler::SendProbe(int backend, absl::Time now, UpstreamQueue& prob
   scratch_.insert(scratch_.end(), entry.question.begin(), entry.question.end());
   probes.Push(backend, scratch_);
   Count(Index(FrontendCounter::kProbesSent));
+}
+
+std::string FrontendHandlerFactory::Summary() const {
+  std::string summary;
+  for (const SocketAddress& backend : config_.backends) {
+    absl::StrAppend(&summary, "backend ", backend.ToString(), ": UDP, TCP for retries\n");
+  }
+  // Every query reaches the backends from this host's few addresses: a per-client response
+  // rate limit there drops or truncates most of them under load. They are retried over TCP,
+  // which costs a connection each; the backend should exempt the frontend.
+  absl::StrAppend(
+      &summary,
+      "each backend must answer this host over UDP and TCP (ACLs) without response rate "
+      "limiting: NSD rrl-ratelimit: 0 (NSD cannot exempt one address), Knot mod-rrl whitelist, "
+      "BIND rate-limit { exempt-clients { ... }; }, Unbound ip-ratelimit: 0 and access-control; "
+      "see docs/operations.md\n");
+  return summary;
 }
 
 absl::Span<const CounterSpec> FrontendHandlerFactory::Counters() const { return kFrontendCounters; }

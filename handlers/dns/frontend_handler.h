@@ -52,8 +52,8 @@ struct FrontendConfig {
   absl::Duration timeout = absl::Seconds(1);  // --dns-backend-timeout-ms
   // --dns-backend-udp-timeout-ms: then once more over TCP, until `timeout`.
   absl::Duration udp_timeout = absl::Milliseconds(500);
-  size_t max_in_flight = 16384;               // per worker: --dns-max-in-flight
-  int down_after = 3;                         // --dns-backend-down-after
+  size_t max_in_flight = 16384;  // per worker: --dns-max-in-flight
+  int down_after = 3;            // --dns-backend-down-after
   absl::Duration probe_interval = absl::Seconds(1);
   std::string probe_name_wire = std::string(1, '\0');  // --dns-probe-name, wire format
   CacheConfig cache;                                   // --dns-cache-*
@@ -122,6 +122,8 @@ class FrontendHandlerFactory final : public HandlerFactory {
   size_t MaxRequestBytes() const override;
   size_t OutputBufferBytes() const override;
   std::vector<SocketAddress> Upstreams() const override { return config_.backends; }
+  // One line per backend, and what each must be configured with (docs/operations.md).
+  std::string Summary() const override;
   absl::Duration UpstreamTickPeriod() const override;
   UpstreamStreamConfig UpstreamStreams() const override;
   UpstreamDatagramConfig UpstreamDatagrams() const override;

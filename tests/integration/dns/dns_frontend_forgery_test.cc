@@ -56,7 +56,7 @@ std::vector<uint8_t> Answer(const std::vector<uint8_t>& query, uint16_t id,
   answer[1] = static_cast<uint8_t>(id);
   answer[2] = static_cast<uint8_t>(0x84 | (query[2] & 0x01));  // QR, AA, RD copied
   answer[3] = 0;
-  answer[6] = 0, answer[7] = 1;                        // ANCOUNT
+  answer[6] = 0, answer[7] = 1;                         // ANCOUNT
   answer[8] = answer[9] = answer[10] = answer[11] = 0;  // NSCOUNT, ARCOUNT
   const uint8_t record[] = {0xc0, 12, 0, 1, 0, 1, 0, 0, 0x0e, 0x10, 0, 4};
   answer.insert(answer.end(), std::begin(record), std::end(record));
@@ -168,15 +168,14 @@ std::string AnsweredAddress(int port, const std::vector<uint8_t>& query) {
 TEST(FrontendForgery, EveryIdForgedToTheLearnedPortNeverReachesClientOrCache) {
   RecordingBackend backend;
   ASSERT_GT(backend.port(), 0);
-  auto frontend =
-      testing::StartFrontend({testing::LoopbackBackend(backend.port())},
-                             {"--dns-backend-timeout-ms", "5000", "--metrics-listen", "127.0.0.1:0"});
+  auto frontend = testing::StartFrontend(
+      {testing::LoopbackBackend(backend.port())},
+      {"--dns-backend-timeout-ms", "5000", "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const int port = (*frontend)->port();
 
   // The attacker's own query: what it learns is that query's source port and ID.
-  ASSERT_NE(AnsweredAddress(port, MakeQuery("www.attacker.example", "A", {.id = 1})),
-            "no answer");
+  ASSERT_NE(AnsweredAddress(port, MakeQuery("www.attacker.example", "A", {.id = 1})), "no answer");
   const std::vector<RecordingBackend::Seen> recon = backend.seen();
   ASSERT_EQ(recon.size(), 1u);
   const uint16_t learned_port = recon[0].port;
@@ -184,14 +183,14 @@ TEST(FrontendForgery, EveryIdForgedToTheLearnedPortNeverReachesClientOrCache) {
   // The victim query waits at the backend; the attacker sprays every ID at the learned port.
   const std::vector<uint8_t> victim = MakeQuery("victim.example", "A", {.id = 0x5151});
   auto pending = std::async(std::launch::async, [&] { return AnsweredAddress(port, victim); });
-  ASSERT_TRUE(onepass::testing::WaitFor([&] { return backend.seen().size() == 2; },
-                                        absl::Seconds(5)));
+  ASSERT_TRUE(
+      onepass::testing::WaitFor([&] { return backend.seen().size() == 2; }, absl::Seconds(5)));
   const RecordingBackend::Seen waiting = backend.seen()[1];
   const absl::Time start = absl::Now();
   int sent = 0;
   for (uint32_t id = 0; id < 65536; ++id) {
-    sent += backend.SendFromBackend(learned_port, Answer(waiting.query, static_cast<uint16_t>(id),
-                                                         kForgedAddress));
+    sent += backend.SendFromBackend(
+        learned_port, Answer(waiting.query, static_cast<uint16_t>(id), kForgedAddress));
   }
   const absl::Duration spraying = absl::Now() - start;
   std::printf("forged %d replies in %s (%.0f/s) to port %u; the query left from port %u\n", sent,

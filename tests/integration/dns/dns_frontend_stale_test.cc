@@ -91,7 +91,8 @@ class FrontendServeStale : public ::testing::Test {
   }
 
   // Caches www.example.com A, kills NSD, has it marked down (a query for another name times
-  // out, the probe that follows too) and waits until the cached answer has expired. Returns the answer as first cached.
+  // out, the probe that follows too) and waits until the cached answer has expired. Returns the
+  // answer as first cached.
   DecodedResponse CacheThenKillBackend() {
     auto fresh = Ask(frontend_->port(), MakeQuery("www.example.com", "A", {.id = 1}));
     EXPECT_TRUE(fresh.ok()) << fresh.status();

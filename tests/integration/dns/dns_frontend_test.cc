@@ -149,8 +149,8 @@ TEST_F(FrontendWithNsd, PipelinedQueriesAllAnsweredWithTheirOwnIds) {
 TEST(FrontendHealth, TimeoutServfailThenDownThenImmediateServfailThenBackWithinTwoSeconds) {
   FakeUdpBackend backend;
   auto frontend = StartFrontend({LoopbackBackend(backend.port())},
-                                {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after",
-                                 "2", "--metrics-listen", "127.0.0.1:0"});
+                                {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after", "2",
+                                 "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const std::vector<uint8_t> query = MakeQuery("www.example.com", "A", {.id = 77});
   for (int i = 0; i < 2; ++i) {
@@ -261,11 +261,12 @@ TEST_F(FrontendWithNsd, DefaultRrlOfNsdFailsNoQueryAndNeverMarksItDown) {
   const auto value = [&](const std::string& name) {
     return onepass::testing::MetricValue(metrics, name);
   };
-  std::printf("%d answered, %d failed in %s; UDP timeouts retried over TCP %.0f, TC=1 retried "
-              "%.0f\n",
-              answered.load(), failures.load(), absl::FormatDuration(absl::Now() - start).c_str(),
-              value("onepass_dns_frontend_tcp_retries_total{result=\"udp_timeout\"}"),
-              value("onepass_dns_frontend_tcp_retries_total{result=\"sent\"}"));
+  std::printf(
+      "%d answered, %d failed in %s; UDP timeouts retried over TCP %.0f, TC=1 retried "
+      "%.0f\n",
+      answered.load(), failures.load(), absl::FormatDuration(absl::Now() - start).c_str(),
+      value("onepass_dns_frontend_tcp_retries_total{result=\"udp_timeout\"}"),
+      value("onepass_dns_frontend_tcp_retries_total{result=\"sent\"}"));
   EXPECT_EQ(failures, 0);
   EXPECT_EQ(answered, kThreads * kQueriesPerThread);
   EXPECT_EQ(value("onepass_dns_frontend_backend_events_total{event=\"marked_down\"}"), 0);
@@ -277,10 +278,9 @@ TEST_F(FrontendWithNsd, DefaultRrlOfNsdFailsNoQueryAndNeverMarksItDown) {
 
 TEST_F(FrontendWithNsd, OneOfTwoBackendsSilentNoFailuresOnceMarkedDown) {
   FakeUdpBackend silent;
-  auto frontend =
-      StartFrontend({LoopbackBackend(nsd_->port()), LoopbackBackend(silent.port())},
-                    {"--dns-backend-timeout-ms", "200", "--dns-backend-down-after", "2",
-                     "--dns-cache-entries", "0", "--metrics-listen", "127.0.0.1:0"});
+  auto frontend = StartFrontend({LoopbackBackend(nsd_->port()), LoopbackBackend(silent.port())},
+                                {"--dns-backend-timeout-ms", "200", "--dns-backend-down-after", "2",
+                                 "--dns-cache-entries", "0", "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
   // Until the silent one is marked down, some queries go to it and time out.
@@ -298,6 +298,25 @@ TEST_F(FrontendWithNsd, OneOfTwoBackendsSilentNoFailuresOnceMarkedDown) {
     if (answer->rcode != 0) ++failures;
   }
   EXPECT_EQ(failures, 0);
+}
+
+// --check in frontend mode names each backend and what it must be configured with (response
+// rate limiting off or the frontend exempt, per server), and opens nothing.
+TEST(FrontendCheck, NamesEachBackendAndTheRateLimitSettingsItNeeds) {
+  auto result = onepass::testing::RunCommand(
+      {onepass::testing::OnepassdPath(), "--check", "--handler", "dns", "--listen", "127.0.0.1:0",
+       "--dns-backend", "127.0.0.1:5301", "--dns-backend", "127.0.0.2:5302"},
+      absl::Seconds(20));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 0) << result->err;
+  EXPECT_NE(result->out.find("backend 127.0.0.1:5301: UDP, TCP for retries\n"), std::string::npos)
+      << result->out;
+  EXPECT_NE(result->out.find("backend 127.0.0.2:5302"), std::string::npos) << result->out;
+  for (const char* server : {"NSD rrl-ratelimit: 0", "Knot mod-rrl whitelist", "exempt-clients",
+                             "Unbound ip-ratelimit: 0"}) {
+    EXPECT_NE(result->out.find(server), std::string::npos) << server << ": " << result->out;
+  }
+  EXPECT_NE(result->out.find("check: dns data OK"), std::string::npos) << result->out;
 }
 
 }  // namespace

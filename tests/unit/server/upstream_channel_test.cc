@@ -63,12 +63,12 @@ class ChannelTest : public ::testing::Test {
 
   void Make(UpstreamDatagramConfig config) {
     ASSERT_GT(upstream_port_, 0);
-    auto channel = UpstreamChannel::Open(
-        base_.get(), {Loopback(upstream_port_)}, config, &stats_,
-        [this](int upstream, absl::Span<const uint8_t> datagram) {
-          EXPECT_EQ(upstream, 0);
-          delivered_.emplace_back(datagram.begin(), datagram.end());
-        });
+    auto channel =
+        UpstreamChannel::Open(base_.get(), {Loopback(upstream_port_)}, config, &stats_,
+                              [this](int upstream, absl::Span<const uint8_t> datagram) {
+                                EXPECT_EQ(upstream, 0);
+                                delivered_.emplace_back(datagram.begin(), datagram.end());
+                              });
     ASSERT_TRUE(channel.ok()) << channel.status();
     channel_ = *std::move(channel);
   }
@@ -132,8 +132,7 @@ TEST_F(ChannelTest, EachRequestLeavesFromItsOwnPortAndTheReplyClosesIt) {
   EXPECT_EQ(channel_->open_ports(0), 3u);
   for (const Request& request : requests) Reply(request.port, request.payload + " answer");
   ASSERT_TRUE(RunUntil([&] { return delivered_.size() == 3; }));
-  EXPECT_TRUE(RunUntil([&] { return channel_->open_ports(0) == 0; }))
-      << "answered ports stay open";
+  EXPECT_TRUE(RunUntil([&] { return channel_->open_ports(0) == 0; })) << "answered ports stay open";
   EXPECT_EQ(stats_.upstream_unexpected.load(), 0u);
 }
 
@@ -157,9 +156,7 @@ TEST_F(ChannelTest, AReplyOnAnotherRequestsPortOrASecondReplyIsDropped) {
 }
 
 TEST_F(ChannelTest, PortsCarryingSeveralRequestsRetireAfterThemAndLingerWithoutReplies) {
-  Make({.request_key = &FirstByteKey,
-        .requests_per_port = 2,
-        .linger = absl::Milliseconds(200)});
+  Make({.request_key = &FirstByteKey, .requests_per_port = 2, .linger = absl::Milliseconds(200)});
   Send({"a", "b", "c", "d"});
   const std::vector<Request> requests = Read(4);
   ASSERT_EQ(requests.size(), 4u);

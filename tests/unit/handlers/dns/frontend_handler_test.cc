@@ -249,8 +249,7 @@ TEST_F(FrontendTest, ManyClientTimeoutsWithAnsweredProbesNeverMarkDown) {
   OutputBuffer out(1 << 17);
   for (int round = 0; round < 20; ++round) {
     for (int i = 0; i < 5; ++i) {
-      Send(Framed(MakeQuery("never.example.com", "A", {.id = static_cast<uint16_t>(i)})), i,
-           out);
+      Send(Framed(MakeQuery("never.example.com", "A", {.id = static_cast<uint16_t>(i)})), i, out);
     }
     queue_.Clear();
     now_ += config_.timeout;
