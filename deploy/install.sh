@@ -76,6 +76,7 @@ do_install() {
   for f in "$HERE"/bird/*; do install_file "$f" "$lib/bird/${f##*/}" 0644; done
   for f in "$HERE"/lib/*.sh; do install_file "$f" "$lib/lib/${f##*/}" 0644; done
   for f in "$HERE"/sysctl/*.conf; do install_file "$f" "$lib/sysctl/${f##*/}" 0644; done
+  for f in "$HERE"/udp/*; do install_file "$f" "$lib/udp/${f##*/}" 0644; done
   install_file "$HERE/README.md" "$lib/README.md" 0644
   # The installed directory is a whole deploy/: its install.sh --uninstall works.
   install_file "$HERE/install.sh" "$lib/install.sh" 0755

@@ -6,7 +6,7 @@
 #   loadtest/bench.sh [--seconds 10] [--server-cpus 0] [--client-cpus 1-N] [--rounds 3]
 #                     [--proto dns,dnssec,dnslarge,ocsp,whois] [--concurrency 64] [--open-loop 0.8]
 #                     [--steering "cpu hash"] [--io "epoll uring"] [--json FILE] [--compare FILE]
-#                     [--net lo|veth] [--bin DIR] [--out DIR]
+#                     [--net lo|veth] [--bin DIR] [--out DIR] [--name NAME] [--results DIR]
 #
 # Binaries: --bin DIR (a build directory, or a folder holding the three binaries; default
 # build/release, then build/ci), or their paths in ONEPASSD, ONEPASS_LOAD, ONEPASS_REFERENCE.
@@ -25,6 +25,8 @@
 # the ksoftirqd of the server CPUs), p50/p99/p99.9 (median over rounds), errors, and the ratios
 # onepassd / reference of the summed conn/s and of the CPU per connection. --json FILE writes
 # it (one row per line); --compare FILE prints the change against such an earlier file.
+# The table is also written as a result file, DIR/DATE-COMMIT-NAME.md (--results DIR, default
+# loadtest/results; --results '' writes none; --name NAME, default bench-PROTOS).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=loadtest/bench_lib.sh
@@ -44,6 +46,9 @@ compare=""
 steering_modes=""
 io_modes=""
 net=lo
+results_dir="$here/results"
+result_name=""
+command_line=$(command_as_run "$0" "$@")
 usage() { header_usage "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -61,6 +66,8 @@ while [ $# -gt 0 ]; do
     --net) net=$2; shift 2 ;;
     --bin) BIN_DIR=$2; shift 2 ;;
     --out) out_dir=$2; shift 2 ;;
+    --name) result_name=$2; shift 2 ;;
+    --results) results_dir=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; usage >&2; exit 1 ;;
   esac
@@ -189,6 +196,9 @@ done
 
 # The table: one row per protocol, mode and server; ratios against the reference's row.
 summary="$work/summary.jsonl"
+table="$work/table.txt"
+notes="$work/notes.txt"
+: > "$notes"
 awk -F'\t' -v summary="$summary" -v cpus="$server_cpus" -v clients="$client_cpus" -v nproc="$cores" '
   function minimum(list,   a, n, i, m) { n = split(list, a, " "); m = a[1]
     for (i = 2; i <= n; i++) if (a[i] + 0 < m + 0) m = a[i]; return m }
@@ -223,10 +233,15 @@ awk -F'\t' -v summary="$summary" -v cpus="$server_cpus" -v clients="$client_cpus
         median(p99[k]), median(p999[k]), errors[k], ratio, cx, (k in bound) ? "true" : "false",
         cpus, clients, nproc > summary
     }
-  }'"$AWK_MEDIAN" "$results"
+  }'"$AWK_MEDIAN" "$results" | tee "$table"
 echo "(conn/s: median over rounds; ratio: onepassd / reference of the mean conn/s; cpu x: of the median CPU us per connection; latencies: medians over rounds; load now:$(cut -d' ' -f1-3 /proc/loadavg))"
 if grep -q true <(cut -f12 "$results"); then
-  echo "note: the client was the bottleneck in at least one run: the figures are lower bounds; give the client more CPUs (--client-cpus)"
+  echo "note: the client was the bottleneck in at least one run: the figures are lower bounds; give the client more CPUs (--client-cpus)" | tee -a "$notes"
+fi
+if [ -n "$results_dir" ]; then
+  echo "bench: wrote $(write_result_file "$results_dir" "${result_name:-bench-${protos//,/-}}" \
+    "bench.sh: $protos, server CPUs $server_cpus, client CPUs $client_cpus, --net $net" \
+    "$command_line" "$table" "$notes")"
 fi
 if [ -n "$json_out" ]; then
   cp "$summary" "$json_out"

@@ -323,3 +323,58 @@ cleanup_work_dir() {
   fi
   rm -rf "$work"
 }
+
+# command_as_run SCRIPT ARGS...: the command line as run, "chrt -f N " first when the script
+# runs under a real-time policy (as a result file should say).
+command_as_run() {
+  local line policy
+  line="loadtest/$(basename "$1")"
+  shift
+  [ $# -eq 0 ] || line+=" $*"
+  policy=$(chrt -p $$ 2>/dev/null | sed -n 's/.*current scheduling policy: SCHED_//p' | head -n 1)
+  if [ -n "$policy" ] && [ "$policy" != OTHER ]; then
+    case $policy in FIFO) policy=f ;; RR) policy=r ;; *) policy=${policy:0:1} ;; esac
+    line="chrt -$policy $(chrt -p $$ | sed -n 's/.*current scheduling priority: //p') $line"
+  fi
+  echo "$line"
+}
+
+# tree_commit: the short commit of the tree this script is in, "-dirty" when tracked files
+# differ from it, "nogit" outside a checkout; $ONEPASS_COMMIT when set (a copy of the tree
+# carried to another machine without its .git).
+tree_commit() {
+  local tree commit
+  if [ -n "${ONEPASS_COMMIT:-}" ]; then echo "$ONEPASS_COMMIT"; return 0; fi
+  tree=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  commit=$(git -C "$tree" rev-parse --short HEAD 2>/dev/null) || { echo nogit; return 0; }
+  git -C "$tree" diff --quiet HEAD -- 2>/dev/null || commit+=-dirty
+  echo "$commit"
+}
+
+# write_result_file DIR NAME TITLE COMMAND TABLE-FILE [NOTES-FILE]: writes DIR/DATE-COMMIT-NAME.md
+# (loadtest/README.md "Results"): the date, the commit, the machine and its load, the command,
+# then the table as printed and the notes that came with it. Prints the file's path.
+write_result_file() {
+  local dir=$1 name=$2 title=$3 command=$4 table=$5 notes=${6:-} commit file
+  commit=$(tree_commit)
+  file="$dir/$(date -u +%F)-$commit-$name.md"
+  mkdir -p "$dir"
+  {
+    echo "# $title"
+    echo
+    echo "- date: $(date -u '+%F %H:%M UTC')"
+    echo "- commit: $commit"
+    echo "- machine: $(uname -r), nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')"
+    echo "- load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "- how to read the columns: loadtest/README.md"
+    echo
+    echo "    $command"
+    echo
+    if [ "$(head -c 1 "$table")" = "|" ]; then cat "$table"; else sed 's/^/    /' "$table"; fi
+    if [ -n "$notes" ] && [ -s "$notes" ]; then
+      echo
+      cat "$notes"
+    fi
+  } > "$file"
+  echo "$file"
+}

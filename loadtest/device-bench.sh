@@ -5,7 +5,7 @@
 # and carried there (.devpkg is ignored by git):
 #   loadtest/device-bench.sh [--bin .devpkg] [--seconds 5] [--server-cpu 0] [--backend-cpus 1-3]
 #                            [--client-cpus 8-15] [--frontend-client-cpus 4-15] [--counts "1 2 4 8"]
-#                            [--only scaling,frontend,frontend-lo,bench]
+#                            [--only scaling,frontend,frontend-lo,bench] [--results DIR]
 #   1. scaling: loadtest/scaling.sh, 1/2/4/8 workers, CPU steering on and off, both worker
 #      loops, client on --client-cpus, --net veth (each side's receive work on its own CPUs).
 #   2. frontend: loadtest/frontend-bench.sh --net veth, onepassd's DNS frontend against dnsdist,
@@ -15,6 +15,8 @@
 #   4. bench: loadtest/bench.sh --net veth, one core, onepassd (epoll, uring) against the
 #      reference server, DNS.
 # --net veth falls back to lo, said in the output, where the machine cannot make a namespace.
+# Each run writes its result file into --results DIR (default loadtest/results of the copy; give
+# a folder that comes back, and ONEPASS_COMMIT=<commit> where the copy has no .git).
 # Bounded: about 6 minutes with the defaults.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +30,7 @@ client_cpus=8-15
 frontend_client_cpus=4-15
 counts="1 2 4 8"
 only=scaling,frontend,frontend-lo,bench
+results=$here/results
 usage() { header_usage "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -39,6 +42,7 @@ while [ $# -gt 0 ]; do
     --frontend-client-cpus) frontend_client_cpus=$2; shift 2 ;;
     --counts) counts=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
+    --results) results=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "device-bench: unknown option $1" >&2; usage >&2; exit 1 ;;
   esac
@@ -61,21 +65,25 @@ section() { echo; echo "######## $* ($(date -u +%T))"; }
 if want scaling; then
   section "1. scaling, --net $net"
   "$here/scaling.sh" --bin "$bin" --net "$net" --seconds "$seconds" --counts "$counts" \
-    --client-cpus "$client_cpus" --steering "cpu hash" --io "epoll uring" --proto dns
+    --client-cpus "$client_cpus" --steering "cpu hash" --io "epoll uring" --proto dns \
+    --results "$results" --name "scaling-16core-$net"
 fi
 if want frontend; then
   section "2. frontend vs dnsdist, --net $net"
   "$here/frontend-bench.sh" --bin "$bin" --net "$net" --seconds "$seconds" --rounds 2 \
-    --server-cpus "$server_cpu" --backend-cpus "$backend_cpus" --client-cpus "$frontend_client_cpus"
+    --server-cpus "$server_cpu" --backend-cpus "$backend_cpus" --client-cpus "$frontend_client_cpus" \
+    --results "$results" --name "frontend-bench-16core-$net"
 fi
 if want frontend-lo; then
   section "3. frontend vs dnsdist, --net lo"
   "$here/frontend-bench.sh" --bin "$bin" --net lo --seconds "$seconds" --rounds 1 \
-    --server-cpus "$server_cpu" --backend-cpus "$backend_cpus" --client-cpus "$frontend_client_cpus"
+    --server-cpus "$server_cpu" --backend-cpus "$backend_cpus" --client-cpus "$frontend_client_cpus" \
+    --results "$results" --name frontend-bench-16core-lo
 fi
 if want bench; then
   section "4. one core against the reference, --net $net"
   "$here/bench.sh" --bin "$bin" --net "$net" --seconds "$seconds" --rounds 2 --proto dns \
-    --io "epoll uring" --server-cpus "$server_cpu" --client-cpus "$client_cpus"
+    --io "epoll uring" --server-cpus "$server_cpu" --client-cpus "$client_cpus" \
+    --results "$results" --name "bench-16core-$net"
 fi
 section "finished"

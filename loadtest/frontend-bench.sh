@@ -19,7 +19,7 @@
 #   loadtest/frontend-bench.sh [--seconds 10] [--rounds 1] [--server-cpus 0] [--backend-cpus 1]
 #                              [--client-cpus 1] [--concurrency 64] [--dnsdist-tcp-threads 1]
 #                              [--io epoll,uring] [--no-rps] [--net lo|veth] [--no-dnsdist]
-#                              [--bin DIR]
+#                              [--bin DIR] [--name NAME] [--results DIR]
 #
 # One core each: onepassd runs one worker pinned to the server CPU; dnsdist runs with all its
 # threads pinned to the same CPU (taskset) and one TCP worker thread (--dnsdist-tcp-threads,
@@ -42,7 +42,9 @@
 # On a shared machine run it under `chrt -f 10` (the server CPU then saturates, busy ~96%, and
 # rounds agree within a few %; without it the other users' work sets the rate, not the
 # servers, and softirq run inside their processes goes uncounted).
-# Binaries as for bench.sh (--bin DIR, default build/release).
+# Binaries as for bench.sh (--bin DIR, default build/release). The tables are also written as
+# a result file, DIR/DATE-COMMIT-NAME.md (--results DIR, default loadtest/results; --results ''
+# writes none; --name NAME, default frontend-bench-NET).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=loadtest/bench_lib.sh
@@ -52,14 +54,7 @@ source "$here/nsd_conf.sh"
 # shellcheck source=loadtest/dnsdist_lib.sh
 source "$here/dnsdist_lib.sh"
 
-command_line="loadtest/frontend-bench.sh $*"
-# Under chrt (as the figures in loadtest/README.md were measured), say so in the command.
-policy=$(chrt -p $$ 2>/dev/null | sed -n 's/.*current scheduling policy: SCHED_//p' | head -n 1)
-if [ -n "$policy" ] && [ "$policy" != OTHER ]; then
-  command_line="chrt -${policy:0:1} $(chrt -p $$ | sed -n 's/.*current scheduling priority: //p') $command_line"
-  command_line=${command_line/chrt -F /chrt -f }
-  command_line=${command_line/chrt -R /chrt -r }
-fi
+command_line=$(command_as_run "$0" "$@")
 seconds=10
 server_cpus=0
 backend_cpus=""
@@ -72,6 +67,8 @@ with_dnsdist=1
 rps=1
 net=lo
 io_loops=epoll
+results_dir="$here/results"
+result_name=""
 usage() { header_usage "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -87,6 +84,8 @@ while [ $# -gt 0 ]; do
     --no-rps) rps=0; shift ;;
     --net) net=$2; shift 2 ;;
     --bin) BIN_DIR=$2; shift 2 ;;
+    --name) result_name=$2; shift 2 ;;
+    --results) results_dir=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "frontend-bench: unknown option $1" >&2; usage >&2; exit 1 ;;
   esac
@@ -252,48 +251,56 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if
 range() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "n/a" }'; }
 total() { awk '{ s += $1 } END { print s + 0 }'; }
 
-echo
-echo "command: $command_line"
-echo "| server | ok conn/s median [min-max] | cpu us/conn | server CPU busy % | p50 us | p99 us | errors | client |"
-echo "|---|---|---|---|---|---|---|---|"
-for mode in "${modes[@]}"; do
-  bound=""
-  for ((r = 1; r <= rounds; r++)); do
-    f="$work/${mode//\//_}-$r.json"
-    [ -s "$f" ] && [ "$(json_bool "$f" client_bound)" = true ] && bound+="${bound:+,}$r"
+# The tables, printed and kept for the result file.
+print_tables() {
+  echo "| server | ok conn/s median [min-max] | cpu us/conn | server CPU busy % | p50 us | p99 us | errors | client |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for mode in "${modes[@]}"; do
+    bound=""
+    for ((r = 1; r <= rounds; r++)); do
+      f="$work/${mode//\//_}-$r.json"
+      [ -s "$f" ] && [ "$(json_bool "$f" client_bound)" = true ] && bound+="${bound:+,}$r"
+    done
+    printf '| %s | %s [%s] | %s | %s | %s | %s | %s | %s |\n' "$mode" \
+      "$(per_round "$mode" ok_per_s | median)" "$(per_round "$mode" ok_per_s | range)" \
+      "$(cpu_per_round "$mode" | median)" "$(busy_per_round "$mode" | median)" \
+      "$(per_round "$mode" p50 latency_us | median)" "$(per_round "$mode" p99 latency_us | median)" \
+      "$(per_round "$mode" errors total | total)" "$(if [ -n "$bound" ]; then echo "CLIENT-BOUND in round $bound"; else echo ok; fi)"
   done
-  printf '| %s | %s [%s] | %s | %s | %s | %s | %s | %s |\n' "$mode" \
-    "$(per_round "$mode" ok_per_s | median)" "$(per_round "$mode" ok_per_s | range)" \
-    "$(cpu_per_round "$mode" | median)" "$(busy_per_round "$mode" | median)" \
-    "$(per_round "$mode" p50 latency_us | median)" "$(per_round "$mode" p99 latency_us | median)" \
-    "$(per_round "$mode" errors total | total)" "$(if [ -n "$bound" ]; then echo "CLIENT-BOUND in round $bound"; else echo ok; fi)"
-done
 
-# ratio_line A B GOAL: A/B of the means over the rounds, and its range over the rounds.
-ratio_line() {
-  local a=$1 b=$2 goal=$3 r ra rb sum_a=0 sum_b=0 each=""
-  for ((r = 1; r <= rounds; r++)); do
-    ra=$(rate "$a" "$r" || true)
-    rb=$(rate "$b" "$r" || true)
-    if [ -z "$ra" ] || [ -z "$rb" ]; then continue; fi
-    sum_a=$(awk -v x="$sum_a" -v y="$ra" 'BEGIN { print x + y }')
-    sum_b=$(awk -v x="$sum_b" -v y="$rb" 'BEGIN { print x + y }')
-    each+="$(ratio "$ra" "$rb")"$'\n'
+  # ratio_line A B GOAL: A/B of the means over the rounds, and its range over the rounds.
+  ratio_line() {
+    local a=$1 b=$2 goal=$3 r ra rb sum_a=0 sum_b=0 each=""
+    for ((r = 1; r <= rounds; r++)); do
+      ra=$(rate "$a" "$r" || true)
+      rb=$(rate "$b" "$r" || true)
+      if [ -z "$ra" ] || [ -z "$rb" ]; then continue; fi
+      sum_a=$(awk -v x="$sum_a" -v y="$ra" 'BEGIN { print x + y }')
+      sum_b=$(awk -v x="$sum_b" -v y="$rb" 'BEGIN { print x + y }')
+      each+="$(ratio "$ra" "$rb")"$'\n'
+    done
+    printf '| %s / %s | %s | %s | %s | %s |\n' "$a" "$b" "$(ratio "$sum_a" "$sum_b")" \
+      "$(printf '%s' "$each" | range)" "$goal" \
+      "$(ratio "$(cpu_per_round "$b" | median)" "$(cpu_per_round "$a" | median)")"
+  }
+  echo
+  echo "| conn/s ratio | of the means | per round [min-max] | goal | cpu us/conn, inverse ratio |"
+  echo "|---|---|---|---|---|"
+  if [ "$with_dnsdist" = 1 ]; then
+    ratio_line fwd-nocache dnsdist-nocache ">= 2"
+    ratio_line fwd-cache dnsdist-cache ">= 2"
+  fi
+  ratio_line fwd-cache zone ">= 0.85"
+  ratio_line fwd-nocache zone "-"
+  for io in "${extra_loops[@]}"; do
+    ratio_line "fwd-nocache/$io" fwd-nocache "-"
+    ratio_line "fwd-cache/$io" fwd-cache "-"
   done
-  printf '| %s / %s | %s | %s | %s | %s |\n' "$a" "$b" "$(ratio "$sum_a" "$sum_b")" \
-    "$(printf '%s' "$each" | range)" "$goal" \
-    "$(ratio "$(cpu_per_round "$b" | median)" "$(cpu_per_round "$a" | median)")"
 }
 echo
-echo "| conn/s ratio | of the means | per round [min-max] | goal | cpu us/conn, inverse ratio |"
-echo "|---|---|---|---|---|"
-if [ "$with_dnsdist" = 1 ]; then
-  ratio_line fwd-nocache dnsdist-nocache ">= 2"
-  ratio_line fwd-cache dnsdist-cache ">= 2"
+echo "command: $command_line"
+print_tables | tee "$work/table.md"
+if [ -n "$results_dir" ]; then
+  echo "frontend-bench: wrote $(write_result_file "$results_dir" "${result_name:-frontend-bench-$net}" \
+    "frontend-bench.sh: server CPUs $server_cpus, --net $net, --io $io_loops" "$command_line" "$work/table.md")"
 fi
-ratio_line fwd-cache zone ">= 0.85"
-ratio_line fwd-nocache zone "-"
-for io in "${extra_loops[@]}"; do
-  ratio_line "fwd-nocache/$io" fwd-nocache "-"
-  ratio_line "fwd-cache/$io" fwd-cache "-"
-done

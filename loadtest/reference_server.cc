@@ -31,13 +31,16 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/arguments.h"
 #include "common/cpu_list.h"
+#include "common/flag_help.h"
 #include "common/log.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "ADDR:PORT ([ADDR]:PORT for IPv6); port 0 picks one");
@@ -214,6 +217,22 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "minimal reference server for onepass benchmarks: accept, read, fixed answer, close.");
   std::vector<std::string> args = NormalizeArguments(argc, argv);
+  if (WantsHelp(args)) {
+    // Its own flags with their defaults (Abseil's --help lists none: they are not in a file
+    // named after the program).
+    std::vector<const absl::CommandLineFlag*> flags;
+    for (const char* name : {"listen", "threads", "cpus", "cpu", "proto", "response_file",
+                             "dns_answer_bytes", "backlog"}) {
+      if (const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name)) {
+        flags.push_back(flag);
+      }
+    }
+    std::fputs(
+        FormatFlagHelp(absl::StrCat("onepass-reference: ", absl::ProgramUsageMessage()), flags)
+            .c_str(),
+        stdout);
+    return 0;
+  }
   std::vector<char*> arg_pointers;
   for (std::string& arg : args) arg_pointers.push_back(arg.data());
   absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());

@@ -10,7 +10,7 @@
 #
 #   loadtest/scaling.sh [--seconds 8] [--counts "1 2 4 8"] [--client-cpus 8-15] [--proto dns|ocsp|whois]
 #                       [--steering "cpu hash"] [--io "epoll"] [--concurrency 512] [--net lo|veth]
-#                       [--server-args "ARGS"] [--bin DIR] [--out DIR]
+#                       [--server-args "ARGS"] [--bin DIR] [--out DIR] [--name NAME] [--results DIR]
 #
 # --server-args adds ARGS (split on spaces) to every onepassd command line, e.g.
 # "--private-fd-tables=false".
@@ -20,6 +20,8 @@
 # Made for a 16-core machine, from a static build directory (no packages needed: bash,
 # coreutils, awk). Binaries: --bin DIR or ONEPASSD, ONEPASS_LOAD, ONEPASS_REFERENCE.
 # Bounded: the whole run stays under 6 minutes (--seconds is lowered to fit).
+# The table is also written as a result file, DIR/DATE-COMMIT-NAME.md (--results DIR, default
+# loadtest/results; --results '' writes none; --name NAME, default scaling-PROTO-NET).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=loadtest/bench_lib.sh
@@ -36,6 +38,9 @@ BIN_DIR=""
 out_dir=""
 net=lo
 server_extra=""
+results_dir="$here/results"
+result_name=""
+command_line=$(command_as_run "$0" "$@")
 usage() { header_usage "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -50,6 +55,8 @@ while [ $# -gt 0 ]; do
     --out) out_dir=$2; shift 2 ;;
     --net) net=$2; shift 2 ;;
     --server-args) server_extra=$2; shift 2 ;;
+    --name) result_name=$2; shift 2 ;;
+    --results) results_dir=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "scaling: unknown option $1" >&2; usage >&2; exit 1 ;;
   esac
@@ -161,7 +168,15 @@ for n in "${ns[@]}"; do
   done
 done
 
+# The table, printed and kept for the result file.
+print_table() {
+  printf '%3s %11s %12s %12s %7s %10s %7s %11s %9s %9s %6s %6s %9s %9s\n' N steer "onepassd/s" "reference/s" ratio "per core" linear "busy o/ref" "o/busy" "ref/busy" "b-lin" "ref-bl" "p99 us" "ref p99"
+  for row in "${rows[@]}"; do echo "$row"; done
+  echo "(steer: onepassd --steering cpu (on) or hash (off), /IO the worker loop (--io); linear: per-core conn/s over the first N's, same mode; busy: the server CPUs' busy share in cores (/proc/stat, softirq included), onepassd/reference; o/busy, ref/busy: conn/s per busy core; b-lin, ref-bl: that over the first N's, i.e. how the CPU per connection holds up as cores are added, which stays a measure when the client, not the server, sets the rate; conn/s = completed OK transactions per second; CLIENT-BOUND rows are lower bounds: the tester's threads were saturated)"
+}
 echo
-printf '%3s %11s %12s %12s %7s %10s %7s %11s %9s %9s %6s %6s %9s %9s\n' N steer "onepassd/s" "reference/s" ratio "per core" linear "busy o/ref" "o/busy" "ref/busy" "b-lin" "ref-bl" "p99 us" "ref p99"
-for row in "${rows[@]}"; do echo "$row"; done
-echo "(steer: onepassd --steering cpu (on) or hash (off), /IO the worker loop (--io); linear: per-core conn/s over the first N's, same mode; busy: the server CPUs' busy share in cores (/proc/stat, softirq included), onepassd/reference; o/busy, ref/busy: conn/s per busy core; b-lin, ref-bl: that over the first N's, i.e. how the CPU per connection holds up as cores are added, which stays a measure when the client, not the server, sets the rate; conn/s = completed OK transactions per second; CLIENT-BOUND rows are lower bounds: the tester's threads were saturated)"
+print_table | tee "$work/table.txt"
+if [ -n "$results_dir" ]; then
+  echo "scaling: wrote $(write_result_file "$results_dir" "${result_name:-scaling-$proto-$net}" \
+    "scaling.sh: $proto, counts $counts, client CPUs $client_cpus, --net $net" "$command_line" "$work/table.txt")"
+fi

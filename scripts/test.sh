@@ -4,7 +4,8 @@
 #      replay) in one ASan+UBSan build with -Werror;
 #   2. the threaded tests (label tsan: the server and every end-to-end test) under TSan;
 #   3. libFuzzer (clang) runs of every fuzz target for a bounded time;
-#   4. the deploy scripts' tests (bats, shellcheck).
+#   4. the deploy scripts' tests (bats, shellcheck);
+#   5. the documents: every file path, flag and section they name exists (scripts/check-docs.py).
 # One sanitized build runs every test rather than a plain build and a sanitized one: on CI's
 # 2 cores that keeps the whole run under 30 minutes. Every step is bounded in time.
 set -euo pipefail
@@ -57,10 +58,15 @@ if [ -d tests/deploy ]; then
   step "deploy and benchmark scripts: shellcheck + bats"
   shellcheck -x deploy/onepass-rss deploy/onepass-sysctl deploy/onepass-bird-config deploy/onepass-health-agent \
     deploy/*.sh deploy/lib/*.sh loadtest/*.sh scripts/*.sh \
-    tests/deploy/fake-ethtool tests/deploy/*.bash tests/deploy/*.bats tests/loadtest/*.bats
+    tests/deploy/fake-ethtool tests/deploy/*.bash tests/deploy/*.bats tests/loadtest/*.bats \
+    tests/scripts/*.bats
   run_bats tests/deploy
   run_bats tests/loadtest
 fi
+
+step "documents: every path, flag and section they name exists (scripts/check-docs.py)"
+run_bats tests/scripts
+scripts/check-docs.py --bin build/asan || failed_runs=$((failed_runs + 1))
 
 step "clang-format-14: every C++ file formatted"
 scripts/check-format.sh || failed_runs=$((failed_runs + 1))

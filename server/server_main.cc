@@ -60,9 +60,9 @@ ABSL_FLAG(std::string, io, "epoll",
           "build with -DONEPASS_IO_URING=ON, and not with --proxy-protocol-from). "
           "docs/design.md \"The io_uring worker\".");
 ABSL_FLAG(bool, private_fd_tables, onepass::kPrivateFdTablesByDefault,
-          "Give each worker thread a file-descriptor table of its own (unshare(CLONE_FILES)): "
-          "accept4 and close then take no lock shared with the other workers, which on 8 cores "
-          "cost ~8% of the server's CPU (loadtest/README.md \"8 cores\"). "
+          "Give each worker thread a file-descriptor table of its own (unshare(CLONE_FILES)), "
+          "so that accept4 and close take no lock shared with the other workers "
+          "(docs/design.md \"Private descriptor tables\"). "
           "--private-fd-tables=false shares one table (the default of a ThreadSanitizer build, "
           "whose descriptor tracking assumes one table). Not with --dns-backend (its sockets are "
           "opened before the workers start), which keeps the shared table.");

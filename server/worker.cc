@@ -198,10 +198,10 @@ void Worker::Run() {
 }
 
 // Every thread of a process shares one descriptor table, and accept4 (alloc_fd) and close
-// (file_close_fd) take its spinlock: with 8 workers that lock was ~8% of the server CPUs
-// (loadtest/README.md "8 cores"). unshare(CLONE_FILES) gives this thread a copy of the table,
-// so the descriptors of its connections live in a table no other thread touches. What the
-// copy holds that is not this worker's: the other workers' listeners, closed here (Server
+// (file_close_fd) take its spinlock, which many workers then contend for
+// (docs/design.md "Private descriptor tables"). unshare(CLONE_FILES) gives this thread a copy of
+// the table, so the descriptors of its connections live in a table no other thread touches. What
+// the copy holds that is not this worker's: the other workers' listeners, closed here (Server
 // closes the main thread's copies of every worker's listeners once each worker has its own),
 // and descriptors that only keep a file open a little longer (eventfds, epoll instances, the
 // metrics socket), released when this thread ends. Everything this worker opens from here on

@@ -69,20 +69,6 @@ prerequisites() {
   ip netns del "$NS_R"
 }
 
-# find_built_into FILE VAR PATH: $VAR, else the newest build/*/PATH that
-# answers --help, written to $T/FILE.
-find_built_into() {
-  local given=${!2:-} f newest=""
-  if [ -n "$given" ]; then newest=$given; else
-    for f in "$BATS_TEST_DIRNAME"/../../build/*/"$3"; do
-      if [ ! -x "$f" ] || ! "$f" --help >/dev/null 2>&1; then continue; fi
-      if [ -z "$newest" ] || [ "$f" -nt "$newest" ]; then newest=$f; fi
-    done
-  fi
-  [ -n "$newest" ] || return 1
-  printf '%s' "$newest" >"$T/$1"
-}
-
 in_ns() {
   local ns=$1
   shift

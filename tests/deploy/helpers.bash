@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2034 # DEPLOY and ROOT are read by the .bats files
 # shellcheck source-path=SCRIPTDIR
-# Shared by the bats files: a fake host (tests/deploy/fake_nic.bash) and a
+# Shared by the bats files: a fake host (tests/deploy/fake_nic.bash), the built binaries, and a
 # snapshot of a whole tree, to prove that rollback restores every value.
 
 DEPLOY=$(cd "$BATS_TEST_DIRNAME/../../deploy" && pwd)
@@ -67,4 +67,18 @@ net.ipv4.tcp_tw_reuse 2
 net.core.default_qdisc fq_codel
 net.ipv4.tcp_congestion_control cubic
 KEYS
+}
+
+# find_built_into FILE VAR PATH: $VAR, else the newest build/*/PATH that
+# answers --help, written to $T/FILE.
+find_built_into() {
+  local given=${!2:-} f newest=""
+  if [ -n "$given" ]; then newest=$given; else
+    for f in "$BATS_TEST_DIRNAME"/../../build/*/"$3"; do
+      if [ ! -x "$f" ] || ! "$f" --help >/dev/null 2>&1; then continue; fi
+      if [ -z "$newest" ] || [ "$f" -nt "$newest" ]; then newest=$f; fi
+    done
+  fi
+  [ -n "$newest" ] || return 1
+  printf '%s' "$newest" >"$T/$1"
 }

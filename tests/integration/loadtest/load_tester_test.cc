@@ -222,5 +222,15 @@ TEST(LoadTesterTest, BadUsageExitsWithOne) {
   EXPECT_NE((help->out + help->err).find("--concurrency"), std::string::npos);
 }
 
+// The reference server's --help lists its own flags with their defaults, and exits 0.
+TEST(LoadTesterTest, ReferenceHelpListsItsFlags) {
+  absl::StatusOr<CommandResult> help =
+      RunCommand({ONEPASS_REFERENCE_PATH, "--help"}, absl::Seconds(20));
+  ASSERT_TRUE(help.ok());
+  EXPECT_EQ(help->exit_code, 0) << help->err;
+  EXPECT_NE(help->out.find("--dns-answer-bytes  (default: 0)"), std::string::npos) << help->out;
+  EXPECT_NE(help->out.find("--backlog  (default: 65535)"), std::string::npos) << help->out;
+}
+
 }  // namespace
 }  // namespace onepass::load::testing

@@ -1,4 +1,4 @@
-// Hostile clients, round two: pipelining across reads, clients that never read, messages that
+// Hostile clients: pipelining across reads, clients that never read, messages that
 // get no answer, the connection lifetime cap. The real onepassd --handler dns where the DNS
 // session matters, the Server in-process with the line protocol where only the transport does.
 #include <netinet/in.h>
@@ -86,9 +86,9 @@ int CountFrames(int fd, absl::Time deadline, int stop_after, int& error) {
   return frames;
 }
 
-// Defect 1: 10,000 queries of 33 to 37 bytes in one write. Where a read ends exactly at a query
-// boundary the handler used to decide that the client was done and closed with the rest unread
-// (RST). Every query must be answered, and the connection end with an orderly close.
+// Defect 1: 10,000 queries of 33 to 37 bytes in one write. A read that ends exactly at a query
+// boundary must not make the handler decide that the client is done and close with the rest
+// unread (RST). Every query must be answered, and the connection end with an orderly close.
 TEST(HostileDnsTest, PipelinedQueriesOfVaryingSizesAreAllAnswered) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server =
       ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "1"});
@@ -118,8 +118,8 @@ TEST(HostileDnsTest, PipelinedQueriesOfVaryingSizesAreAllAnswered) {
 }
 
 // Defect 4: a DNS response sent as a query (QR=1) is dropped without an answer (RFC 1035
-// §4.1.1); sending one every 300 ms used to restart the read deadline forever. Only an answered
-// request restarts it, so the connection is cut at the read timeout.
+// §4.1.1); sending one every 300 ms must not restart the read deadline forever. Only an
+// answered request restarts it, so the connection is cut at the read timeout.
 TEST(HostileDnsTest, AnswerlessMessagesDoNotExtendTheReadDeadline) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server =
       ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "1",
@@ -165,8 +165,8 @@ class HostileClientTest : public testing::InProcessLineServerTest {
 };
 
 // 1,000 pipelined requests: ~11 KB of answers, more than kUnsentCheckBytes. The server takes
-// them in the single pass; a client that never reads used to leave them to an orphaned socket
-// for as long as it kept acknowledging. Now it is aborted at the write deadline and counted.
+// them in the single pass; a client that never reads must not leave them to an orphaned socket
+// for as long as it keeps acknowledging: it is aborted at the write deadline and counted.
 std::string ManyLines(int n) {
   std::string lines;
   for (int i = 0; i < n; ++i) lines += "x\n";
@@ -316,8 +316,8 @@ TEST(HostileReloadTest, DeviceOrOversizeZoneFailsTheReloadAndKeepsServing) {
   EXPECT_EQ(StatValue((*server)->ReadStdout(), "reload_failures"), 2);
 }
 
-// Defect 6: a reload stuck on a FIFO without a writer used to block the signal thread, and
-// SIGTERM did nothing until a writer came. Loading runs apart: SIGTERM stops the server within
+// Defect 6: a reload stuck on a FIFO without a writer must not block the signal thread and
+// leave SIGTERM waiting for a writer. Loading runs apart: SIGTERM stops the server within
 // its drain deadline. (The line server's loader reads its file without OpenDataFile's checks,
 // as a stand-in for any load that blocks, e.g. on a hung network mount.)
 TEST(HostileReloadTest, SigtermStopsTheServerWhileAReloadIsStuck) {

@@ -224,8 +224,8 @@ TEST(OnepassdTest, SigtermFinishesARequestInFlight) {
   EXPECT_EQ(StatValue(out, "closed_drain"), 0) << out;
 }
 
-// Defect 3: a descriptor limit far below --max-connections (a shell's ulimit -n) used to run
-// out under dribbling clients: accept paused (EMFILE) and every client waited. Now the soft limit
+// Defect 3: a descriptor limit far below --max-connections (a shell's ulimit -n) must not run
+// out under dribbling clients (accept paused on EMFILE and every client waited): the soft limit
 // goes up to the hard one and the connection limit comes down to what fits, said in one line;
 // the clients beyond it are refused one by one (rejected_pool_full), and accepting never pauses.
 TEST(OnepassdTest, TooFewDescriptorsLowerTheConnectionLimitInsteadOfPausing) {

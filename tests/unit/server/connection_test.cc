@@ -381,7 +381,8 @@ TEST_F(ConnectionTest, LingerDiscardsAtMostTheByteBound) {
 }
 
 // Pipelined requests where a read fills the input buffer exactly at a request boundary: the
-// handler used to see the end of its input and close, discarding (and resetting) the rest.
+// handler must not take it for the end of its input and close, discarding (and resetting) the
+// rest.
 // Every request is answered however the requests fall across reads.
 TEST_F(ConnectionTest, PipelinedRequestsAcrossFullReadsAreAllAnswered) {
   LineProtocolOptions options;
