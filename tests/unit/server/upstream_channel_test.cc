@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
@@ -28,13 +29,7 @@ uint64_t FirstByteKey(absl::Span<const uint8_t> datagram) {
 }
 
 SocketAddress Loopback(int port) {
-  SocketAddress address;
-  auto* in = reinterpret_cast<sockaddr_in*>(&address.storage);
-  in->sin_family = AF_INET;
-  in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  in->sin_port = htons(static_cast<uint16_t>(port));
-  address.length = sizeof(sockaddr_in);
-  return address;
+  return *ParseSocketAddress(absl::StrCat("127.0.0.1:", port), {.what = "test"});
 }
 
 // What the upstream read: the payload and the port it came from.
