@@ -46,7 +46,9 @@ namespace onepass {
   COUNTER(accept_errors, "accept failed with an unexpected error")                                \
   COUNTER(accept_pauses, "accepting paused for lack of descriptors or memory (EMFILE...)")        \
   COUNTER(closed_drain, "still open at the end of the drain timeout")                             \
-  COUNTER(idle_closes, "kept-alive connections closed after --keepalive-ms without a request")    \
+  COUNTER(idle_closes,                                                                            \
+          "kept-alive connections closed without a next request: after --keepalive-ms, or at "    \
+          "once when the pool or the client's share was full (its answers all sent)")             \
   COUNTER(handler_loops, "handler made no progress; connection closed (a handler bug)")           \
   COUNTER(lingering_closes, "closed after discarding input the client sent past the response")    \
   COUNTER(linger_cut, "lingering close ended by --linger-ms or the byte bound, not by EOF")       \

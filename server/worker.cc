@@ -385,15 +385,18 @@ void Worker::ServeAccepted(int fd, const std::array<uint8_t, 16>& peer) {
   if (!keeps_output || spare_outputs_.size() > 0 || output_buffers_ <= max_connections_) {
     connection = AcquireConnection();
   }
+  // Kept open only for a next request, with every answer sent: refusing it costs the client
+  // nothing it asked for (RFC 7766 §6.2.3: idle connections go first under load).
+  const bool idle = scratch_->idle();
   if (connection == nullptr) {
-    WorkerStats::Add(stats_.rejected_pool_full);
+    WorkerStats::Add(idle ? stats_.idle_closes : stats_.rejected_pool_full);
     close(fd);
     return;
   }
   // The client: the accepted peer, or the one a trusted PROXY header named.
   if (!CountPeer(scratch_->peer(), connection)) {
     free_.push_back(connection);
-    WorkerStats::Add(stats_.rejected_per_client);
+    WorkerStats::Add(idle ? stats_.idle_closes : stats_.rejected_per_client);
     close(fd);
     return;
   }
