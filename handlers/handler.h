@@ -135,10 +135,35 @@ struct UpstreamAnswer {
   // forged, late or malformed datagram, counted by the handler), nothing appended.
   bool matched = false;
   uint64_t connection = 0;
-  // TakeUpstreamReply only: instead of an answer, the handler put one framed request in `out`
-  // to be sent to the same upstream over a stream (HandlerFactory::UpstreamStreams), e.g. a
-  // DNS reply with TC=1 retried over TCP. `matched` is false then: no client is answered yet.
+  // Instead of an answer, the handler put one framed request in `out` to be sent over a
+  // stream (HandlerFactory::UpstreamStreams) to `upstream`: from TakeUpstreamReply (the
+  // upstream the datagram came from, e.g. a DNS reply with TC=1 retried over TCP) or from
+  // TakeExpired (a request unanswered over UDP for a while). `matched` is false then: no
+  // client is answered yet.
   bool resend_over_stream = false;
+  int upstream = -1;  // TakeExpired only; TakeUpstreamReply's is the datagram's
+};
+
+// The datagram path of a forwarding handler (HandlerFactory::UpstreamDatagrams): how each
+// worker spreads its requests over UDP source ports, against off-path forgery (RFC 5452 §9.2:
+// an attacker must guess the port as well as the ID). Each socket is connected to its upstream
+// (the kernel drops datagrams from other sources) and bound by the kernel to a random
+// ephemeral port; it carries `requests_per_port` requests, then is retired (no new requests)
+// and closed once every request sent on it has its reply, or `linger` after its last request.
+// A reply is taken only on the socket its request left from: its key (request_key) must be
+// one sent there and not yet answered; any other datagram is dropped and counted.
+struct UpstreamDatagramConfig {
+  // The key pairing a request datagram with its reply (DNS: the message ID); any value for a
+  // datagram too short to hold one. Pure. nullptr: replies are not checked per socket.
+  using RequestKey = uint64_t (*)(absl::Span<const uint8_t> datagram);
+  RequestKey request_key = nullptr;
+  // Requests per source port before it is retired; 1: a fresh port for every request.
+  int requests_per_port = 1;
+  // Sockets open per upstream per worker at most. At the cap, or when the kernel has no port
+  // to give, a request goes out a socket already open, drawn at random.
+  int max_ports = 512;
+  // A retired socket still awaiting replies is closed this long after its last request.
+  absl::Duration linger = absl::Seconds(2);
 };
 
 // The stream path of a forwarding handler (HandlerFactory::UpstreamStreams): each worker keeps
@@ -281,9 +306,11 @@ class HandlerFactory {
   // and reload log lines; empty for a protocol that does not time its load.
   virtual std::vector<LoadPhase> LoadPhases() const { return {}; }
   // The upstream servers of a forwarding handler, in the order its UpstreamQueue indexes them;
-  // empty (the default) for a handler that answers everything itself. Each worker opens one
-  // connected UDP socket per upstream (the kernel drops datagrams from other sources).
+  // empty (the default) for a handler that answers everything itself. Each worker sends to them
+  // from connected UDP sockets as UpstreamDatagrams() says.
   virtual std::vector<SocketAddress> Upstreams() const { return {}; }
+  // How the datagrams to Upstreams() are spread over source ports (UpstreamDatagramConfig).
+  virtual UpstreamDatagramConfig UpstreamDatagrams() const { return {}; }
   // How often the server calls Handler::TakeExpired (the granularity of upstream deadlines).
   virtual absl::Duration UpstreamTickPeriod() const { return absl::Milliseconds(10); }
   // The stream path to the same upstreams (UpstreamStreamConfig); none by default.

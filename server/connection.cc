@@ -225,11 +225,7 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
       return MoveTo(ConnectionState::kWriting);
     case Action::kWriteThenRead:
       fields_.close_after_write = false;
-      if (!fields_.nodelay) {
-        // More responses may follow on this connection: see SetNoDelay.
-        SetNoDelay(fields_.fd);
-        fields_.nodelay = true;
-      }
+      // More responses may follow: TCP_NODELAY came from the listener (SetListenerNoDelay).
       if (!out_->empty()) return MoveTo(ConnectionState::kWriting);
       // More whole requests may be buffered (pipelining): the handler sees them at once.
       if (consumed > 0 && !in_->empty()) return MoveTo(ConnectionState::kProcessing);

@@ -103,7 +103,6 @@ struct ConnectionFields {
   bool process_after_write = false;
   bool peer_closed = false;  // the client's EOF was read (RFC 7766 §6.2.4 half-close)
   bool served = false;       // at least one whole response sent
-  bool nodelay = false;      // TCP_NODELAY is set (SetNoDelay)
   // The client's address (IPv4 as v4-mapped IPv6), from accept4, or the one a trusted PROXY v2
   // header named (server/proxy_protocol.h): handed to the handler (RequestContext::peer) and
   // counted against the per-client limit while parked.

@@ -140,6 +140,9 @@ absl::StatusOr<ListenerSet> AdoptListeners(absl::Span<const SocketAddress> addre
             "the running server listens on ", local->ToString(), " where this one asks for ",
             addresses[a].ToString(), "; restart with the same --listen"));
       }
+      // A server of an earlier version may not have set it; setting it again is harmless.
+      absl::Status nodelay = SetListenerNoDelay(by_worker[w][a].get());
+      if (!nodelay.ok()) return nodelay;
       if (w == 0) set.bound.push_back(*local);
     }
   }

@@ -104,9 +104,13 @@ ABSL_FLAG(int, max_data_file_mb, static_cast<int>(onepass::kDefaultMaxDataFileBy
           "that is not a regular file (a FIFO, /dev/zero, a folder), fails to load and a "
           "reload keeps the previous data.");
 ABSL_FLAG(int, keepalive_ms, 0,
-          "0: close after the response (the single pass). N: keep every connection open for "
-          "more requests for up to N ms of idleness (RFC 7766 section 6.2.3, as NSD and Knot "
-          "do; DNS echoes it as edns-tcp-keepalive to a query that asks, RFC 7828).");
+          "0: close right after the answers (the single pass: accept4, recvfrom, sendto, "
+          "close). N: keep every connection open for a next request for up to N ms of "
+          "idleness (200 ms while more than half of --max-connections are held; RFC 7766 "
+          "section 6.2.3, as NSD and Knot do; DNS echoes it as edns-tcp-keepalive to a query "
+          "that asks, RFC 7828). Set it (e.g. 2000) for clients that send their next query "
+          "after reading an answer on the same connection (dnsperf -m tcp): with 0 such a "
+          "query meets a closed socket and is lost.");
 ABSL_FLAG(int, drain_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultDrainTimeout),
           "On SIGTERM/SIGINT: stop accepting, then give connections in flight this many ms.");
 ABSL_FLAG(int, linger_ms, absl::ToInt64Milliseconds(onepass::kDefaultLinger),

@@ -39,7 +39,19 @@ absl::Status SetListenerOptions(int fd, int family) {
   if (status.ok()) {
     status = SetInt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, kDeferAcceptSeconds, "TCP_DEFER_ACCEPT");
   }
+  if (status.ok()) status = SetListenerNoDelay(fd);
   return status;
+}
+
+absl::Status SetListenerNoDelay(int fd) {
+  // Accepted sockets inherit TCP_NODELAY from their listener (Linux copies the listener's TCP
+  // state into each child), so no connection pays a setsockopt for it. The single pass is
+  // unaffected: its one send carries MSG_MORE, which corks whatever TCP_NODELAY says, and the
+  // close() that follows sends the answer and the FIN in one segment. A connection kept open
+  // for more requests must not have a later small answer held by Nagle for the client's
+  // delayed ACK (up to 40 ms): an answer from an upstream that follows an earlier one still
+  // unacknowledged, or the tail of one larger than a segment.
+  return SetInt(fd, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY");
 }
 
 absl::Status AttachReuseportProgram(int fd, absl::Span<const sock_filter> program) {
@@ -51,18 +63,6 @@ absl::Status AttachReuseportProgram(int fd, absl::Span<const sock_filter> progra
                                             std::strerror(errno), "; run with --steering hash"));
   }
   return absl::OkStatus();
-}
-
-// TCP_NODELAY is deliberately NOT set on the single pass: the whole response leaves in one
-// send on an idle connection, and Linux's Nagle (Minshall's variant) only holds a small
-// segment while an earlier small one is unacknowledged; close() then flushes everything. That
-// saves a setsockopt per connection. A connection that stays open for more requests can send a
-// second small response while the first is unacknowledged, which Nagle would hold for the
-// client's delayed ACK (up to 40 ms), so it gets TCP_NODELAY.
-void SetNoDelay(int fd) {
-  int one = 1;
-  // Best effort: a failure only costs latency.
-  (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 // TCP_NOTSENT_LOWAT 1 (tcp(7)): writable only when fewer than 1 byte is unsent, so the event

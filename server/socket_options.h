@@ -17,8 +17,9 @@ absl::Status SetListenerOptions(int fd, int family);
 // must be bound and listening): it returns the index of the socket that gets a new connection.
 absl::Status AttachReuseportProgram(int fd, absl::Span<const sock_filter> program);
 
-// On an accepted socket that stays open for more requests (keepalive, pipelining).
-void SetNoDelay(int fd);
+// TCP_NODELAY on a listener, for every socket it accepts (part of SetListenerOptions; also for
+// listeners handed over by a running server). See socket_options.cc for why.
+absl::Status SetListenerNoDelay(int fd);
 
 // On a connection whose last response the client holds back (ConnectionState::kClosingUnsent):
 // the socket polls writable only once the kernel has sent every byte.

@@ -3,6 +3,7 @@
 #include <event2/event.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -16,72 +17,176 @@ namespace {
 // listeners (level-triggered: the rest is read on the next turn).
 constexpr int kReadsPerEvent = 64;
 
-// Socket buffers large enough for a burst of thousands of queries in flight.
-constexpr int kSocketBufferBytes = 4 << 20;
+// Buffers for a socket shared by many requests in flight (requests_per_port > 1): large enough
+// for a burst of thousands. A socket for one request keeps the kernel's default, and saves the
+// two system calls.
+constexpr int kSharedSocketBufferBytes = 4 << 20;
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<UpstreamChannel>> UpstreamChannel::Open(
-    event_base* base, const std::vector<SocketAddress>& upstreams, WorkerStats* stats,
-    OnDatagram on_datagram) {
+    event_base* base, const std::vector<SocketAddress>& upstreams,
+    const UpstreamDatagramConfig& config, WorkerStats* stats, OnDatagram on_datagram) {
   std::unique_ptr<UpstreamChannel> channel(new UpstreamChannel());
+  channel->base_ = base;
+  channel->config_ = config;
+  channel->config_.requests_per_port = std::max(1, config.requests_per_port);
+  channel->config_.max_ports = std::max(1, config.max_ports);
   channel->stats_ = stats;
   channel->on_datagram_ = std::move(on_datagram);
+  channel->upstreams_.resize(upstreams.size());
   for (size_t i = 0; i < upstreams.size(); ++i) {
-    const SocketAddress& address = upstreams[i];
-    auto socket = std::make_unique<Socket>();
-    socket->channel = channel.get();
-    socket->index = static_cast<int>(i);
-    socket->fd.Reset(::socket(address.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!socket->fd.valid()) {
-      return absl::InternalError(
-          absl::StrCat("upstream ", address.ToString(), ": socket: ", std::strerror(errno)));
-    }
-    const int size = kSocketBufferBytes;
-    // Best effort: capped by net.core.{r,w}mem_max.
-    setsockopt(socket->fd.get(), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-    setsockopt(socket->fd.get(), SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
-    if (connect(socket->fd.get(), address.get(), address.length) != 0) {
-      return absl::UnavailableError(absl::StrCat("upstream ", address.ToString(),
-                                                 ": connect: ", std::strerror(errno),
-                                                 "; check the --dns-backend address"));
-    }
-    socket->event = event_new(base, socket->fd.get(), EV_READ | EV_PERSIST,
-                              &UpstreamChannel::OnReadable, socket.get());
-    if (socket->event == nullptr || event_add(socket->event, nullptr) != 0) {
-      if (socket->event != nullptr) event_free(socket->event);
-      return absl::ResourceExhaustedError("cannot create an upstream socket's event");
-    }
-    channel->sockets_.push_back(std::move(socket));
+    channel->upstreams_[i].address = upstreams[i];
+    absl::StatusOr<Socket*> socket = channel->OpenSocket(static_cast<int>(i));
+    if (!socket.ok()) return socket.status();
+    channel->upstreams_[i].current = *socket;
+  }
+  const auto period = std::max(std::chrono::milliseconds(10),
+                               std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   absl::ToChronoMilliseconds(channel->config_.linger) / 4));
+  const timeval tick = {static_cast<time_t>(period.count() / 1000),
+                        static_cast<suseconds_t>(period.count() % 1000 * 1000)};
+  channel->linger_timer_ =
+      event_new(base, -1, EV_PERSIST, &UpstreamChannel::OnLingerTimer, channel.get());
+  if (channel->linger_timer_ == nullptr || event_add(channel->linger_timer_, &tick) != 0) {
+    return absl::ResourceExhaustedError("cannot create the upstream sockets' linger timer");
   }
   return channel;
 }
 
 UpstreamChannel::~UpstreamChannel() {
-  for (auto& socket : sockets_) {
+  if (linger_timer_ != nullptr) event_free(linger_timer_);
+  for (auto& [serial, socket] : sockets_) {
     if (socket->event != nullptr) event_free(socket->event);
   }
 }
 
+absl::StatusOr<UpstreamChannel::Socket*> UpstreamChannel::OpenSocket(int upstream) {
+  const SocketAddress& address = upstreams_[upstream].address;
+  auto socket = std::make_unique<Socket>();
+  socket->channel = this;
+  socket->upstream = upstream;
+  socket->serial = next_serial_++;
+  socket->fd.Reset(::socket(address.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!socket->fd.valid()) {
+    WorkerStats::Add(stats_->upstream_port_open_errors);
+    return absl::InternalError(
+        absl::StrCat("upstream ", address.ToString(), ": socket: ", std::strerror(errno)));
+  }
+  if (config_.requests_per_port > 1) {
+    const int size = kSharedSocketBufferBytes;
+    // Best effort: capped by net.core.{r,w}mem_max.
+    setsockopt(socket->fd.get(), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+    setsockopt(socket->fd.get(), SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+  }
+  // connect() binds the socket to an ephemeral port the kernel draws at random
+  // (net.ipv4.ip_local_port_range), and from then on filters datagrams by source.
+  if (connect(socket->fd.get(), address.get(), address.length) != 0) {
+    WorkerStats::Add(stats_->upstream_port_open_errors);
+    return absl::UnavailableError(absl::StrCat("upstream ", address.ToString(),
+                                               ": connect: ", std::strerror(errno),
+                                               "; check the --dns-backend address"));
+  }
+  socket->event = event_new(base_, socket->fd.get(), EV_READ | EV_PERSIST,
+                            &UpstreamChannel::OnReadable, socket.get());
+  if (socket->event == nullptr || event_add(socket->event, nullptr) != 0) {
+    if (socket->event != nullptr) event_free(socket->event);
+    WorkerStats::Add(stats_->upstream_port_open_errors);
+    return absl::ResourceExhaustedError("cannot create an upstream socket's event");
+  }
+  WorkerStats::Add(stats_->upstream_ports_opened);
+  Upstream& owner = upstreams_[upstream];
+  socket->member_index = owner.sockets.size();
+  owner.sockets.push_back(socket.get());
+  Socket* raw = socket.get();
+  sockets_.emplace(raw->serial, std::move(socket));
+  return raw;
+}
+
+UpstreamChannel::Socket* UpstreamChannel::SocketFor(int upstream) {
+  Upstream& owner = upstreams_[upstream];
+  if (owner.current != nullptr) return owner.current;
+  if (owner.sockets.size() < static_cast<size_t>(config_.max_ports)) {
+    absl::StatusOr<Socket*> opened = OpenSocket(upstream);
+    if (opened.ok()) {
+      owner.current = *opened;
+      return owner.current;
+    }
+  }
+  if (owner.sockets.empty()) return nullptr;
+  // At the cap, or out of ports or descriptors: share an open socket, drawn at random so that
+  // the port stays unpredictable among those open.
+  WorkerStats::Add(stats_->upstream_ports_shared);
+  return owner.sockets[random_.Below(static_cast<uint32_t>(owner.sockets.size()))];
+}
+
 void UpstreamChannel::Send(UpstreamQueue& queue) {
+  const Clock::time_point now = Clock::now();
+  const auto linger = absl::ToChronoNanoseconds(config_.linger);
   for (size_t i = 0; i < queue.size(); ++i) {
     const int upstream = queue.upstream(i);
-    if (upstream < 0 || static_cast<size_t>(upstream) >= sockets_.size()) {
+    Socket* socket = upstream < 0 || static_cast<size_t>(upstream) >= upstreams_.size()
+                         ? nullptr
+                         : SocketFor(upstream);
+    if (socket == nullptr) {
       WorkerStats::Add(stats_->upstream_send_errors);
       continue;
     }
     const absl::Span<const uint8_t> bytes = queue.bytes(i);
     ssize_t sent;
     do {
-      sent = send(sockets_[upstream]->fd.get(), bytes.data(), bytes.size(), MSG_DONTWAIT);
+      sent = send(socket->fd.get(), bytes.data(), bytes.size(), MSG_DONTWAIT);
     } while (sent < 0 && errno == EINTR);
     if (sent < 0) {
       WorkerStats::Add(stats_->upstream_send_errors);
     } else {
       WorkerStats::Add(stats_->upstream_sent);
+      if (config_.request_key != nullptr) socket->awaited.push_back(config_.request_key(bytes));
     }
+    ++socket->sent;
+    socket->last_send = now;
+    lingering_.push_back({now + linger, socket->serial});
+    if (socket->sent >= config_.requests_per_port) Retire(socket);
   }
   queue.Clear();
+}
+
+void UpstreamChannel::Retire(Socket* socket) {
+  socket->retired = true;
+  Upstream& owner = upstreams_[socket->upstream];
+  if (owner.current == socket) owner.current = nullptr;
+  if (config_.request_key != nullptr && socket->awaited.empty()) CloseSocket(socket);
+}
+
+void UpstreamChannel::CloseSocket(Socket* socket) {
+  if (socket->event != nullptr) event_free(socket->event);
+  socket->event = nullptr;
+  Upstream& owner = upstreams_[socket->upstream];
+  if (owner.current == socket) owner.current = nullptr;
+  Socket* last = owner.sockets.back();
+  owner.sockets[socket->member_index] = last;
+  last->member_index = socket->member_index;
+  owner.sockets.pop_back();
+  sockets_.erase(socket->serial);  // closes the descriptor
+}
+
+void UpstreamChannel::CloseLingering(Clock::time_point now) {
+  const auto linger = absl::ToChronoNanoseconds(config_.linger);
+  while (!lingering_.empty() && lingering_.front().at <= now) {
+    const uint64_t serial = lingering_.front().serial;
+    lingering_.pop_front();
+    const auto it = sockets_.find(serial);
+    if (it == sockets_.end()) continue;  // closed when its last reply came
+    Socket* socket = it->second.get();
+    if (socket->last_send + linger > now) continue;  // a later request: a later entry
+    // Its unanswered requests have passed the handler's deadline (linger is longer).
+    WorkerStats::Add(stats_->upstream_ports_expired);
+    CloseSocket(socket);
+  }
+}
+
+void UpstreamChannel::OnLingerTimer(int, short, void* arg) {
+  static_cast<UpstreamChannel*>(arg)->CloseLingering(Clock::now());
 }
 
 void UpstreamChannel::OpenStreams(event_base* base, const std::vector<SocketAddress>& upstreams,
@@ -98,7 +203,7 @@ bool UpstreamChannel::SendStream(int upstream, absl::Span<const uint8_t> frame) 
   return streams_->Send(upstream, frame);
 }
 
-void UpstreamChannel::OnReadable(int fd, short what, void* arg) {
+void UpstreamChannel::OnReadable(int fd, short, void* arg) {
   Socket* socket = static_cast<Socket*>(arg);
   UpstreamChannel* channel = socket->channel;
   for (int reads = 0; reads < kReadsPerEvent; ++reads) {
@@ -111,7 +216,27 @@ void UpstreamChannel::OnReadable(int fd, short what, void* arg) {
       return;
     }
     WorkerStats::Add(channel->stats_->upstream_received);
-    channel->on_datagram_(socket->index, {channel->buffer_.data(), static_cast<size_t>(received)});
+    const absl::Span<const uint8_t> datagram(channel->buffer_.data(),
+                                             static_cast<size_t>(received));
+    if (channel->config_.request_key != nullptr) {
+      auto& awaited = socket->awaited;
+      const auto key =
+          std::find(awaited.begin(), awaited.end(), channel->config_.request_key(datagram));
+      if (key == awaited.end()) {
+        // Not the reply to a request sent from this port: forged, or a duplicate.
+        WorkerStats::Add(channel->stats_->upstream_unexpected);
+        continue;
+      }
+      *key = awaited.back();
+      awaited.pop_back();
+    }
+    const int upstream = socket->upstream;
+    const bool done =
+        socket->retired && socket->awaited.empty() && channel->config_.request_key != nullptr;
+    // Closed before the callback, which may send (and so open sockets) but never closes one.
+    if (done) channel->CloseSocket(socket);
+    channel->on_datagram_(upstream, datagram);
+    if (done) return;
   }
 }
 

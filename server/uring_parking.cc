@@ -65,14 +65,16 @@ void UringLoop::After(Slot* slot, ConnectionState state, bool first) {
     return;
   }
   if (first) {
+    // Idle after its answers: refusing it costs the client nothing (as the libevent loop).
+    const bool idle = connection.idle();
     if (static_cast<int>(parked_.size()) >= w_.max_connections_) {
-      WorkerStats::Add(w_.stats_.rejected_pool_full);
+      WorkerStats::Add(idle ? w_.stats_.idle_closes : w_.stats_.rejected_pool_full);
       Close(slot);
       return;
     }
     // The client: the accepted peer, or the one a trusted PROXY header named.
     if (!w_.CountPeer(connection.peer(), &connection)) {
-      WorkerStats::Add(w_.stats_.rejected_per_client);
+      WorkerStats::Add(idle ? w_.stats_.idle_closes : w_.stats_.rejected_per_client);
       Close(slot);
       return;
     }

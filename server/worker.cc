@@ -139,10 +139,11 @@ absl::Status Worker::Init() {
   // (LeaveBaseToUpstreams).
   const std::vector<SocketAddress> upstreams = factory_->Upstreams();
   if (!upstreams.empty()) {
-    absl::StatusOr<std::unique_ptr<UpstreamChannel>> channel = UpstreamChannel::Open(
-        base_.get(), upstreams, &stats_, [this](int index, absl::Span<const uint8_t> datagram) {
-          OnUpstreamDatagram(index, datagram);
-        });
+    absl::StatusOr<std::unique_ptr<UpstreamChannel>> channel =
+        UpstreamChannel::Open(base_.get(), upstreams, factory_->UpstreamDatagrams(), &stats_,
+                              [this](int index, absl::Span<const uint8_t> datagram) {
+                                OnUpstreamDatagram(index, datagram);
+                              });
     if (!channel.ok()) return channel.status();
     upstream_ = *std::move(channel);
     const UpstreamStreamConfig streams = factory_->UpstreamStreams();
@@ -384,15 +385,18 @@ void Worker::ServeAccepted(int fd, const std::array<uint8_t, 16>& peer) {
   if (!keeps_output || spare_outputs_.size() > 0 || output_buffers_ <= max_connections_) {
     connection = AcquireConnection();
   }
+  // Kept open only for a next request, with every answer sent: refusing it costs the client
+  // nothing it asked for (RFC 7766 §6.2.3: idle connections go first under load).
+  const bool idle = scratch_->idle();
   if (connection == nullptr) {
-    WorkerStats::Add(stats_.rejected_pool_full);
+    WorkerStats::Add(idle ? stats_.idle_closes : stats_.rejected_pool_full);
     close(fd);
     return;
   }
   // The client: the accepted peer, or the one a trusted PROXY header named.
   if (!CountPeer(scratch_->peer(), connection)) {
     free_.push_back(connection);
-    WorkerStats::Add(stats_.rejected_per_client);
+    WorkerStats::Add(idle ? stats_.idle_closes : stats_.rejected_per_client);
     close(fd);
     return;
   }
@@ -565,6 +569,9 @@ void Worker::OnUpstreamTick(int fd, short what, void* arg) {
     if (!worker->handler_->TakeExpired(now, *worker->upstream_answer_, answer,
                                        *worker->upstream_queue_)) {
       break;
+    }
+    if (answer.resend_over_stream) {
+      worker->upstream_->SendStream(answer.upstream, worker->upstream_answer_->contents());
     }
     if (answer.matched) worker->DeliverUpstream(answer);
   }

@@ -67,9 +67,14 @@ ABSL_FLAG(int, dns_backend_timeout_ms, 1000,
           "DNS frontend: SERVFAIL to the client when a backend has not answered within this "
           "[ms], 10..30000 (with EDE 22 when the query had EDNS, RFC 8914; or a stale answer "
           "with --dns-serve-stale-seconds); later replies are dropped and counted");
+ABSL_FLAG(int, dns_backend_udp_timeout_ms, 500,
+          "DNS frontend: a query unanswered over UDP for this long [ms] is sent once more over "
+          "TCP to the same backend (which a backend's rate limiting, RRL, does not drop), "
+          "within --dns-backend-timeout-ms; at or above that timeout: no TCP retry");
 ABSL_FLAG(int, dns_backend_down_after, 3,
-          "DNS frontend: mark a backend down after this many timeouts in a row; it is then "
-          "probed every second until it answers");
+          "DNS frontend: a query timeout makes its backend suspect, probed at once (SOA of "
+          "--dns-probe-name); it is marked down after this many probes in a row go unanswered, "
+          "then probed every second until it answers. Client queries alone never mark it down");
 ABSL_FLAG(std::string, dns_probe_name, ".",
           "DNS frontend: the name whose SOA is asked of a down backend (any answer marks it up)");
 ABSL_FLAG(int, dns_max_in_flight, 16384,
@@ -80,6 +85,13 @@ ABSL_FLAG(int, dns_backend_tcp_connections, 2,
           "on at most this many pooled connections per backend per worker (1..64), reused and "
           "pipelined; a query a broken connection lost is sent once more on another; the "
           "client never gets a truncated answer");
+ABSL_FLAG(int, dns_backend_port_queries, 1,
+          "DNS frontend: queries sent from one UDP source port before it is retired for a "
+          "fresh one the kernel draws at random (RFC 5452 §9.2: an off-path forger must guess "
+          "port and ID), 1..65536; 1 (default): a fresh port per query, as Unbound does");
+ABSL_FLAG(int, dns_backend_max_ports, 512,
+          "DNS frontend: UDP source ports open per backend per worker at most, 1..16384; at "
+          "the cap a query goes out an open port drawn at random (counted: upstream_ports_shared)");
 ABSL_FLAG(int, dns_backend_tcp_idle_ms, 10000,
           "DNS frontend: close a TCP connection to a backend after this long without queries "
           "[ms], 100..600000; below the backends' own idle timeouts, so that we close first");
@@ -146,6 +158,12 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFrontendFromFlags() {
         absl::StrCat("--dns-backend-timeout-ms=", timeout_ms, " is outside 10..30000"));
   }
   config.timeout = absl::Milliseconds(timeout_ms);
+  const int udp_timeout_ms = absl::GetFlag(FLAGS_dns_backend_udp_timeout_ms);
+  if (udp_timeout_ms < 5) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns-backend-udp-timeout-ms=", udp_timeout_ms, " is below 5"));
+  }
+  config.udp_timeout = absl::Milliseconds(udp_timeout_ms);
   config.down_after = absl::GetFlag(FLAGS_dns_backend_down_after);
   if (config.down_after < 1) {
     return absl::InvalidArgumentError("--dns-backend-down-after must be at least 1");
@@ -165,6 +183,16 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFrontendFromFlags() {
   if (config.tcp_connections < 1 || config.tcp_connections > 64) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--dns-backend-tcp-connections=", config.tcp_connections, " is outside 1..64"));
+  }
+  config.port_queries = absl::GetFlag(FLAGS_dns_backend_port_queries);
+  if (config.port_queries < 1 || config.port_queries > 65536) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns-backend-port-queries=", config.port_queries, " is outside 1..65536"));
+  }
+  config.max_ports = absl::GetFlag(FLAGS_dns_backend_max_ports);
+  if (config.max_ports < 1 || config.max_ports > 16384) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dns-backend-max-ports=", config.max_ports, " is outside 1..16384"));
   }
   const int tcp_idle_ms = absl::GetFlag(FLAGS_dns_backend_tcp_idle_ms);
   if (tcp_idle_ms < 100 || tcp_idle_ms > 600000) {

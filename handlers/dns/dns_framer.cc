@@ -39,4 +39,9 @@ uint64_t FrameMessageId(absl::Span<const uint8_t> frame) {
   return ReadU16(frame.data() + kLengthPrefixBytes);
 }
 
+uint64_t DatagramMessageId(absl::Span<const uint8_t> datagram) {
+  if (datagram.size() < 2) return 65536;
+  return ReadU16(datagram.data());
+}
+
 }  // namespace onepass::dns

@@ -37,6 +37,10 @@ ptrdiff_t FrameLength(absl::Span<const uint8_t> input);
 // answer. A frame too short to hold an ID gets a value no ID has (65536).
 uint64_t FrameMessageId(absl::Span<const uint8_t> frame);
 
+// The message ID of a datagram (no prefix), in the shape of UpstreamDatagramConfig::RequestKey:
+// what ties a query sent over UDP to the one socket its reply may arrive on. Too short: 65536.
+uint64_t DatagramMessageId(absl::Span<const uint8_t> datagram);
+
 }  // namespace onepass::dns
 
 #endif  // ONEPASS_HANDLERS_DNS_DNS_FRAMER_H_

@@ -2,10 +2,13 @@
 // queries each has outstanding, and the in-flight table that maps the query IDs this worker
 // sent to each backend back to the client's connection and ID.
 //
-// ID space: 65536 IDs per backend per worker (each worker has its own connected UDP socket per
-// backend, so IDs only need to be unique per socket), handed out in a random order drawn at
-// construction (RFC 5452 §9.2 asks for unpredictable IDs). Deadlines all have the same length,
-// so they expire in the order they were set: a FIFO, no heap; entries of requests answered
+// ID space: 65536 IDs per backend per worker (the worker's own sockets to each backend: IDs
+// only need to be unique among them). RFC 5452 §9.2 asks for unpredictable IDs: each query
+// takes an ID drawn uniformly (common/secure_random.h, a CSPRNG) from the free ones, and a
+// freed ID rests in a quarantine of the kQuarantinedIds most recently freed before it can be
+// drawn again, so an attacker who watches its own query's ID learns nothing of the next
+// query's, and a late reply to a finished query cannot match a new one. Deadlines all have the same
+// length, so they expire in the order they were set: a FIFO, no heap; entries of requests answered
 // meanwhile are skipped by their generation.
 //
 // Backend choice: least outstanding queries among the backends that are up, ties rotated. Why
@@ -13,9 +16,16 @@
 // how fast each backend answers right now, it needs no weights to configure, and a backend that
 // slows down or stops gets fewer queries at once, before it is even marked down.
 //
-// Health: a backend is marked down after `down_after` consecutive timeouts; while down it gets
-// no queries, only a probe (the caller sends it) every `probe_interval`, and any answer from it
-// (probe or late query) marks it up again.
+// Deadlines: a query not answered over UDP within `udp_timeout` is sent once more over TCP
+// (same ID; RFC 7766 §5 allows it, and a backend that rate-limits UDP, as NSD's and Knot's
+// RRL do, does not limit TCP), and one not answered at all within `timeout` fails (SERVFAIL).
+//
+// Health: a client query that times out only makes the backend suspect: it is probed at once
+// (an SOA query of its own, with the query deadline), and marked down after `down_after`
+// probes in a row go unanswered. So one client asking names the backend never answers, or a
+// backend dropping the frontend's queries for rate, cannot take it out for every client. While
+// down it gets no queries, only a probe every `probe_interval`; any answer from it (probe or
+// late query) marks it up again.
 //
 // Thread-confined: one per worker handler. No clock reads: `now` is passed in.
 #ifndef ONEPASS_HANDLERS_DNS_FRONTEND_BACKENDS_H_
@@ -29,14 +39,16 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/secure_random.h"
 
 namespace onepass::dns {
 
 // One query in flight to a backend.
 struct InFlight {
   bool used = false;
-  bool probe = false;  // a health probe: no client waits for it
-  bool tcp = false;    // retried over TCP after a TC=1 answer: only a TCP answer counts now
+  bool probe = false;          // a health probe: no client waits for it
+  bool tcp = false;            // retried over TCP after a TC=1 answer: only a TCP answer counts now
+  bool udp_timed_out = false;  // ...or after the UDP deadline: a late full UDP answer counts too
   // The client got the stale answer (RFC 8767 client-response timer): the backend's answer
   // only refreshes the cache, and the deadline answers nobody.
   bool answered_stale = false;
@@ -53,11 +65,15 @@ struct InFlight {
 struct BackendsConfig {
   size_t backends = 1;
   size_t max_in_flight = 16384;  // per worker, all backends together
-  int down_after = 3;
+  int down_after = 3;            // failed probes in a row
   absl::Duration timeout = absl::Seconds(1);
+  // Over UDP; then once over TCP until `timeout`. Not below `timeout`: no TCP retry.
+  absl::Duration udp_timeout = absl::Milliseconds(500);
   absl::Duration probe_interval = absl::Seconds(1);
-  uint64_t seed = 0;  // for the ID order
 };
+
+// Freed IDs held back before they can be drawn again (per backend per worker).
+inline constexpr size_t kQuarantinedIds = 4096;
 
 class FrontendBackends {
  public:
@@ -78,15 +94,18 @@ class FrontendBackends {
   // An answer for `id` came from `backend`: frees the ID; the backend is healthy (marked up if
   // it was down; returns true then).
   bool Complete(int backend, uint16_t id);
-  // `backend` answered (a TC=1 answer whose query goes on over TCP): it is alive, so the
-  // timeouts before it no longer count towards marking it down.
-  void NoteAlive(int backend) { backends_[backend].consecutive_timeouts = 0; }
+  // `backend` answered (a TC=1 answer whose query goes on over TCP): it is alive.
+  void NoteAlive(int backend);
 
-  // The oldest entry whose deadline is <= now, freed and returned (with its backend), counting
-  // a timeout against its backend; `marked_down` says this timeout marked the backend down.
+  // The oldest entry whose UDP or final deadline is <= now. `retry_over_tcp`: its UDP time is
+  // up; it stays in flight, marked tcp, and the caller sends it over TCP. Otherwise it is
+  // freed and returned as it was (a client query makes its backend suspect; a probe counts
+  // as failed, and `marked_down` says it marked the backend down).
   struct Expired {
     int backend = 0;
+    uint16_t id = 0;
     InFlight entry;
+    bool retry_over_tcp = false;
     bool marked_down = false;
   };
   std::optional<Expired> PopExpired(absl::Time now);
@@ -104,16 +123,21 @@ class FrontendBackends {
 
   bool up(int backend) const { return backends_[backend].up; }
   bool AllDown() const { return up_count_ == 0; }
-  // A down backend due for a probe at `now` (its next probe is then set), or -1.
+  // A backend due for a probe at `now`: down, or up but suspect, with no probe in flight (its
+  // next probe is then set); or -1.
   int DueProbe(absl::Time now);
 
  private:
   struct Backend {
     std::vector<InFlight> table = std::vector<InFlight>(65536);
-    std::vector<uint16_t> free_ids;  // a stack, shuffled once
+    std::vector<uint16_t> free_ids;   // any order: each draw picks one at random
+    std::deque<uint16_t> quarantine;  // freed, oldest first; back to free_ids after kQuarantinedIds
+    bool HasFreeId() const { return !free_ids.empty() || !quarantine.empty(); }
     size_t outstanding = 0;
-    int consecutive_timeouts = 0;
     bool up = true;
+    bool suspect = false;  // up, but a client query timed out: being probed
+    bool probe_in_flight = false;
+    int failed_probes = 0;  // in a row
     absl::Time next_probe = absl::InfinitePast();
   };
   struct Deadline {
@@ -123,11 +147,16 @@ class FrontendBackends {
     uint32_t generation;
   };
   void Free(int backend, uint16_t id);
+  void MarkAlive(Backend& backend);
+  // The oldest deadline of `fifo` that is due and still current, popped; or nullopt.
+  std::optional<Deadline> PopDue(std::deque<Deadline>& fifo, absl::Time now);
 
   BackendsConfig config_;
   std::vector<Backend> backends_;
-  std::deque<Deadline> deadlines_;
+  std::deque<Deadline> deadlines_;      // final (timeout)
+  std::deque<Deadline> udp_deadlines_;  // UDP (udp_timeout), client queries only
   std::deque<Deadline> client_timers_;
+  SecureRandom random_;
   size_t in_flight_ = 0;
   size_t up_count_ = 0;
   size_t rotate_ = 0;

@@ -30,6 +30,8 @@ enum class FrontendCounter : size_t {
   kStaleClientTimeout,
   kStaleRefreshFailed,
   kRefreshedAfterStale,
+  kUdpTimeoutRetried,
+  kProbeFailed,
   kCount,
 };
 
@@ -48,15 +50,17 @@ inline constexpr CounterSpec kFrontendCounters[] = {
      "backend datagrams whose question differs from the query sent (forged)"},
     {"dns_frontend_replies_dropped", "reason", "malformed", "backend datagrams that are no reply"},
     {"dns_frontend_backend_events", "event", "marked_down",
-     "a backend marked down after --dns-backend-down-after timeouts in a row"},
+     "a backend marked down after --dns-backend-down-after failed probes in a row"},
     {"dns_frontend_backend_events", "event", "marked_up", "a down backend answered again"},
-    {"dns_frontend_backend_events", "event", "probe_sent", "SOA probes sent to down backends"},
+    {"dns_frontend_backend_events", "event", "probe_sent",
+     "SOA probes sent to down backends, and to up ones after a client query timed out"},
     {"dns_frontend_cache", "result", "hit", "queries answered from the worker's cache"},
     {"dns_frontend_cache", "result", "miss", "cacheable queries not in the cache"},
     {"dns_frontend_queries", "outcome", "truncated_passed",
      "backend answers with TC=1 passed to the client as they are: only ones that came over TCP"},
     {"dns_frontend_tcp_retries", "result", "sent",
-     "UDP answers with TC=1 retried over TCP to the same backend"},
+     "UDP answers with TC=1 retried over TCP to the same backend (many: a backend's RRL "
+     "slips answers to the frontend)"},
     {"dns_frontend_tcp_retries", "result", "answered",
      "TCP retries whose full answer went to the client"},
     {"dns_frontend_tcp_retries", "result", "failed",
@@ -73,6 +77,11 @@ inline constexpr CounterSpec kFrontendCounters[] = {
      "SERVFAIL), or had failed less than --dns-stale-refresh-seconds ago (RFC 8767 §4)"},
     {"dns_frontend_queries", "outcome", "refreshed_after_stale",
      "backend answers that only refreshed the cache: the client already had the stale one"},
+    {"dns_frontend_tcp_retries", "result", "udp_timeout",
+     "queries unanswered over UDP within --dns-backend-udp-timeout-ms, sent again over TCP "
+     "(many: a backend rate-limits the frontend's UDP, e.g. RRL; docs/operations.md)"},
+    {"dns_frontend_backend_events", "event", "probe_failed",
+     "probes unanswered within --dns-backend-timeout-ms"},
 };
 static_assert(std::size(kFrontendCounters) == static_cast<size_t>(FrontendCounter::kCount));
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <random>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "handlers/dns/dns_framer.h"
 #include "handlers/dns/dns_handler.h"
 #include "handlers/dns/dns_wire.h"
@@ -69,16 +69,15 @@ uint16_t KeepaliveOpen(const RequestContext& context) {
 
 }  // namespace
 
-FrontendHandler::FrontendHandler(const FrontendConfig& config, HandlerCounters& counters,
-                                 uint64_t seed)
+FrontendHandler::FrontendHandler(const FrontendConfig& config, HandlerCounters& counters)
     : config_(config),
       counters_(counters),
       backends_(BackendsConfig{.backends = config.backends.size(),
                                .max_in_flight = config.max_in_flight,
                                .down_after = config.down_after,
                                .timeout = config.timeout,
-                               .probe_interval = config.probe_interval,
-                               .seed = seed}),
+                               .udp_timeout = config.udp_timeout,
+                               .probe_interval = config.probe_interval}),
       cache_(config.cache) {
   scratch_.reserve(kMaxMessageBytes);
 }
@@ -93,7 +92,8 @@ bool SameBackends(const FrontendConfig& a, const FrontendConfig& b) {
     if (x.length != y.length || std::memcmp(&x.storage, &y.storage, x.length) != 0) return false;
   }
   return a.timeout == b.timeout && a.max_in_flight == b.max_in_flight &&
-         a.down_after == b.down_after && a.probe_interval == b.probe_interval;
+         a.down_after == b.down_after && a.probe_interval == b.probe_interval &&
+         a.udp_timeout == b.udp_timeout;
 }
 
 }  // namespace
@@ -266,9 +266,11 @@ UpstreamAnswer FrontendHandler::TakeReply(int upstream, absl::Span<const uint8_t
     Count(Index(FrontendCounter::kWrongQuestion));
     return {};
   }
-  if (entry->tcp != over_tcp) {
-    // A UDP duplicate of a query now retried over TCP (or a TCP answer to a UDP query): the
-    // answer this entry waits for comes by the other path.
+  const bool late_full_udp = entry->udp_timed_out && !over_tcp && !(datagram[2] & kTc);
+  if (entry->tcp != over_tcp && !late_full_udp) {
+    // A UDP duplicate of a query now retried over TCP after TC=1 (or a TCP answer to a UDP
+    // query): the answer this entry waits for comes by the other path. A full UDP answer after
+    // the UDP deadline is as good as the TCP one it overtakes.
     Count(Index(FrontendCounter::kLateOrUnknownId));
     return {};
   }
@@ -278,12 +280,7 @@ UpstreamAnswer FrontendHandler::TakeReply(int upstream, absl::Span<const uint8_t
     // RFC 7766 §5 (RFC 1035 §4.2.1): a truncated UDP answer is asked again over TCP, to the
     // same backend, with the same ID (the entry and its deadline stay); the client, already
     // on TCP, must never see TC=1. The framed query goes in `out` for the server to send.
-    absl::Span<uint8_t> tail = out.WritableTail();
-    const std::string& query = entry->query;
-    if (tail.size() < kLengthPrefixBytes + query.size()) return {};  // cannot happen: sized
-    WriteU16(tail.data(), static_cast<uint16_t>(query.size()));
-    std::memcpy(tail.data() + kLengthPrefixBytes, query.data(), query.size());
-    out.Commit(kLengthPrefixBytes + query.size());
+    if (!AppendFramed(entry->query, out)) return {};
     backends_.Entry(upstream, id).tcp = true;
     backends_.NoteAlive(upstream);
     Count(Index(FrontendCounter::kTcpRetried));
@@ -341,8 +338,19 @@ bool FrontendHandler::TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAns
   }
   std::optional<FrontendBackends::Expired> expired = backends_.PopExpired(now);
   if (!expired.has_value()) return false;
+  if (expired->retry_over_tcp) {
+    // No UDP answer in time: the query goes once more, over TCP (a backend that drops UDP for
+    // rate answers TCP), keeping its ID and final deadline.
+    if (!AppendFramed(expired->entry.query, out)) return true;
+    Count(Index(FrontendCounter::kUdpTimeoutRetried));
+    answer = {.resend_over_stream = true, .upstream = expired->backend};
+    return true;
+  }
   if (expired->marked_down) Count(Index(FrontendCounter::kMarkedDown));
-  if (expired->entry.probe) return true;  // nobody waits for a probe
+  if (expired->entry.probe) {  // nobody waits for a probe
+    Count(Index(FrontendCounter::kProbeFailed));
+    return true;
+  }
   const InFlight& entry = expired->entry;
   if (entry.tcp) Count(Index(FrontendCounter::kTcpFailed));
   if (!entry.cache_key.empty()) cache_.NoteRefreshFailed(entry.cache_key, now);  // RFC 8767 §4
@@ -368,6 +376,15 @@ bool FrontendHandler::TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAns
   }
   Count(Index(FrontendCounter::kTimeoutServfail));
   answer = {.matched = true, .connection = entry.connection};
+  return true;
+}
+
+bool FrontendHandler::AppendFramed(const std::string& query, OutputBuffer& out) {
+  absl::Span<uint8_t> tail = out.WritableTail();
+  if (tail.size() < kLengthPrefixBytes + query.size()) return false;  // cannot happen: sized
+  WriteU16(tail.data(), static_cast<uint16_t>(query.size()));
+  std::memcpy(tail.data() + kLengthPrefixBytes, query.data(), query.size());
+  out.Commit(kLengthPrefixBytes + query.size());
   return true;
 }
 
@@ -398,13 +415,27 @@ void FrontendHandler::SendProbe(int backend, absl::Time now, UpstreamQueue& prob
   Count(Index(FrontendCounter::kProbesSent));
 }
 
+std::string FrontendHandlerFactory::Summary() const {
+  std::string summary;
+  for (const SocketAddress& backend : config_.backends) {
+    absl::StrAppend(&summary, "backend ", backend.ToString(), ": UDP, TCP for retries\n");
+  }
+  // Every query reaches the backends from this host's few addresses: a per-client response
+  // rate limit there drops or truncates most of them under load. They are retried over TCP,
+  // which costs a connection each; the backend should exempt the frontend.
+  absl::StrAppend(
+      &summary,
+      "each backend must answer this host over UDP and TCP (ACLs) without response rate "
+      "limiting: NSD rrl-ratelimit: 0 (NSD cannot exempt one address), Knot mod-rrl whitelist, "
+      "BIND rate-limit { exempt-clients { ... }; }, Unbound ip-ratelimit: 0 and access-control; "
+      "see docs/operations.md\n");
+  return summary;
+}
+
 absl::Span<const CounterSpec> FrontendHandlerFactory::Counters() const { return kFrontendCounters; }
 
 std::unique_ptr<Handler> FrontendHandlerFactory::CreateHandler(HandlerCounters& counters) const {
-  // Start-up (or reload) code: a fresh random order of query IDs per worker (RFC 5452 §9.2).
-  std::random_device random;
-  const uint64_t seed = (uint64_t{random()} << 32) | random();
-  return std::make_unique<FrontendHandler>(config_, counters, seed);
+  return std::make_unique<FrontendHandler>(config_, counters);
 }
 
 size_t FrontendHandlerFactory::MaxRequestBytes() const { return kMaxFrameBytes; }
@@ -425,6 +456,16 @@ UpstreamStreamConfig FrontendHandlerFactory::UpstreamStreams() const {
           .idle_timeout = config_.tcp_idle_timeout,
           .io_timeout = config_.timeout,
           .request_key = &FrameMessageId};
+}
+
+UpstreamDatagramConfig FrontendHandlerFactory::UpstreamDatagrams() const {
+  // The ID ties a query to its port: a forged reply must hit both (RFC 5452 §9.2). A port
+  // lingers past the query deadline by two ticks, so a reply that still counts is never
+  // refused by a closed port (ICMP) but dropped by the deadline, and counted as late.
+  return {.request_key = &DatagramMessageId,
+          .requests_per_port = config_.port_queries,
+          .max_ports = config_.max_ports,
+          .linger = config_.timeout + 2 * UpstreamTickPeriod()};
 }
 
 absl::Duration FrontendHandlerFactory::UpstreamTickPeriod() const {

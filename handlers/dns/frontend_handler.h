@@ -23,6 +23,10 @@
 // the cache and goes to nobody). After a failure the stale answer is served without asking
 // for --dns-stale-refresh-seconds (§4).
 //
+// Deadlines and health (frontend_backends.h): a query unanswered over UDP for
+// --dns-backend-udp-timeout-ms goes once more over TCP, and fails at --dns-backend-timeout-ms;
+// a timeout only makes the backend suspect, and it is marked down when its own probes fail.
+//
 // Overload: a worker with --dns-max-in-flight queries outstanding answers REFUSED at once
 // rather than stop reading. Why: stopping would need the server to pause every connection of
 // the worker (it knows nothing of queries), a client that gets REFUSED retries another server
@@ -46,12 +50,16 @@ namespace onepass::dns {
 struct FrontendConfig {
   std::vector<SocketAddress> backends;
   absl::Duration timeout = absl::Seconds(1);  // --dns-backend-timeout-ms
-  size_t max_in_flight = 16384;               // per worker: --dns-max-in-flight
-  int down_after = 3;                         // --dns-backend-down-after
+  // --dns-backend-udp-timeout-ms: then once more over TCP, until `timeout`.
+  absl::Duration udp_timeout = absl::Milliseconds(500);
+  size_t max_in_flight = 16384;  // per worker: --dns-max-in-flight
+  int down_after = 3;            // --dns-backend-down-after
   absl::Duration probe_interval = absl::Seconds(1);
   std::string probe_name_wire = std::string(1, '\0');  // --dns-probe-name, wire format
   CacheConfig cache;                                   // --dns-cache-*
   int tcp_connections = 2;                             // --dns-backend-tcp-connections
+  int port_queries = 1;                                // --dns-backend-port-queries
+  int max_ports = 512;                                 // --dns-backend-max-ports
   // --dns-backend-tcp-idle-ms
   absl::Duration tcp_idle_timeout = absl::Seconds(10);
   // --dns-stale-answer-client-timeout-ms: RFC 8767 §5 client-response timer; zero: off.
@@ -60,7 +68,7 @@ struct FrontendConfig {
 
 class FrontendHandler final : public Handler {
  public:
-  FrontendHandler(const FrontendConfig& config, HandlerCounters& counters, uint64_t seed);
+  FrontendHandler(const FrontendConfig& config, HandlerCounters& counters);
 
   // Interface
   Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
@@ -87,6 +95,8 @@ class FrontendHandler final : public Handler {
   // a TCP retry of a TC=1 answer (in `out`, framed), or dropped.
   UpstreamAnswer TakeReply(int upstream, absl::Span<const uint8_t> reply, bool over_tcp,
                            absl::Time now, OutputBuffer& out);
+  // Appends `query` with its length prefix; false without room (cannot happen: sized).
+  static bool AppendFramed(const std::string& query, OutputBuffer& out);
   // Appends (framed) the stale answer for `entry`'s query, with the client's ID; false when
   // the cache holds none for it (docs: dns_cache.h AnswerStale).
   bool AppendStale(const InFlight& entry, absl::Time now, OutputBuffer& out);
@@ -112,8 +122,11 @@ class FrontendHandlerFactory final : public HandlerFactory {
   size_t MaxRequestBytes() const override;
   size_t OutputBufferBytes() const override;
   std::vector<SocketAddress> Upstreams() const override { return config_.backends; }
+  // One line per backend, and what each must be configured with (docs/operations.md).
+  std::string Summary() const override;
   absl::Duration UpstreamTickPeriod() const override;
   UpstreamStreamConfig UpstreamStreams() const override;
+  UpstreamDatagramConfig UpstreamDatagrams() const override;
 
  private:
   FrontendConfig config_;

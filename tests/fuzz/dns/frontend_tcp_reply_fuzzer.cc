@@ -86,7 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Cached answers live less than the 10 s between inputs: each input forwards again.
     config.cache.max_ttl = 5;
     config.cache.max_negative_ttl = 5;
-    return new dns::FrontendHandler(config, counters, /*seed=*/1);
+    return new dns::FrontendHandler(config, counters);
   }();
   static absl::Time now = absl::FromUnixSeconds(1'000'000);
   now += absl::Seconds(10);

@@ -7,9 +7,11 @@
 // query (same ID), and kdig +tcp through the frontend prints what kdig +notcp gets straight
 // from NSD (header, EDNS, every section), with the cache off and on.
 
+#include <atomic>
 #include <iostream>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -21,6 +23,7 @@
 #include "tests/integration/dns/frontend_support.h"
 #include "tests/integration/dns/kdig_comparison.h"
 #include "tests/integration/dns/nsd_process.h"
+#include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/unit/handlers/dns/dns_test_util.h"
@@ -145,9 +148,9 @@ TEST_F(FrontendWithNsd, PipelinedQueriesAllAnsweredWithTheirOwnIds) {
 
 TEST(FrontendHealth, TimeoutServfailThenDownThenImmediateServfailThenBackWithinTwoSeconds) {
   FakeUdpBackend backend;
-  auto frontend =
-      StartFrontend({LoopbackBackend(backend.port())},
-                    {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after", "2"});
+  auto frontend = StartFrontend({LoopbackBackend(backend.port())},
+                                {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after", "2",
+                                 "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const std::vector<uint8_t> query = MakeQuery("www.example.com", "A", {.id = 77});
   for (int i = 0; i < 2; ++i) {
@@ -160,6 +163,8 @@ TEST(FrontendHealth, TimeoutServfailThenDownThenImmediateServfailThenBackWithinT
     EXPECT_GE(took, absl::Milliseconds(290));
     EXPECT_LT(took, absl::Milliseconds(1000));
   }
+  // Suspect after the timeouts; marked down when two probes in a row have gone unanswered.
+  ASSERT_TRUE(testing::WaitMarkedDown(**frontend, 1));
   // Marked down: SERVFAIL at once.
   {
     const absl::Time start = absl::Now();
@@ -195,7 +200,7 @@ Timed AskTimed(int port, const std::vector<uint8_t>& query) {
 TEST_F(FrontendWithNsd, NsdKilledServfailDownImmediateServfailRestartedAnswersWithinTwoSeconds) {
   auto frontend = StartFrontend({LoopbackBackend(nsd_->port())},
                                 {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after", "2",
-                                 "--dns-cache-entries", "0"});
+                                 "--dns-cache-entries", "0", "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const int port = nsd_->port();
   const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
@@ -207,6 +212,7 @@ TEST_F(FrontendWithNsd, NsdKilledServfailDownImmediateServfailRestartedAnswersWi
     EXPECT_GE(timed.took, absl::Milliseconds(290));
     EXPECT_LT(timed.took, absl::Milliseconds(1000));
   }
+  ASSERT_TRUE(testing::WaitMarkedDown(**frontend, 1)) << "its probes failed: down";
   const Timed down = AskTimed((*frontend)->port(), query);
   EXPECT_EQ(down.rcode, 2);
   EXPECT_LT(down.took, absl::Milliseconds(150)) << "marked down: SERVFAIL at once";
@@ -222,18 +228,69 @@ TEST_F(FrontendWithNsd, NsdKilledServfailDownImmediateServfailRestartedAnswersWi
   EXPECT_TRUE(answered) << "not answering 2 s after NSD came back";
 }
 
+// NSD as Debian ships it rate-limits responses (RRL: 200/s per /24, every second dropped one
+// slipped back with TC=1), and every query of the frontend comes from one address. Dropped UDP
+// queries are retried over TCP (which RRL does not limit) and slipped ones too, so no client
+// query fails, and the backend, whose probes are answered, is never marked down.
+TEST_F(FrontendWithNsd, DefaultRrlOfNsdFailsNoQueryAndNeverMarksItDown) {
+  auto frontend = StartFrontend({LoopbackBackend(nsd_->port())},
+                                {"--dns-cache-entries", "0", "--dns-backend-udp-timeout-ms", "50",
+                                 "--metrics-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(frontend.ok()) << frontend.status();
+  constexpr int kThreads = 8;
+  constexpr int kQueriesPerThread = 200;  // 1,600 in all, far above 200/s
+  std::atomic<int> failures{0}, answered{0};
+  std::vector<std::thread> threads;
+  const absl::Time start = absl::Now();
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const char* names[] = {"www.example.com", "mail.example.com", "ns1.example.com"};
+      for (int i = 0; i < kQueriesPerThread && absl::Now() - start < absl::Seconds(60); ++i) {
+        auto answer = AskTcp((*frontend)->port(),
+                             MakeQuery(names[(t + i) % 3], "A", {.id = static_cast<uint16_t>(i)}));
+        if (answer.ok() && answer->rcode == 0 && !answer->answer.empty()) {
+          ++answered;
+        } else {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const std::string metrics = onepass::testing::HttpGet((*frontend)->metrics_address(), "/metrics");
+  const auto value = [&](const std::string& name) {
+    return onepass::testing::MetricValue(metrics, name);
+  };
+  std::printf(
+      "%d answered, %d failed in %s; UDP timeouts retried over TCP %.0f, TC=1 retried "
+      "%.0f\n",
+      answered.load(), failures.load(), absl::FormatDuration(absl::Now() - start).c_str(),
+      value("onepass_dns_frontend_tcp_retries_total{result=\"udp_timeout\"}"),
+      value("onepass_dns_frontend_tcp_retries_total{result=\"sent\"}"));
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(answered, kThreads * kQueriesPerThread);
+  EXPECT_EQ(value("onepass_dns_frontend_backend_events_total{event=\"marked_down\"}"), 0);
+  // RRL did act: otherwise this test proves nothing.
+  EXPECT_GT(value("onepass_dns_frontend_tcp_retries_total{result=\"udp_timeout\"}") +
+                value("onepass_dns_frontend_tcp_retries_total{result=\"sent\"}"),
+            0);
+}
+
 TEST_F(FrontendWithNsd, OneOfTwoBackendsSilentNoFailuresOnceMarkedDown) {
   FakeUdpBackend silent;
-  auto frontend =
-      StartFrontend({LoopbackBackend(nsd_->port()), LoopbackBackend(silent.port())},
-                    {"--dns-backend-timeout-ms", "200", "--dns-backend-down-after", "2"});
+  auto frontend = StartFrontend({LoopbackBackend(nsd_->port()), LoopbackBackend(silent.port())},
+                                {"--dns-backend-timeout-ms", "200", "--dns-backend-down-after", "2",
+                                 "--dns-cache-entries", "0", "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
   // Until the silent one is marked down, some queries go to it and time out.
-  for (int i = 0; i < 20 && silent.received < 2; ++i) {
+  for (int i = 0; i < 20 && silent.received < 1; ++i) {
     ASSERT_TRUE(AskTcp((*frontend)->port(), query).ok());
   }
-  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_GE(silent.received, 1) << "no query reached the silent backend";
+  ASSERT_TRUE(testing::WaitMarkedDown(**frontend, 1))
+      << "the silent backend's probes failed: "
+      << onepass::testing::HttpGet((*frontend)->metrics_address(), "/metrics");
   int failures = 0;
   for (int i = 0; i < 100; ++i) {
     auto answer = AskTcp((*frontend)->port(), query);
@@ -241,6 +298,25 @@ TEST_F(FrontendWithNsd, OneOfTwoBackendsSilentNoFailuresOnceMarkedDown) {
     if (answer->rcode != 0) ++failures;
   }
   EXPECT_EQ(failures, 0);
+}
+
+// --check in frontend mode names each backend and what it must be configured with (response
+// rate limiting off or the frontend exempt, per server), and opens nothing.
+TEST(FrontendCheck, NamesEachBackendAndTheRateLimitSettingsItNeeds) {
+  auto result = onepass::testing::RunCommand(
+      {onepass::testing::OnepassdPath(), "--check", "--handler", "dns", "--listen", "127.0.0.1:0",
+       "--dns-backend", "127.0.0.1:5301", "--dns-backend", "127.0.0.2:5302"},
+      absl::Seconds(20));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 0) << result->err;
+  EXPECT_NE(result->out.find("backend 127.0.0.1:5301: UDP, TCP for retries\n"), std::string::npos)
+      << result->out;
+  EXPECT_NE(result->out.find("backend 127.0.0.2:5302"), std::string::npos) << result->out;
+  for (const char* server : {"NSD rrl-ratelimit: 0", "Knot mod-rrl whitelist", "exempt-clients",
+                             "Unbound ip-ratelimit: 0"}) {
+    EXPECT_NE(result->out.find(server), std::string::npos) << server << ": " << result->out;
+  }
+  EXPECT_NE(result->out.find("check: dns data OK"), std::string::npos) << result->out;
 }
 
 }  // namespace

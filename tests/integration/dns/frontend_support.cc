@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/dns/dns_tcp_query.h"
 #include "tests/support/metrics_client.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/handlers/dns/dns_test_util.h"
 
 namespace onepass::dns::testing {
@@ -153,6 +154,17 @@ double CacheCounter(const onepass::testing::ServerProcess& frontend, const std::
   const std::string metrics = onepass::testing::HttpGet(frontend.metrics_address(), "/metrics");
   return onepass::testing::MetricValue(
       metrics, absl::StrCat("onepass_dns_frontend_cache_total{result=\"", result, "\"}"));
+}
+
+bool WaitMarkedDown(const onepass::testing::ServerProcess& frontend, double count,
+                    absl::Duration limit) {
+  return onepass::testing::WaitFor(
+      [&] {
+        return onepass::testing::ScrapeValue(
+                   frontend.metrics_address(),
+                   "onepass_dns_frontend_backend_events_total{event=\"marked_down\"}") >= count;
+      },
+      limit);
 }
 
 }  // namespace onepass::dns::testing

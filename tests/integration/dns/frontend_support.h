@@ -50,6 +50,12 @@ int ExpectBytesAgree(int frontend_port, int backend_port, const std::vector<Corp
 // (needs --metrics-listen).
 double CacheCounter(const onepass::testing::ServerProcess& frontend, const std::string& result);
 
+// Waits (at most `limit`) until the frontend's marked_down event counter reaches `count`
+// (needs --metrics-listen): a backend is marked down by its failed probes, some time after the
+// client queries that made it suspect.
+bool WaitMarkedDown(const onepass::testing::ServerProcess& frontend, double count,
+                    absl::Duration limit = absl::Seconds(5));
+
 }  // namespace onepass::dns::testing
 
 #endif  // ONEPASS_TESTS_INTEGRATION_DNS_FRONTEND_SUPPORT_H_

@@ -29,9 +29,10 @@ class FrontendTest : public ::testing::Test {
       config_.backends.push_back(address);
     }
     config_.timeout = absl::Seconds(1);
+    config_.udp_timeout = config_.timeout;  // no TCP retry but where a test asks for one
     config_.down_after = 2;
   }
-  void Make() { handler_ = std::make_unique<FrontendHandler>(config_, counters_, 42); }
+  void Make() { handler_ = std::make_unique<FrontendHandler>(config_, counters_); }
 
   // One Process call on `bytes` for connection `connection`.
   Verdict Send(const std::vector<uint8_t>& bytes, uint64_t connection, OutputBuffer& out) {
@@ -48,6 +49,22 @@ class FrontendTest : public ::testing::Test {
     std::vector<uint8_t> reply(query.begin(), query.end());
     reply[2] |= 0x80;
     return reply;
+  }
+
+  // The server's tick at now_: every expiry taken (answers dropped), due probes into `probes`.
+  void Tick(UpstreamQueue& probes) {
+    UpstreamAnswer answer;
+    OutputBuffer expired(1 << 17);
+    while (handler_->TakeExpired(now_, expired, answer, probes)) expired.Clear();
+  }
+  // Ticks, and lets every probe so sent go unanswered past its deadline, `rounds` times.
+  void FailProbes(int rounds) {
+    for (int i = 0; i < rounds; ++i) {
+      UpstreamQueue probes;
+      Tick(probes);
+      now_ += config_.timeout;
+      Tick(probes);
+    }
   }
 
   // `reply` (no records yet) with one TXT record answering its question, TTL 300: an answer
@@ -167,7 +184,7 @@ TEST_F(FrontendTest, PipelinedQueriesAllForwardedInOneCall) {
   EXPECT_EQ(queue_.size(), 20u);
 }
 
-TEST_F(FrontendTest, TimeoutGivesServfailThenDownThenImmediateServfailThenProbeMarksUp) {
+TEST_F(FrontendTest, TimeoutGivesServfailAndAProbeFailedProbesMarkDownAnsweredProbeMarksUp) {
   Make();
   OutputBuffer out(1 << 17);
   const std::vector<uint8_t> query = MakeQuery("www.example.com", "A", {.id = 0x1111});
@@ -190,14 +207,30 @@ TEST_F(FrontendTest, TimeoutGivesServfailThenDownThenImmediateServfailThenProbeM
     EXPECT_EQ(decoded->rcode, kRcodeServFail);
     EXPECT_EQ(decoded->id, 0x1111);
   }
+  // Client timeouts alone: suspect, still up, probed at once (one probe, not one per timeout).
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kMarkedDown), 0u);
+  EXPECT_TRUE(handler_->backends().up(0));
+  expired.Clear();
+  EXPECT_FALSE(handler_->TakeExpired(now_, expired, answer, probes));
+  EXPECT_EQ(probes.size(), 1u);
+  // Two probes (down_after) unanswered: down.
+  now_ += absl::Seconds(1);
+  Tick(probes);
+  EXPECT_TRUE(handler_->backends().up(0));
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kProbeFailed), 1u);
+  EXPECT_EQ(probes.size(), 2u) << "the next probe goes at once";
+  now_ += absl::Seconds(1);
+  Tick(probes);
+  EXPECT_FALSE(handler_->backends().up(0));
   EXPECT_EQ(Counter(counters_, FrontendCounter::kMarkedDown), 1u);
   // Down: SERVFAIL at once, nothing forwarded.
   EXPECT_EQ(Send(Framed(query), 20, out).action, Action::kWriteThenClose);
   EXPECT_TRUE(queue_.empty());
   EXPECT_EQ(Counter(counters_, FrontendCounter::kAllDownServfail), 1u);
-  // The next tick sends a SOA probe; its answer marks the backend up.
-  expired.Clear();
-  EXPECT_FALSE(handler_->TakeExpired(now_, expired, answer, probes));
+  // The next probe's answer marks the backend up.
+  probes.Clear();
+  now_ += config_.probe_interval;
+  Tick(probes);
   ASSERT_EQ(probes.size(), 1u);
   std::vector<uint8_t> probe_reply(probes.bytes(0).begin(), probes.bytes(0).end());
   probe_reply[2] |= 0x80;
@@ -207,6 +240,88 @@ TEST_F(FrontendTest, TimeoutGivesServfailThenDownThenImmediateServfailThenProbeM
   EXPECT_EQ(Counter(counters_, FrontendCounter::kMarkedUp), 1u);
   out.Clear();
   EXPECT_EQ(Send(Framed(query), 21, out).action, Action::kWaitUpstream);
+}
+
+// One client asking names the backend never answers (or a backend dropping queries for rate)
+// cannot take it down for everyone: its probes are answered.
+TEST_F(FrontendTest, ManyClientTimeoutsWithAnsweredProbesNeverMarkDown) {
+  Make();
+  OutputBuffer out(1 << 17);
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < 5; ++i) {
+      Send(Framed(MakeQuery("never.example.com", "A", {.id = static_cast<uint16_t>(i)})), i, out);
+    }
+    queue_.Clear();
+    now_ += config_.timeout;
+    UpstreamQueue probes;
+    Tick(probes);
+    for (size_t p = 0; p < probes.size(); ++p) {
+      std::vector<uint8_t> reply(probes.bytes(p).begin(), probes.bytes(p).end());
+      reply[2] |= 0x80;
+      OutputBuffer none(1 << 17);
+      handler_->TakeUpstreamReply(0, reply, now_, none);
+    }
+  }
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kTimeoutServfail), 100u);
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kMarkedDown), 0u);
+  EXPECT_TRUE(handler_->backends().up(0));
+}
+
+// RFC 7766 §5 and RRL: a query unanswered over UDP for --dns-backend-udp-timeout-ms goes once
+// more over TCP, same ID, same final deadline; the TCP answer reaches the client.
+TEST_F(FrontendTest, UdpTimeoutRetriesOverTcpWithinTheDeadline) {
+  config_.udp_timeout = absl::Milliseconds(300);
+  Make();
+  OutputBuffer out(1 << 17);
+  ASSERT_EQ(Send(Framed(MakeQuery("slow.example.com", "A", {.id = 0x2222})), 9, out).action,
+            Action::kWaitUpstream);
+  ASSERT_EQ(queue_.size(), 1u);
+  const std::vector<uint8_t> sent(queue_.bytes(0).begin(), queue_.bytes(0).end());
+  UpstreamAnswer answer;
+  UpstreamQueue probes;
+  OutputBuffer retry(1 << 17);
+  EXPECT_FALSE(handler_->TakeExpired(now_ + absl::Milliseconds(299), retry, answer, probes));
+  ASSERT_TRUE(handler_->TakeExpired(now_ + absl::Milliseconds(300), retry, answer, probes));
+  EXPECT_TRUE(answer.resend_over_stream);
+  EXPECT_FALSE(answer.matched);
+  EXPECT_EQ(answer.upstream, 0);
+  ASSERT_EQ(retry.size(), sent.size() + 2);
+  EXPECT_TRUE(std::equal(sent.begin(), sent.end(), retry.data() + 2)) << "the same query, same ID";
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kUdpTimeoutRetried), 1u);
+  EXPECT_TRUE(probes.empty()) << "a UDP timeout alone is no sign of a dead backend";
+  // Only once.
+  retry.Clear();
+  EXPECT_FALSE(handler_->TakeExpired(now_ + absl::Milliseconds(900), retry, answer, probes));
+  std::vector<uint8_t> reply = sent;
+  reply[2] |= 0x80;
+  std::vector<uint8_t> framed = Framed(reply);
+  OutputBuffer client(1 << 17);
+  const UpstreamAnswer taken =
+      handler_->TakeUpstreamStreamReply(0, framed, now_ + absl::Milliseconds(400), client);
+  EXPECT_TRUE(taken.matched);
+  EXPECT_EQ(taken.connection, 9u);
+  EXPECT_EQ(ReadU16(client.data() + 2), 0x2222);
+}
+
+TEST_F(FrontendTest, AFullUdpAnswerLateAfterTheTcpRetryStillCounts) {
+  config_.udp_timeout = absl::Milliseconds(300);
+  Make();
+  OutputBuffer out(1 << 17);
+  Send(Framed(MakeQuery("slow.example.com", "A", {.id = 0x3333})), 4, out);
+  const std::vector<uint8_t> reply = Reply(0);
+  UpstreamAnswer answer;
+  UpstreamQueue probes;
+  OutputBuffer retry(1 << 17);
+  ASSERT_TRUE(handler_->TakeExpired(now_ + absl::Milliseconds(300), retry, answer, probes));
+  ASSERT_TRUE(answer.resend_over_stream);
+  // A TC=1 UDP answer now is not taken (the TCP one is awaited); a full one is.
+  std::vector<uint8_t> truncated = reply;
+  truncated[2] |= 0x02;
+  OutputBuffer client(1 << 17);
+  EXPECT_FALSE(handler_->TakeUpstreamReply(0, truncated, now_, client).matched);
+  const UpstreamAnswer taken = handler_->TakeUpstreamReply(0, reply, now_, client);
+  EXPECT_TRUE(taken.matched);
+  EXPECT_EQ(taken.connection, 4u);
 }
 
 // Our own SERVFAIL (deadline, then every backend down) to a query with EDNS carries an OPT
@@ -221,13 +336,15 @@ TEST_F(FrontendTest, OwnServfailCarriesEde22OnlyForEdnsQueries) {
   UpstreamAnswer answer;
   UpstreamQueue probes;
   OutputBuffer expired(1 << 17);
-  ASSERT_TRUE(handler_->TakeExpired(now_ + absl::Seconds(1), expired, answer, probes));
+  now_ += absl::Seconds(1);
+  ASSERT_TRUE(handler_->TakeExpired(now_, expired, answer, probes));
   auto timed_out = testing::DecodeResponse(expired.data() + 2, expired.size() - 2);
   ASSERT_TRUE(timed_out.ok()) << timed_out.status();
   EXPECT_EQ(timed_out->rcode, kRcodeServFail);
   EXPECT_TRUE(timed_out->has_opt);
   EXPECT_TRUE(timed_out->opt_do);
   EXPECT_EQ(timed_out->opt_options, std::vector<std::string>{"15:0016"});
+  FailProbes(1);  // down_after 1
   ASSERT_FALSE(handler_->backends().up(0));
   OutputBuffer down(1 << 17);
   EXPECT_EQ(Send(Framed(edns), 2, down).action, Action::kWriteThenClose);
@@ -412,7 +529,7 @@ TEST_F(FrontendTest, ReloadedHandlerTakesOverQueriesInFlightAndTheCache) {
             Action::kWaitUpstream);
   const std::vector<uint8_t> reply = Reply(1);
 
-  FrontendHandler next(config_, counters_, 43);
+  FrontendHandler next(config_, counters_);
   next.TakeOver(*handler_);
   handler_.reset();
   EXPECT_EQ(next.backends().in_flight(), 1u);
@@ -443,7 +560,7 @@ TEST_F(FrontendTest, ReloadWithOtherBackendsStartsAnEmptyInFlightTable) {
   Send(Framed(MakeQuery("waiting.example.com", "A", {.id = 7})), 1, out);
   FrontendConfig other = config_;
   other.timeout = absl::Seconds(2);
-  FrontendHandler next(other, counters_, 43);
+  FrontendHandler next(other, counters_);
   next.TakeOver(*handler_);
   EXPECT_EQ(next.backends().in_flight(), 0u);
   EXPECT_EQ(handler_->backends().in_flight(), 1u);
@@ -490,6 +607,7 @@ TEST_F(TwoBackendsTest, LeastOutstandingSpreadsAndSkipsADownBackend) {
   UpstreamQueue probes;
   OutputBuffer expired(1 << 17);
   while (handler_->TakeExpired(now_, expired, answer, probes)) expired.Clear();
+  FailProbes(config_.down_after);  // backend 1's probes, unanswered
   EXPECT_FALSE(handler_->backends().up(1));
   EXPECT_TRUE(handler_->backends().up(0));
   for (int i = 0; i < 10; ++i) Send(Framed(query), i, out);

@@ -26,11 +26,12 @@ class FrontendStaleTest : public ::testing::Test {
   FrontendStaleTest() {
     config_.backends.push_back(SocketAddress());
     config_.timeout = absl::Seconds(1);
-    config_.down_after = 100;  // timeouts here must not mark the backend down
+    config_.down_after = 100;               // probes here must not mark the backend down
+    config_.udp_timeout = config_.timeout;  // no TCP retry: these tests are about the deadline
     config_.cache.serve_stale_seconds = 3600;
     config_.cache.stale_refresh_seconds = 30;
   }
-  void Make() { handler_ = std::make_unique<FrontendHandler>(config_, counters_, 42); }
+  void Make() { handler_ = std::make_unique<FrontendHandler>(config_, counters_); }
 
   Verdict Ask(const std::vector<uint8_t>& query, OutputBuffer& out) {
     RequestContext context;
