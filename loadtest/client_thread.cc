@@ -16,7 +16,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
+#include "loadtest/cpu_accounting.h"
 #include "loadtest/pacer.h"
+#include "loadtest/run_clock.h"
 
 namespace onepass::load {
 namespace {
@@ -26,13 +28,6 @@ constexpr int kMaxEvents = 1024;
 constexpr int kMaxStartsPerPass = 256;
 constexpr int64_t kPublishIntervalNs = 250'000'000;
 constexpr size_t kReadBufferBytes = 64 * 1024;
-
-int64_t ClockNs(clockid_t clock) {
-  timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-int64_t NowNs() { return ClockNs(CLOCK_MONOTONIC); }
 
 // Waits for events up to `timeout_ns` with nanosecond resolution (epoll_pwait2, Linux 5.11),
 // falling back to epoll_wait's milliseconds, rounded up, on older kernels.
@@ -51,90 +46,16 @@ int WaitForEvents(int epoll_fd, epoll_event* events, int max_events, int64_t tim
 
 }  // namespace
 
-const char* ErrorKindName(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::kRefused:
-      return "refused";
-    case ErrorKind::kReset:
-      return "reset";
-    case ErrorKind::kTimeout:
-      return "timeout";
-    case ErrorKind::kConnectError:
-      return "connect_error";
-    case ErrorKind::kNoSourcePort:
-      return "no_source_port";
-    case ErrorKind::kLocalError:
-      return "local_error";
-    case ErrorKind::kShort:
-      return "short";
-    case ErrorKind::kWrong:
-      return "wrong";
-  }
-  return "?";
-}
-
-uint64_t ThreadStats::errors_total() const {
-  uint64_t total = 0;
-  for (uint64_t count : errors) total += count;
-  return total;
-}
-
-void ThreadStats::AddReason(const char* reason) {
-  for (ReasonCount& entry : reasons) {
-    if (entry.reason == reason || std::strcmp(entry.reason, reason) == 0) {
-      ++entry.count;
-      return;
-    }
-  }
-  reasons.push_back({reason, 1});
-}
-
-void ThreadStats::Merge(const ThreadStats& other, size_t max_samples) {
-  started += other.started;
-  ok += other.ok;
-  for (int i = 0; i < kErrorKindCount; ++i) errors[i] += other.errors[i];
-  latency.Merge(other.latency);
-  start_lag.Merge(other.start_lag);
-  late_starts += other.late_starts;
-  inflight_cap_waits += other.inflight_cap_waits;
-  unstarted += other.unstarted;
-  for (const ReasonCount& entry : other.reasons) {
-    bool found = false;
-    for (ReasonCount& mine : reasons) {
-      if (std::strcmp(mine.reason, entry.reason) == 0) {
-        mine.count += entry.count;
-        found = true;
-        break;
-      }
-    }
-    if (!found) reasons.push_back(entry);
-  }
-  for (const std::string& sample : other.samples) {
-    if (samples.size() < max_samples) samples.push_back(sample);
-  }
-  for (const std::string& sample : other.local_error_samples) {
-    if (local_error_samples.size() < max_samples) local_error_samples.push_back(sample);
-  }
-  bytes_sent += other.bytes_sent;
-  bytes_received += other.bytes_received;
-  cpu_ns += other.cpu_ns;
-  wall_ns = std::max(wall_ns, other.wall_ns);
-}
-
 ClientThread::ClientThread(const LoadConfig& config, int index, int64_t start_ns,
                            const std::atomic<bool>* stop)
     : config_(config),
       index_(index),
       start_ns_(start_ns),
       stop_(stop),
-      random_state_(0x9E3779B97F4A7C15ULL ^ (static_cast<uint64_t>(index + 1) << 32) ^
-                    static_cast<uint64_t>(NowNs())) {
+      requests_(config.protocol, 0x9E3779B97F4A7C15ULL ^ (static_cast<uint64_t>(index + 1) << 32) ^
+                                     static_cast<uint64_t>(MonotonicNs())) {
   int threads = std::max(config.threads, 1);
-  if (config.count > 0) {
-    share_ = config.count / threads + (static_cast<uint64_t>(index) < config.count % threads);
-  } else {
-    share_ = UINT64_MAX;
-  }
+  share_ = ThreadShare(config.count, index, threads);
   concurrency_ = config.concurrency / threads + (index < config.concurrency % threads ? 1 : 0);
 }
 
@@ -143,14 +64,6 @@ ClientThread::~ClientThread() {
     if (connection.fd >= 0) close(connection.fd);
   }
   if (epoll_fd_ >= 0) close(epoll_fd_);
-}
-
-uint32_t ClientThread::NextRandom() {
-  // xorshift64*: fast, and good enough for message IDs.
-  random_state_ ^= random_state_ >> 12;
-  random_state_ ^= random_state_ << 25;
-  random_state_ ^= random_state_ >> 27;
-  return static_cast<uint32_t>((random_state_ * 0x2545F4914F6CDD1DULL) >> 32);
 }
 
 void ClientThread::Run() {
@@ -170,15 +83,13 @@ void ClientThread::Run() {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) {
     stats_.local_error_samples.push_back(absl::StrCat("epoll_create1: ", std::strerror(errno)));
-    Publish(NowNs());
+    Publish(MonotonicNs());
     return;
   }
   // All threads begin together at start_ns_.
-  for (int64_t now = NowNs(); now < start_ns_; now = NowNs()) {
-    timespec pause = {0, static_cast<long>(std::min<int64_t>(start_ns_ - now, 100'000'000))};
-    nanosleep(&pause, nullptr);
-  }
-  int64_t cpu_start = ClockNs(CLOCK_THREAD_CPUTIME_ID);
+  WaitUntil(start_ns_);
+  int64_t cpu_start = ThreadCpuNs();
+  const int64_t sched_start = ThreadSchedNs();
   const int64_t end_ns = start_ns_ + static_cast<int64_t>(config_.duration_s * 1e9);
   // Every connection ends by its own deadline; this cap only guards against a bug.
   const int64_t hard_end_ns =
@@ -190,7 +101,7 @@ void ClientThread::Run() {
   bool stopped_by_signal = false;
 
   while (true) {
-    int64_t now = NowNs();
+    int64_t now = MonotonicNs();
     if (stop_->load(std::memory_order_relaxed)) stopped_by_signal = true;
     bool starting = !stopped_by_signal && now < end_ns && stats_.started < share_;
     bool more_due = false;
@@ -215,7 +126,7 @@ void ClientThread::Run() {
                started_now < kMaxStartsPerPass) {
           StartConnection(now, now);
           ++started_now;
-          now = NowNs();
+          now = MonotonicNs();
         }
         more_due = inflight_ < concurrency_ && stats_.started < share_;
       }
@@ -233,7 +144,7 @@ void ClientThread::Run() {
     if (more_due) wake_ns = now;
     int n =
         WaitForEvents(epoll_fd_, events.data(), kMaxEvents, std::max<int64_t>(0, wake_ns - now));
-    now = NowNs();
+    now = MonotonicNs();
     for (int i = 0; i < n; ++i) {
       uint64_t data = events[i].data.u64;
       HandleEvent(static_cast<uint32_t>(data), static_cast<uint32_t>(data >> 32), events[i].events,
@@ -241,7 +152,8 @@ void ClientThread::Run() {
     }
     ExpireDeadlines(now);
     if (now >= next_publish_ns) {
-      stats_.cpu_ns = ClockNs(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+      stats_.cpu_ns = ThreadCpuNs() - cpu_start;
+      stats_.sched_ns = ThreadSchedNs() - sched_start;
       stats_.wall_ns = now - start_ns_;
       Publish(now);
       next_publish_ns += kPublishIntervalNs;
@@ -249,14 +161,15 @@ void ClientThread::Run() {
     }
   }
   // Past the hard cap (or never reached): whatever is still open has timed out.
-  int64_t now = NowNs();
+  int64_t now = MonotonicNs();
   for (Connection& connection : connections_) {
     if (connection.state != State::kFree) Finish(connection, false, ErrorKind::kTimeout, now);
   }
   if (open_loop && !stopped_by_signal && stats_.started < share_) {
     stats_.unstarted = std::min(pacer->PendingBefore(end_ns), share_ - stats_.started);
   }
-  stats_.cpu_ns = ClockNs(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+  stats_.cpu_ns = ThreadCpuNs() - cpu_start;
+  stats_.sched_ns = ThreadSchedNs() - sched_start;
   stats_.wall_ns = now - start_ns_;
   Publish(now);
 }
@@ -266,7 +179,8 @@ bool ClientThread::StartConnection(int64_t intended_ns, int64_t now_ns) {
   free_slots_.pop_back();
   Connection& connection = connections_[slot];
   ++stats_.started;
-  config_.protocol->BuildRequest(sequence_++, NextRandom(), &connection.request);
+  ++stats_.queries_sent;
+  requests_.Next(&connection.request);
   connection.response.clear();
   connection.sent = 0;
   connection.origin_ns = intended_ns;
@@ -402,59 +316,27 @@ void ClientThread::TryRead(Connection& connection, int64_t now_ns) {
 void ClientThread::FinishChecked(Connection& connection, const CheckResult& result,
                                  int64_t now_ns) {
   if (result.verdict == Verdict::kOk) {
+    ++stats_.queries_ok;
     Finish(connection, true, ErrorKind::kWrong, now_ns);
     return;
   }
-  stats_.AddReason(result.reason);
-  if (stats_.samples.size() < static_cast<size_t>(config_.mismatch_samples)) {
-    stats_.samples.push_back(result.detail.empty()
-                                 ? std::string(result.reason)
-                                 : absl::StrCat(result.reason, ": ", result.detail));
-  }
   Finish(connection, false,
-         result.verdict == Verdict::kShort ? ErrorKind::kShort : ErrorKind::kWrong, now_ns);
+         RecordMismatch(result, static_cast<size_t>(config_.mismatch_samples), &stats_), now_ns);
 }
 
 void ClientThread::FailErrno(Connection& connection, int error, bool connecting, int64_t now_ns) {
-  ErrorKind kind;
-  switch (error) {
-    case ECONNREFUSED:
-      kind = ErrorKind::kRefused;
-      break;
-    case ECONNRESET:
-    case EPIPE:
-    case ECONNABORTED:
-      kind = ErrorKind::kReset;
-      break;
-    case ETIMEDOUT:
-      kind = ErrorKind::kTimeout;
-      break;
-    case EADDRNOTAVAIL:
-    case EADDRINUSE:
-      kind = ErrorKind::kNoSourcePort;
-      break;
-    case EMFILE:
-    case ENFILE:
-    case ENOBUFS:
-    case ENOMEM:
-      kind = ErrorKind::kLocalError;
-      break;
-    default:
-      kind = connecting ? ErrorKind::kConnectError : ErrorKind::kReset;
-      break;
-  }
-  if ((kind == ErrorKind::kLocalError || kind == ErrorKind::kConnectError) &&
-      stats_.local_error_samples.size() < static_cast<size_t>(config_.mismatch_samples)) {
-    stats_.local_error_samples.push_back(std::strerror(error));
-  }
+  ErrorKind kind = ErrorKindOfErrno(error, connecting);
+  RecordLocalErrno(kind, error, static_cast<size_t>(config_.mismatch_samples), &stats_);
   Finish(connection, false, kind, now_ns);
 }
 
 void ClientThread::Finish(Connection& connection, bool ok, ErrorKind kind, int64_t now_ns) {
   if (ok) {
     ++stats_.ok;
-    stats_.latency.Record(
-        static_cast<uint64_t>(std::max<int64_t>(0, now_ns - connection.origin_ns)));
+    const uint64_t latency =
+        static_cast<uint64_t>(std::max<int64_t>(0, now_ns - connection.origin_ns));
+    stats_.latency.Record(latency);
+    stats_.query_latency.Record(latency);  // one query per connection here
   } else {
     ++stats_.errors[static_cast<int>(kind)];
   }

@@ -34,11 +34,29 @@
 #include "loadtest/load_runner.h"
 #include "loadtest/ocsp_request.h"
 #include "loadtest/report.h"
+#include "loadtest/uring_client.h"
 #include "loadtest/whois_request.h"
 
 ABSL_FLAG(std::string, target, "", "server address ADDR:PORT ([ADDR]:PORT for IPv6); required");
 ABSL_FLAG(std::string, proto, "dns", "dns | ocsp | whois | raw");
-ABSL_FLAG(int, threads, 1, "client threads, each with its own epoll loop");
+ABSL_FLAG(int, threads, 1, "client threads, each with its own ring (or epoll loop)");
+ABSL_FLAG(std::string, engine, "auto",
+          "client core: uring (linked socket-connect-send-recv chains on io_uring, one system "
+          "call per batch), epoll (the earlier core: non-blocking sockets and epoll), or auto: "
+          "uring where the kernel has it (IORING_OP_SOCKET, Linux 5.19; with --source "
+          "IORING_OP_BIND, 6.11), else epoll");
+ABSL_FLAG(int, queries_per_conn, 1,
+          "dns (uring core): queries sent on each connection, each answer checked; the server "
+          "must keep the connection open for them (RFC 7766 §6.2.1)");
+ABSL_FLAG(int, pipeline, 1,
+          "with --queries-per-conn: queries in flight at once on a connection (1: one after "
+          "the other; answers may come in any order, RFC 7766 §7)");
+ABSL_FLAG(int, server_pid, 0,
+          "print this process's CPU per connection beside the client's (its /proc schedstat "
+          "over the run, as loadtest/bench.sh counts it); 0: only the client's");
+ABSL_FLAG(std::string, server_cpus, "",
+          "with --server-pid: the server's CPUs, whose ksoftirqd time is charged to it (the "
+          "client is charged the ksoftirqd of --cpus)");
 ABSL_FLAG(std::string, cpus, "", "pin thread i to the i-th CPU of this list (\"1-3,6\")");
 ABSL_FLAG(int, concurrency, 0,
           "closed loop: connections in flight in total, each started when one ends "
@@ -104,6 +122,11 @@ constexpr const char* kFlagOrder[] = {"target",
                                       "timeout_ms",
                                       "threads",
                                       "cpus",
+                                      "engine",
+                                      "queries_per_conn",
+                                      "pipeline",
+                                      "server_pid",
+                                      "server_cpus",
                                       "source",
                                       "qname",
                                       "qtype",
@@ -242,15 +265,61 @@ absl::StatusOr<Ramp> ParseRamp(absl::string_view text) {
   return ramp;
 }
 
+// --engine, --queries-per-conn, --pipeline, --server-pid, --server-cpus into `config` (whose
+// protocol and sources are set).
+absl::Status ApplyShapeAndEngine(LoadConfig* config) {
+  config->queries_per_conn = absl::GetFlag(FLAGS_queries_per_conn);
+  config->pipeline = absl::GetFlag(FLAGS_pipeline);
+  if (config->queries_per_conn < 1 || config->queries_per_conn > 1000000) {
+    return absl::InvalidArgumentError("--queries-per-conn must be 1..1000000");
+  }
+  if (config->pipeline < 1 || config->pipeline > config->queries_per_conn ||
+      config->pipeline > 1024) {
+    return absl::InvalidArgumentError("--pipeline must be 1..min(--queries-per-conn, 1024)");
+  }
+  if (config->queries_per_conn > 1 &&
+      config->protocol->FrameLength("") == ProtocolClient::kUnframed) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--queries-per-conn > 1 needs a protocol whose answers are framed (dns), not ",
+                     config->protocol->name()));
+  }
+  const std::string engine = absl::GetFlag(FLAGS_engine);
+  if (engine != "auto" && engine != "uring" && engine != "epoll") {
+    return absl::InvalidArgumentError("--engine must be auto, uring or epoll");
+  }
+  absl::Status uring = UringEngineAvailable(*config);
+  if (engine == "uring" && !uring.ok()) {
+    return absl::UnavailableError(absl::StrCat("--engine uring: ", uring.message()));
+  }
+  config->engine = engine == "epoll" || !uring.ok() ? Engine::kEpoll : Engine::kUring;
+  if (engine == "auto" && !uring.ok()) {
+    LogInfo("--engine auto: epoll (%s)", uring.message());
+  }
+  if (config->engine == Engine::kEpoll && config->queries_per_conn > 1) {
+    return absl::InvalidArgumentError("--queries-per-conn > 1 needs the uring core (--engine)");
+  }
+  config->server_pid = absl::GetFlag(FLAGS_server_pid);
+  if (config->server_pid < 0) return absl::InvalidArgumentError("--server-pid must be >= 0");
+  if (!absl::GetFlag(FLAGS_server_cpus).empty()) {
+    absl::StatusOr<std::vector<int>> cpus = ParseCpuList(absl::GetFlag(FLAGS_server_cpus));
+    if (!cpus.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--server-cpus: ", cpus.status().message()));
+    config->server_cpus = std::move(*cpus);
+  }
+  return absl::OkStatus();
+}
+
 std::string SettingsJson(const LoadConfig& config, const std::string& ramp) {
   return absl::StrFormat(
       "{\"target\": \"%s\", \"proto\": \"%s\", \"threads\": %d, \"cpus\": \"%s\", "
       "\"concurrency\": %d, \"rate\": %.1f, \"ramp\": \"%s\", \"duration_s\": %.3f, "
-      "\"count\": %d, \"timeout_ms\": %d, \"sources\": %d, \"max_inflight_per_thread\": %d}",
+      "\"count\": %d, \"timeout_ms\": %d, \"sources\": %d, \"max_inflight_per_thread\": %d, "
+      "\"engine\": \"%s\", \"queries_per_conn\": %d, \"pipeline\": %d}",
       JsonEscape(config.target.ToString()), JsonEscape(config.protocol->name()), config.threads,
       FormatCpuList(config.cpus), config.concurrency, config.rate, JsonEscape(ramp),
       config.duration_s, config.count, config.timeout_ms, config.sources.size(),
-      config.max_inflight_per_thread);
+      config.max_inflight_per_thread, config.engine == Engine::kUring ? "uring" : "epoll",
+      config.queries_per_conn, config.pipeline);
 }
 
 int Main(int argc, char** argv) {
@@ -343,6 +412,10 @@ int Main(int argc, char** argv) {
       }
     }
     config.sources = std::move(*sources);
+  }
+  if (absl::Status shape = ApplyShapeAndEngine(&config); !shape.ok()) {
+    LogError("%s", shape.message());
+    return 1;
   }
   // Every open connection is a descriptor: fit the slots to the limit, keeping some spare.
   uint64_t file_limit = RaiseFileLimit();
