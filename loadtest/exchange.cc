@@ -1,6 +1,7 @@
 #include "loadtest/exchange.h"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "absl/strings/str_cat.h"
 
@@ -171,6 +172,16 @@ void Exchange::OnPeerClosed(int64_t now_ns) {
 
 void Exchange::OnError(int error, int64_t now_ns) {
   if (!active()) return;
+  // A server that closes after some of several answers resets the query sent after its close
+  // (RFC 793 §3.4) or its FIN is read as EPIPE: the same early end as a plain close.
+  if (config_->queries_per_conn > 1 && answered_ > 0 && response_.empty() &&
+      (error == ECONNRESET || error == EPIPE)) {
+    FailMismatch(
+        CheckResult::Short("closed before all answers",
+                           absl::StrCat(answered_, " of ", config_->queries_per_conn, " answered")),
+        now_ns);
+    return;
+  }
   const ErrorKind kind = ErrorKindOfErrno(error, phase_ == Phase::kConnecting);
   RecordLocalErrno(kind, error, config_->max_samples, stats_);
   Fail(kind, now_ns);
