@@ -56,8 +56,8 @@ std::string ResultJsonFields(const RunResult& result) {
       "\"late_starts\": %d, \"unstarted\": %d, \"inflight_cap_waits\": %d, "
       "\"bytes_sent\": %d, \"bytes_received\": %d, "
       "\"client\": {\"process_cpu_s\": %.3f, \"max_thread_cpu_ratio\": %.3f, "
-      "\"client_bound\": %s, \"notes\": [%s], \"threads\": [%s], "
-      "\"sched_cpu_s\": %.4f, \"softirq_cpu_s\": %.4f, \"cpu_us_per_conn\": %.3f}, "
+      "\"client_bound\": %s, \"sched_cpu_s\": %.4f, \"softirq_cpu_s\": %.4f, "
+      "\"cpu_us_per_conn\": %.3f, \"notes\": [%s], \"threads\": [%s]}, "
       "\"server\": {\"measured\": %s, \"cpu_s\": %.4f, \"softirq_cpu_s\": %.4f, "
       "\"cpu_us_per_conn\": %.3f}, "
       "\"queries\": {\"sent\": %d, \"ok\": %d, \"ok_per_s\": %.1f, \"latency_us\": %s}",
@@ -67,9 +67,9 @@ std::string ResultJsonFields(const RunResult& result) {
       absl::StrJoin(samples, ", "), LatencyJson(total.latency), LatencyJson(total.start_lag),
       total.late_starts, total.unstarted, total.inflight_cap_waits, total.bytes_sent,
       total.bytes_received, result.process_cpu_s, result.max_thread_cpu_ratio(),
-      result.client_bound ? "true" : "false", absl::StrJoin(notes, ", "),
-      absl::StrJoin(threads, ", "), result.client_sched_cpu_s, result.client_softirq_cpu_s,
-      result.client_us_per_conn(), result.server_measured ? "true" : "false", result.server_cpu_s,
+      result.client_bound ? "true" : "false", result.client_sched_cpu_s,
+      result.client_softirq_cpu_s, result.client_us_per_conn(), absl::StrJoin(notes, ", "),
+      absl::StrJoin(threads, ", "), result.server_measured ? "true" : "false", result.server_cpu_s,
       result.server_softirq_cpu_s, result.server_us_per_conn(), total.queries_sent,
       total.queries_ok, result.queries_per_s(), LatencyJson(total.query_latency));
 }

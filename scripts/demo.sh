@@ -71,7 +71,7 @@ for proto in $protos; do
   fi
   "$load" --target "$SERVER_ADDR" "${args[@]}" --threads "$client_threads" --cpus "$client_cpus" \
     --concurrency $((32 * client_threads)) --duration "$seconds" --progress \
-    --json "$work/$proto.json" || true
+    --server-pid "$SERVER_PID" --server-cpus "$server_cpus" --json "$work/$proto.json" || true
   if [ "$proto" = dns ] && [ -s "$work/dns.json" ]; then
     # The same server at half that rate, open loop: the latency a client sees below saturation,
     # measured from each connection's intended start (a stall cannot hide).
@@ -79,7 +79,8 @@ for proto in $protos; do
     if [ "${half:-0}" -gt 0 ]; then
       echo "-- open loop at $half conn/s (half the closed-loop rate)"
       "$load" --target "$SERVER_ADDR" "${args[@]}" --threads "$client_threads" --cpus "$client_cpus" \
-        --rate "$half" --duration "$seconds" --json "$work/dns-open.json" || true
+        --rate "$half" --duration "$seconds" --server-pid "$SERVER_PID" --server-cpus "$server_cpus" \
+        --json "$work/dns-open.json" || true
     fi
   fi
   echo "server: $(stop_server)"
@@ -87,16 +88,18 @@ for proto in $protos; do
     [ -s "$f" ] || continue
     mode=closed
     [[ $f == *-open.json ]] && mode="open $(json_number "$f" requested_rate | cut -d. -f1)/s"
-    summary+=("$(printf '%-6s %-14s %10s %10s %8s %9s %9s %10s %s' "$proto" "$mode" \
+    summary+=("$(printf '%-6s %-14s %10s %10s %8s %9s %9s %10s %9s %9s %s' "$proto" "$mode" \
       "$(json_number "$f" ok_per_s)" "$(json_number "$f" ok)" "$(json_number "$f" total errors)" \
       "$(json_number "$f" p50 latency_us)" "$(json_number "$f" p99 latency_us)" \
-      "$(json_number "$f" p99_9 latency_us)" \
+      "$(json_number "$f" p99_9 latency_us)" "$(json_number "$f" cpu_us_per_conn client)" \
+      "$(json_number "$f" cpu_us_per_conn server)" \
       "$(grep -q '"client_bound": true' "$f" && echo 'client-bound' || echo '')")")
   done
 done
 
 echo
 echo "== summary (conn/s = whole transactions per second, each a new TCP connection; latency in us)"
-printf '%-6s %-14s %10s %10s %8s %9s %9s %10s\n' proto loop "conn/s" ok errors p50 p99 p99.9
+printf '%-6s %-14s %10s %10s %8s %9s %9s %10s %9s %9s\n' proto loop "conn/s" ok errors p50 p99 p99.9 \
+  "client us" "server us"
 for row in "${summary[@]}"; do echo "$row"; done
-echo "(loopback, server and client on one machine; loadtest/bench.sh compares against a minimal reference server)"
+echo "(loopback, server and client on one machine; client/server us: CPU per connection, /proc schedstat of each process plus the ksoftirqd of its CPUs; loadtest/bench.sh compares against a minimal reference server)"
