@@ -19,14 +19,12 @@
 #include "loadtest/cpu_accounting.h"
 #include "loadtest/pacer.h"
 #include "loadtest/run_clock.h"
+#include "loadtest/run_schedule.h"
 
 namespace onepass::load {
 namespace {
 
 constexpr int kMaxEvents = 1024;
-// Open loop: at most this many starts per pass, so a late client still reads its responses.
-constexpr int kMaxStartsPerPass = 256;
-constexpr int64_t kPublishIntervalNs = 250'000'000;
 constexpr size_t kReadBufferBytes = 64 * 1024;
 
 // Waits for events up to `timeout_ns` with nanosecond resolution (epoll_pwait2, Linux 5.11),
@@ -53,11 +51,7 @@ ClientThread::ClientThread(const LoadConfig& config, int index, int64_t start_ns
       start_ns_(start_ns),
       stop_(stop),
       requests_(config.protocol, 0x9E3779B97F4A7C15ULL ^ (static_cast<uint64_t>(index + 1) << 32) ^
-                                     static_cast<uint64_t>(MonotonicNs())) {
-  int threads = std::max(config.threads, 1);
-  share_ = ThreadShare(config.count, index, threads);
-  concurrency_ = config.concurrency / threads + (index < config.concurrency % threads ? 1 : 0);
-}
+                                     static_cast<uint64_t>(MonotonicNs())) {}
 
 ClientThread::~ClientThread() {
   for (Connection& connection : connections_) {
@@ -74,8 +68,8 @@ void ClientThread::Run() {
   // Open-loop starts are paced in microseconds: ask for precise wakeups (default slack 50 us).
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   read_buffer_.resize(kReadBufferBytes);
-  bool open_loop = config_.rate > 0;
-  int slots = open_loop ? config_.max_inflight_per_thread : std::max(concurrency_, 1);
+  RunSchedule schedule(config_, index_, start_ns_, stop_);
+  const int slots = schedule.slots();
   connections_.resize(slots);
   free_slots_.reserve(slots);
   for (int i = slots - 1; i >= 0; --i) free_slots_.push_back(static_cast<uint32_t>(i));
@@ -86,64 +80,26 @@ void ClientThread::Run() {
     Publish(MonotonicNs());
     return;
   }
-  // All threads begin together at start_ns_.
-  WaitUntil(start_ns_);
-  int64_t cpu_start = ThreadCpuNs();
-  const int64_t sched_start = ThreadSchedNs();
-  const int64_t end_ns = start_ns_ + static_cast<int64_t>(config_.duration_s * 1e9);
-  // Every connection ends by its own deadline; this cap only guards against a bug.
-  const int64_t hard_end_ns =
-      end_ns + static_cast<int64_t>(config_.timeout_ms) * 1'000'000 + 1'000'000'000;
-  std::optional<Pacer> pacer;
-  if (open_loop) pacer.emplace(config_.rate, index_, std::max(config_.threads, 1), start_ns_);
-  int64_t next_publish_ns = start_ns_ + kPublishIntervalNs;
+  schedule.Begin();  // all threads begin together
   std::vector<epoll_event> events(kMaxEvents);
-  bool stopped_by_signal = false;
-
   while (true) {
     int64_t now = MonotonicNs();
-    if (stop_->load(std::memory_order_relaxed)) stopped_by_signal = true;
-    bool starting = !stopped_by_signal && now < end_ns && stats_.started < share_;
+    const bool starting = schedule.Starting(now, stats_);
     bool more_due = false;
     if (starting) {
-      int started_now = 0;
-      if (open_loop) {
-        while (pacer->next_ns() <= now && stats_.started < share_) {
-          if (started_now == kMaxStartsPerPass) {
-            more_due = true;
-            break;
-          }
-          if (free_slots_.empty()) {
-            ++stats_.inflight_cap_waits;
-            break;
-          }
-          StartConnection(pacer->next_ns(), now);
-          pacer->Advance();
-          ++started_now;
-        }
-      } else {
-        while (inflight_ < concurrency_ && stats_.started < share_ &&
-               started_now < kMaxStartsPerPass) {
-          StartConnection(now, now);
-          ++started_now;
-          now = MonotonicNs();
-        }
-        more_due = inflight_ < concurrency_ && stats_.started < share_;
-      }
+      more_due = schedule.StartDue(
+          now, &stats_,
+          [this](int64_t intended_ns, int64_t now_ns) { StartConnection(intended_ns, now_ns); },
+          [this] { return inflight_; }, [this] { return !free_slots_.empty(); });
     } else if (inflight_ == 0) {
       break;
     }
-    if (now >= hard_end_ns) break;
-
-    int64_t wake_ns = std::min(next_publish_ns, hard_end_ns);
-    if (!deadlines_.empty()) wake_ns = std::min(wake_ns, deadlines_.front().when_ns);
-    if (starting) {
-      wake_ns = std::min(wake_ns, end_ns);
-      if (open_loop && free_slots_.size() > 0) wake_ns = std::min(wake_ns, pacer->next_ns());
-    }
-    if (more_due) wake_ns = now;
-    int n =
-        WaitForEvents(epoll_fd_, events.data(), kMaxEvents, std::max<int64_t>(0, wake_ns - now));
+    if (schedule.PastHardEnd(now)) break;
+    std::optional<int64_t> deadline;
+    if (!deadlines_.empty()) deadline = deadlines_.front().when_ns;
+    const int64_t wait_ns =
+        schedule.WaitNs(now, starting, more_due, !free_slots_.empty(), deadline);
+    int n = WaitForEvents(epoll_fd_, events.data(), kMaxEvents, wait_ns);
     now = MonotonicNs();
     for (int i = 0; i < n; ++i) {
       uint64_t data = events[i].data.u64;
@@ -151,26 +107,14 @@ void ClientThread::Run() {
                   now);
     }
     ExpireDeadlines(now);
-    if (now >= next_publish_ns) {
-      stats_.cpu_ns = ThreadCpuNs() - cpu_start;
-      stats_.sched_ns = ThreadSchedNs() - sched_start;
-      stats_.wall_ns = now - start_ns_;
-      Publish(now);
-      next_publish_ns += kPublishIntervalNs;
-      if (next_publish_ns <= now) next_publish_ns = now + kPublishIntervalNs;
-    }
+    if (schedule.PublishDue(now, &stats_)) Publish(now);
   }
   // Past the hard cap (or never reached): whatever is still open has timed out.
   int64_t now = MonotonicNs();
   for (Connection& connection : connections_) {
     if (connection.state != State::kFree) Finish(connection, false, ErrorKind::kTimeout, now);
   }
-  if (open_loop && !stopped_by_signal && stats_.started < share_) {
-    stats_.unstarted = std::min(pacer->PendingBefore(end_ns), share_ - stats_.started);
-  }
-  stats_.cpu_ns = ThreadCpuNs() - cpu_start;
-  stats_.sched_ns = ThreadSchedNs() - sched_start;
-  stats_.wall_ns = now - start_ns_;
+  schedule.End(now, &stats_);
   Publish(now);
 }
 
@@ -188,11 +132,6 @@ bool ClientThread::StartConnection(int64_t intended_ns, int64_t now_ns) {
   connection.state = State::kConnecting;
   ++connection.generation;
   ++inflight_;
-  if (config_.rate > 0) {
-    int64_t lag = std::max<int64_t>(0, now_ns - intended_ns);
-    stats_.start_lag.Record(static_cast<uint64_t>(lag));
-    if (lag > ThreadStats::kLateStartNs) ++stats_.late_starts;
-  }
 
   int fd = socket(config_.target.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {

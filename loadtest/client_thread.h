@@ -75,8 +75,6 @@ class ClientThread : public LoadThread {
   std::vector<uint32_t> free_slots_;
   std::deque<Deadline> deadlines_;  // in start order: all share one timeout, so sorted
   int inflight_ = 0;
-  uint64_t share_ = 0;  // connections this thread may start (UINT64_MAX: no bound)
-  int concurrency_ = 0;
   size_t next_source_ = 0;
   RequestSource requests_;
   std::vector<char> read_buffer_;

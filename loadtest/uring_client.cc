@@ -14,9 +14,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
-#include "loadtest/cpu_accounting.h"
-#include "loadtest/pacer.h"
 #include "loadtest/run_clock.h"
+#include "loadtest/run_schedule.h"
 
 namespace onepass::load {
 namespace {
@@ -27,8 +26,6 @@ constexpr uint8_t kOpBind = 56;
 static_assert(IORING_OP_SOCKET == 45, "io_uring opcodes as the kernel numbers them");
 
 constexpr unsigned kSubmissionEntries = 4096;
-constexpr int kMaxStartsPerPass = 256;  // as the epoll core: a late client still reaps
-constexpr int64_t kPublishIntervalNs = 250'000'000;
 constexpr size_t kReceiveBytes = 4096;  // per slot; longer answers take several receives
 constexpr unsigned kMaxChainLength = 5;
 
@@ -75,7 +72,7 @@ class UringClientThread : public LoadThread {
     uint32_t generation;
   };
 
-  absl::Status SetUp();
+  absl::Status SetUp(int slots);  // `slots` connections at once
   io_uring_sqe* Sqe();
   // After the prep call (which clears the flags): the flags and the user_data.
   void Mark(io_uring_sqe* sqe, Op op, uint32_t slot, unsigned flags);
@@ -102,8 +99,6 @@ class UringClientThread : public LoadThread {
   std::vector<uint32_t> free_slots_;
   std::deque<Deadline> deadlines_;  // in start order: one timeout for all, so sorted
   int inflight_ = 0;                // connections begun and not ended
-  uint64_t share_ = 0;
-  int concurrency_ = 0;
   uint64_t next_source_ = 0;
   int port_base_ = 0, port_count_ = 0;  // this thread's share of the local port range
 
@@ -125,8 +120,6 @@ UringClientThread::UringClientThread(const LoadConfig& config, int index, int64_
   exchange_config_.max_response_bytes = config.max_response_bytes;
   exchange_config_.max_samples = static_cast<size_t>(std::max(config.mismatch_samples, 0));
   const int threads = std::max(config.threads, 1);
-  share_ = ThreadShare(config.count, index, threads);
-  concurrency_ = config.concurrency / threads + (index < config.concurrency % threads ? 1 : 0);
   // --source: the ports this thread binds, a slice of the local port range, so that two
   // threads never pick the same address and port.
   LocalPortRange range = ReadLocalPortRange();
@@ -139,9 +132,7 @@ UringClientThread::~UringClientThread() {
   if (ring_ready_) io_uring_queue_exit(&ring_);
 }
 
-absl::Status UringClientThread::SetUp() {
-  const bool open_loop = config_.rate > 0;
-  const int count = open_loop ? config_.max_inflight_per_thread : std::max(concurrency_, 1);
+absl::Status UringClientThread::SetUp(int count) {
   io_uring_params params{};
   // One chain's completion per connection in flight, plus the failures of CLOSE and cancels.
   params.cq_entries = static_cast<unsigned>(std::clamp(2 * count + 1024, 4096, 1 << 17));
@@ -211,11 +202,6 @@ void UringClientThread::StartConnection(int64_t intended_ns, int64_t now_ns) {
   ++slot.generation;
   ++inflight_;
   slot.exchange.Begin(intended_ns, now_ns);
-  if (config_.rate > 0) {
-    const int64_t lag = std::max<int64_t>(0, now_ns - intended_ns);
-    stats_.start_lag.Record(static_cast<uint64_t>(lag));
-    if (lag > ThreadStats::kLateStartNs) ++stats_.late_starts;
-  }
   deadlines_.push_back(
       {now_ns + static_cast<int64_t>(config_.timeout_ms) * 1'000'000, index, slot.generation});
   SubmitChain(index, /*open=*/true);
@@ -354,72 +340,39 @@ void UringClientThread::Run() {
     if (PinCurrentThread(cpu).ok()) stats_.cpu = cpu;
   }
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // open-loop starts are paced in microseconds
-  if (absl::Status ready = SetUp(); !ready.ok()) {
+  RunSchedule schedule(config_, index_, start_ns_, stop_);
+  if (absl::Status ready = SetUp(schedule.slots()); !ready.ok()) {
     stats_.local_error_samples.push_back(std::string(ready.message()));
     Publish();
     return;
   }
-  WaitUntil(start_ns_);
-  const int64_t cpu_start = ThreadCpuNs();
-  const int64_t sched_start = ThreadSchedNs();
-  const bool open_loop = config_.rate > 0;
-  const int64_t end_ns = start_ns_ + static_cast<int64_t>(config_.duration_s * 1e9);
-  const int64_t hard_end_ns =
-      end_ns + static_cast<int64_t>(config_.timeout_ms) * 1'000'000 + 1'000'000'000;
-  std::optional<Pacer> pacer;
-  if (open_loop) pacer.emplace(config_.rate, index_, std::max(config_.threads, 1), start_ns_);
-  int64_t next_publish_ns = start_ns_ + kPublishIntervalNs;
-  bool stopped_by_signal = false;
+  schedule.Begin();  // all threads begin together
   while (true) {
     int64_t now = MonotonicNs();
-    if (stop_->load(std::memory_order_relaxed)) stopped_by_signal = true;
-    const bool starting = !stopped_by_signal && now < end_ns && stats_.started < share_;
+    const bool starting = schedule.Starting(now, stats_);
     bool more_due = false;
     if (starting) {
-      int started_now = 0;
-      if (open_loop) {
-        while (pacer->next_ns() <= now && stats_.started < share_) {
-          if (started_now == kMaxStartsPerPass) {
-            more_due = true;
-            break;
-          }
-          if (free_slots_.empty()) {
-            ++stats_.inflight_cap_waits;
-            break;
-          }
-          StartConnection(pacer->next_ns(), now);
-          pacer->Advance();
-          ++started_now;
-        }
-      } else {
-        while (inflight_ < concurrency_ && stats_.started < share_ &&
-               started_now < kMaxStartsPerPass && !free_slots_.empty()) {
-          StartConnection(now, now);
-          ++started_now;
-        }
-        more_due = inflight_ < concurrency_ && stats_.started < share_ && !free_slots_.empty();
-      }
+      more_due = schedule.StartDue(
+          now, &stats_,
+          [this](int64_t intended_ns, int64_t now_ns) { StartConnection(intended_ns, now_ns); },
+          [this] { return inflight_; }, [this] { return !free_slots_.empty(); });
     } else if (inflight_ == 0) {
       break;
     }
-    if (now >= hard_end_ns) break;
-    int64_t wake_ns = std::min(next_publish_ns, hard_end_ns);
-    if (!deadlines_.empty()) wake_ns = std::min(wake_ns, deadlines_.front().when_ns);
-    if (starting) {
-      wake_ns = std::min(wake_ns, end_ns);
-      if (open_loop && !free_slots_.empty()) wake_ns = std::min(wake_ns, pacer->next_ns());
-    }
-    if (more_due) wake_ns = now;
-    // One system call submits every chain queued above and waits for completions.
-    const int64_t wait_ns = std::max<int64_t>(0, wake_ns - now);
+    if (schedule.PastHardEnd(now)) break;
+    std::optional<int64_t> deadline;
+    if (!deadlines_.empty()) deadline = deadlines_.front().when_ns;
+    const int64_t wait_ns =
+        schedule.WaitNs(now, starting, more_due, !free_slots_.empty(), deadline);
+    // One system call submits every chain queued above and waits. It returns once a quarter of
+    // the connections have news (or at the timeout: the next start, deadline or publication),
+    // not at every completion: with DEFER_TASKRUN the kernel counts the ring's pending work
+    // and wakes the thread once there is that much, so one wakeup (a context switch, the
+    // dearest thing a loaded client does) serves many connections.
     __kernel_timespec timeout = {wait_ns / 1'000'000'000, wait_ns % 1'000'000'000};
-    io_uring_cqe* first = nullptr;
-    // Woken once a quarter of the connections have news (or at the timeout: the next start,
-    // deadline or publication), not at every completion: with DEFER_TASKRUN the kernel
-    // counts the ring's pending work and wakes the thread once there is that much, so a
-    // wakeup (a context switch, the dearest thing a loaded client does) serves many.
     const unsigned wait_for =
-        wait_ns > 0 ? static_cast<unsigned>(std::clamp(inflight_ * 6 / 8, 1, 256)) : 0;
+        wait_ns > 0 ? static_cast<unsigned>(std::clamp(inflight_ / 4, 1, 64)) : 0;
+    io_uring_cqe* first = nullptr;
     io_uring_submit_and_wait_timeout(&ring_, &first, wait_for, &timeout, nullptr);
     now = MonotonicNs();
     unsigned head;
@@ -431,25 +384,13 @@ void UringClientThread::Run() {
     }
     io_uring_cq_advance(&ring_, seen);
     ExpireDeadlines(now);
-    if (now >= next_publish_ns) {
-      stats_.cpu_ns = ThreadCpuNs() - cpu_start;
-      stats_.sched_ns = ThreadSchedNs() - sched_start;
-      stats_.wall_ns = now - start_ns_;
-      Publish();
-      next_publish_ns += kPublishIntervalNs;
-      if (next_publish_ns <= now) next_publish_ns = now + kPublishIntervalNs;
-    }
+    if (schedule.PublishDue(now, &stats_)) Publish();
   }
   const int64_t now = MonotonicNs();
   for (auto& slot : slots_) {
     if (slot->busy) slot->exchange.OnTimeout(now);  // past the hard cap: timed out
   }
-  if (open_loop && !stopped_by_signal && stats_.started < share_) {
-    stats_.unstarted = std::min(pacer->PendingBefore(end_ns), share_ - stats_.started);
-  }
-  stats_.cpu_ns = ThreadCpuNs() - cpu_start;
-  stats_.sched_ns = ThreadSchedNs() - sched_start;
-  stats_.wall_ns = now - start_ns_;
+  schedule.End(now, &stats_);
   Publish();
 }
 
