@@ -6,7 +6,12 @@
 #
 #   loadtest/client-bench.sh [--seconds 5] [--rounds 3] [--net lo|veth] [--server-cpus 0]
 #                            [--client-cpus 1] [--concurrency 64] [--tools "uring epoll dnsperf kxdpgun"]
-#                            [--kxdpgun-qps 20000] [--bin DIR] [--json FILE]
+#                            [--kxdpgun-qps 20000] [--queries-per-conn N] [--bin DIR] [--json FILE]
+#
+# --queries-per-conn N (N > 1): N queries per connection, one after the other, from onepass-load's
+# uring core and dnsperf (num-queries-per-conn=N), against onepass-reference --keepalive on the
+# server CPU (onepassd closes after one answer); the table's conn/s, CPU per connection and
+# counts are then per query (answers), as "served" is.
 #
 # Per run: conn/s (the tool's own count of answers per second), the server's own count
 # ("served" in its exit stats line) against the tool's, and CPU per answered connection, both
@@ -29,6 +34,7 @@ client_cpus=1
 concurrency=64
 tools=""
 kxdpgun_qps=20000
+queries_per_conn=1
 BIN_DIR=""
 json_out=""
 usage() { header_usage "$0"; }
@@ -42,6 +48,7 @@ while [ $# -gt 0 ]; do
     --concurrency) concurrency=$2; shift 2 ;;
     --tools) tools=$2; shift 2 ;;
     --kxdpgun-qps) kxdpgun_qps=$2; shift 2 ;;
+    --queries-per-conn) queries_per_conn=$2; shift 2 ;;
     --bin) BIN_DIR=$2; shift 2 ;;
     --json) json_out=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -51,6 +58,7 @@ done
 if [ -z "$tools" ]; then
   tools="uring epoll dnsperf"
   [ "$net" = veth ] && tools+=" kxdpgun"
+  [ "$queries_per_conn" -gt 1 ] && tools="uring dnsperf"
 fi
 if [ -z "$BIN_DIR" ]; then
   for BIN_DIR in "$here/../build/release" "$here/../build/ci" "$here/../build/dev"; do
@@ -59,6 +67,10 @@ if [ -z "$BIN_DIR" ]; then
 fi
 onepassd=$(find_binary onepassd "${ONEPASSD:-}")
 load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
+server_cmd=("$onepassd" --handler dns --workers 1)
+if [ "$queries_per_conn" -gt 1 ]; then
+  server_cmd=("$(find_binary onepass-reference "${ONEPASS_REFERENCE:-}")" --keepalive --threads 1)
+fi
 make_work_dir
 # shellcheck disable=SC2154  # work: set by make_work_dir (bench_lib.sh)
 echo "client-bench: $(uname -r), nproc=$(nproc), --net $net, server CPUs $server_cpus, client CPUs $client_cpus, $concurrency in flight, ${seconds}s per run, $rounds round(s), tools: $tools; load:$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -93,8 +105,8 @@ measured_run() {
 # tool round conn/s client_us server_us tool_count served errors
 run_tool() {
   local tool=$1 round=$2 name="$1-$2"
-  start_server "$work/$name.server" "$onepassd" --handler dns --listen "$NET_SERVER_IP:0" \
-    --workers 1 --cpus "$server_cpus" || return 1
+  start_server "$work/$name.server" "${server_cmd[@]}" --listen "$NET_SERVER_IP:0" \
+    --cpus "$server_cpus" || return 1
   local host=${SERVER_ADDR%:*} port=${SERVER_ADDR##*:}
   local s0 i0 c0 s1 i1 c1 client_ns="" count=0 rate=0 errors=0
   s0=$(server_cpu_ns); i0=$(ksoftirqd_ns "$server_cpus"); c0=$(ksoftirqd_ns "$client_cpus")
@@ -104,15 +116,16 @@ run_tool() {
         --qname www.example.com. --qtype A --concurrency "$concurrency" --threads 1 \
         --cpus "$client_cpus" --duration "$seconds" --timeout-ms 2000 \
         --source "$NET_CLIENT_SOURCES" --min-success 0 --server-pid "$SERVER_PID" \
-        --server-cpus "$server_cpus" --json "$work/$name.json" > "$work/$name.out" 2>&1 || true
-      count=$(json_number "$work/$name.json" ok)
+        --server-cpus "$server_cpus" --queries-per-conn "$queries_per_conn" \
+        --json "$work/$name.json" > "$work/$name.out" 2>&1 || true
+      count=$(json_number "$work/$name.json" ok queries)
       errors=$(json_number "$work/$name.json" total errors)
-      rate=$(json_number "$work/$name.json" ok_per_s)
+      rate=$(json_number "$work/$name.json" ok_per_s queries)
       client_ns=$(awk -v s="$(json_number "$work/$name.json" sched_cpu_s)" 'BEGIN { printf "%.0f", s * 1e9 }') ;;
     dnsperf)
       client_ns=$(measured_run "$work/$name.out" taskset -c "$client_cpus" dnsperf -m tcp \
         -s "$host" -p "$port" -d "$work/queries.txt" -l "$seconds" -c "$concurrency" \
-        -q "$concurrency" -T 1 -O num-queries-per-conn=1)
+        -q "$concurrency" -T 1 -O num-queries-per-conn="$queries_per_conn")
       count=$(awk '/Queries completed:/ { print $3 }' "$work/$name.out")
       errors=$(awk '/Queries lost:/ { print $3 }' "$work/$name.out")
       rate=$(awk '/Queries per second:/ { print $4 }' "$work/$name.out") ;;
@@ -173,6 +186,7 @@ awk -F'\t' -v json="$work/summary.jsonl" '
         median(ratio[t]), count[t], served[t], errors[t] > json
     }
   }' "$results"
+[ "$queries_per_conn" -gt 1 ] && echo "($queries_per_conn queries per connection: conn/s, us per conn and the counts are per query)"
 echo "(medians over rounds; CPU per answered connection, /proc schedstat + ksoftirqd of each side's CPUs; load now:$(cut -d' ' -f1-3 /proc/loadavg))"
 if [ -n "$json_out" ]; then
   cp "$work/summary.jsonl" "$json_out"

@@ -1,6 +1,6 @@
 // onepass-load: a connection-rate load tester for DNS over TCP, HTTP OCSP, Whois and raw
-// exchanges. Every transaction is a NEW TCP connection: connect, one request, the whole
-// response read and checked, close. See --help and README.md.
+// exchanges. Every transaction is a NEW TCP connection: connect, one request (DNS: or several,
+// --queries-per-conn), each whole response read and checked, close. See --help and README.md.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -49,8 +49,9 @@ ABSL_FLAG(int, queries_per_conn, 1,
           "dns (uring core): queries sent on each connection, each answer checked; the server "
           "must keep the connection open for them (RFC 7766 §6.2.1)");
 ABSL_FLAG(int, pipeline, 1,
-          "with --queries-per-conn: queries in flight at once on a connection (1: one after "
-          "the other; answers may come in any order, RFC 7766 §7)");
+          "with --queries-per-conn: queries sent at a time on a connection, in one send; the "
+          "next as many once all are answered, in any order (RFC 7766 §7); 1: one after the "
+          "other");
 ABSL_FLAG(int, server_pid, 0,
           "print this process's CPU per connection beside the client's (its /proc schedstat "
           "over the run, as loadtest/bench.sh counts it); 0: only the client's");
@@ -76,8 +77,10 @@ ABSL_FLAG(double, duration, 0,
 ABSL_FLAG(uint64_t, count, 0, "stop after this many connections in total (0: no bound)");
 ABSL_FLAG(int, timeout_ms, 1000, "per connection, connect to whole response [ms]");
 ABSL_FLAG(std::string, source, "",
-          "source addresses to spread connections over, e.g. 127.0.0.2-127.0.0.254 (bound with "
-          "IP_BIND_ADDRESS_NO_PORT: every address brings a whole ephemeral port range)");
+          "source addresses to spread connections over, e.g. 127.0.0.2-127.0.0.254 (uring core: "
+          "the address and a port of the thread's slice of ip_local_port_range, in rotation, "
+          "bound on the ring; epoll core: bound with IP_BIND_ADDRESS_NO_PORT: every address "
+          "brings a whole ephemeral port range)");
 ABSL_FLAG(std::string, qname, "example.com.", "dns: query name");
 ABSL_FLAG(std::string, qtype, "A", "dns: query type");
 ABSL_FLAG(std::string, queries, "", "dns: file of \"name type\" lines, cycled (overrides --qname)");
@@ -325,11 +328,12 @@ std::string SettingsJson(const LoadConfig& config, const std::string& ramp) {
 int Main(int argc, char** argv) {
   SetLogProgramName("onepass-load");
   absl::SetProgramUsageMessage(
-      "connection-rate load tester: every transaction is a new TCP connection, one request, "
-      "the whole response read and checked, close.\n"
+      "connection-rate load tester: every transaction is a new TCP connection, one request "
+      "(or --queries-per-conn of them), every response read whole and checked, close.\n"
       "  onepass-load --target 127.0.0.1:53 --proto dns --qname example.com. --concurrency 64\n"
       "  onepass-load --target 127.0.0.1:53 --rate 20000 --duration 10 --threads 2 --json r.json\n"
       "  onepass-load --target 127.0.0.1:53 --ramp 5000:50000:5000 --step-duration 5\n"
+      "  onepass-load --target 127.0.0.1:53 --queries-per-conn 10 --pipeline 5 --server-pid PID\n"
       "Exit status: 0 success ratio >= --min-success, 1 bad usage, 3 too many errors.");
   std::vector<std::string> args = NormalizeArguments(argc, argv);
   if (WantsHelp(args)) {

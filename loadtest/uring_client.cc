@@ -28,6 +28,7 @@ static_assert(IORING_OP_SOCKET == 45, "io_uring opcodes as the kernel numbers th
 constexpr unsigned kSubmissionEntries = 4096;
 constexpr size_t kReceiveBytes = 4096;  // per slot; longer answers take several receives
 constexpr unsigned kMaxChainLength = 5;
+constexpr int kMaxBindTries = 8;  // then the connection counts as no_source_port
 
 // user_data: the slot's chain number (32 bits) | the operation (8) | the slot (24). A
 // completion of an earlier chain of the slot (there should be none) is recognised and dropped.
@@ -63,6 +64,7 @@ class UringClientThread : public LoadThread {
     bool chain_in_flight = false;
     bool busy = false;            // a connection holds the slot (until its CLOSE is queued)
     size_t chain_send_bytes = 0;  // what the chain in flight sends
+    int bind_tries = 0;           // --source: binds of this connection that found it in use
     sockaddr_storage source{};    // --source: this connection's address and port
     std::unique_ptr<char[]> buffer;
   };
@@ -78,7 +80,10 @@ class UringClientThread : public LoadThread {
   void Mark(io_uring_sqe* sqe, Op op, uint32_t slot, unsigned flags);
   void Reserve(unsigned entries);
   void StartConnection(int64_t intended_ns, int64_t now_ns);
-  void SubmitChain(uint32_t index, bool open);
+  // Where a chain begins: a new socket, the bind of one whose bind failed, or an open
+  // connection (only SEND -> RECV or RECV).
+  enum class From { kSocket, kBind, kConnected };
+  void SubmitChain(uint32_t index, From from);
   void Complete(const io_uring_cqe& cqe, int64_t now_ns);
   void Continue(uint32_t index, int64_t now_ns);
   void CloseSlot(uint32_t index);
@@ -125,6 +130,12 @@ UringClientThread::UringClientThread(const LoadConfig& config, int index, int64_
   LocalPortRange range = ReadLocalPortRange();
   port_count_ = std::max(1, (range.last - range.first + 1) / threads);
   port_base_ = range.first + index * port_count_;
+  // Each run starts the rotation elsewhere: a run right after one whose client closed first
+  // would otherwise meet its TIME-WAIT sockets on the same addresses and ports.
+  if (!config.sources.empty()) {
+    next_source_ = static_cast<uint64_t>(MonotonicNs()) * 0x9E3779B97F4A7C15ULL %
+                   (config.sources.size() * static_cast<uint64_t>(port_count_));
+  }
 }
 
 UringClientThread::~UringClientThread() {
@@ -204,19 +215,23 @@ void UringClientThread::StartConnection(int64_t intended_ns, int64_t now_ns) {
   slot.exchange.Begin(intended_ns, now_ns);
   deadlines_.push_back(
       {now_ns + static_cast<int64_t>(config_.timeout_ms) * 1'000'000, index, slot.generation});
-  SubmitChain(index, /*open=*/true);
+  slot.bind_tries = 0;
+  SubmitChain(index, From::kSocket);
 }
 
-void UringClientThread::SubmitChain(uint32_t index, bool open) {
+void UringClientThread::SubmitChain(uint32_t index, From from) {
   Slot& slot = *slots_[index];
   ++slot.chain;
   slot.chain_in_flight = true;
   Reserve(kMaxChainLength);
   const unsigned link = IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
-  if (open) {
-    io_uring_sqe* sqe = Sqe();
-    io_uring_prep_socket_direct(sqe, config_.target.family(), SOCK_STREAM, 0, index, 0);
-    Mark(sqe, kOpSocketStep, index, link);
+  if (from != From::kConnected) {
+    io_uring_sqe* sqe = nullptr;
+    if (from == From::kSocket) {
+      sqe = Sqe();
+      io_uring_prep_socket_direct(sqe, config_.target.family(), SOCK_STREAM, 0, index, 0);
+      Mark(sqe, kOpSocketStep, index, link);
+    }
     if (!config_.sources.empty()) {
       ChooseSource(slot);
       sqe = Sqe();
@@ -255,8 +270,16 @@ void UringClientThread::Complete(const io_uring_cqe& cqe, int64_t now_ns) {
   Exchange& exchange = slot.exchange;
   const int result = cqe.res;
   switch (op) {
-    case kOpSocketStep:
     case kOpBindStep:
+      // The address and port are in use (a TIME-WAIT of an earlier run, when the client closed
+      // first): the socket is made, bind it to the next ones.
+      if (result == -EADDRINUSE && ++slot.bind_tries < kMaxBindTries) {
+        SubmitChain(index, From::kBind);
+        return;
+      }
+      exchange.OnConnected(result < 0 ? -result : ECONNABORTED, now_ns);
+      break;
+    case kOpSocketStep:
     case kOpConnectStep:
       exchange.OnConnected(result < 0 ? -result : ECONNABORTED, now_ns);
       break;
@@ -292,7 +315,7 @@ void UringClientThread::Continue(uint32_t index, int64_t now_ns) {
   if (slot.chain_in_flight) return;
   if (slot.exchange.active()) {
     if (slot.exchange.wants_receive()) {
-      SubmitChain(index, /*open=*/false);
+      SubmitChain(index, From::kConnected);
       return;
     }
     slot.exchange.OnTimeout(now_ns);  // unreachable: an active exchange awaits answers
