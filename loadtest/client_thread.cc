@@ -16,23 +16,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
+#include "loadtest/cpu_accounting.h"
 #include "loadtest/pacer.h"
+#include "loadtest/run_clock.h"
+#include "loadtest/run_schedule.h"
 
 namespace onepass::load {
 namespace {
 
 constexpr int kMaxEvents = 1024;
-// Open loop: at most this many starts per pass, so a late client still reads its responses.
-constexpr int kMaxStartsPerPass = 256;
-constexpr int64_t kPublishIntervalNs = 250'000'000;
 constexpr size_t kReadBufferBytes = 64 * 1024;
-
-int64_t ClockNs(clockid_t clock) {
-  timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-int64_t NowNs() { return ClockNs(CLOCK_MONOTONIC); }
 
 // Waits for events up to `timeout_ns` with nanosecond resolution (epoll_pwait2, Linux 5.11),
 // falling back to epoll_wait's milliseconds, rounded up, on older kernels.
@@ -51,106 +44,20 @@ int WaitForEvents(int epoll_fd, epoll_event* events, int max_events, int64_t tim
 
 }  // namespace
 
-const char* ErrorKindName(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::kRefused:
-      return "refused";
-    case ErrorKind::kReset:
-      return "reset";
-    case ErrorKind::kTimeout:
-      return "timeout";
-    case ErrorKind::kConnectError:
-      return "connect_error";
-    case ErrorKind::kNoSourcePort:
-      return "no_source_port";
-    case ErrorKind::kLocalError:
-      return "local_error";
-    case ErrorKind::kShort:
-      return "short";
-    case ErrorKind::kWrong:
-      return "wrong";
-  }
-  return "?";
-}
-
-uint64_t ThreadStats::errors_total() const {
-  uint64_t total = 0;
-  for (uint64_t count : errors) total += count;
-  return total;
-}
-
-void ThreadStats::AddReason(const char* reason) {
-  for (ReasonCount& entry : reasons) {
-    if (entry.reason == reason || std::strcmp(entry.reason, reason) == 0) {
-      ++entry.count;
-      return;
-    }
-  }
-  reasons.push_back({reason, 1});
-}
-
-void ThreadStats::Merge(const ThreadStats& other, size_t max_samples) {
-  started += other.started;
-  ok += other.ok;
-  for (int i = 0; i < kErrorKindCount; ++i) errors[i] += other.errors[i];
-  latency.Merge(other.latency);
-  start_lag.Merge(other.start_lag);
-  late_starts += other.late_starts;
-  inflight_cap_waits += other.inflight_cap_waits;
-  unstarted += other.unstarted;
-  for (const ReasonCount& entry : other.reasons) {
-    bool found = false;
-    for (ReasonCount& mine : reasons) {
-      if (std::strcmp(mine.reason, entry.reason) == 0) {
-        mine.count += entry.count;
-        found = true;
-        break;
-      }
-    }
-    if (!found) reasons.push_back(entry);
-  }
-  for (const std::string& sample : other.samples) {
-    if (samples.size() < max_samples) samples.push_back(sample);
-  }
-  for (const std::string& sample : other.local_error_samples) {
-    if (local_error_samples.size() < max_samples) local_error_samples.push_back(sample);
-  }
-  bytes_sent += other.bytes_sent;
-  bytes_received += other.bytes_received;
-  cpu_ns += other.cpu_ns;
-  wall_ns = std::max(wall_ns, other.wall_ns);
-}
-
 ClientThread::ClientThread(const LoadConfig& config, int index, int64_t start_ns,
                            const std::atomic<bool>* stop)
     : config_(config),
       index_(index),
       start_ns_(start_ns),
       stop_(stop),
-      random_state_(0x9E3779B97F4A7C15ULL ^ (static_cast<uint64_t>(index + 1) << 32) ^
-                    static_cast<uint64_t>(NowNs())) {
-  int threads = std::max(config.threads, 1);
-  if (config.count > 0) {
-    share_ = config.count / threads + (static_cast<uint64_t>(index) < config.count % threads);
-  } else {
-    share_ = UINT64_MAX;
-  }
-  concurrency_ = config.concurrency / threads + (index < config.concurrency % threads ? 1 : 0);
-}
+      requests_(config.protocol, 0x9E3779B97F4A7C15ULL ^ (static_cast<uint64_t>(index + 1) << 32) ^
+                                     static_cast<uint64_t>(MonotonicNs())) {}
 
 ClientThread::~ClientThread() {
   for (Connection& connection : connections_) {
     if (connection.fd >= 0) close(connection.fd);
   }
   if (epoll_fd_ >= 0) close(epoll_fd_);
-}
-
-uint32_t ClientThread::NextRandom() {
-  // xorshift64*: fast, and good enough for message IDs.
-  random_state_ ^= random_state_ >> 12;
-  random_state_ ^= random_state_ << 25;
-  random_state_ ^= random_state_ >> 27;
-  return static_cast<uint32_t>((random_state_ * 0x2545F4914F6CDD1DULL) >> 32);
 }
 
 void ClientThread::Run() {
@@ -161,8 +68,8 @@ void ClientThread::Run() {
   // Open-loop starts are paced in microseconds: ask for precise wakeups (default slack 50 us).
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   read_buffer_.resize(kReadBufferBytes);
-  bool open_loop = config_.rate > 0;
-  int slots = open_loop ? config_.max_inflight_per_thread : std::max(concurrency_, 1);
+  RunSchedule schedule(config_, index_, start_ns_, stop_);
+  const int slots = schedule.slots();
   connections_.resize(slots);
   free_slots_.reserve(slots);
   for (int i = slots - 1; i >= 0; --i) free_slots_.push_back(static_cast<uint32_t>(i));
@@ -170,94 +77,44 @@ void ClientThread::Run() {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) {
     stats_.local_error_samples.push_back(absl::StrCat("epoll_create1: ", std::strerror(errno)));
-    Publish(NowNs());
+    Publish(MonotonicNs());
     return;
   }
-  // All threads begin together at start_ns_.
-  for (int64_t now = NowNs(); now < start_ns_; now = NowNs()) {
-    timespec pause = {0, static_cast<long>(std::min<int64_t>(start_ns_ - now, 100'000'000))};
-    nanosleep(&pause, nullptr);
-  }
-  int64_t cpu_start = ClockNs(CLOCK_THREAD_CPUTIME_ID);
-  const int64_t end_ns = start_ns_ + static_cast<int64_t>(config_.duration_s * 1e9);
-  // Every connection ends by its own deadline; this cap only guards against a bug.
-  const int64_t hard_end_ns =
-      end_ns + static_cast<int64_t>(config_.timeout_ms) * 1'000'000 + 1'000'000'000;
-  std::optional<Pacer> pacer;
-  if (open_loop) pacer.emplace(config_.rate, index_, std::max(config_.threads, 1), start_ns_);
-  int64_t next_publish_ns = start_ns_ + kPublishIntervalNs;
+  schedule.Begin();  // all threads begin together
   std::vector<epoll_event> events(kMaxEvents);
-  bool stopped_by_signal = false;
-
   while (true) {
-    int64_t now = NowNs();
-    if (stop_->load(std::memory_order_relaxed)) stopped_by_signal = true;
-    bool starting = !stopped_by_signal && now < end_ns && stats_.started < share_;
+    int64_t now = MonotonicNs();
+    const bool starting = schedule.Starting(now, stats_);
     bool more_due = false;
     if (starting) {
-      int started_now = 0;
-      if (open_loop) {
-        while (pacer->next_ns() <= now && stats_.started < share_) {
-          if (started_now == kMaxStartsPerPass) {
-            more_due = true;
-            break;
-          }
-          if (free_slots_.empty()) {
-            ++stats_.inflight_cap_waits;
-            break;
-          }
-          StartConnection(pacer->next_ns(), now);
-          pacer->Advance();
-          ++started_now;
-        }
-      } else {
-        while (inflight_ < concurrency_ && stats_.started < share_ &&
-               started_now < kMaxStartsPerPass) {
-          StartConnection(now, now);
-          ++started_now;
-          now = NowNs();
-        }
-        more_due = inflight_ < concurrency_ && stats_.started < share_;
-      }
+      more_due = schedule.StartDue(
+          now, &stats_,
+          [this](int64_t intended_ns, int64_t now_ns) { StartConnection(intended_ns, now_ns); },
+          [this] { return inflight_; }, [this] { return !free_slots_.empty(); });
     } else if (inflight_ == 0) {
       break;
     }
-    if (now >= hard_end_ns) break;
-
-    int64_t wake_ns = std::min(next_publish_ns, hard_end_ns);
-    if (!deadlines_.empty()) wake_ns = std::min(wake_ns, deadlines_.front().when_ns);
-    if (starting) {
-      wake_ns = std::min(wake_ns, end_ns);
-      if (open_loop && free_slots_.size() > 0) wake_ns = std::min(wake_ns, pacer->next_ns());
-    }
-    if (more_due) wake_ns = now;
-    int n =
-        WaitForEvents(epoll_fd_, events.data(), kMaxEvents, std::max<int64_t>(0, wake_ns - now));
-    now = NowNs();
+    if (schedule.PastHardEnd(now)) break;
+    std::optional<int64_t> deadline;
+    if (!deadlines_.empty()) deadline = deadlines_.front().when_ns;
+    const int64_t wait_ns =
+        schedule.WaitNs(now, starting, more_due, !free_slots_.empty(), deadline);
+    int n = WaitForEvents(epoll_fd_, events.data(), kMaxEvents, wait_ns);
+    now = MonotonicNs();
     for (int i = 0; i < n; ++i) {
       uint64_t data = events[i].data.u64;
       HandleEvent(static_cast<uint32_t>(data), static_cast<uint32_t>(data >> 32), events[i].events,
                   now);
     }
     ExpireDeadlines(now);
-    if (now >= next_publish_ns) {
-      stats_.cpu_ns = ClockNs(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
-      stats_.wall_ns = now - start_ns_;
-      Publish(now);
-      next_publish_ns += kPublishIntervalNs;
-      if (next_publish_ns <= now) next_publish_ns = now + kPublishIntervalNs;
-    }
+    if (schedule.PublishDue(now, &stats_)) Publish(now);
   }
   // Past the hard cap (or never reached): whatever is still open has timed out.
-  int64_t now = NowNs();
+  int64_t now = MonotonicNs();
   for (Connection& connection : connections_) {
     if (connection.state != State::kFree) Finish(connection, false, ErrorKind::kTimeout, now);
   }
-  if (open_loop && !stopped_by_signal && stats_.started < share_) {
-    stats_.unstarted = std::min(pacer->PendingBefore(end_ns), share_ - stats_.started);
-  }
-  stats_.cpu_ns = ClockNs(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
-  stats_.wall_ns = now - start_ns_;
+  schedule.End(now, &stats_);
   Publish(now);
 }
 
@@ -266,7 +123,8 @@ bool ClientThread::StartConnection(int64_t intended_ns, int64_t now_ns) {
   free_slots_.pop_back();
   Connection& connection = connections_[slot];
   ++stats_.started;
-  config_.protocol->BuildRequest(sequence_++, NextRandom(), &connection.request);
+  ++stats_.queries_sent;
+  requests_.Next(&connection.request);
   connection.response.clear();
   connection.sent = 0;
   connection.origin_ns = intended_ns;
@@ -274,11 +132,6 @@ bool ClientThread::StartConnection(int64_t intended_ns, int64_t now_ns) {
   connection.state = State::kConnecting;
   ++connection.generation;
   ++inflight_;
-  if (config_.rate > 0) {
-    int64_t lag = std::max<int64_t>(0, now_ns - intended_ns);
-    stats_.start_lag.Record(static_cast<uint64_t>(lag));
-    if (lag > ThreadStats::kLateStartNs) ++stats_.late_starts;
-  }
 
   int fd = socket(config_.target.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
@@ -402,59 +255,27 @@ void ClientThread::TryRead(Connection& connection, int64_t now_ns) {
 void ClientThread::FinishChecked(Connection& connection, const CheckResult& result,
                                  int64_t now_ns) {
   if (result.verdict == Verdict::kOk) {
+    ++stats_.queries_ok;
     Finish(connection, true, ErrorKind::kWrong, now_ns);
     return;
   }
-  stats_.AddReason(result.reason);
-  if (stats_.samples.size() < static_cast<size_t>(config_.mismatch_samples)) {
-    stats_.samples.push_back(result.detail.empty()
-                                 ? std::string(result.reason)
-                                 : absl::StrCat(result.reason, ": ", result.detail));
-  }
   Finish(connection, false,
-         result.verdict == Verdict::kShort ? ErrorKind::kShort : ErrorKind::kWrong, now_ns);
+         RecordMismatch(result, static_cast<size_t>(config_.mismatch_samples), &stats_), now_ns);
 }
 
 void ClientThread::FailErrno(Connection& connection, int error, bool connecting, int64_t now_ns) {
-  ErrorKind kind;
-  switch (error) {
-    case ECONNREFUSED:
-      kind = ErrorKind::kRefused;
-      break;
-    case ECONNRESET:
-    case EPIPE:
-    case ECONNABORTED:
-      kind = ErrorKind::kReset;
-      break;
-    case ETIMEDOUT:
-      kind = ErrorKind::kTimeout;
-      break;
-    case EADDRNOTAVAIL:
-    case EADDRINUSE:
-      kind = ErrorKind::kNoSourcePort;
-      break;
-    case EMFILE:
-    case ENFILE:
-    case ENOBUFS:
-    case ENOMEM:
-      kind = ErrorKind::kLocalError;
-      break;
-    default:
-      kind = connecting ? ErrorKind::kConnectError : ErrorKind::kReset;
-      break;
-  }
-  if ((kind == ErrorKind::kLocalError || kind == ErrorKind::kConnectError) &&
-      stats_.local_error_samples.size() < static_cast<size_t>(config_.mismatch_samples)) {
-    stats_.local_error_samples.push_back(std::strerror(error));
-  }
+  ErrorKind kind = ErrorKindOfErrno(error, connecting);
+  RecordLocalErrno(kind, error, static_cast<size_t>(config_.mismatch_samples), &stats_);
   Finish(connection, false, kind, now_ns);
 }
 
 void ClientThread::Finish(Connection& connection, bool ok, ErrorKind kind, int64_t now_ns) {
   if (ok) {
     ++stats_.ok;
-    stats_.latency.Record(
-        static_cast<uint64_t>(std::max<int64_t>(0, now_ns - connection.origin_ns)));
+    const uint64_t latency =
+        static_cast<uint64_t>(std::max<int64_t>(0, now_ns - connection.origin_ns));
+    stats_.latency.Record(latency);
+    stats_.query_latency.Record(latency);  // one query per connection here
   } else {
     ++stats_.errors[static_cast<int>(kind)];
   }

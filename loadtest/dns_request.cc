@@ -244,4 +244,15 @@ CheckResult DnsClient::Check(absl::string_view request, absl::string_view respon
   return CheckResult::Ok();
 }
 
+size_t DnsClient::FrameLength(absl::string_view stream) const {
+  if (stream.size() < 2) return 0;
+  const size_t length = (static_cast<uint8_t>(stream[0]) << 8) | static_cast<uint8_t>(stream[1]);
+  return stream.size() < 2 + length ? 0 : 2 + length;
+}
+
+uint32_t DnsClient::MatchKey(absl::string_view message) const {
+  if (message.size() < 4) return 0x10000;
+  return (static_cast<uint8_t>(message[2]) << 8) | static_cast<uint8_t>(message[3]);
+}
+
 }  // namespace onepass::load

@@ -51,6 +51,10 @@ class DnsClient : public ProtocolClient {
   void BuildRequest(uint64_t sequence, uint32_t random, std::string* out) const override;
   CheckResult Check(absl::string_view request, absl::string_view response,
                     bool closed) const override;
+  // The two-byte length prefix of RFC 1035 §4.2.2.
+  size_t FrameLength(absl::string_view stream) const override;
+  // The message ID (after the prefix); 0x10000 for a message too short to carry one.
+  uint32_t MatchKey(absl::string_view message) const override;
 
  private:
   DnsClient(std::vector<std::string> wire_queries, const DnsCheckConfig& config)

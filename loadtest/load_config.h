@@ -2,6 +2,8 @@
 #ifndef ONEPASS_LOADTEST_LOAD_CONFIG_H_
 #define ONEPASS_LOADTEST_LOAD_CONFIG_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,6 +12,9 @@
 #include "loadtest/source_addresses.h"
 
 namespace onepass::load {
+
+// Which client core drives the sockets (--engine).
+enum class Engine { kUring, kEpoll };
 
 struct LoadConfig {
   SocketAddress target;
@@ -25,6 +30,15 @@ struct LoadConfig {
   double duration_s = 10;  // stop starting connections after this long [s]
   uint64_t count = 0;      // stop after this many connections in total; 0: no bound
   int timeout_ms = 1000;   // per connection, from connect to the whole response [ms]
+
+  Engine engine = Engine::kUring;
+  int queries_per_conn = 1;  // queries sent on each connection (uring core)
+  int pipeline = 1;          // of those, in flight at once
+
+  // The server whose CPU the summary prints beside the client's (0: none), and the CPUs
+  // whose ksoftirqd it is charged (the client is charged those of `cpus`).
+  pid_t server_pid = 0;
+  std::vector<int> server_cpus;
 
   std::vector<SocketAddress> sources;  // empty: the kernel picks the source address
   size_t max_response_bytes = 1 << 20;

@@ -4,12 +4,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "loadtest/client_thread.h"
+#include "loadtest/cpu_accounting.h"
+#include "loadtest/uring_client.h"
 
 namespace onepass::load {
 namespace {
@@ -32,13 +36,25 @@ double ProcessCpuSeconds() {
 RunResult RunLoad(const LoadConfig& config, const std::atomic<bool>& stop, bool progress) {
   bool terminal = isatty(STDERR_FILENO) == 1;
   double cpu_before = ProcessCpuSeconds();
+  // The client: its threads' own schedstat (read by each before it exits), this thread's, and
+  // the ksoftirqd of its CPUs.
+  CpuMeter client_meter(0, config.cpus);
+  const int64_t main_sched_start = ThreadSchedNs();
+  std::optional<CpuMeter> server_meter;
+  if (config.server_pid > 0) server_meter.emplace(config.server_pid, config.server_cpus);
+  client_meter.Start();
+  if (server_meter) server_meter->Start();
   // Threads get a moment to start and pin themselves before the common start.
   int64_t start_ns = NowNs() + 20'000'000;
-  std::vector<std::unique_ptr<ClientThread>> clients;
+  std::vector<std::unique_ptr<LoadThread>> clients;
   std::vector<std::thread> threads;
   std::atomic<int> finished{0};
   for (int i = 0; i < config.threads; ++i) {
-    clients.push_back(std::make_unique<ClientThread>(config, i, start_ns, &stop));
+    if (config.engine == Engine::kUring) {
+      clients.push_back(MakeUringClientThread(config, i, start_ns, &stop));
+    } else {
+      clients.push_back(std::make_unique<ClientThread>(config, i, start_ns, &stop));
+    }
   }
   for (int i = 0; i < config.threads; ++i) {
     threads.emplace_back([&clients, &finished, i] {
@@ -68,9 +84,19 @@ RunResult RunLoad(const LoadConfig& config, const std::atomic<bool>& stop, bool 
     next_report_ns += 1'000'000'000;
   }
   for (std::thread& thread : threads) thread.join();
+  const double ns = 1e-9;
+  RunResult result;
+  int64_t client_sched_ns = ThreadSchedNs() - main_sched_start;
+  for (auto& client : clients) client_sched_ns += client->Snapshot().sched_ns;
+  result.client_sched_cpu_s = std::max<int64_t>(0, client_sched_ns) * ns;
+  result.client_softirq_cpu_s = std::max<int64_t>(0, client_meter.softirq_ns()) * ns;
+  if (server_meter) {
+    result.server_measured = true;
+    result.server_cpu_s = std::max<int64_t>(0, server_meter->process_ns()) * ns;
+    result.server_softirq_cpu_s = std::max<int64_t>(0, server_meter->softirq_ns()) * ns;
+  }
   if (progress && terminal) absl::FPrintF(stderr, "\n");
 
-  RunResult result;
   result.requested_rate = config.rate;
   result.concurrency = config.concurrency;
   for (auto& client : clients) {

@@ -1,6 +1,6 @@
 // onepass-load: a connection-rate load tester for DNS over TCP, HTTP OCSP, Whois and raw
-// exchanges. Every transaction is a NEW TCP connection: connect, one request, the whole
-// response read and checked, close. See --help and README.md.
+// exchanges. Every transaction is a NEW TCP connection: connect, one request (DNS: or several,
+// --queries-per-conn), each whole response read and checked, close. See --help and README.md.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -34,11 +34,30 @@
 #include "loadtest/load_runner.h"
 #include "loadtest/ocsp_request.h"
 #include "loadtest/report.h"
+#include "loadtest/uring_client.h"
 #include "loadtest/whois_request.h"
 
 ABSL_FLAG(std::string, target, "", "server address ADDR:PORT ([ADDR]:PORT for IPv6); required");
 ABSL_FLAG(std::string, proto, "dns", "dns | ocsp | whois | raw");
-ABSL_FLAG(int, threads, 1, "client threads, each with its own epoll loop");
+ABSL_FLAG(int, threads, 1, "client threads, each with its own ring (or epoll loop)");
+ABSL_FLAG(std::string, engine, "auto",
+          "client core: uring (linked socket-connect-send-recv chains on io_uring, one system "
+          "call per batch), epoll (the earlier core: non-blocking sockets and epoll), or auto: "
+          "uring where the kernel has it (IORING_OP_SOCKET, Linux 5.19; with --source "
+          "IORING_OP_BIND, 6.11), else epoll");
+ABSL_FLAG(int, queries_per_conn, 1,
+          "dns (uring core): queries sent on each connection, each answer checked; the server "
+          "must keep the connection open for them (RFC 7766 §6.2.1)");
+ABSL_FLAG(int, pipeline, 1,
+          "with --queries-per-conn: queries sent at a time on a connection, in one send; the "
+          "next as many once all are answered, in any order (RFC 7766 §7); 1: one after the "
+          "other");
+ABSL_FLAG(int, server_pid, 0,
+          "print this process's CPU per connection beside the client's (its /proc schedstat "
+          "over the run, as loadtest/bench.sh counts it); 0: only the client's");
+ABSL_FLAG(std::string, server_cpus, "",
+          "with --server-pid: the server's CPUs, whose ksoftirqd time is charged to it (the "
+          "client is charged the ksoftirqd of --cpus)");
 ABSL_FLAG(std::string, cpus, "", "pin thread i to the i-th CPU of this list (\"1-3,6\")");
 ABSL_FLAG(int, concurrency, 0,
           "closed loop: connections in flight in total, each started when one ends "
@@ -58,8 +77,10 @@ ABSL_FLAG(double, duration, 0,
 ABSL_FLAG(uint64_t, count, 0, "stop after this many connections in total (0: no bound)");
 ABSL_FLAG(int, timeout_ms, 1000, "per connection, connect to whole response [ms]");
 ABSL_FLAG(std::string, source, "",
-          "source addresses to spread connections over, e.g. 127.0.0.2-127.0.0.254 (bound with "
-          "IP_BIND_ADDRESS_NO_PORT: every address brings a whole ephemeral port range)");
+          "source addresses to spread connections over, e.g. 127.0.0.2-127.0.0.254 (uring core: "
+          "the address and a port of the thread's slice of ip_local_port_range, in rotation, "
+          "bound on the ring; epoll core: bound with IP_BIND_ADDRESS_NO_PORT: every address "
+          "brings a whole ephemeral port range)");
 ABSL_FLAG(std::string, qname, "example.com.", "dns: query name");
 ABSL_FLAG(std::string, qtype, "A", "dns: query type");
 ABSL_FLAG(std::string, queries, "", "dns: file of \"name type\" lines, cycled (overrides --qname)");
@@ -104,6 +125,11 @@ constexpr const char* kFlagOrder[] = {"target",
                                       "timeout_ms",
                                       "threads",
                                       "cpus",
+                                      "engine",
+                                      "queries_per_conn",
+                                      "pipeline",
+                                      "server_pid",
+                                      "server_cpus",
                                       "source",
                                       "qname",
                                       "qtype",
@@ -242,25 +268,72 @@ absl::StatusOr<Ramp> ParseRamp(absl::string_view text) {
   return ramp;
 }
 
+// --engine, --queries-per-conn, --pipeline, --server-pid, --server-cpus into `config` (whose
+// protocol and sources are set).
+absl::Status ApplyShapeAndEngine(LoadConfig* config) {
+  config->queries_per_conn = absl::GetFlag(FLAGS_queries_per_conn);
+  config->pipeline = absl::GetFlag(FLAGS_pipeline);
+  if (config->queries_per_conn < 1 || config->queries_per_conn > 1000000) {
+    return absl::InvalidArgumentError("--queries-per-conn must be 1..1000000");
+  }
+  if (config->pipeline < 1 || config->pipeline > config->queries_per_conn ||
+      config->pipeline > 1024) {
+    return absl::InvalidArgumentError("--pipeline must be 1..min(--queries-per-conn, 1024)");
+  }
+  if (config->queries_per_conn > 1 &&
+      config->protocol->FrameLength("") == ProtocolClient::kUnframed) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--queries-per-conn > 1 needs a protocol whose answers are framed (dns), not ",
+                     config->protocol->name()));
+  }
+  const std::string engine = absl::GetFlag(FLAGS_engine);
+  if (engine != "auto" && engine != "uring" && engine != "epoll") {
+    return absl::InvalidArgumentError("--engine must be auto, uring or epoll");
+  }
+  absl::Status uring = UringEngineAvailable(*config);
+  if (engine == "uring" && !uring.ok()) {
+    return absl::UnavailableError(absl::StrCat("--engine uring: ", uring.message()));
+  }
+  config->engine = engine == "epoll" || !uring.ok() ? Engine::kEpoll : Engine::kUring;
+  if (engine == "auto" && !uring.ok()) {
+    LogInfo("--engine auto: epoll (%s)", uring.message());
+  }
+  if (config->engine == Engine::kEpoll && config->queries_per_conn > 1) {
+    return absl::InvalidArgumentError("--queries-per-conn > 1 needs the uring core (--engine)");
+  }
+  config->server_pid = absl::GetFlag(FLAGS_server_pid);
+  if (config->server_pid < 0) return absl::InvalidArgumentError("--server-pid must be >= 0");
+  if (!absl::GetFlag(FLAGS_server_cpus).empty()) {
+    absl::StatusOr<std::vector<int>> cpus = ParseCpuList(absl::GetFlag(FLAGS_server_cpus));
+    if (!cpus.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--server-cpus: ", cpus.status().message()));
+    config->server_cpus = std::move(*cpus);
+  }
+  return absl::OkStatus();
+}
+
 std::string SettingsJson(const LoadConfig& config, const std::string& ramp) {
   return absl::StrFormat(
       "{\"target\": \"%s\", \"proto\": \"%s\", \"threads\": %d, \"cpus\": \"%s\", "
       "\"concurrency\": %d, \"rate\": %.1f, \"ramp\": \"%s\", \"duration_s\": %.3f, "
-      "\"count\": %d, \"timeout_ms\": %d, \"sources\": %d, \"max_inflight_per_thread\": %d}",
+      "\"count\": %d, \"timeout_ms\": %d, \"sources\": %d, \"max_inflight_per_thread\": %d, "
+      "\"engine\": \"%s\", \"queries_per_conn\": %d, \"pipeline\": %d}",
       JsonEscape(config.target.ToString()), JsonEscape(config.protocol->name()), config.threads,
       FormatCpuList(config.cpus), config.concurrency, config.rate, JsonEscape(ramp),
       config.duration_s, config.count, config.timeout_ms, config.sources.size(),
-      config.max_inflight_per_thread);
+      config.max_inflight_per_thread, config.engine == Engine::kUring ? "uring" : "epoll",
+      config.queries_per_conn, config.pipeline);
 }
 
 int Main(int argc, char** argv) {
   SetLogProgramName("onepass-load");
   absl::SetProgramUsageMessage(
-      "connection-rate load tester: every transaction is a new TCP connection, one request, "
-      "the whole response read and checked, close.\n"
+      "connection-rate load tester: every transaction is a new TCP connection, one request "
+      "(or --queries-per-conn of them), every response read whole and checked, close.\n"
       "  onepass-load --target 127.0.0.1:53 --proto dns --qname example.com. --concurrency 64\n"
       "  onepass-load --target 127.0.0.1:53 --rate 20000 --duration 10 --threads 2 --json r.json\n"
       "  onepass-load --target 127.0.0.1:53 --ramp 5000:50000:5000 --step-duration 5\n"
+      "  onepass-load --target 127.0.0.1:53 --queries-per-conn 10 --pipeline 5 --server-pid PID\n"
       "Exit status: 0 success ratio >= --min-success, 1 bad usage, 3 too many errors.");
   std::vector<std::string> args = NormalizeArguments(argc, argv);
   if (WantsHelp(args)) {
@@ -343,6 +416,10 @@ int Main(int argc, char** argv) {
       }
     }
     config.sources = std::move(*sources);
+  }
+  if (absl::Status shape = ApplyShapeAndEngine(&config); !shape.ok()) {
+    LogError("%s", shape.message());
+    return 1;
   }
   // Every open connection is a descriptor: fit the slots to the limit, keeping some spare.
   uint64_t file_limit = RaiseFileLimit();

@@ -53,6 +53,17 @@ class ProtocolClient {
   // before the close stays so whatever follows (the client closes then).
   virtual CheckResult Check(absl::string_view request, absl::string_view response,
                             bool closed) const = 0;
+
+  // For several queries on one connection (--queries-per-conn): the length of the first
+  // whole response at the start of `stream`, 0 while it is incomplete. Only a protocol whose
+  // responses frame themselves can carry more than one; the others (ended by the close)
+  // return kUnframed.
+  static constexpr size_t kUnframed = static_cast<size_t>(-1);
+  virtual size_t FrameLength(absl::string_view stream) const { return kUnframed; }
+
+  // Pairs a response with its request when answers come out of order (pipelined queries,
+  // RFC 7766 §7): the same key for a request and its response (DNS: the message ID).
+  virtual uint32_t MatchKey(absl::string_view message) const { return 0; }
 };
 
 }  // namespace onepass::load

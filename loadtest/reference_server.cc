@@ -2,8 +2,9 @@
 // run on the same CPUs. Per thread: one SO_REUSEPORT listener with TCP_DEFER_ACCEPT and one
 // epoll loop; accept, read the request, write a fixed valid answer (DNS: the query's ID and
 // question with one A record; whois: a fixed text; ocsp: HTTP 200 with a fixed DER body from
-// --response-file), close. It does no other work: no limits,
-// no timeouts, no data; the distance between it and onepassd is onepassd's own cost.
+// --response-file), close (--keepalive: DNS answers every query until the client closes). It does
+// no other work: no limits, no timeouts, no data; the distance between it and onepassd is
+// onepassd's own cost.
 //
 // Like onepassd it prints "listening on ADDR:PORT" then "ready", and at SIGTERM/SIGINT
 // "stats accepted=N served=N".
@@ -54,6 +55,9 @@ ABSL_FLAG(int, dns_answer_bytes, 0,
           "dns: make the fixed answer this many bytes (without the length prefix) with an OPT "
           "record (DO set) carrying RFC 7830 padding, to compare with onepassd's answers of "
           "that size (e.g. signed ones, to EDNS queries); 0 = the plain one-A-record answer");
+ABSL_FLAG(bool, keepalive, false,
+          "dns: answer every query on a connection until the client closes it (RFC 7766 "
+          "§6.2.1), for clients that send several; default: close after the first answer");
 ABSL_FLAG(int, backlog, 65535, "listen backlog (capped by net.core.somaxconn)");
 
 namespace onepass::reference {
@@ -72,6 +76,7 @@ void OnSignal(int) {
 bool g_whois = false;
 bool g_ocsp = false;
 size_t g_dns_answer_bytes = 0;
+bool g_keepalive = false;
 std::string g_ocsp_reply;  // the whole HTTP response, built once
 
 // Content-Length of an HTTP request head (0 if absent), by a case-insensitive search.
@@ -143,15 +148,20 @@ void ServeRequest(int fd, std::string* buffer, WorkerStats* stats, bool* done) {
     ssize_t n = recv(fd, chunk, sizeof(chunk), 0);
     if (n > 0) {
       buffer->append(chunk, static_cast<size_t>(n));
-      std::string answer = Answer(*buffer);
-      if (answer == "\x01" || buffer->size() > kMaxRequest) return;
-      if (!answer.empty()) {
-        if (send(fd, answer.data(), answer.size(), MSG_NOSIGNAL) ==
+      // --keepalive: every whole request in the buffer (pipelined ones too), in order.
+      for (std::string answer = Answer(*buffer); !answer.empty(); answer = Answer(*buffer)) {
+        if (answer == "\x01") return;
+        if (send(fd, answer.data(), answer.size(), MSG_NOSIGNAL) !=
             static_cast<ssize_t>(answer.size())) {
-          stats->served.fetch_add(1, std::memory_order_relaxed);
+          return;
         }
-        return;
+        stats->served.fetch_add(1, std::memory_order_relaxed);
+        if (!g_keepalive) return;
+        const size_t length =
+            (static_cast<uint8_t>((*buffer)[0]) << 8) | static_cast<uint8_t>((*buffer)[1]);
+        buffer->erase(0, 2 + length);
       }
+      if (buffer->size() > kMaxRequest) return;
       continue;
     }
     if (n < 0 && errno == EAGAIN) {
@@ -242,6 +252,11 @@ int Main(int argc, char** argv) {
     return 1;
   }
   g_whois = proto == "whois";
+  g_keepalive = absl::GetFlag(FLAGS_keepalive);
+  if (g_keepalive && proto != "dns") {
+    LogError("--keepalive is for --proto dns");
+    return 1;
+  }
   g_ocsp = proto == "ocsp";
   if (absl::GetFlag(FLAGS_dns_answer_bytes) < 0 || absl::GetFlag(FLAGS_dns_answer_bytes) > 65535) {
     LogError("--dns-answer-bytes must be 0..65535");
@@ -324,6 +339,9 @@ int Main(int argc, char** argv) {
     // Client speaks first: accept only once the request is there
     // (docs/design.md "The connection path").
     setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof(defer_s));
+    // --keepalive: each answer leaves at once (accepted sockets inherit it), not held by
+    // Nagle's algorithm behind an earlier unacknowledged answer.
+    if (g_keepalive) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (bind(fd, reinterpret_cast<sockaddr*>(&address), address_length) != 0 ||
         listen(fd, absl::GetFlag(FLAGS_backlog)) != 0) {
       LogError("cannot listen on %s: %s", listen_text, std::strerror(errno));

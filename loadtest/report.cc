@@ -56,15 +56,22 @@ std::string ResultJsonFields(const RunResult& result) {
       "\"late_starts\": %d, \"unstarted\": %d, \"inflight_cap_waits\": %d, "
       "\"bytes_sent\": %d, \"bytes_received\": %d, "
       "\"client\": {\"process_cpu_s\": %.3f, \"max_thread_cpu_ratio\": %.3f, "
-      "\"client_bound\": %s, \"notes\": [%s], \"threads\": [%s]}",
+      "\"client_bound\": %s, \"sched_cpu_s\": %.4f, \"softirq_cpu_s\": %.4f, "
+      "\"cpu_us_per_conn\": %.3f, \"notes\": [%s], \"threads\": [%s]}, "
+      "\"server\": {\"measured\": %s, \"cpu_s\": %.4f, \"softirq_cpu_s\": %.4f, "
+      "\"cpu_us_per_conn\": %.3f}, "
+      "\"queries\": {\"sent\": %d, \"ok\": %d, \"ok_per_s\": %.1f, \"latency_us\": %s}",
       result.requested_rate, result.concurrency, result.wall_s, result.achieved_rate(),
       result.wall_s > 0 ? total.ok / result.wall_s : 0.0, total.started, total.completed(),
       total.ok, result.success_ratio(), errors, absl::StrJoin(reasons, ", "),
       absl::StrJoin(samples, ", "), LatencyJson(total.latency), LatencyJson(total.start_lag),
       total.late_starts, total.unstarted, total.inflight_cap_waits, total.bytes_sent,
       total.bytes_received, result.process_cpu_s, result.max_thread_cpu_ratio(),
-      result.client_bound ? "true" : "false", absl::StrJoin(notes, ", "),
-      absl::StrJoin(threads, ", "));
+      result.client_bound ? "true" : "false", result.client_sched_cpu_s,
+      result.client_softirq_cpu_s, result.client_us_per_conn(), absl::StrJoin(notes, ", "),
+      absl::StrJoin(threads, ", "), result.server_measured ? "true" : "false", result.server_cpu_s,
+      result.server_softirq_cpu_s, result.server_us_per_conn(), total.queries_sent,
+      total.queries_ok, result.queries_per_s(), LatencyJson(total.query_latency));
 }
 
 std::string FormatUs(uint64_t ns) {
@@ -82,6 +89,20 @@ double RunResult::achieved_rate() const {
 double RunResult::success_ratio() const {
   uint64_t completed = total.completed();
   return completed == 0 ? 0.0 : static_cast<double>(total.ok) / static_cast<double>(completed);
+}
+
+double RunResult::client_us_per_conn() const {
+  if (total.ok == 0) return 0;
+  return (client_sched_cpu_s + client_softirq_cpu_s) * 1e6 / static_cast<double>(total.ok);
+}
+
+double RunResult::server_us_per_conn() const {
+  if (total.ok == 0 || !server_measured) return 0;
+  return (server_cpu_s + server_softirq_cpu_s) * 1e6 / static_cast<double>(total.ok);
+}
+
+double RunResult::queries_per_s() const {
+  return wall_s > 0 ? static_cast<double>(total.queries_ok) / wall_s : 0.0;
 }
 
 double RunResult::max_thread_cpu_ratio() const {
@@ -203,6 +224,26 @@ void PrintRunTable(const LoadConfig& config, const RunResult& result, FILE* out)
   }
   absl::FPrintF(out, "  client CPU    threads %s; process %.2f s\n", absl::StrJoin(cpu, ", "),
                 result.process_cpu_s);
+  if (total.queries_sent != total.started) {
+    absl::FPrintF(out, "  queries       %d sent, %d ok: %.1f queries/s, %.1f conn/s\n",
+                  total.queries_sent, total.queries_ok, result.queries_per_s(),
+                  result.achieved_rate());
+  }
+  std::string server =
+      result.server_measured
+          ? absl::StrFormat(", server %.2f us (%.1f%% ksoftirqd): client/server %.2fx",
+                            result.server_us_per_conn(),
+                            100 * result.server_softirq_cpu_s /
+                                std::max(1e-9, result.server_cpu_s + result.server_softirq_cpu_s),
+                            result.server_us_per_conn() > 0
+                                ? result.client_us_per_conn() / result.server_us_per_conn()
+                                : 0.0)
+          : std::string(" (--server-pid: the server's beside it)");
+  absl::FPrintF(out, "  CPU per conn  client %.2f us (%.1f%% ksoftirqd)%s\n",
+                result.client_us_per_conn(),
+                100 * result.client_softirq_cpu_s /
+                    std::max(1e-9, result.client_sched_cpu_s + result.client_softirq_cpu_s),
+                server);
   for (const std::string& note : result.client_notes) absl::FPrintF(out, "  note: %s\n", note);
   if (result.client_bound) {
     absl::FPrintF(out,

@@ -21,12 +21,23 @@ struct RunResult {
   double process_cpu_s = 0;          // getrusage(RUSAGE_SELF) user + system during the run
   double requested_rate = 0;         // open loop [1/s]; 0 for closed loop
   int concurrency = 0;               // closed loop
+  // The /proc accounting of cpu_accounting.h over the run [s]: the client's tasks and the
+  // ksoftirqd of its --cpus; the server's (--server-pid) and the ksoftirqd of --server-cpus.
+  double client_sched_cpu_s = 0;
+  double client_softirq_cpu_s = 0;
+  bool server_measured = false;
+  double server_cpu_s = 0;
+  double server_softirq_cpu_s = 0;
   bool client_bound = false;
   std::vector<std::string> client_notes;  // why the client was (or may have been) the limit
 
   double achieved_rate() const;  // completed connections per second of wall time
   double success_ratio() const;  // ok / completed (1 when nothing completed... and nothing began)
   double max_thread_cpu_ratio() const;
+  // CPU per ok connection [us] (0 when none was ok): the client's and the server's.
+  double client_us_per_conn() const;
+  double server_us_per_conn() const;
+  double queries_per_s() const;  // answers judged right per second of wall time
 };
 
 // A thread whose CPU time exceeds this share of the wall time is saturated.

@@ -8,7 +8,9 @@
 #   scripts/demo.sh [BUILD_DIR] [--seconds 5] [--protos "dns ocsp whois"]
 #
 # BUILD_DIR defaults to build/release (scripts/main.sh builds it). Everything it starts, it
-# stops (by PID, at exit). A protocol whose handler is not in this onepassd is skipped.
+# stops (by PID, at exit). A protocol whose handler is not in this onepassd is skipped. With
+# more than one CPU, loopback receive processing is steered to the server's CPU while it runs
+# (loadtest/bench_lib.sh steer_rps: root, under the benchmarks' lock, restored at exit).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=loadtest/bench_lib.sh
@@ -25,7 +27,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
     --protos) protos=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "demo: unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -33,7 +35,7 @@ onepassd=$(find_binary onepassd "${ONEPASSD:-}")
 load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
 
 work=$(mktemp -d)
-trap 'stop_server >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+trap 'stop_server >/dev/null 2>&1 || true; restore_rps; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
 # Server on CPU 0, the tester on the others (on a 1-CPU machine they share it).
@@ -45,6 +47,11 @@ client_cpus=0
 client_threads=$(count_cpus "$client_cpus")
 
 echo "demo: onepassd on CPU $server_cpus, onepass-load on CPUs $client_cpus ($client_threads threads), ${seconds}s per protocol, nproc=$cores"
+# On loopback the receive work of a packet runs on its sender's CPU: the client's CPU would do
+# the server's handshake and request processing, and the client look like the bottleneck.
+# Steered to the server's CPU (RPS, as loadtest/bench.sh does; root; restored at exit), each
+# side pays for what it receives, and the figure is the server's.
+[ "$cores" -gt 1 ] && steer_rps "$server_cpus"
 summary=()
 for proto in $protos; do
   server_extra=()
@@ -71,7 +78,7 @@ for proto in $protos; do
   fi
   "$load" --target "$SERVER_ADDR" "${args[@]}" --threads "$client_threads" --cpus "$client_cpus" \
     --concurrency $((32 * client_threads)) --duration "$seconds" --progress \
-    --json "$work/$proto.json" || true
+    --server-pid "$SERVER_PID" --server-cpus "$server_cpus" --json "$work/$proto.json" || true
   if [ "$proto" = dns ] && [ -s "$work/dns.json" ]; then
     # The same server at half that rate, open loop: the latency a client sees below saturation,
     # measured from each connection's intended start (a stall cannot hide).
@@ -79,7 +86,8 @@ for proto in $protos; do
     if [ "${half:-0}" -gt 0 ]; then
       echo "-- open loop at $half conn/s (half the closed-loop rate)"
       "$load" --target "$SERVER_ADDR" "${args[@]}" --threads "$client_threads" --cpus "$client_cpus" \
-        --rate "$half" --duration "$seconds" --json "$work/dns-open.json" || true
+        --rate "$half" --duration "$seconds" --server-pid "$SERVER_PID" --server-cpus "$server_cpus" \
+        --json "$work/dns-open.json" || true
     fi
   fi
   echo "server: $(stop_server)"
@@ -87,16 +95,18 @@ for proto in $protos; do
     [ -s "$f" ] || continue
     mode=closed
     [[ $f == *-open.json ]] && mode="open $(json_number "$f" requested_rate | cut -d. -f1)/s"
-    summary+=("$(printf '%-6s %-14s %10s %10s %8s %9s %9s %10s %s' "$proto" "$mode" \
+    summary+=("$(printf '%-6s %-14s %10s %10s %8s %9s %9s %10s %9s %9s %s' "$proto" "$mode" \
       "$(json_number "$f" ok_per_s)" "$(json_number "$f" ok)" "$(json_number "$f" total errors)" \
       "$(json_number "$f" p50 latency_us)" "$(json_number "$f" p99 latency_us)" \
-      "$(json_number "$f" p99_9 latency_us)" \
+      "$(json_number "$f" p99_9 latency_us)" "$(json_number "$f" cpu_us_per_conn client)" \
+      "$(json_number "$f" cpu_us_per_conn server)" \
       "$(grep -q '"client_bound": true' "$f" && echo 'client-bound' || echo '')")")
   done
 done
 
 echo
 echo "== summary (conn/s = whole transactions per second, each a new TCP connection; latency in us)"
-printf '%-6s %-14s %10s %10s %8s %9s %9s %10s\n' proto loop "conn/s" ok errors p50 p99 p99.9
+printf '%-6s %-14s %10s %10s %8s %9s %9s %10s %9s %9s\n' proto loop "conn/s" ok errors p50 p99 p99.9 \
+  "client us" "server us"
 for row in "${summary[@]}"; do echo "$row"; done
-echo "(loopback, server and client on one machine; loadtest/bench.sh compares against a minimal reference server)"
+echo "(loopback, server and client on one machine; client/server us: CPU per connection, /proc schedstat of each process plus the ksoftirqd of its CPUs; loadtest/bench.sh compares against a minimal reference server)"

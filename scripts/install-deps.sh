@@ -24,6 +24,9 @@ packages=(
   bird2 nftables
   # benchmarks
   linux-perf tcpdump python3
+  # peers of the load tester (tests/loadtest/peer_agreement.bats): dnsperf -m tcp; kxdpgun is in
+  # knot-dnsutils
+  dnsperf
 )
 
 missing=()

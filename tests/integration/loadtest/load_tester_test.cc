@@ -6,12 +6,15 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/integration/loadtest/fake_server.h"
 #include "tests/support/subprocess.h"
@@ -33,6 +36,12 @@ LoadRun RunLoad(std::vector<std::string> args) {
                    ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".json");
   std::vector<std::string> argv = {ONEPASS_LOAD_PATH, "--json", json_path};
   argv.insert(argv.end(), args.begin(), args.end());
+  // The same tests for each client core: ONEPASS_TEST_LOAD_ARGS=--engine=epoll (CMake).
+  if (const char* extra = std::getenv("ONEPASS_TEST_LOAD_ARGS"); extra != nullptr) {
+    for (absl::string_view arg : absl::StrSplit(extra, ' ', absl::SkipEmpty())) {
+      argv.emplace_back(arg);
+    }
+  }
   absl::StatusOr<CommandResult> result = RunCommand(argv, absl::Seconds(60));
   EXPECT_TRUE(result.ok()) << result.status();
   LoadRun run;
@@ -207,6 +216,30 @@ TEST(LoadTesterTest, RawBytesAreSentAsIsAndAnyReplyCounts) {
   EXPECT_EQ(JsonInt(run.json, "short", "errors"), 2);
 }
 
+TEST(LoadTesterTest, TheReportNamesTheCoreThatRan) {
+  FakeServer server(DnsRequestComplete, [](int, const std::string& request) {
+    return FakeAction{FakeAction::kReply, DnsAnswer(request)};
+  });
+  for (const char* engine : {"uring", "epoll"}) {
+    absl::StatusOr<CommandResult> run = RunCommand(
+        {ONEPASS_LOAD_PATH, "--target", server.address(), "--engine", engine, "--count", "10",
+         "--concurrency", "2", "--json", absl::StrCat(::testing::TempDir(), "/engine.json")},
+        absl::Seconds(60));
+    ASSERT_TRUE(run.ok());
+    if (std::string(engine) == "uring" && run->exit_code == 1 &&
+        run->err.find("--engine uring:") != std::string::npos) {
+      GTEST_SKIP() << "this kernel cannot run the uring core: " << run->err;
+    }
+    EXPECT_EQ(run->exit_code, 0) << run->out << run->err;
+    std::ifstream file(absl::StrCat(::testing::TempDir(), "/engine.json"));
+    std::stringstream json;
+    json << file.rdbuf();
+    EXPECT_NE(json.str().find(absl::StrCat("\"engine\": \"", engine, "\"")), std::string::npos)
+        << json.str();
+    EXPECT_EQ(JsonInt(json.str(), "ok"), 10);
+  }
+}
+
 TEST(LoadTesterTest, BadUsageExitsWithOne) {
   absl::StatusOr<CommandResult> missing = RunCommand({ONEPASS_LOAD_PATH}, absl::Seconds(20));
   ASSERT_TRUE(missing.ok());
@@ -220,6 +253,20 @@ TEST(LoadTesterTest, BadUsageExitsWithOne) {
   absl::StatusOr<CommandResult> help = RunCommand({ONEPASS_LOAD_PATH, "--help"}, absl::Seconds(20));
   ASSERT_TRUE(help.ok());
   EXPECT_NE((help->out + help->err).find("--concurrency"), std::string::npos);
+  // Several queries per connection: a framed protocol (not whois), a valid window, the uring
+  // core.
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {"--proto", "whois", "--whois-query", "x", "--queries-per-conn", "2"},
+           {"--queries-per-conn", "2", "--pipeline", "3"},
+           {"--queries-per-conn", "0"},
+           {"--queries-per-conn", "2", "--engine", "epoll"},
+           {"--engine", "kqueue"}}) {
+    std::vector<std::string> argv = {ONEPASS_LOAD_PATH, "--target", "127.0.0.1:53"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    absl::StatusOr<CommandResult> bad = RunCommand(argv, absl::Seconds(20));
+    ASSERT_TRUE(bad.ok());
+    EXPECT_EQ(bad->exit_code, 1) << absl::StrJoin(args, " ") << ": " << bad->err;
+  }
 }
 
 // The reference server's --help lists its own flags with their defaults, and exits 0.

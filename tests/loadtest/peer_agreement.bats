@@ -1,0 +1,94 @@
+#!/usr/bin/env bats
+# shellcheck source-path=SCRIPTDIR/../..
+# onepass-load agrees with the peers' tools on the same server and the same query: dnsperf -m
+# tcp (one query per connection, and persistent connections), and kxdpgun -T (TCP from XDP, over
+# veth from a network namespace). Each tool's count of answers must equal what the server
+# itself counted ("served" in its exit stats line), and onepass-load's too.
+# Binaries: $ONEPASS_BIN_DIR, else the first of build/ci, build/release, build/asan, build/dev
+# that holds onepassd, onepass-load and onepass-reference.
+
+setup() {
+  export ONEPASS_BENCH_LOCK=$BATS_TEST_TMPDIR/bench.lock
+  # shellcheck source=loadtest/bench_lib.sh
+  source "$BATS_TEST_DIRNAME/../../loadtest/bench_lib.sh"
+  local root dir
+  root=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+  for dir in ${ONEPASS_BIN_DIR:-} "$root/build/ci" "$root/build/release" "$root/build/asan" "$root/build/dev"; do
+    if [ -x "$dir/server/onepassd" ] && [ -x "$dir/loadtest/onepass-load" ] &&
+      [ -x "$dir/loadtest/onepass-reference" ]; then
+      BIN_DIR=$dir
+      break
+    fi
+  done
+  [ -n "${BIN_DIR:-}" ] || { echo "no build holds onepassd, onepass-load and onepass-reference (build one, or set ONEPASS_BIN_DIR)" >&2; return 1; }
+  printf 'www.example.com A\n' > "$BATS_TEST_TMPDIR/queries.txt"
+}
+
+teardown() {
+  stop_server > /dev/null 2>&1 || true
+  net_teardown
+}
+
+# served_count: the server's "served=N" from its exit stats line (stop_server prints it).
+served_count() { sed -n 's/.*served=\([0-9]*\).*/\1/p' <<< "$1" | head -n 1; }
+accepted_count() { sed -n 's/.*accepted=\([0-9]*\).*/\1/p' <<< "$1" | head -n 1; }
+
+# dnsperf_field OUT LABEL: the number after "LABEL:" in dnsperf's statistics.
+dnsperf_field() { awk -v label="$2:" '$0 ~ label { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { print $i; exit } }' "$1"; }
+
+@test "dnsperf -m tcp, one query per connection, and onepass-load: both counts are onepassd's" {
+  start_server "$BATS_TEST_TMPDIR/server.out" "$BIN_DIR/server/onepassd" --handler dns \
+    --listen 127.0.0.1:0 --workers 1
+  dnsperf -m tcp -s 127.0.0.1 -p "${SERVER_ADDR##*:}" -d "$BATS_TEST_TMPDIR/queries.txt" -n 300 \
+    -c 8 -q 8 -t 5 -O num-queries-per-conn=1 > "$BATS_TEST_TMPDIR/dnsperf.out" 2>&1
+  local completed lost
+  completed=$(dnsperf_field "$BATS_TEST_TMPDIR/dnsperf.out" "Queries completed")
+  lost=$(dnsperf_field "$BATS_TEST_TMPDIR/dnsperf.out" "Queries lost")
+  [ "$completed" = 300 ] || { cat "$BATS_TEST_TMPDIR/dnsperf.out"; false; }
+  [ "$lost" = 0 ]
+  "$BIN_DIR/loadtest/onepass-load" --target "$SERVER_ADDR" --qname www.example.com. --count 400 \
+    --concurrency 8 --timeout-ms 5000 --json "$BATS_TEST_TMPDIR/load.json"
+  [ "$(json_number "$BATS_TEST_TMPDIR/load.json" ok)" = 400 ]
+  local stats
+  stats=$(stop_server)
+  [ "$(served_count "$stats")" = 700 ] || { echo "$stats"; false; }
+  # dnsperf opens a client's next connection before it knows whether a query is left for it:
+  # the last few are accepted and closed unused.
+  [ "$(accepted_count "$stats")" -ge 700 ] || { echo "$stats"; false; }
+}
+
+@test "dnsperf -m tcp and onepass-load, ten queries per connection: both counts are the server's" {
+  start_server "$BATS_TEST_TMPDIR/server.out" "$BIN_DIR/loadtest/onepass-reference" --keepalive \
+    --listen 127.0.0.1:0
+  dnsperf -m tcp -s 127.0.0.1 -p "${SERVER_ADDR##*:}" -d "$BATS_TEST_TMPDIR/queries.txt" -n 300 \
+    -c 4 -q 4 -t 5 -O num-queries-per-conn=10 > "$BATS_TEST_TMPDIR/dnsperf.out" 2>&1
+  [ "$(dnsperf_field "$BATS_TEST_TMPDIR/dnsperf.out" "Queries completed")" = 300 ] ||
+    { cat "$BATS_TEST_TMPDIR/dnsperf.out"; false; }
+  "$BIN_DIR/loadtest/onepass-load" --target "$SERVER_ADDR" --qname www.example.com. --count 40 \
+    --concurrency 4 --queries-per-conn 10 --pipeline 2 --timeout-ms 5000 \
+    --json "$BATS_TEST_TMPDIR/load.json"
+  grep -q '"queries": {"sent": 400, "ok": 400' "$BATS_TEST_TMPDIR/load.json"
+  local stats
+  stats=$(stop_server)
+  [ "$(served_count "$stats")" = 700 ] || { echo "$stats"; false; }
+}
+
+@test "kxdpgun -T from a namespace over veth and onepass-load: both counts are onepassd's" {
+  [ "$(id -u)" -eq 0 ] || skip "needs root to create a network namespace and attach XDP"
+  net_setup veth 0 1
+  start_server "$BATS_TEST_TMPDIR/server.out" "$BIN_DIR/server/onepassd" --handler dns \
+    --listen "$NET_SERVER_IP:0" --workers 1
+  client_exec kxdpgun -T -t 2 -Q 200 -i "$BATS_TEST_TMPDIR/queries.txt" -I "${NET_LINK}c" \
+    -p "${SERVER_ADDR##*:}" "$NET_SERVER_IP" > "$BATS_TEST_TMPDIR/kxdpgun.out" 2>&1 ||
+    { cat "$BATS_TEST_TMPDIR/kxdpgun.out"; false; }
+  local replies
+  replies=$(awk '/^total replies:/ { print $3 }' "$BATS_TEST_TMPDIR/kxdpgun.out")
+  [ "${replies:-0}" -gt 0 ] || { cat "$BATS_TEST_TMPDIR/kxdpgun.out"; false; }
+  client_exec "$BIN_DIR/loadtest/onepass-load" --target "$SERVER_ADDR" --qname www.example.com. \
+    --count 300 --concurrency 8 --source "$NET_CLIENT_SOURCES" --timeout-ms 5000 \
+    --json "$BATS_TEST_TMPDIR/load.json"
+  [ "$(json_number "$BATS_TEST_TMPDIR/load.json" ok)" = 300 ]
+  local stats
+  stats=$(stop_server)
+  [ "$(served_count "$stats")" = $((replies + 300)) ] || { cat "$BATS_TEST_TMPDIR/kxdpgun.out"; echo "$stats"; false; }
+}
