@@ -20,14 +20,14 @@
 //  - a missing or repeated Host in HTTP/1.1 (§3.2), a repeated Content-Type;
 //  - control characters in field values, non-token field names and methods.
 // The body is only ever Content-Length bytes (no chunked coding) and at most `max_body_bytes`.
-#ifndef ONEPASS_HANDLERS_OCSP_HTTP_REQUEST_PARSER_H_
-#define ONEPASS_HANDLERS_OCSP_HTTP_REQUEST_PARSER_H_
+#ifndef ONEPASS_HANDLERS_HTTP_HTTP_REQUEST_PARSER_H_
+#define ONEPASS_HANDLERS_HTTP_HTTP_REQUEST_PARSER_H_
 
 #include <cstddef>
 
 #include "absl/strings/string_view.h"
 
-namespace onepass::ocsp {
+namespace onepass::http {
 
 struct HttpLimits {
   // Request line + header fields + the empty line, in bytes.
@@ -102,6 +102,6 @@ struct HttpParseResult {
 HttpParseResult ParseHttpRequest(absl::string_view input, const HttpLimits& limits,
                                  HttpRequest& request);
 
-}  // namespace onepass::ocsp
+}  // namespace onepass::http
 
-#endif  // ONEPASS_HANDLERS_OCSP_HTTP_REQUEST_PARSER_H_
+#endif  // ONEPASS_HANDLERS_HTTP_HTTP_REQUEST_PARSER_H_

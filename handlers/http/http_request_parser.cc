@@ -1,11 +1,11 @@
-#include "handlers/ocsp/http_request_parser.h"
+#include "handlers/http/http_request_parser.h"
 
 #include <algorithm>
 #include <cstdint>
 
 #include "absl/strings/match.h"
 
-namespace onepass::ocsp {
+namespace onepass::http {
 namespace {
 
 // tchar (RFC 9110 §5.6.2): the characters of methods and field names.
@@ -356,4 +356,4 @@ absl::string_view HttpErrorText(HttpError error) {
   return "bad request";
 }
 
-}  // namespace onepass::ocsp
+}  // namespace onepass::http
