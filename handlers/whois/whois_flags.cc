@@ -16,16 +16,17 @@
 #include "handlers/whois/whois_rate_limiter.h"
 
 ABSL_FLAG(std::string, whois_db, "",
-          "Whois database file (TAB-separated records; see handlers/whois/README.md). Empty: "
-          "the small database compiled in (example.com and a few more).");
+          "Whois database file (TAB-separated records; see handlers/whois/README.md), served by "
+          "--handler whois and --handler rdap. Empty: the small database compiled in "
+          "(example.com and a few more).");
 ABSL_FLAG(int, whois_max_query_bytes, 512,
           "Longest Whois query line accepted, without its CRLF [bytes]; a longer one gets an "
           "error reply and the connection is closed (RFC 3912).");
 
 ABSL_FLAG(double, whois_rate_limit_qps, 2,
-          "Whois queries per second allowed per client address, sustained, per worker (a "
-          "client's connections usually land on one worker); over it a query gets a one-line "
-          "refusal. 0: no limit.");
+          "Whois (and RDAP) queries per second allowed per client address, sustained, per "
+          "worker (a client's connections usually land on one worker); over it a query gets a "
+          "one-line refusal (RDAP: 429). 0: no limit.");
 ABSL_FLAG(int, whois_rate_limit_burst, 20,
           "Whois queries a client address may send at once before --whois-rate-limit-qps "
           "applies.");
