@@ -33,8 +33,8 @@
 #include "loadtest/load_config.h"
 #include "loadtest/load_runner.h"
 #include "loadtest/ocsp_request.h"
-#include "loadtest/report.h"
 #include "loadtest/rdap_request.h"
+#include "loadtest/report.h"
 #include "loadtest/whois_request.h"
 
 ABSL_FLAG(std::string, target, "", "server address ADDR:PORT ([ADDR]:PORT for IPv6); required");

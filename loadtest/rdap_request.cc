@@ -7,8 +7,7 @@
 
 namespace onepass::load {
 
-RdapClient::RdapClient(absl::string_view path, absl::string_view host,
-                       std::string expect_substring)
+RdapClient::RdapClient(absl::string_view path, absl::string_view host, std::string expect_substring)
     : request_(absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: ", host,
                             "\r\nAccept: application/rdap+json\r\n\r\n")),
       expect_substring_(std::move(expect_substring)) {}

@@ -200,6 +200,12 @@ class HeadParser {
     } else if (absl::EqualsIgnoreCase(name, "if-modified-since")) {
       request_.has_if_modified_since = true;
       request_.if_modified_since = value;
+    } else if (absl::EqualsIgnoreCase(name, "range")) {
+      request_.has_range = true;
+      request_.range = value;
+    } else if (absl::EqualsIgnoreCase(name, "if-range")) {
+      request_.has_if_range = true;
+      request_.if_range = value;
     } else if (absl::EqualsIgnoreCase(name, "expect")) {
       // RFC 9110 §10.1.1: "100-continue" is the only expectation defined, case-insensitive.
       if (absl::EqualsIgnoreCase(value, "100-continue")) request_.expect_continue = true;

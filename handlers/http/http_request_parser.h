@@ -79,6 +79,11 @@ struct HttpRequest {
   absl::string_view if_none_match;
   bool has_if_modified_since = false;
   absl::string_view if_modified_since;
+  // Range and If-Range (RFC 9110 §14.2, §13.1.5), OWS-trimmed; the last one kept.
+  bool has_range = false;
+  absl::string_view range;
+  bool has_if_range = false;
+  absl::string_view if_range;
   // `Expect: 100-continue` (RFC 9110 §10.1.1, any case): the client may wait for an interim
   // 100 before sending the content. Other expectations are ignored.
   bool expect_continue = false;

@@ -103,15 +103,26 @@ size_t OcspHandlerFactory::OutputBufferBytes() const {
   // Room for any response the snapshot holds and for one reloaded within the same limit (its
   // head prefix is a few hundred bytes), plus the per-request Date and Cache-Control.
   constexpr size_t kHeadPrefixAllowance = 512;
-  return std::max(snapshot_->max_presigned_bytes(),
-                  config_.max_response_bytes + kHeadPrefixAllowance) +
+  const size_t crl_bytes = config_.crls == nullptr ? 0 : config_.crls->max_bytes();
+  return std::max({snapshot_->max_presigned_bytes(),
+                   config_.max_response_bytes + kHeadPrefixAllowance,
+                   crl_bytes + kHeadPrefixAllowance}) +
          kMaxDynamicHeadBytes;
 }
 
 std::string OcspHandlerFactory::Summary() const {
   const OcspLoadStats& stats = snapshot_->stats();
-  return absl::StrCat("ocsp: ", stats.loaded, " responses (", stats.cert_ids, " CertIDs); skipped ",
-                      stats.skipped_expired, " expired, ", stats.skipped_invalid, " unusable\n");
+  std::string summary =
+      absl::StrCat("ocsp: ", stats.loaded, " responses (", stats.cert_ids, " CertIDs); skipped ",
+                   stats.skipped_expired, " expired, ", stats.skipped_invalid, " unusable\n");
+  if (config_.crls != nullptr) {
+    for (const auto& crl : config_.crls->entries()) {
+      absl::StrAppend(&summary, "ocsp: CRL ", crl->name, ": ", crl->der.size(),
+                      " bytes, thisUpdate ", crl->last_modified, ", nextUpdate ", crl->expires,
+                      "\n");
+    }
+  }
+  return summary;
 }
 
 }  // namespace onepass::ocsp

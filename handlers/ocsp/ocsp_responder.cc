@@ -65,13 +65,25 @@ OcspResponder::OcspResponder(const OcspHandlerConfig& config,
       snapshot_(std::move(snapshot)),
       counters_(counters),
       // Base64 decodes 4 characters to 3 bytes, and the path is shorter than the head limit.
-      get_scratch_(config.http.max_header_bytes / 4 * 3 + 3) {}
+      get_scratch_(config.http.max_header_bytes / 4 * 3 + 3) {
+  if (config.crls != nullptr) crl_responder_.emplace(config.crls, counters);
+}
 
 bool OcspResponder::Respond(const http::HttpRequest& request, absl::Time now, OutputBuffer& out) {
   // HEAD is GET without the content (RFC 9110 §9.3.2): caches probe with it.
   const bool head = request.method == "HEAD";
   const HttpBody send_body = head ? HttpBody::kOmit : HttpBody::kSend;
   const absl::string_view path = PathOf(request.target);
+  // CRLs (--crl-dir) beside the responses: /crl/NAME.crl, GET and HEAD.
+  if (crl_responder_.has_value() && absl::StartsWith(path, kCrlPathPrefix)) {
+    if (request.method != "GET" && !head) {
+      return AnswerHttpError(405, "a CRL is read with GET or HEAD", now, out);
+    }
+    const int answered =
+        crl_responder_->Respond(request, path.substr(kCrlPathPrefix.size()), now, out);
+    if (answered <= 0) return answered == 0;
+    return AnswerHttpError(answered, "no such CRL", now, out, send_body);
+  }
   // Below the prefix: "<prefix>" or "<prefix>/..." (so "/ocspx" is not under "/ocsp").
   if (!absl::StartsWith(path, path_prefix_)) {
     return AnswerHttpError(404, "no such path", now, out, send_body);

@@ -16,6 +16,7 @@
 //                                       base64, 415 POST without application/ocsp-request,
 //                                       411 POST without Content-Length
 //   broken HTTP (RespondHttpError)      400/413/414/431/501/505 (see http::HttpError)
+//   GET/HEAD /crl/NAME.crl              the CRL (crl_responder.h), with --crl-dir
 // Each answer is counted in the worker's block (ocsp_counters.h).
 #ifndef ONEPASS_HANDLERS_OCSP_OCSP_RESPONDER_H_
 #define ONEPASS_HANDLERS_OCSP_OCSP_RESPONDER_H_
@@ -27,9 +28,12 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/optional.h"
 #include "absl/types/span.h"
 #include "handlers/handler_counters.h"
 #include "handlers/http/http_request_parser.h"
+#include "handlers/ocsp/crl_responder.h"
+#include "handlers/ocsp/crl_snapshot.h"
 #include "handlers/ocsp/http_response_writer.h"
 #include "handlers/ocsp/ocsp_snapshot.h"
 #include "handlers/output_buffer.h"
@@ -42,6 +46,8 @@ struct OcspHandlerConfig {
   std::string path = "/";
   // Pre-signed responses above this are not loaded; sizes the output buffers.
   size_t max_response_bytes = 16384;
+  // The CRLs served at /crl/NAME.crl (--crl-dir); null: none.
+  std::shared_ptr<const CrlSnapshot> crls;
 };
 
 class OcspResponder {
@@ -71,6 +77,7 @@ class OcspResponder {
   HandlerCounters& counters_;
   std::vector<uint8_t> get_scratch_;  // decoded GET requests; sized once
   HttpResponseWriter writer_;
+  absl::optional<CrlResponder> crl_responder_;  // with --crl-dir
 };
 
 }  // namespace onepass::ocsp
