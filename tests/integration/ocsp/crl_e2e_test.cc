@@ -1,7 +1,8 @@
 // End-to-end: CRLs served by onepassd --handler ocsp --crl-dir beside the OCSP responses,
-// fetched with curl (whole, HEAD, byte ranges, 304 on both validators) and read back with
-// `openssl crl`; a reload (SIGHUP) with a bad CRL keeps the old one serving, one with a new CRL
-// swaps it in.
+// fetched with curl (whole, HEAD, byte ranges, 304 on both validators), read back with
+// `openssl crl`, and downloaded by `openssl verify -crl_check -crl_download` through a
+// certificate's CRL distribution point; a reload (SIGHUP) with a bad CRL keeps the old one serving,
+// one with a new CRL swaps it in.
 #include <signal.h>
 #include <unistd.h>
 
@@ -129,6 +130,22 @@ TEST_F(CrlEndToEndTest, CurlAndOpensslReadTheCrl) {
   const std::string etag = Field(whole.head, "ETag");
   EXPECT_EQ(Curl({"-H", "If-None-Match: " + etag}).code, "304");
   EXPECT_EQ(Curl({"-H", "If-Modified-Since: " + Field(whole.head, "Last-Modified")}).code, "304");
+}
+
+// openssl verify fetches the CRL itself from the certificate's CRL distribution point.
+TEST_F(CrlEndToEndTest, OpensslVerifyDownloadsTheCrlThroughTheDistributionPoint) {
+  const std::string url = absl::StrCat("http://127.0.0.1:", server_->port(), "/crl/ca.crl");
+  std::ofstream(dir_ + "/good.pem") << ca_.IssueLeafPem(1000, url);
+  std::ofstream(dir_ + "/revoked.pem") << ca_.IssueLeafPem(5, url);  // the CRL lists 1..40
+  const CommandResult good = RunOk({"openssl", "verify", "-crl_check", "-crl_download", "-CAfile",
+                                    dir_ + "/issuers.pem", dir_ + "/good.pem"});
+  EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+  EXPECT_TRUE(absl::StrContains(good.out, "good.pem: OK")) << good.out << good.err;
+  const CommandResult revoked = RunOk({"openssl", "verify", "-crl_check", "-crl_download",
+                                       "-CAfile", dir_ + "/issuers.pem", dir_ + "/revoked.pem"});
+  EXPECT_NE(revoked.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(revoked.out + revoked.err, "certificate revoked"))
+      << revoked.out << revoked.err;
 }
 
 TEST_F(CrlEndToEndTest, ReloadKeepsTheOldCrlOnABadFileAndSwapsAGoodOne) {

@@ -4,8 +4,10 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include <cstdlib>
+#include <utility>
 
 namespace onepass::ocsp::testing {
 
@@ -41,6 +43,18 @@ TestCrlIssuer::TestCrlIssuer(const std::string& common_name) : keys_(std::make_u
   X509_gmtime_adj(X509_getm_notBefore(cert), -3600);
   X509_gmtime_adj(X509_getm_notAfter(cert), 3600L * 24 * 365);
   Need(X509_set_pubkey(cert, keys_->key) == 1);
+  // A CA that signs certificates and CRLs (RFC 5280 §4.2.1.9, §4.2.1.3): openssl verify
+  // refuses an issuer without them.
+  X509V3_CTX ctx;
+  X509V3_set_ctx(&ctx, cert, cert, nullptr, nullptr, 0);
+  for (const auto& [nid, value] :
+       {std::pair<int, const char*>{NID_basic_constraints, "critical,CA:TRUE"},
+        {NID_key_usage, "critical,keyCertSign,cRLSign"},
+        {NID_subject_key_identifier, "hash"}}) {
+    X509_EXTENSION* extension = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
+    Need(extension != nullptr && X509_add_ext(cert, extension, -1) == 1);
+    X509_EXTENSION_free(extension);
+  }
   Need(X509_sign(cert, keys_->key, EVP_sha256()) > 0);
 }
 
@@ -84,6 +98,38 @@ std::string TestCrlIssuer::CertificatePem() const {
   const long size = BIO_get_mem_data(bio, &data);
   std::string pem(data, static_cast<size_t>(size));
   BIO_free(bio);
+  return pem;
+}
+
+std::string TestCrlIssuer::IssueLeafPem(int64_t serial, const std::string& crl_url) const {
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  X509* cert = X509_new();
+  Need(key != nullptr && cert != nullptr && X509_set_version(cert, 2) == 1);
+  ASN1_INTEGER_set_int64(X509_get_serialNumber(cert), serial);
+  X509_NAME* name = X509_get_subject_name(cert);
+  Need(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                                  reinterpret_cast<const unsigned char*>("leaf.example"), -1, -1,
+                                  0) == 1);
+  Need(X509_set_issuer_name(cert, X509_get_subject_name(keys_->cert)) == 1);
+  X509_gmtime_adj(X509_getm_notBefore(cert), -3600);
+  X509_gmtime_adj(X509_getm_notAfter(cert), 3600L * 24 * 30);
+  Need(X509_set_pubkey(cert, key) == 1);
+  X509V3_CTX ctx;
+  X509V3_set_ctx(&ctx, keys_->cert, cert, nullptr, nullptr, 0);
+  const std::string value = "URI:" + crl_url;
+  X509_EXTENSION* cdp =
+      X509V3_EXT_conf_nid(nullptr, &ctx, NID_crl_distribution_points, value.c_str());
+  Need(cdp != nullptr && X509_add_ext(cert, cdp, -1) == 1);
+  X509_EXTENSION_free(cdp);
+  Need(X509_sign(cert, keys_->key, EVP_sha256()) > 0);
+  BIO* bio = BIO_new(BIO_s_mem());
+  Need(PEM_write_bio_X509(bio, cert) == 1);
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(bio, &data);
+  std::string pem(data, static_cast<size_t>(size));
+  BIO_free(bio);
+  X509_free(cert);
+  EVP_PKEY_free(key);
   return pem;
 }
 

@@ -3,6 +3,7 @@
 #ifndef ONEPASS_TESTS_UNIT_HANDLERS_OCSP_TEST_CRL_H_
 #define ONEPASS_TESTS_UNIT_HANDLERS_OCSP_TEST_CRL_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,9 @@ class TestCrlIssuer {
   std::string MakeCrl(absl::Time this_update, absl::Time next_update, int revoked = 3) const;
   // The CA certificate, PEM.
   std::string CertificatePem() const;
+  // A leaf certificate (PEM) with serial `serial`, signed by this CA, whose CRL distribution
+  // point (RFC 5280 §4.2.1.13) is `crl_url`.
+  std::string IssueLeafPem(int64_t serial, const std::string& crl_url) const;
 
  private:
   struct Keys;
