@@ -355,6 +355,9 @@ void RenderDomainContacts(absl::Span<const RdapContactRole> contacts, std::strin
     out->push_back('}');
   }
   out->push_back(']');
+}
+
+void RenderDomainRedactions(absl::Span<const RdapContactRole> contacts, std::string* out) {
   if (contacts.empty()) return;
   out->append(",\"redacted\":[");
   for (size_t i = 0; i < contacts.size(); ++i) {
@@ -418,6 +421,7 @@ std::string RenderDomain(const whois::DomainRecord& domain, const whois::Registr
   RenderDomainStatus(domain.statuses, &out);
   RenderDomainRegistrar(registrar, config, &out);
   RenderDomainContacts(contacts, &out);
+  RenderDomainRedactions(contacts, &out);
   RenderDomainHosts(hosts, domain.dnssec, domain.ds_data, config, &out);
   RenderBottom(config, &out);
   return out;

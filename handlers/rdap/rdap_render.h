@@ -4,7 +4,7 @@
 // A domain answer is the concatenation of pieces so that what many domains share is rendered
 // and stored once (rdap_snapshot.h interns them): the top ("{" and rdapConformance), the
 // domain's own members, the last event (the database's update time), its status list, its registrar
-// entity, its contact entities with the RFC 9537 redaction list, its name servers with secureDNS,
+// entity, its contact entities, the RFC 9537 redaction list, its name servers with secureDNS,
 // and the bottom (notices, "}"). Each piece but the top and the bottom starts with a comma and
 // holds whole members, so the same pieces embed a domain in a search result ("{" + pieces + "}").
 // RenderDomain renders a whole answer from the records in one go: the test that the precompiled
@@ -69,8 +69,11 @@ void RenderDomainEventsEnd(const RdapRenderConfig& config, std::string* out);
 void RenderDomainStatus(absl::Span<const absl::string_view> statuses, std::string* out);
 void RenderDomainRegistrar(const whois::RegistrarRecord& registrar, const RdapRenderConfig& config,
                            std::string* out);
-// Closes the entities array the registrar piece opened: the contacts, then "redacted".
+// Closes the entities array the registrar piece opened with the contacts.
 void RenderDomainContacts(absl::Span<const RdapContactRole> contacts, std::string* out);
+// The RFC 9537 "redacted" list of those contacts (nothing without contacts): it depends only
+// on which roles are there, so a handful of these serve every domain.
+void RenderDomainRedactions(absl::Span<const RdapContactRole> contacts, std::string* out);
 void RenderDomainHosts(absl::Span<const RdapHost> hosts, absl::string_view dnssec,
                        absl::Span<const absl::string_view> ds_data, const RdapRenderConfig& config,
                        std::string* out);

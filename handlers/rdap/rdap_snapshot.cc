@@ -47,7 +47,8 @@ uint64_t Fnv1a(absl::string_view text, uint64_t seed) {
 
 uint64_t RdapSnapshot::DomainEtag(const DomainEntry& entry) const {
   uint64_t hash = Mix(shared_hash_, entry.own_hash);
-  for (uint32_t piece : {entry.status, entry.registrar, entry.contacts, entry.hosts}) {
+  for (uint32_t piece :
+       {entry.status, entry.registrar, entry.contacts, entry.redacted, entry.hosts}) {
     hash = Mix(hash, piece_hashes_[piece]);
   }
   return hash;
@@ -63,6 +64,7 @@ bool RdapSnapshot::FindDomain(absl::string_view name, RdapAnswer* answer) const 
   answer->Add(pieces_[entry.status]);
   answer->Add(pieces_[entry.registrar]);
   answer->Add(pieces_[entry.contacts]);
+  answer->Add(pieces_[entry.redacted]);
   answer->Add(pieces_[entry.hosts]);
   answer->Add(bottom_);
   answer->etag = DomainEtag(entry);
@@ -76,6 +78,7 @@ void RdapSnapshot::SearchResult(uint32_t id, RdapAnswer* answer) const {
   answer->Add(pieces_[entry.status]);
   answer->Add(pieces_[entry.registrar]);
   answer->Add(pieces_[entry.contacts]);
+  answer->Add(pieces_[entry.redacted]);
   answer->Add(pieces_[entry.hosts]);
 }
 
@@ -273,6 +276,9 @@ absl::Status RdapSnapshotBuilder::AddDomain(const whois::DomainRecord& domain) {
   RenderDomainContacts(absl::MakeConstSpan(roles, role_count), &scratch_);
   entry.contacts = Intern(scratch_);
   scratch_.clear();
+  RenderDomainRedactions(absl::MakeConstSpan(roles, role_count), &scratch_);
+  entry.redacted = Intern(scratch_);
+  scratch_.clear();
   RenderDomainHosts(hosts, domain.dnssec, domain.ds_data, config_, &scratch_);
   entry.hosts = Intern(scratch_);
   const uint32_t id = static_cast<uint32_t>(s.domains_.size());
@@ -281,7 +287,7 @@ absl::Status RdapSnapshotBuilder::AddDomain(const whois::DomainRecord& domain) {
   ++s.stats_.domains;
   const size_t bytes = own.size() + s.pieces_[entry.status].size() +
                        s.pieces_[entry.registrar].size() + s.pieces_[entry.contacts].size() +
-                       s.pieces_[entry.hosts].size();
+                       s.pieces_[entry.redacted].size() + s.pieces_[entry.hosts].size();
   s.stats_.max_domain_bytes = std::max(s.stats_.max_domain_bytes, bytes);  // + shared, in Build
   return absl::OkStatus();
 }

@@ -6,10 +6,10 @@
 //
 // Memory: a domain answer is assembled from the pieces of rdap_render.h so that what many
 // domains share is stored once: per domain the snapshot keeps only its own members (~500
-// bytes: handle, names, links, events), a 48-byte entry and its index slots; the status list,
+// bytes: handle, names, links, events), a 56-byte entry and its index slots; the status list,
 // the registrar entity, the contact entities and the name server block are interned, the top
 // and bottom (conformance, notices) stored once. Name servers, entities and help are stored
-// whole. A lookup is one hash probe and up to seven memcpys; each answer's strong ETag is
+// whole. A lookup is one hash probe and up to nine memcpys; each answer's strong ETag is
 // computed at load from its pieces.
 #ifndef ONEPASS_HANDLERS_RDAP_RDAP_SNAPSHOT_H_
 #define ONEPASS_HANDLERS_RDAP_RDAP_SNAPSHOT_H_
@@ -31,7 +31,7 @@ namespace onepass::rdap {
 
 // An answer's body as views into the snapshot, in order, and its ETag (16 hex digits).
 struct RdapAnswer {
-  static constexpr int kMaxPieces = 8;
+  static constexpr int kMaxPieces = 9;
   std::array<absl::string_view, kMaxPieces> pieces;
   int count = 0;
   uint64_t etag = 0;
@@ -100,6 +100,7 @@ class RdapSnapshot {
     uint32_t status;  // indexes in pieces_
     uint32_t registrar;
     uint32_t contacts;
+    uint32_t redacted;
     uint32_t hosts;
   };
   struct Whole {
