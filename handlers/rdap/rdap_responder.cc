@@ -19,8 +19,14 @@ constexpr size_t kMaxErrorBytes = 1024;
 // A search answer's frame around its results: "domainSearchResults" and the commas.
 constexpr size_t kSearchFrameBytes = 64;
 
-void AppendEtag(uint64_t etag, std::string* out) {
-  absl::StrAppend(out, "\"", absl::Hex(etag, absl::kZeroPad16), "\"");
+// The quoted entity-tag of `etag`: 16 lower-case hex digits in quotes, written into `buffer`
+// (no allocation on the request path).
+absl::string_view QuotedEtag(uint64_t etag, char (&buffer)[18]) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  buffer[0] = '"';
+  for (int i = 0; i < 16; ++i) buffer[1 + i] = kHex[(etag >> (60 - 4 * i)) & 15];
+  buffer[17] = '"';
+  return absl::string_view(buffer, sizeof(buffer));
 }
 
 }  // namespace
@@ -55,14 +61,13 @@ void RdapResponder::Head(int status, size_t content_length, absl::Time now, std:
 
 bool RdapResponder::Answer(const RdapAnswer& answer, bool etag, const http::HttpRequest& request,
                            absl::Time now, OutputBuffer& out) {
-  std::string etag_text;
-  if (etag) AppendEtag(answer.etag, &etag_text);
+  char etag_buffer[18];
+  const absl::string_view etag_text = etag ? QuotedEtag(answer.etag, etag_buffer) : "";
   // RFC 9110 §13.1.2: a GET or HEAD whose If-None-Match matches gets 304, with the ETag and
   // Cache-Control a 200 would carry (§15.4.5).
   const bool not_modified =
       etag && request.has_if_none_match &&
-      http::IfNoneMatchMatches(request.if_none_match,
-                               absl::string_view(etag_text).substr(1, etag_text.size() - 2));
+      http::IfNoneMatchMatches(request.if_none_match, etag_text.substr(1, etag_text.size() - 2));
   const int status = not_modified ? 304 : 200;
   if (not_modified) {
     head_.clear();
