@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/tcp_client.h"
 #include "tests/support/wait_for.h"
 #include "tests/unit/handlers/ocsp/test_crl.h"
 
@@ -175,6 +176,50 @@ TEST_F(CrlEndToEndTest, ReloadKeepsTheOldCrlOnABadFileAndSwapsAGoodOne) {
       },
       absl::Seconds(20)));
   EXPECT_NE(Field(Curl({}).head, "ETag"), etag);
+}
+
+// A CRL replaced while a client fetches it back to back (one connection at a time, not a
+// concurrent load): every transfer succeeds and carries one whole
+// version, the old or the new (the snapshot is swapped between requests, never under one).
+TEST_F(CrlEndToEndTest, ReplacedWhileFetchedEveryTransferIsOneWholeVersion) {
+  const absl::Time now = absl::Now();
+  const std::string second = ca_.MakeCrl(now, now + absl::Hours(24 * 30), 400);
+  const std::string request = "GET /crl/ca.crl HTTP/1.1\r\nHost: x\r\n\r\n";
+  int old_seen = 0, new_seen = 0, failed = 0;
+  bool swapped = false;
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  for (int i = 0; i < 2000 && absl::Now() < deadline; ++i) {
+    if (i == 50) {
+      Publish(dir_ + "/crl/ca.crl", second);
+      ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
+      swapped = true;
+    }
+    absl::StatusOr<::onepass::testing::TcpClient> client =
+        ::onepass::testing::TcpClient::Connect("127.0.0.1", server_->port());
+    if (!client.ok() || !client->Send(request).ok()) {
+      ++failed;
+      continue;
+    }
+    absl::StatusOr<std::string> reply = client->ReadUntilClose(absl::Seconds(10));
+    const size_t end = reply.ok() ? reply->find("\r\n\r\n") : std::string::npos;
+    if (end == std::string::npos || !absl::StartsWith(*reply, "HTTP/1.1 200 ")) {
+      ++failed;
+      continue;
+    }
+    const std::string body = reply->substr(end + 4);
+    if (body == first_) {
+      ++old_seen;
+    } else if (body == second) {
+      ++new_seen;
+      if (new_seen >= 50) break;  // enough transfers of the new version
+    } else {
+      ++failed;
+    }
+  }
+  EXPECT_TRUE(swapped);
+  EXPECT_EQ(failed, 0);
+  EXPECT_GE(old_seen, 50);
+  EXPECT_GE(new_seen, 50) << "the new CRL was not served within the time bound";
 }
 
 }  // namespace
