@@ -5,10 +5,11 @@
 // protocol testable with plain byte strings (tests/unit/handlers/...).
 //
 // Every protocol in handlers/<p>/ has one shape, the template for the next one: a framer
-// (bytes -> incomplete | frame | invalid; <p>_framer, or OCSP's http_request_parser), a
-// responder over an immutable snapshot (<p>_responder), the session glue that is the Handler
-// and its factory (<p>_handler), the counters it exports (<p>_counters.h), all in library
-// <p>_core; and the flags building the factory (<p>_flags, library <p>, used by registry.cc).
+// (bytes -> incomplete | frame | invalid; <p>_framer, or the HTTP protocols'
+// handlers/http/http_request_parser), a responder over an immutable snapshot (<p>_responder), the
+// session glue that is the Handler and its factory (<p>_handler), the counters it exports
+// (<p>_counters.h), all in library <p>_core; and the flags building the factory (<p>_flags, library
+// <p>, used by registry.cc).
 //
 // Lifetimes and threads:
 //  - A HandlerFactory is built from the protocol's data (zone, OCSP responses, Whois database)

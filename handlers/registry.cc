@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "handlers/dns/dns_flags.h"
 #include "handlers/ocsp/ocsp_flags.h"
+#include "handlers/rdap/rdap_flags.h"
 #include "handlers/whois/whois_flags.h"
 
 namespace onepass {
@@ -12,10 +13,11 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewHandlerFactory(absl::string_v
   if (name == "dns") return dns::NewFactoryFromFlags();
   if (name == "ocsp") return ocsp::NewFactoryFromFlags();
   if (name == "whois") return whois::NewFactoryFromFlags();
+  if (name == "rdap") return rdap::NewFactoryFromFlags();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown --handler '", name, "'; choose one of ", HandlerNames()));
 }
 
-std::string HandlerNames() { return "dns|ocsp|whois"; }
+std::string HandlerNames() { return "dns|ocsp|whois|rdap"; }
 
 }  // namespace onepass

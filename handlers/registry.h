@@ -16,7 +16,7 @@ namespace onepass {
 // its data. Fails with a message that says which file or flag is wrong.
 absl::StatusOr<std::unique_ptr<HandlerFactory>> NewHandlerFactory(absl::string_view name);
 
-// "dns|ocsp|whois", for --help and error messages.
+// "dns|ocsp|whois|rdap", for --help and error messages.
 std::string HandlerNames();
 
 }  // namespace onepass

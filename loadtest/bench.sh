@@ -4,7 +4,7 @@
 # machines; the absolute conn/s depend on the machine.
 #
 #   loadtest/bench.sh [--seconds 10] [--server-cpus 0] [--client-cpus 1-N] [--rounds 3]
-#                     [--proto dns,dnssec,dnslarge,ocsp,whois] [--concurrency 64] [--open-loop 0.8]
+#                     [--proto dns,dnssec,dnslarge,ocsp,whois,rdap] [--concurrency 64] [--open-loop 0.8]
 #                     [--steering "cpu hash"] [--io "epoll uring"] [--json FILE] [--compare FILE]
 #                     [--net lo|veth] [--bin DIR] [--out DIR] [--name NAME] [--results DIR]
 #

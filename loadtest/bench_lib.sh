@@ -269,6 +269,21 @@ dnssec_zone() {
   echo "${ONEPASS_DNSSEC_ZONE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/data/dnssec/example.org.signed}"
 }
 
+# The whole HTTP response onepassd sends to the RDAP benchmark's request (GET /domain/
+# example.com), captured once into $work: the reference then sends the same bytes.
+rdap_response() {
+  local file="$work/rdap-response" binary="${onepassd:-}"
+  if [ ! -s "$file" ]; then
+    [ -n "$binary" ] || binary=$(find_binary onepassd "${ONEPASSD:-}") || return 1
+    start_server "$work/rdap-capture.out" "$binary" --handler rdap --listen 127.0.0.1:0 \
+      --workers 1 || return 1
+    curl -sS -i --max-time 10 "http://$SERVER_ADDR/domain/example.com" > "$file" || true
+    stop_server > /dev/null
+    grep -q '^HTTP/1.1 200 ' "$file" || { echo "bench: onepassd gave no RDAP answer to capture" >&2; return 1; }
+  fi
+  echo "$file"
+}
+
 # Sets load_args, server_args (onepassd) and reference_args for a protocol.
 protocol_args() {
   server_args=(--handler "$1")
@@ -296,13 +311,19 @@ protocol_args() {
       reference_args=(--proto dns)
       load_args=(--proto dns --queries "$work/large.queries") ;;
     whois) load_args=(--proto whois --whois-query example.com) ;;
+    rdap)
+      # RDAP over plain HTTP (no TLS layer yet); the reference answers onepassd's own bytes.
+      local response
+      response=$(rdap_response) || return 1
+      load_args=(--proto rdap --rdap-path /domain/example.com)
+      reference_args+=(--response-file "$response") ;;
     ocsp)
       local data
       data=$(ocsp_data_dir) || return 1
       load_args=(--proto ocsp --ocsp-request "$data/good.req.der")
       server_args+=(--ocsp-responses "$data/responses")
       reference_args+=(--response-file "$data/responses/good.der") ;;
-    *) echo "bench: protocol must be dns, dnssec, dnslarge, ocsp or whois" >&2; return 1 ;;
+    *) echo "bench: protocol must be dns, dnssec, dnslarge, ocsp, whois or rdap" >&2; return 1 ;;
   esac
 }
 

@@ -1,4 +1,4 @@
-// onepass-load: a connection-rate load tester for DNS over TCP, HTTP OCSP, Whois and raw
+// onepass-load: a connection-rate load tester for DNS over TCP, HTTP OCSP, Whois, RDAP and raw
 // exchanges. Every transaction is a NEW TCP connection: connect, one request (DNS: or several,
 // --queries-per-conn), each whole response read and checked, close. See --help and README.md.
 #include <signal.h>
@@ -33,12 +33,13 @@
 #include "loadtest/load_config.h"
 #include "loadtest/load_runner.h"
 #include "loadtest/ocsp_request.h"
+#include "loadtest/rdap_request.h"
 #include "loadtest/report.h"
 #include "loadtest/uring_client.h"
 #include "loadtest/whois_request.h"
 
 ABSL_FLAG(std::string, target, "", "server address ADDR:PORT ([ADDR]:PORT for IPv6); required");
-ABSL_FLAG(std::string, proto, "dns", "dns | ocsp | whois | raw");
+ABSL_FLAG(std::string, proto, "dns", "dns | ocsp | whois | rdap | raw");
 ABSL_FLAG(int, threads, 1, "client threads, each with its own ring (or epoll loop)");
 ABSL_FLAG(std::string, engine, "auto",
           "client core: uring (linked socket-connect-send-recv chains on io_uring, one system "
@@ -94,12 +95,14 @@ ABSL_FLAG(std::string, ocsp_request, "", "ocsp: file holding a DER OCSPRequest; 
 ABSL_FLAG(bool, ocsp_get, false,
           "ocsp: send GET with the base64 request in the URL (RFC 6960 A.1)");
 ABSL_FLAG(std::string, ocsp_path, "/", "ocsp: request path (GET: prefix)");
-ABSL_FLAG(std::string, http_host, "", "ocsp: Host header (default: the target address)");
+ABSL_FLAG(std::string, http_host, "", "ocsp, rdap: Host header (default: the target address)");
 ABSL_FLAG(std::string, expect_ocsp_status, "successful",
           "ocsp: responseStatus required (successful, unauthorized, ... or any)");
 ABSL_FLAG(std::string, whois_query, "", "whois: the query line; required");
+ABSL_FLAG(std::string, rdap_path, "",
+          "rdap: the request target (\"/domain/example.com\"); required; Host is --http-host");
 ABSL_FLAG(std::string, raw_request, "", "raw: file whose bytes are sent; the reply ends at close");
-ABSL_FLAG(std::string, expect_substring, "", "whois/raw: text the reply must contain");
+ABSL_FLAG(std::string, expect_substring, "", "whois/rdap/raw: text the reply must contain");
 ABSL_FLAG(uint64_t, max_response_bytes, 1 << 20, "a longer response counts as wrong");
 ABSL_FLAG(int, max_inflight, 20000, "open loop: connections open at once per thread");
 ABSL_FLAG(int, samples, 5, "mismatches printed with their details");
@@ -144,6 +147,7 @@ constexpr const char* kFlagOrder[] = {"target",
                                       "http_host",
                                       "expect_ocsp_status",
                                       "whois_query",
+                                      "rdap_path",
                                       "raw_request",
                                       "expect_substring",
                                       "max_response_bytes",
@@ -224,6 +228,15 @@ absl::StatusOr<std::unique_ptr<ProtocolClient>> MakeProtocol(const SocketAddress
     return std::unique_ptr<ProtocolClient>(std::make_unique<WhoisClient>(
         absl::GetFlag(FLAGS_whois_query), absl::GetFlag(FLAGS_expect_substring)));
   }
+  if (proto == "rdap") {
+    if (absl::GetFlag(FLAGS_rdap_path).empty()) {
+      return absl::InvalidArgumentError("--proto rdap needs --rdap-path TARGET");
+    }
+    const std::string host =
+        absl::GetFlag(FLAGS_http_host).empty() ? target.ToString() : absl::GetFlag(FLAGS_http_host);
+    return std::unique_ptr<ProtocolClient>(std::make_unique<RdapClient>(
+        absl::GetFlag(FLAGS_rdap_path), host, absl::GetFlag(FLAGS_expect_substring)));
+  }
   if (proto == "raw") {
     if (absl::GetFlag(FLAGS_raw_request).empty()) {
       return absl::InvalidArgumentError("--proto raw needs --raw-request FILE");
@@ -234,7 +247,7 @@ absl::StatusOr<std::unique_ptr<ProtocolClient>> MakeProtocol(const SocketAddress
         std::make_unique<RawClient>(std::move(*bytes), absl::GetFlag(FLAGS_expect_substring)));
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown --proto ", proto, " (dns, ocsp, whois or raw)"));
+      absl::StrCat("unknown --proto ", proto, " (dns, ocsp, whois, rdap or raw)"));
 }
 
 // Raises the open-file limit to its hard maximum and returns it.

@@ -48,9 +48,10 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:0", "ADDR:PORT ([ADDR]:PORT for IPv6);
 ABSL_FLAG(int, threads, 1, "worker threads, each with its own SO_REUSEPORT listener");
 ABSL_FLAG(std::string, cpus, "", "pin worker i to the i-th CPU of this list");
 ABSL_FLAG(int, cpu, -1, "pin the single worker to this CPU (same as --cpus N)");
-ABSL_FLAG(std::string, proto, "dns", "dns | whois | ocsp: which fixed answer to write");
+ABSL_FLAG(std::string, proto, "dns", "dns | whois | ocsp | rdap: which fixed answer to write");
 ABSL_FLAG(std::string, response_file, "",
-          "ocsp: the DER OCSPResponse every request gets (e.g. a pre-signed good.der)");
+          "ocsp: the DER OCSPResponse every request gets (e.g. a pre-signed good.der); rdap: "
+          "the whole HTTP response (head and body, as onepassd sent it: curl -si)");
 ABSL_FLAG(int, dns_answer_bytes, 0,
           "dns: make the fixed answer this many bytes (without the length prefix) with an OPT "
           "record (DO set) carrying RFC 7830 padding, to compare with onepassd's answers of "
@@ -74,7 +75,7 @@ void OnSignal(int) {
 }
 
 bool g_whois = false;
-bool g_ocsp = false;
+bool g_ocsp = false;  // or rdap: an HTTP request in, g_ocsp_reply out
 size_t g_dns_answer_bytes = 0;
 bool g_keepalive = false;
 std::string g_ocsp_reply;  // the whole HTTP response, built once
@@ -247,8 +248,8 @@ int Main(int argc, char** argv) {
   for (std::string& arg : args) arg_pointers.push_back(arg.data());
   absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   std::string proto = absl::GetFlag(FLAGS_proto);
-  if (proto != "dns" && proto != "whois" && proto != "ocsp") {
-    LogError("--proto must be dns, whois or ocsp");
+  if (proto != "dns" && proto != "whois" && proto != "ocsp" && proto != "rdap") {
+    LogError("--proto must be dns, whois, ocsp or rdap");
     return 1;
   }
   g_whois = proto == "whois";
@@ -257,13 +258,22 @@ int Main(int argc, char** argv) {
     LogError("--keepalive is for --proto dns");
     return 1;
   }
-  g_ocsp = proto == "ocsp";
+  g_ocsp = proto == "ocsp" || proto == "rdap";
   if (absl::GetFlag(FLAGS_dns_answer_bytes) < 0 || absl::GetFlag(FLAGS_dns_answer_bytes) > 65535) {
     LogError("--dns-answer-bytes must be 0..65535");
     return 1;
   }
   g_dns_answer_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_dns_answer_bytes));
-  if (g_ocsp) {
+  if (proto == "rdap") {
+    std::ifstream file(absl::GetFlag(FLAGS_response_file), std::ios::binary);
+    std::stringstream response;
+    response << file.rdbuf();
+    if (!file || response.str().find("\r\n\r\n") == std::string::npos) {
+      LogError("--proto rdap needs --response-file FILE holding a whole HTTP response");
+      return 1;
+    }
+    g_ocsp_reply = response.str();
+  } else if (g_ocsp) {
     std::ifstream file(absl::GetFlag(FLAGS_response_file), std::ios::binary);
     std::stringstream body;
     body << file.rdbuf();

@@ -92,8 +92,9 @@ def main():
         registrar_ids.append(iana)
         host = "registrar%d.example" % i
         w("registrar\t%d\tGenerated Registrar %d, LLC\twhois.%s\thttps://www.%s\tabuse@%s\t"
-          "+1.555%07d\t%d Registrar Row, Suite %d, Anytown, CA 9%04d, US\t+1.555%07d\tinfo@%s\n"
-          % (iana, i, host, host, host, i, i + 1, i, i, i + 5000000, host))
+          "+1.555%07d\t%d Registrar Row, Suite %d, Anytown, CA 9%04d, US\t+1.555%07d\tinfo@%s"
+          "\thttps://rdap.%s/\n"
+          % (iana, i, host, host, host, i, i + 1, i, i, i + 5000000, host, host))
 
     contacts = max(1, args.domains * args.thick_percent // 100 // 3)
     for i in range(contacts):

@@ -1,7 +1,25 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package onepass needs to build, test, benchmark and deploy.
-# Idempotent; needs root (or sudo). Nothing is downloaded from anywhere but Debian's archive.
+# Idempotent; needs root (or sudo). Everything comes from Debian's archive but one npm package
+# (a real RDAP client for the RDAP end-to-end test, pinned below), from the npm registry.
 set -euo pipefail
+
+# rdapper (https://github.com/jakejarvis/rdapper): an RDAP client library that takes its
+# bootstrap data from the caller, so it can be pointed at a local server with no network.
+rdapper_version=0.16.4
+install_npm_packages() {
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  if ! command -v npm >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends npm >/dev/null
+  fi
+  if [ "$(npm ls -g --depth=0 rdapper 2>/dev/null | grep -o "rdapper@[0-9.]*")" = "rdapper@$rdapper_version" ]; then
+    return 0
+  fi
+  echo "install-deps: npm install -g rdapper@$rdapper_version"
+  $sudo npm install -g --no-audit --no-fund "rdapper@$rdapper_version" >/dev/null ||
+    { echo "install-deps: npm install rdapper failed; is the npm registry reachable?" >&2; exit 1; }
+}
 
 packages=(
   # build
@@ -27,6 +45,9 @@ packages=(
   # peers of the load tester (tests/loadtest/peer_agreement.bats): dnsperf -m tcp; kxdpgun is in
   # knot-dnsutils
   dnsperf
+  # the RDAP client of the RDAP end-to-end test (rdapper, from npm: install_npm_packages;
+  # npm is in nodejs here, in Debian's own npm package elsewhere: command -v npm checks it)
+  nodejs
 )
 
 missing=()
@@ -35,6 +56,7 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages already installed"
+  install_npm_packages
   exit 0
 fi
 
@@ -63,4 +85,5 @@ if command -v systemctl >/dev/null 2>&1; then
     if systemctl is-active --quiet "$unit" 2>/dev/null; then $SUDO systemctl stop "$unit" || true; fi
   done
 fi
+install_npm_packages
 echo "install-deps: done"

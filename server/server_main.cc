@@ -44,7 +44,7 @@
 ABSL_FLAG(std::vector<std::string>, listen, {},
           "Address to listen on: ADDR:PORT, or [V6ADDR]:PORT for IPv6 (e.g. 127.0.0.1:53, "
           "[::1]:53; port 0 picks a free port). Repeat the flag, or separate with commas.");
-ABSL_FLAG(std::string, handler, "dns", "Protocol to serve (onepassd: dns|ocsp|whois).");
+ABSL_FLAG(std::string, handler, "dns", "Protocol to serve (onepassd: dns|ocsp|whois|rdap).");
 ABSL_FLAG(int, workers, 0,
           "Worker threads, each with its own listening socket and event loop. 0: one per CPU "
           "in --cpus, or in this process's affinity mask (taskset).");

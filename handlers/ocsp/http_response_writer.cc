@@ -4,45 +4,13 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "handlers/http/reason_phrase.h"
+#include "handlers/http/tail_writer.h"
 
 namespace onepass::ocsp {
 namespace {
 
-// Writes pieces into an OutputBuffer's free tail; commits only if all of them fit.
-class TailWriter {
- public:
-  explicit TailWriter(OutputBuffer& out) : out_(out), tail_(out.WritableTail()) {}
-
-  void Add(absl::string_view piece) {
-    if (!fits_ || piece.size() > tail_.size() - size_) {
-      fits_ = false;
-      return;
-    }
-    std::memcpy(tail_.data() + size_, piece.data(), piece.size());
-    size_ += piece.size();
-  }
-
-  void AddDecimal(uint64_t value) {
-    char digits[20];
-    size_t n = 0;
-    do {
-      digits[sizeof(digits) - ++n] = static_cast<char>('0' + value % 10);
-      value /= 10;
-    } while (value != 0);
-    Add(absl::string_view(digits + sizeof(digits) - n, n));
-  }
-
-  bool Commit() {
-    if (fits_) out_.Commit(size_);
-    return fits_;
-  }
-
- private:
-  OutputBuffer& out_;
-  absl::Span<uint8_t> tail_;
-  size_t size_ = 0;
-  bool fits_ = true;
-};
+using http::TailWriter;
 
 absl::string_view AsText(absl::Span<const uint8_t> bytes) {
   return absl::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -71,8 +39,9 @@ std::string BuildPresignedHeadPrefix(size_t body_size, absl::Time this_update,
       "HTTP/1.1 200 OK\r\n"
       "Content-Type: application/ocsp-response\r\n"
       "Content-Length: ",
-      body_size, "\r\nLast-Modified: ", HttpDate(this_update), "\r\n");
-  if (next_update.has_value()) absl::StrAppend(&head, "Expires: ", HttpDate(*next_update), "\r\n");
+      body_size, "\r\nLast-Modified: ", http::HttpDate(this_update), "\r\n");
+  if (next_update.has_value())
+    absl::StrAppend(&head, "Expires: ", http::HttpDate(*next_update), "\r\n");
   absl::StrAppend(&head, "ETag: \"", etag, "\"\r\nConnection: close\r\n");
   return head;
 }
@@ -80,7 +49,8 @@ std::string BuildPresignedHeadPrefix(size_t body_size, absl::Time this_update,
 std::string BuildNotModifiedHeadPrefix(absl::optional<absl::Time> next_update,
                                        absl::string_view etag) {
   std::string head = "HTTP/1.1 304 Not Modified\r\n";
-  if (next_update.has_value()) absl::StrAppend(&head, "Expires: ", HttpDate(*next_update), "\r\n");
+  if (next_update.has_value())
+    absl::StrAppend(&head, "Expires: ", http::HttpDate(*next_update), "\r\n");
   absl::StrAppend(&head, "ETag: \"", etag, "\"\r\nConnection: close\r\n");
   return head;
 }
@@ -124,7 +94,7 @@ bool HttpResponseWriter::AppendOcspStatus(OcspResponseStatus status, absl::Time 
 
 bool HttpResponseWriter::AppendHttpError(int status, absl::string_view detail, absl::Time now,
                                          OutputBuffer& out, HttpBody send_body) {
-  const absl::string_view reason = HttpReasonPhrase(status);
+  const absl::string_view reason = http::HttpReasonPhrase(status);
   TailWriter writer(out);
   writer.Add("HTTP/1.1 ");
   writer.AddDecimal(static_cast<uint64_t>(status));
@@ -146,41 +116,6 @@ bool HttpResponseWriter::AppendHttpError(int status, absl::string_view detail, a
   writer.Add(detail);
   writer.Add("\n");
   return writer.Commit();
-}
-
-absl::string_view HttpReasonPhrase(int status) {
-  switch (status) {
-    case 100:
-      return "Continue";
-    case 200:
-      return "OK";
-    case 304:
-      return "Not Modified";
-    case 400:
-      return "Bad Request";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 411:
-      return "Length Required";
-    case 413:
-      return "Content Too Large";
-    case 414:
-      return "URI Too Long";
-    case 415:
-      return "Unsupported Media Type";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 500:
-      return "Internal Server Error";
-    case 501:
-      return "Not Implemented";
-    case 505:
-      return "HTTP Version Not Supported";
-    default:
-      return "Error";
-  }
 }
 
 }  // namespace onepass::ocsp

@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
-#include "handlers/ocsp/http_date.h"
+#include "handlers/http/http_date.h"
 #include "handlers/output_buffer.h"
 
 namespace onepass::ocsp {
@@ -74,11 +74,8 @@ class HttpResponseWriter {
                        HttpBody send_body = HttpBody::kSend);
 
  private:
-  HttpDateCache date_cache_;
+  http::HttpDateCache date_cache_;
 };
-
-// "Bad Request" for 400, etc.; "Error" for codes the responder never sends.
-absl::string_view HttpReasonPhrase(int status);
 
 }  // namespace onepass::ocsp
 

@@ -9,6 +9,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/log.h"
+#include "handlers/ocsp/crl_snapshot.h"
 #include "handlers/ocsp/ocsp_handler.h"
 #include "handlers/ocsp/ocsp_snapshot.h"
 
@@ -23,6 +25,15 @@ ABSL_FLAG(int64_t, ocsp_max_header_bytes, 8192,
 ABSL_FLAG(int64_t, ocsp_max_body_bytes, 16384, "ocsp: largest POST body in bytes (413 beyond)");
 ABSL_FLAG(int64_t, ocsp_max_response_bytes, 16384,
           "ocsp: largest pre-signed response loaded, in bytes (bigger files are skipped)");
+ABSL_FLAG(std::string, crl_dir, "",
+          "ocsp: directory of DER CRLs, each NAME.crl served at /crl/NAME.crl beside the OCSP "
+          "responses (checked at start and on SIGHUP: a bad or expired CRL fails the load, so "
+          "the old data keeps serving). Empty: no CRLs.");
+ABSL_FLAG(int, crl_warn_days, 7,
+          "ocsp: warn at load when a CRL's nextUpdate is closer than this [days].");
+ABSL_FLAG(std::string, crl_issuers, "",
+          "ocsp: PEM file of the CA certificates whose CRLs --crl-dir holds; when given, each "
+          "CRL's issuer must be one of them and its signature must verify (RFC 5280 §6.3.3).");
 
 namespace onepass::ocsp {
 namespace {
@@ -93,6 +104,21 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   absl::StatusOr<std::shared_ptr<const OcspSnapshot>> snapshot =
       OcspSnapshot::LoadDirectory(*dir, absl::Now(), options);
   if (!snapshot.ok()) return snapshot.status();
+  if (!absl::GetFlag(FLAGS_crl_dir).empty()) {
+    const int warn_days = absl::GetFlag(FLAGS_crl_warn_days);
+    if (absl::Status s = CheckRange("crl-warn-days", warn_days, 0, 3650); !s.ok()) return s;
+    CrlLoadConfig crl;
+    crl.dir = absl::GetFlag(FLAGS_crl_dir);
+    crl.issuers_file = absl::GetFlag(FLAGS_crl_issuers);
+    crl.warn_within = absl::Hours(24) * warn_days;
+    std::vector<std::string> warnings;
+    absl::StatusOr<std::shared_ptr<const CrlSnapshot>> crls =
+        LoadCrlDir(crl, absl::Now(), &warnings);
+    if (!crls.ok()) return crls.status();
+    for (const std::string& warning : warnings) LogWarning("ocsp: CRL %s", warning);
+    LogInfo("ocsp: %d CRLs from %s served at /crl/NAME.crl", (*crls)->size(), crl.dir);
+    config.crls = *std::move(crls);
+  }
   return std::make_unique<OcspHandlerFactory>(std::move(config), *std::move(snapshot));
 }
 

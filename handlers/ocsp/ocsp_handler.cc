@@ -33,17 +33,18 @@ Verdict OcspHandler::Process(absl::Span<const uint8_t> input, const RequestConte
                              OutputBuffer& out) {
   if (input.empty()) return {context.peer_closed ? Action::kClose : Action::kReadMore, 0};
   const absl::string_view text(reinterpret_cast<const char*>(input.data()), input.size());
-  HttpRequest request;
-  const HttpParseResult parsed = ParseHttpRequest(text, limits_, request);
+  http::HttpRequest request;
+  const http::HttpParseResult parsed = http::ParseHttpRequest(text, limits_, request);
   // One request per connection. Only the bytes parsed are consumed: what is left tells the
   // server that the client may still be sending (an error before the end of the request, or
   // bytes after it), so that it closes gracefully instead of resetting the answer.
   switch (parsed.status) {
-    case HttpParseStatus::kIncomplete:
+    case http::HttpParseStatus::kIncomplete:
       if (context.peer_closed) {
         // Nothing more will come: all of it was read.
-        return Finish(responder_.RespondHttpError(HttpError::kIncompleteRequest, context.now, out),
-                      input.size());
+        return Finish(
+            responder_.RespondHttpError(http::HttpError::kIncompleteRequest, context.now, out),
+            input.size());
       }
       // RFC 9110 §10.1.1: a client that sent `Expect: 100-continue` may wait for an interim
       // 100 before the content. Sent once: when the input ends exactly at the head (no content
@@ -56,9 +57,9 @@ Verdict OcspHandler::Process(absl::Span<const uint8_t> input, const RequestConte
         return {Action::kWriteThenRead, 0};
       }
       return {Action::kReadMore, 0};
-    case HttpParseStatus::kError:
+    case http::HttpParseStatus::kError:
       return Finish(responder_.RespondHttpError(parsed.error, context.now, out), parsed.consumed);
-    case HttpParseStatus::kComplete:
+    case http::HttpParseStatus::kComplete:
       break;
   }
   return Finish(responder_.Respond(request, context.now, out), parsed.consumed);
@@ -102,15 +103,26 @@ size_t OcspHandlerFactory::OutputBufferBytes() const {
   // Room for any response the snapshot holds and for one reloaded within the same limit (its
   // head prefix is a few hundred bytes), plus the per-request Date and Cache-Control.
   constexpr size_t kHeadPrefixAllowance = 512;
-  return std::max(snapshot_->max_presigned_bytes(),
-                  config_.max_response_bytes + kHeadPrefixAllowance) +
+  const size_t crl_bytes = config_.crls == nullptr ? 0 : config_.crls->max_bytes();
+  return std::max({snapshot_->max_presigned_bytes(),
+                   config_.max_response_bytes + kHeadPrefixAllowance,
+                   crl_bytes + kHeadPrefixAllowance}) +
          kMaxDynamicHeadBytes;
 }
 
 std::string OcspHandlerFactory::Summary() const {
   const OcspLoadStats& stats = snapshot_->stats();
-  return absl::StrCat("ocsp: ", stats.loaded, " responses (", stats.cert_ids, " CertIDs); skipped ",
-                      stats.skipped_expired, " expired, ", stats.skipped_invalid, " unusable\n");
+  std::string summary =
+      absl::StrCat("ocsp: ", stats.loaded, " responses (", stats.cert_ids, " CertIDs); skipped ",
+                   stats.skipped_expired, " expired, ", stats.skipped_invalid, " unusable\n");
+  if (config_.crls != nullptr) {
+    for (const auto& crl : config_.crls->entries()) {
+      absl::StrAppend(&summary, "ocsp: CRL ", crl->name, ": ", crl->der.size(),
+                      " bytes, thisUpdate ", crl->last_modified, ", nextUpdate ", crl->expires,
+                      "\n");
+    }
+  }
+  return summary;
 }
 
 }  // namespace onepass::ocsp

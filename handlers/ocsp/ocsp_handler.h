@@ -5,8 +5,9 @@
 // One request per connection: the handler answers the first complete request and the server
 // closes (every response says `Connection: close`; pipelined bytes after it are ignored). The
 // pieces, each testable alone:
-//   framer:    ParseHttpRequest (http_request_parser.h): strict RFC 9112 head + Content-Length;
-//   responder: OcspResponder (ocsp_responder.h): path and method, the POST body or the GET path
+//   framer:    http::ParseHttpRequest (http_request_parser.h): strict RFC 9112 head +
+//   Content-Length; responder: OcspResponder (ocsp_responder.h): path and method, the POST body or
+//   the GET path
 //              (get_request_decoder.h), CertIDs (ocsp_request_reader.h) looked up in the
 //              OcspSnapshot, the answer written by HttpResponseWriter;
 //   session:   this file: framing verdicts, peer closed mid-request (400; nothing received at
@@ -36,7 +37,7 @@ class OcspHandler final : public Handler {
  private:
   Verdict Finish(bool appended, size_t consumed);
 
-  const HttpLimits limits_;
+  const http::HttpLimits limits_;
   HandlerCounters& counters_;
   OcspResponder responder_;
 };

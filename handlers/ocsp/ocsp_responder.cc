@@ -4,9 +4,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "handlers/http/http_conditional.h"
+#include "handlers/http/http_date.h"
 #include "handlers/ocsp/cert_id.h"
 #include "handlers/ocsp/get_request_decoder.h"
-#include "handlers/ocsp/http_date.h"
 #include "handlers/ocsp/ocsp_counters.h"
 #include "handlers/ocsp/ocsp_request_reader.h"
 
@@ -45,29 +46,12 @@ absl::Span<const uint8_t> AsBytes(absl::string_view text) {
   return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
 }
 
-// If-None-Match (RFC 9110 §13.1.2): "*" or a list of entity-tags, compared weakly (a W/
-// prefix is ignored, §8.8.3.2) with the entry's strong ETag.
-bool IfNoneMatchMatches(absl::string_view field, absl::string_view etag) {
-  if (absl::StripAsciiWhitespace(field) == "*") return true;
-  while (!field.empty()) {
-    const size_t comma = field.find(',');
-    absl::string_view tag = absl::StripAsciiWhitespace(field.substr(0, comma));
-    field = comma == absl::string_view::npos ? absl::string_view() : field.substr(comma + 1);
-    if (absl::StartsWith(tag, "W/")) tag.remove_prefix(2);
-    if (tag.size() == etag.size() + 2 && tag.front() == '"' && tag.back() == '"' &&
-        tag.substr(1, etag.size()) == etag) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // RFC 9110 §13.2.2 steps 3-4: If-None-Match when present, else If-Modified-Since (a valid
 // HTTP-date no earlier than Last-Modified, which is thisUpdate to the second).
-bool NotModified(const HttpRequest& request, const OcspResponseEntry& entry) {
-  if (request.has_if_none_match) return IfNoneMatchMatches(request.if_none_match, entry.etag);
+bool NotModified(const http::HttpRequest& request, const OcspResponseEntry& entry) {
+  if (request.has_if_none_match) return http::IfNoneMatchMatches(request.if_none_match, entry.etag);
   if (!request.has_if_modified_since) return false;
-  const absl::optional<absl::Time> since = ParseHttpDate(request.if_modified_since);
+  const absl::optional<absl::Time> since = http::ParseHttpDate(request.if_modified_since);
   return since.has_value() && absl::ToUnixSeconds(entry.this_update) <= absl::ToUnixSeconds(*since);
 }
 
@@ -81,13 +65,25 @@ OcspResponder::OcspResponder(const OcspHandlerConfig& config,
       snapshot_(std::move(snapshot)),
       counters_(counters),
       // Base64 decodes 4 characters to 3 bytes, and the path is shorter than the head limit.
-      get_scratch_(config.http.max_header_bytes / 4 * 3 + 3) {}
+      get_scratch_(config.http.max_header_bytes / 4 * 3 + 3) {
+  if (config.crls != nullptr) crl_responder_.emplace(config.crls, counters);
+}
 
-bool OcspResponder::Respond(const HttpRequest& request, absl::Time now, OutputBuffer& out) {
+bool OcspResponder::Respond(const http::HttpRequest& request, absl::Time now, OutputBuffer& out) {
   // HEAD is GET without the content (RFC 9110 §9.3.2): caches probe with it.
   const bool head = request.method == "HEAD";
   const HttpBody send_body = head ? HttpBody::kOmit : HttpBody::kSend;
   const absl::string_view path = PathOf(request.target);
+  // CRLs (--crl-dir) beside the responses: /crl/NAME.crl, GET and HEAD.
+  if (crl_responder_.has_value() && absl::StartsWith(path, kCrlPathPrefix)) {
+    if (request.method != "GET" && !head) {
+      return AnswerHttpError(405, "a CRL is read with GET or HEAD", now, out);
+    }
+    const int answered =
+        crl_responder_->Respond(request, path.substr(kCrlPathPrefix.size()), now, out);
+    if (answered <= 0) return answered == 0;
+    return AnswerHttpError(answered, "no such CRL", now, out, send_body);
+  }
   // Below the prefix: "<prefix>" or "<prefix>/..." (so "/ocspx" is not under "/ocsp").
   if (!absl::StartsWith(path, path_prefix_)) {
     return AnswerHttpError(404, "no such path", now, out, send_body);
@@ -119,12 +115,13 @@ bool OcspResponder::Respond(const HttpRequest& request, absl::Time now, OutputBu
   return AnswerHttpError(405, "only GET, HEAD and POST", now, out);
 }
 
-bool OcspResponder::RespondHttpError(HttpError error, absl::Time now, OutputBuffer& out) {
-  return AnswerHttpError(HttpErrorStatus(error), HttpErrorText(error), now, out);
+bool OcspResponder::RespondHttpError(http::HttpError error, absl::Time now, OutputBuffer& out) {
+  return AnswerHttpError(http::HttpErrorStatus(error), http::HttpErrorText(error), now, out);
 }
 
-bool OcspResponder::AnswerOcspRequest(absl::Span<const uint8_t> der, const HttpRequest* conditional,
-                                      HttpBody send_body, absl::Time now, OutputBuffer& out) {
+bool OcspResponder::AnswerOcspRequest(absl::Span<const uint8_t> der,
+                                      const http::HttpRequest* conditional, HttpBody send_body,
+                                      absl::Time now, OutputBuffer& out) {
   OcspRequestCertIds request;
   if (!ReadOcspRequestCertIds(der, request)) {
     Count(counters_, OcspCounter::kMalformedRequest);

@@ -15,7 +15,8 @@
 //   not an OCSP request at all          404 wrong path, 405 (+Allow) other method, 400 bad
 //                                       base64, 415 POST without application/ocsp-request,
 //                                       411 POST without Content-Length
-//   broken HTTP (RespondHttpError)      400/413/414/431/501/505 (see HttpError)
+//   broken HTTP (RespondHttpError)      400/413/414/431/501/505 (see http::HttpError)
+//   GET/HEAD /crl/NAME.crl              the CRL (crl_responder.h), with --crl-dir
 // Each answer is counted in the worker's block (ocsp_counters.h).
 #ifndef ONEPASS_HANDLERS_OCSP_OCSP_RESPONDER_H_
 #define ONEPASS_HANDLERS_OCSP_OCSP_RESPONDER_H_
@@ -27,9 +28,12 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/optional.h"
 #include "absl/types/span.h"
 #include "handlers/handler_counters.h"
-#include "handlers/ocsp/http_request_parser.h"
+#include "handlers/http/http_request_parser.h"
+#include "handlers/ocsp/crl_responder.h"
+#include "handlers/ocsp/crl_snapshot.h"
 #include "handlers/ocsp/http_response_writer.h"
 #include "handlers/ocsp/ocsp_snapshot.h"
 #include "handlers/output_buffer.h"
@@ -37,11 +41,13 @@
 namespace onepass::ocsp {
 
 struct OcspHandlerConfig {
-  HttpLimits http;
+  http::HttpLimits http;
   // URL path the responder lives at: POST to it, GET below it ("/" serves POST / and GET /<b64>).
   std::string path = "/";
   // Pre-signed responses above this are not loaded; sizes the output buffers.
   size_t max_response_bytes = 16384;
+  // The CRLs served at /crl/NAME.crl (--crl-dir); null: none.
+  std::shared_ptr<const CrlSnapshot> crls;
 };
 
 class OcspResponder {
@@ -51,13 +57,13 @@ class OcspResponder {
                 HandlerCounters& counters);
 
   // Appends the answer to a complete `request`; false (and nothing appended) if it does not fit.
-  bool Respond(const HttpRequest& request, absl::Time now, OutputBuffer& out);
+  bool Respond(const http::HttpRequest& request, absl::Time now, OutputBuffer& out);
   // Appends the answer to a request the framer refused (or that the peer left incomplete).
-  bool RespondHttpError(HttpError error, absl::Time now, OutputBuffer& out);
+  bool RespondHttpError(http::HttpError error, absl::Time now, OutputBuffer& out);
 
  private:
   // `conditional`: the GET or HEAD request whose conditional fields apply; null for POST.
-  bool AnswerOcspRequest(absl::Span<const uint8_t> der, const HttpRequest* conditional,
+  bool AnswerOcspRequest(absl::Span<const uint8_t> der, const http::HttpRequest* conditional,
                          HttpBody send_body, absl::Time now, OutputBuffer& out);
   bool AnswerHttpError(int status, absl::string_view detail, absl::Time now, OutputBuffer& out,
                        HttpBody send_body = HttpBody::kSend);
@@ -71,6 +77,7 @@ class OcspResponder {
   HandlerCounters& counters_;
   std::vector<uint8_t> get_scratch_;  // decoded GET requests; sized once
   HttpResponseWriter writer_;
+  absl::optional<CrlResponder> crl_responder_;  // with --crl-dir
 };
 
 }  // namespace onepass::ocsp

@@ -197,7 +197,11 @@ bool IsEppDomainStatus(absl::string_view status) {
   return false;
 }
 
-WhoisDbParser::WhoisDbParser(absl::string_view source_name) : source_name_(source_name) {}
+WhoisDbParser::WhoisDbParser(absl::string_view source_name)
+    : source_name_(source_name), sink_(builder_) {}
+
+WhoisDbParser::WhoisDbParser(absl::string_view source_name, WhoisRecordSink& sink)
+    : source_name_(source_name), sink_(sink) {}
 
 absl::Status WhoisDbParser::ParseLine(absl::string_view line) {
   ++line_number_;
@@ -242,11 +246,11 @@ absl::Status WhoisDbParser::ParseMeta() {
   }
   if (fields_[1] == "last-update") {
     if (absl::Status s = CheckTime("last-update", fields_[2]); !s.ok()) return s;
-    builder_.SetLastUpdate(fields_[2]);
+    sink_.SetLastUpdate(fields_[2]);
     return absl::OkStatus();
   }
   if (fields_[1] == "footer") {
-    builder_.AddFooterLine(fields_[2]);
+    sink_.AddFooterLine(fields_[2]);
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError(
@@ -254,11 +258,11 @@ absl::Status WhoisDbParser::ParseMeta() {
 }
 
 absl::Status WhoisDbParser::ParseRegistrar() {
-  if (fields_.size() != 10) {
+  if (fields_.size() != 10 && fields_.size() != 11) {
     return absl::InvalidArgumentError(absl::StrCat(
         "registrar record has ", fields_.size(),
-        " fields; 10 expected: registrar IANA-ID NAME WHOIS-SERVER URL ABUSE-EMAIL ABUSE-PHONE "
-        "ADDRESS PHONE EMAIL"));
+        " fields; 10 or 11 expected: registrar IANA-ID NAME WHOIS-SERVER URL ABUSE-EMAIL "
+        "ABUSE-PHONE ADDRESS PHONE EMAIL [RDAP-BASE-URL]"));
   }
   RegistrarRecord r;
   if (absl::Status s = CheckIanaId("IANA ID", fields_[1], &r.iana_id); !s.ok()) return s;
@@ -271,7 +275,15 @@ absl::Status WhoisDbParser::ParseRegistrar() {
   r.address = fields_[7];
   r.phone = fields_[8];
   r.email = fields_[9];
-  return builder_.AddRegistrar(r);
+  if (fields_.size() == 11) {
+    if (!fields_[10].empty() && !absl::StartsWith(fields_[10], "https://") &&
+        !absl::StartsWith(fields_[10], "http://")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("registrar RDAP base URL \"", fields_[10], "\" is not an http(s) URL"));
+    }
+    r.rdap_url = fields_[10];
+  }
+  return sink_.AddRegistrar(r);
 }
 
 absl::Status WhoisDbParser::ParseContact() {
@@ -297,7 +309,7 @@ absl::Status WhoisDbParser::ParseContact() {
   c.country = fields_[8];
   c.phone = fields_[9];
   c.email = fields_[10];
-  return builder_.AddContact(c);
+  return sink_.AddContact(c);
 }
 
 absl::Status WhoisDbParser::ParseNameserver() {
@@ -326,7 +338,7 @@ absl::Status WhoisDbParser::ParseNameserver() {
     }
   }
   n.addresses = list_;
-  return builder_.AddNameserver(n);
+  return sink_.AddNameserver(n);
 }
 
 absl::Status WhoisDbParser::ParseDomain() {
@@ -407,24 +419,29 @@ absl::Status WhoisDbParser::ParseDomain() {
     d.admin = fields_[11];
     d.tech = fields_[12];
   }
-  return builder_.AddDomain(d);
+  return sink_.AddDomain(d);
 }
 
-absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> WhoisDbParser::Finish(
-    absl::string_view fallback_last_update) {
-  if (!builder_.has_last_update()) {
+absl::Status WhoisDbParser::FinishRecords(absl::string_view fallback_last_update) {
+  if (!sink_.has_last_update()) {
     if (fallback_last_update.empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat(source_name_, ": no \"meta<TAB>last-update<TAB>TIME\" record"));
     }
-    builder_.SetLastUpdate(fallback_last_update);
+    sink_.SetLastUpdate(fallback_last_update);
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> WhoisDbParser::Finish(
+    absl::string_view fallback_last_update) {
+  if (absl::Status s = FinishRecords(fallback_last_update); !s.ok()) return s;
   return builder_.Build();
 }
 
-absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> LoadWhoisDbText(
-    absl::string_view text, absl::string_view source_name) {
-  WhoisDbParser parser(source_name);
+absl::Status LoadWhoisRecordsText(absl::string_view text, absl::string_view source_name,
+                                  WhoisRecordSink& sink) {
+  WhoisDbParser parser(source_name, sink);
   while (!text.empty()) {
     const size_t end = text.find('\n');
     const absl::string_view line = text.substr(0, end);
@@ -432,10 +449,23 @@ absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> LoadWhoisDbText(
     if (end == absl::string_view::npos) break;
     text.remove_prefix(end + 1);
   }
-  return parser.Finish();
+  return parser.FinishRecords();
+}
+
+absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> LoadWhoisDbText(
+    absl::string_view text, absl::string_view source_name) {
+  WhoisSnapshotBuilder builder;
+  if (absl::Status s = LoadWhoisRecordsText(text, source_name, builder); !s.ok()) return s;
+  return builder.Build();
 }
 
 absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> LoadWhoisDbFile(const std::string& path) {
+  WhoisSnapshotBuilder builder;
+  if (absl::Status s = LoadWhoisRecordsFile(path, builder); !s.ok()) return s;
+  return builder.Build();
+}
+
+absl::Status LoadWhoisRecordsFile(const std::string& path, WhoisRecordSink& sink) {
   struct FileCloser {
     void operator()(FILE* f) const { std::fclose(f); }
   };
@@ -452,7 +482,7 @@ absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> LoadWhoisDbFile(const std::
   if (fstat(fileno(file.get()), &info) != 0) {
     return absl::InternalError(absl::StrCat("cannot stat ", path, ": ", std::strerror(errno)));
   }
-  WhoisDbParser parser(path);
+  WhoisDbParser parser(path, sink);
   // A domain line is 150 to 300 bytes; guessing high costs 5 bytes per unused index slot.
   parser.ReserveDomains(static_cast<size_t>(info.st_size) / kMinDomainLineBytes);
   std::vector<char> block(kReadBlockBytes);
@@ -502,7 +532,7 @@ absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> LoadWhoisDbFile(const std::
   }
   const std::string mtime =
       absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromTimeT(info.st_mtime), absl::UTCTimeZone());
-  return parser.Finish(mtime);
+  return parser.FinishRecords(mtime);
 }
 
 }  // namespace onepass::whois

@@ -11,6 +11,7 @@
 //   meta        footer        TEXT    (repeatable; replaces the default terms of use, one line
 //                                      each; TEXT may be empty for a blank line)
 //   registrar   IANA-ID  NAME  WHOIS-SERVER  URL  ABUSE-EMAIL  ABUSE-PHONE  ADDRESS  PHONE  EMAIL
+//               [RDAP-BASE-URL]  (optional; RDAP's "related" link, not shown by Whois)
 //   contact     HANDLE  NAME  ORGANIZATION  STREET  CITY  STATE  POSTAL-CODE  COUNTRY  PHONE
 //               EMAIL
 //   nameserver  NAME  REGISTRAR-IANA-ID-or-empty  ADDRESSES (IPv4/IPv6, comma-separated, may
@@ -42,10 +43,14 @@
 
 namespace onepass::whois {
 
-// Parses database lines one at a time into a snapshot. Errors read "SOURCE:LINE: what".
+// Parses database lines one at a time into a snapshot (or any WhoisRecordSink). Errors read
+// "SOURCE:LINE: what".
 class WhoisDbParser {
  public:
+  // Into a Whois snapshot (Finish).
   explicit WhoisDbParser(absl::string_view source_name);
+  // Into `sink`, which must outlive the parser (FinishRecords; Finish is not for this one).
+  WhoisDbParser(absl::string_view source_name, WhoisRecordSink& sink);
 
   // One line without its LF (a trailing CR is dropped).
   absl::Status ParseLine(absl::string_view line);
@@ -53,10 +58,12 @@ class WhoisDbParser {
   // Builds the snapshot. `fallback_last_update` (RFC 3339) is used when the data had no
   // "meta last-update" record; when both are missing it is an error.
   // A hint: about how many domains the data holds.
-  void ReserveDomains(size_t count) { builder_.ReserveDomains(count); }
+  void ReserveDomains(size_t count) { sink_.ReserveDomains(count); }
 
   absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> Finish(
       absl::string_view fallback_last_update = "");
+  // The end of the data for a parser with its own sink: sets the fallback last update.
+  absl::Status FinishRecords(absl::string_view fallback_last_update = "");
 
  private:
   absl::Status ParseRecord(absl::string_view line);
@@ -68,7 +75,8 @@ class WhoisDbParser {
 
   std::string source_name_;
   size_t line_number_ = 0;
-  WhoisSnapshotBuilder builder_;
+  WhoisSnapshotBuilder builder_;  // the sink of the one-argument constructor
+  WhoisRecordSink& sink_;
   // Per-line scratch, reused so that a line costs no allocation once these have grown.
   std::vector<absl::string_view> fields_;
   std::vector<absl::string_view> list_;
@@ -85,6 +93,11 @@ absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> LoadWhoisDbText(absl::strin
 
 // Loads the file at `path`, reading it in 1 MiB blocks (it is never held whole in memory).
 absl::StatusOr<std::shared_ptr<const WhoisSnapshot>> LoadWhoisDbFile(const std::string& path);
+
+// The same two into any sink: every record checked as for Whois, in file order.
+absl::Status LoadWhoisRecordsText(absl::string_view text, absl::string_view source_name,
+                                  WhoisRecordSink& sink);
+absl::Status LoadWhoisRecordsFile(const std::string& path, WhoisRecordSink& sink);
 
 // Checks the RFC 3339 UTC form "YYYY-MM-DDTHH:MM:SSZ" with fields in range.
 bool IsRfc3339Utc(absl::string_view text);

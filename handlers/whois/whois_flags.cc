@@ -16,16 +16,17 @@
 #include "handlers/whois/whois_rate_limiter.h"
 
 ABSL_FLAG(std::string, whois_db, "",
-          "Whois database file (TAB-separated records; see handlers/whois/README.md). Empty: "
-          "the small database compiled in (example.com and a few more).");
+          "Whois database file (TAB-separated records; see handlers/whois/README.md), served by "
+          "--handler whois and --handler rdap. Empty: the small database compiled in "
+          "(example.com and a few more).");
 ABSL_FLAG(int, whois_max_query_bytes, 512,
           "Longest Whois query line accepted, without its CRLF [bytes]; a longer one gets an "
           "error reply and the connection is closed (RFC 3912).");
 
 ABSL_FLAG(double, whois_rate_limit_qps, 2,
-          "Whois queries per second allowed per client address, sustained, per worker (a "
-          "client's connections usually land on one worker); over it a query gets a one-line "
-          "refusal. 0: no limit.");
+          "Whois (and RDAP) queries per second allowed per client address, sustained, per "
+          "worker (a client's connections usually land on one worker); over it a query gets a "
+          "one-line refusal (RDAP: 429). 0: no limit.");
 ABSL_FLAG(int, whois_rate_limit_burst, 20,
           "Whois queries a client address may send at once before --whois-rate-limit-qps "
           "applies.");
@@ -47,17 +48,8 @@ double MiB(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0)
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
-  WhoisConfig config;
-  const int max_query_bytes = absl::GetFlag(FLAGS_whois_max_query_bytes);
-  if (max_query_bytes < kMinQueryBytes || max_query_bytes > kMaxQueryBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("--whois-max-query-bytes ", max_query_bytes,
-                                                   ": choose ", kMinQueryBytes, " to ",
-                                                   kMaxQueryBytes));
-  }
-  config.max_query_bytes = static_cast<size_t>(max_query_bytes);
-
-  WhoisRateLimitConfig& limit = config.rate_limit;
+absl::StatusOr<WhoisRateLimitConfig> RateLimitConfigFromFlags() {
+  WhoisRateLimitConfig limit;
   limit.queries_per_second = absl::GetFlag(FLAGS_whois_rate_limit_qps);
   const int burst = absl::GetFlag(FLAGS_whois_rate_limit_burst);
   const int clients = absl::GetFlag(FLAGS_whois_rate_limit_clients);
@@ -83,7 +75,27 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   }
   limit.exempt = *std::move(exempt);
 
-  const std::string path = absl::GetFlag(FLAGS_whois_db);
+  return limit;
+}
+
+std::string WhoisDbPathFromFlags() { return absl::GetFlag(FLAGS_whois_db); }
+
+absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
+  WhoisConfig config;
+  const int max_query_bytes = absl::GetFlag(FLAGS_whois_max_query_bytes);
+  if (max_query_bytes < kMinQueryBytes || max_query_bytes > kMaxQueryBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("--whois-max-query-bytes ", max_query_bytes,
+                                                   ": choose ", kMinQueryBytes, " to ",
+                                                   kMaxQueryBytes));
+  }
+  config.max_query_bytes = static_cast<size_t>(max_query_bytes);
+
+  absl::StatusOr<WhoisRateLimitConfig> limit_or = RateLimitConfigFromFlags();
+  if (!limit_or.ok()) return limit_or.status();
+  config.rate_limit = *std::move(limit_or);
+  const WhoisRateLimitConfig& limit = config.rate_limit;
+
+  const std::string path = WhoisDbPathFromFlags();
   const std::string source = path.empty() ? "embedded whois database" : path;
   // Startup only: the load time is logged for operators; handlers never read the clock.
   const absl::Time start = absl::Now();
@@ -107,7 +119,8 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
     LogInfo(
         "whois: rate limit %.3g queries/s, burst %d, per client address and per worker; "
         "%d clients tracked per worker; exempt: %s",
-        limit.queries_per_second, burst, clients, absl::GetFlag(FLAGS_whois_rate_limit_exempt));
+        limit.queries_per_second, limit.burst, limit.table_entries,
+        absl::GetFlag(FLAGS_whois_rate_limit_exempt));
   }
   return std::make_unique<WhoisHandlerFactory>(*std::move(snapshot), config);
 }

@@ -23,6 +23,9 @@ struct RegistrarRecord {
   absl::string_view address;
   absl::string_view phone;
   absl::string_view email;
+  // The registrar's RDAP base URL (the "related" link of its domains' RDAP answers, gTLD RDAP
+  // Response Profile §2.2); empty when the file gives none (Whois does not print it).
+  absl::string_view rdap_url;
 };
 
 struct ContactRecord {

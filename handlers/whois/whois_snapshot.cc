@@ -145,7 +145,7 @@ absl::Status WhoisSnapshotBuilder::AddRegistrar(const RegistrarRecord& registrar
   RegistrarRecord stored = registrar;
   for (absl::string_view* field :
        {&stored.name, &stored.whois_server, &stored.url, &stored.abuse_email, &stored.abuse_phone,
-        &stored.address, &stored.phone, &stored.email}) {
+        &stored.address, &stored.phone, &stored.email, &stored.rdap_url}) {
     *field = s.arena_.Store(*field);
   }
   WhoisSnapshot::RegistrarEntry entry;

@@ -144,28 +144,50 @@ class WhoisSnapshot {
   WhoisSnapshotStats stats_;
 };
 
+// Where WhoisDbParser (whois_db.h) puts the records it reads, in file order: the Whois
+// snapshot builder below, or another protocol's (RDAP's, handlers/rdap/) over the same file.
+// Records are views into the current line: a sink copies what it keeps. Errors say what is
+// wrong without the file position; the parser adds it.
+class WhoisRecordSink {
+ public:
+  virtual ~WhoisRecordSink() = default;
+  virtual absl::Status AddRegistrar(const RegistrarRecord& registrar) = 0;
+  virtual absl::Status AddContact(const ContactRecord& contact) = 0;
+  virtual absl::Status AddNameserver(const NameserverRecord& nameserver) = 0;
+  virtual absl::Status AddDomain(const DomainRecord& domain) = 0;
+  // The time of the data's last update (RFC 3339 UTC).
+  virtual void SetLastUpdate(absl::string_view time) = 0;
+  virtual bool has_last_update() const = 0;
+  // One line of the terms of use replacing the default footer.
+  virtual void AddFooterLine(absl::string_view line) = 0;
+  // A hint: about how many domains the data holds.
+  virtual void ReserveDomains(size_t count) {}
+};
+
 // Builds a snapshot from records in file order. Registrars and contacts must be added before
 // the domains and name servers that name them (one pass, and an error names the line).
 // Errors say what is wrong without the file position; the caller adds it.
-class WhoisSnapshotBuilder {
+class WhoisSnapshotBuilder final : public WhoisRecordSink {
  public:
   WhoisSnapshotBuilder();
   WhoisSnapshotBuilder(const WhoisSnapshotBuilder&) = delete;
   WhoisSnapshotBuilder& operator=(const WhoisSnapshotBuilder&) = delete;
 
-  absl::Status AddRegistrar(const RegistrarRecord& registrar);
-  absl::Status AddContact(const ContactRecord& contact);
-  absl::Status AddNameserver(const NameserverRecord& nameserver);
-  absl::Status AddDomain(const DomainRecord& domain);
-  // The time shown as "Last update of whois database" (RFC 3339 UTC).
-  void SetLastUpdate(absl::string_view time) { last_update_.assign(time.data(), time.size()); }
-  bool has_last_update() const { return !last_update_.empty(); }
-  // Replaces the default terms-of-use footer, one line per call.
-  void AddFooterLine(absl::string_view line) { footer_.emplace_back(line); }
-
-  // Sizes the domain index for about `count` domains, so that it does not rehash (each
-  // rehash rereads every entry) while a large file loads. Only a hint.
-  void ReserveDomains(size_t count) { snapshot_->domain_index_.reserve(count); }
+  // Interface
+  absl::Status AddRegistrar(const RegistrarRecord& registrar) override;
+  absl::Status AddContact(const ContactRecord& contact) override;
+  absl::Status AddNameserver(const NameserverRecord& nameserver) override;
+  absl::Status AddDomain(const DomainRecord& domain) override;
+  // Interface: the time shown as "Last update of whois database" (RFC 3339 UTC).
+  void SetLastUpdate(absl::string_view time) override {
+    last_update_.assign(time.data(), time.size());
+  }
+  bool has_last_update() const override { return !last_update_.empty(); }
+  // Interface: replaces the default terms-of-use footer, one line per call.
+  void AddFooterLine(absl::string_view line) override { footer_.emplace_back(line); }
+  // Interface: sizes the domain index for about `count` domains, so that it does not rehash
+  // (each rehash rereads every entry) while a large file loads.
+  void ReserveDomains(size_t count) override { snapshot_->domain_index_.reserve(count); }
 
   // Finishes the snapshot; the builder is spent. Requires SetLastUpdate() to have been called.
   std::shared_ptr<const WhoisSnapshot> Build();

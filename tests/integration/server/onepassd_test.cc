@@ -61,7 +61,7 @@ TEST(OnepassdTest, HelpDescribesTheFlagsAndExitsZero) {
 
 TEST(OnepassdTest, StartupErrorsAreOneLineAndNonZero) {
   ExpectOneLineError({OnepassdPath(), "--handler", "nosuch", "--listen", "127.0.0.1:0"},
-                     "dns|ocsp|whois");
+                     "dns|ocsp|whois|rdap");
   ExpectOneLineError({OnepassdPath(), "--listen", "127.0.0.1:0", "--cpus", "1000"},
                      "affinity mask");
   ExpectOneLineError({OnepassdPath(), "--listen", "127.0.0.1:0", "--cpus", "3-1"}, "--cpus");

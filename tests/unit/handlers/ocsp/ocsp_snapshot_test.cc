@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "handlers/ocsp/http_date.h"
+#include "handlers/http/http_date.h"
 #include "handlers/ocsp/ocsp_request_reader.h"
 #include "tests/unit/handlers/ocsp/ocsp_test_pki.h"
 
@@ -188,11 +188,11 @@ TEST_F(OcspSnapshotTest, LoadDirectory) {
 }
 
 TEST(HttpDateTest, FormatsImfFixdate) {
-  EXPECT_EQ(HttpDate(absl::FromUnixSeconds(784111777)), "Sun, 06 Nov 1994 08:49:37 GMT");
-  EXPECT_EQ(HttpDate(absl::FromUnixSeconds(0)), "Thu, 01 Jan 1970 00:00:00 GMT");
-  EXPECT_EQ(HttpDate(absl::FromUnixSeconds(951782400)), "Tue, 29 Feb 2000 00:00:00 GMT");
-  EXPECT_EQ(HttpDate(absl::FromUnixMillis(1800000000999)), "Fri, 15 Jan 2027 08:00:00 GMT");
-  HttpDateCache cache;
+  EXPECT_EQ(http::HttpDate(absl::FromUnixSeconds(784111777)), "Sun, 06 Nov 1994 08:49:37 GMT");
+  EXPECT_EQ(http::HttpDate(absl::FromUnixSeconds(0)), "Thu, 01 Jan 1970 00:00:00 GMT");
+  EXPECT_EQ(http::HttpDate(absl::FromUnixSeconds(951782400)), "Tue, 29 Feb 2000 00:00:00 GMT");
+  EXPECT_EQ(http::HttpDate(absl::FromUnixMillis(1800000000999)), "Fri, 15 Jan 2027 08:00:00 GMT");
+  http::HttpDateCache cache;
   EXPECT_EQ(cache.Get(absl::FromUnixSeconds(0)), "Thu, 01 Jan 1970 00:00:00 GMT");
   EXPECT_EQ(cache.Get(absl::FromUnixSeconds(1)), "Thu, 01 Jan 1970 00:00:01 GMT");
 }

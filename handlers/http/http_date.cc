@@ -1,10 +1,10 @@
-#include "handlers/ocsp/http_date.h"
+#include "handlers/http/http_date.h"
 
 #include <algorithm>
 
 #include "absl/time/civil_time.h"
 
-namespace onepass::ocsp {
+namespace onepass::http {
 namespace {
 
 constexpr char kWeekdays[][4] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
@@ -98,4 +98,4 @@ std::string HttpDate(absl::Time time) {
   return std::string(buffer.data(), buffer.size());
 }
 
-}  // namespace onepass::ocsp
+}  // namespace onepass::http

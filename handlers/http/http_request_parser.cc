@@ -1,11 +1,11 @@
-#include "handlers/ocsp/http_request_parser.h"
+#include "handlers/http/http_request_parser.h"
 
 #include <algorithm>
 #include <cstdint>
 
 #include "absl/strings/match.h"
 
-namespace onepass::ocsp {
+namespace onepass::http {
 namespace {
 
 // tchar (RFC 9110 §5.6.2): the characters of methods and field names.
@@ -200,6 +200,12 @@ class HeadParser {
     } else if (absl::EqualsIgnoreCase(name, "if-modified-since")) {
       request_.has_if_modified_since = true;
       request_.if_modified_since = value;
+    } else if (absl::EqualsIgnoreCase(name, "range")) {
+      request_.has_range = true;
+      request_.range = value;
+    } else if (absl::EqualsIgnoreCase(name, "if-range")) {
+      request_.has_if_range = true;
+      request_.if_range = value;
     } else if (absl::EqualsIgnoreCase(name, "expect")) {
       // RFC 9110 §10.1.1: "100-continue" is the only expectation defined, case-insensitive.
       if (absl::EqualsIgnoreCase(value, "100-continue")) request_.expect_continue = true;
@@ -356,4 +362,4 @@ absl::string_view HttpErrorText(HttpError error) {
   return "bad request";
 }
 
-}  // namespace onepass::ocsp
+}  // namespace onepass::http

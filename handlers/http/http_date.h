@@ -1,6 +1,6 @@
 // HTTP dates (IMF-fixdate, RFC 9110 §5.6.7), formatted without allocation for the hot path.
-#ifndef ONEPASS_HANDLERS_OCSP_HTTP_DATE_H_
-#define ONEPASS_HANDLERS_OCSP_HTTP_DATE_H_
+#ifndef ONEPASS_HANDLERS_HTTP_HTTP_DATE_H_
+#define ONEPASS_HANDLERS_HTTP_HTTP_DATE_H_
 
 #include <array>
 #include <cstddef>
@@ -11,7 +11,7 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 
-namespace onepass::ocsp {
+namespace onepass::http {
 
 // "Sun, 06 Nov 1994 08:49:37 GMT"
 inline constexpr size_t kHttpDateBytes = 29;
@@ -47,6 +47,6 @@ class HttpDateCache {
   bool valid_ = false;
 };
 
-}  // namespace onepass::ocsp
+}  // namespace onepass::http
 
-#endif  // ONEPASS_HANDLERS_OCSP_HTTP_DATE_H_
+#endif  // ONEPASS_HANDLERS_HTTP_HTTP_DATE_H_

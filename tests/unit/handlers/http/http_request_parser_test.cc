@@ -1,4 +1,4 @@
-#include "handlers/ocsp/http_request_parser.h"
+#include "handlers/http/http_request_parser.h"
 
 #include <cstdint>
 #include <random>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
-namespace onepass::ocsp {
+namespace onepass::http {
 namespace {
 
 constexpr absl::string_view kPost =
@@ -336,4 +336,4 @@ TEST(HttpRequestParserTest, RandomInputsAreSplitInvariantAndNeverOverrun) {
 }
 
 }  // namespace
-}  // namespace onepass::ocsp
+}  // namespace onepass::http

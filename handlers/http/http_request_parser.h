@@ -20,14 +20,14 @@
 //  - a missing or repeated Host in HTTP/1.1 (§3.2), a repeated Content-Type;
 //  - control characters in field values, non-token field names and methods.
 // The body is only ever Content-Length bytes (no chunked coding) and at most `max_body_bytes`.
-#ifndef ONEPASS_HANDLERS_OCSP_HTTP_REQUEST_PARSER_H_
-#define ONEPASS_HANDLERS_OCSP_HTTP_REQUEST_PARSER_H_
+#ifndef ONEPASS_HANDLERS_HTTP_HTTP_REQUEST_PARSER_H_
+#define ONEPASS_HANDLERS_HTTP_HTTP_REQUEST_PARSER_H_
 
 #include <cstddef>
 
 #include "absl/strings/string_view.h"
 
-namespace onepass::ocsp {
+namespace onepass::http {
 
 struct HttpLimits {
   // Request line + header fields + the empty line, in bytes.
@@ -79,6 +79,11 @@ struct HttpRequest {
   absl::string_view if_none_match;
   bool has_if_modified_since = false;
   absl::string_view if_modified_since;
+  // Range and If-Range (RFC 9110 §14.2, §13.1.5), OWS-trimmed; the last one kept.
+  bool has_range = false;
+  absl::string_view range;
+  bool has_if_range = false;
+  absl::string_view if_range;
   // `Expect: 100-continue` (RFC 9110 §10.1.1, any case): the client may wait for an interim
   // 100 before sending the content. Other expectations are ignored.
   bool expect_continue = false;
@@ -102,6 +107,6 @@ struct HttpParseResult {
 HttpParseResult ParseHttpRequest(absl::string_view input, const HttpLimits& limits,
                                  HttpRequest& request);
 
-}  // namespace onepass::ocsp
+}  // namespace onepass::http
 
-#endif  // ONEPASS_HANDLERS_OCSP_HTTP_REQUEST_PARSER_H_
+#endif  // ONEPASS_HANDLERS_HTTP_HTTP_REQUEST_PARSER_H_

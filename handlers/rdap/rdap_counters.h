@@ -1,0 +1,103 @@
+// The counters of the RDAP handler, exported through HandlerFactory::Counters as
+// onepass_rdap_requests_total{kind=...} and onepass_rdap_responses_total{status=...}.
+#ifndef ONEPASS_HANDLERS_RDAP_RDAP_COUNTERS_H_
+#define ONEPASS_HANDLERS_RDAP_RDAP_COUNTERS_H_
+
+#include <cstddef>
+#include <iterator>
+
+#include "handlers/handler_counters.h"
+#include "handlers/rdap/rdap_path.h"
+
+namespace onepass::rdap {
+
+enum class RdapCounter : size_t {
+  kRequestDomain,
+  kRequestNameserver,
+  kRequestEntity,
+  kRequestHelp,
+  kRequestSearch,
+  kRequestInvalid,
+  kOk,
+  kNotModified,
+  kBadRequest,
+  kNotFound,
+  kMethodNotAllowed,
+  kUnprocessable,
+  kRateLimited,
+  kNotImplemented,
+  kOtherError,
+  kOutputFull,
+  kRateLimitEvictions,
+  kCount,
+};
+
+inline constexpr CounterSpec kRdapCounters[] = {
+    {"rdap_requests", "kind", "domain", "/domain/NAME"},
+    {"rdap_requests", "kind", "nameserver", "/nameserver/NAME"},
+    {"rdap_requests", "kind", "entity", "/entity/HANDLE"},
+    {"rdap_requests", "kind", "help", "/help"},
+    {"rdap_requests", "kind", "search", "/domains?name=PATTERN"},
+    {"rdap_requests", "kind", "invalid", "not HTTP, not GET/HEAD, or no RDAP query"},
+    {"rdap_responses", "status", "200", "the object (or search results)"},
+    {"rdap_responses", "status", "304", "If-None-Match matched the ETag"},
+    {"rdap_responses", "status", "400", "malformed HTTP or query"},
+    {"rdap_responses", "status", "404", "no such object"},
+    {"rdap_responses", "status", "405", "a method other than GET and HEAD"},
+    {"rdap_responses", "status", "422", "a search pattern this server does not run"},
+    {"rdap_responses", "status", "429",
+     "refused: the client address is over --whois-rate-limit-qps (per worker)"},
+    {"rdap_responses", "status", "501", "a query type or search this server does not offer"},
+    {"rdap_responses", "status", "other", "other HTTP errors (413, 414, 431, 505)"},
+    {"rdap_responses", "status", "unsent", "the response did not fit the output buffer: closed"},
+    {"rdap_rate_limit_evictions", "", "",
+     "clients forgotten while still limited: --whois-rate-limit-clients is too small"},
+};
+static_assert(std::size(kRdapCounters) == static_cast<size_t>(RdapCounter::kCount));
+
+inline RdapCounter RequestCounter(RdapQueryKind kind) {
+  switch (kind) {
+    case RdapQueryKind::kDomain:
+      return RdapCounter::kRequestDomain;
+    case RdapQueryKind::kNameserver:
+      return RdapCounter::kRequestNameserver;
+    case RdapQueryKind::kEntity:
+      return RdapCounter::kRequestEntity;
+    case RdapQueryKind::kHelp:
+      return RdapCounter::kRequestHelp;
+    case RdapQueryKind::kDomainSearch:
+      return RdapCounter::kRequestSearch;
+  }
+  return RdapCounter::kRequestInvalid;
+}
+
+inline RdapCounter StatusCounter(int status) {
+  switch (status) {
+    case 200:
+      return RdapCounter::kOk;
+    case 304:
+      return RdapCounter::kNotModified;
+    case 400:
+      return RdapCounter::kBadRequest;
+    case 404:
+      return RdapCounter::kNotFound;
+    case 405:
+      return RdapCounter::kMethodNotAllowed;
+    case 422:
+      return RdapCounter::kUnprocessable;
+    case 429:
+      return RdapCounter::kRateLimited;
+    case 501:
+      return RdapCounter::kNotImplemented;
+    default:
+      return RdapCounter::kOtherError;
+  }
+}
+
+inline void Count(HandlerCounters& counters, RdapCounter counter) {
+  counters.Add(static_cast<size_t>(counter));
+}
+
+}  // namespace onepass::rdap
+
+#endif  // ONEPASS_HANDLERS_RDAP_RDAP_COUNTERS_H_

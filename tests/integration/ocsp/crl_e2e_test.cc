@@ -1,0 +1,226 @@
+// End-to-end: CRLs served by onepassd --handler ocsp --crl-dir beside the OCSP responses,
+// fetched with curl (whole, HEAD, byte ranges, 304 on both validators), read back with
+// `openssl crl`, and downloaded by `openssl verify -crl_check -crl_download` through a
+// certificate's CRL distribution point; a reload (SIGHUP) with a bad CRL keeps the old one serving,
+// one with a new CRL swaps it in.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/tcp_client.h"
+#include "tests/support/wait_for.h"
+#include "tests/unit/handlers/ocsp/test_crl.h"
+
+namespace onepass::ocsp {
+namespace {
+
+namespace fs = std::filesystem;
+using ::onepass::testing::CommandResult;
+using ::onepass::testing::RunCommand;
+using ::onepass::testing::ServerProcess;
+
+CommandResult RunOk(const std::vector<std::string>& argv) {
+  absl::StatusOr<CommandResult> result = RunCommand(argv, absl::Seconds(60));
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (!result.ok()) return {};
+  EXPECT_FALSE(result->timed_out) << argv[0];
+  return *result;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Replaces `path` atomically (rename), as a CA's publisher should.
+void Publish(const std::string& path, const std::string& bytes) {
+  const std::string temp = path + ".tmp";
+  std::ofstream(temp, std::ios::binary) << bytes;
+  fs::rename(temp, path);
+}
+
+class CrlEndToEndTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/crl_e2e_" + std::to_string(getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ + "/crl");
+    const CommandResult data =
+        RunOk({ONEPASS_SOURCE_DIR "/scripts/make-ocsp-testdata.sh", dir_ + "/data"});
+    ASSERT_EQ(data.exit_code, 0) << data.err;
+    const absl::Time now = absl::Now();
+    first_ = ca_.MakeCrl(now - absl::Hours(1), now + absl::Hours(24 * 30), 40);
+    Publish(dir_ + "/crl/ca.crl", first_);
+    std::ofstream(dir_ + "/issuers.pem") << ca_.CertificatePem();
+    auto server =
+        ServerProcess::Start({"--handler", "ocsp", "--listen", "127.0.0.1:0", "--workers", "2",
+                              "--ocsp-responses", dir_ + "/data/responses", "--crl-dir",
+                              dir_ + "/crl", "--crl-issuers", dir_ + "/issuers.pem"});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+  void TearDown() override {
+    if (server_ != nullptr) {
+      EXPECT_EQ(server_->Stop(), 0) << server_->ReadStderr();
+    }
+    fs::remove_all(dir_);
+  }
+
+  struct Fetched {
+    std::string code, head, body;
+  };
+  Fetched Curl(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {"curl",         "-sS", "--max-time",   "10", "-o",
+                                     dir_ + "/body", "-D",  dir_ + "/head", "-w", "%{http_code}"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back(absl::StrCat("http://127.0.0.1:", server_->port(), "/crl/ca.crl"));
+    const CommandResult result = RunOk(argv);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return {result.out, ReadFile(dir_ + "/head"), ReadFile(dir_ + "/body")};
+  }
+  static std::string Field(const std::string& head, absl::string_view name) {
+    const std::string key = absl::StrCat("\r\n", name, ": ");
+    const size_t at = head.find(key);
+    if (at == std::string::npos) return "";
+    return head.substr(at + key.size(), head.find("\r\n", at + key.size()) - at - key.size());
+  }
+
+  std::string dir_;
+  std::string first_;
+  testing::TestCrlIssuer ca_{"onepass CRL e2e CA"};
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(CrlEndToEndTest, CurlAndOpensslReadTheCrl) {
+  const Fetched whole = Curl({});
+  EXPECT_EQ(whole.code, "200");
+  EXPECT_EQ(whole.body, first_);
+  EXPECT_EQ(Field(whole.head, "Content-Type"), "application/pkix-crl");
+  EXPECT_FALSE(Field(whole.head, "Last-Modified").empty());
+  EXPECT_FALSE(Field(whole.head, "Expires").empty());
+  const CommandResult crl =
+      RunOk({"openssl", "crl", "-inform", "DER", "-in", dir_ + "/body", "-noout", "-issuer",
+             "-nextupdate", "-CAfile", dir_ + "/issuers.pem"});
+  EXPECT_EQ(crl.exit_code, 0) << crl.err;
+  EXPECT_TRUE(absl::StrContains(crl.out, "onepass CRL e2e CA")) << crl.out;
+  EXPECT_TRUE(absl::StrContains(crl.out + crl.err, "verify OK")) << crl.out << crl.err;
+
+  const Fetched head = Curl({"-I"});
+  EXPECT_EQ(head.code, "200");
+  EXPECT_EQ(Field(head.head, "Content-Length"), std::to_string(first_.size()));
+  const Fetched part = Curl({"-r", "100-199"});
+  EXPECT_EQ(part.code, "206");
+  EXPECT_EQ(part.body, first_.substr(100, 100));
+  const Fetched tail = Curl({"-r", "-50"});
+  EXPECT_EQ(tail.body, first_.substr(first_.size() - 50));
+  const Fetched beyond = Curl({"-r", absl::StrCat(first_.size(), "-")});
+  EXPECT_EQ(beyond.code, "416");
+  const std::string etag = Field(whole.head, "ETag");
+  EXPECT_EQ(Curl({"-H", "If-None-Match: " + etag}).code, "304");
+  EXPECT_EQ(Curl({"-H", "If-Modified-Since: " + Field(whole.head, "Last-Modified")}).code, "304");
+}
+
+// openssl verify fetches the CRL itself from the certificate's CRL distribution point.
+TEST_F(CrlEndToEndTest, OpensslVerifyDownloadsTheCrlThroughTheDistributionPoint) {
+  const std::string url = absl::StrCat("http://127.0.0.1:", server_->port(), "/crl/ca.crl");
+  std::ofstream(dir_ + "/good.pem") << ca_.IssueLeafPem(1000, url);
+  std::ofstream(dir_ + "/revoked.pem") << ca_.IssueLeafPem(5, url);  // the CRL lists 1..40
+  const CommandResult good = RunOk({"openssl", "verify", "-crl_check", "-crl_download", "-CAfile",
+                                    dir_ + "/issuers.pem", dir_ + "/good.pem"});
+  EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+  EXPECT_TRUE(absl::StrContains(good.out, "good.pem: OK")) << good.out << good.err;
+  const CommandResult revoked = RunOk({"openssl", "verify", "-crl_check", "-crl_download",
+                                       "-CAfile", dir_ + "/issuers.pem", dir_ + "/revoked.pem"});
+  EXPECT_NE(revoked.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(revoked.out + revoked.err, "certificate revoked"))
+      << revoked.out << revoked.err;
+}
+
+TEST_F(CrlEndToEndTest, ReloadKeepsTheOldCrlOnABadFileAndSwapsAGoodOne) {
+  const std::string etag = Field(Curl({}).head, "ETag");
+  Publish(dir_ + "/crl/ca.crl", "not a CRL");
+  ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
+  std::string log;
+  EXPECT_TRUE(::onepass::testing::WaitFor(
+      [&] {
+        log += server_->ReadStderr();
+        return absl::StrContains(log, "reload failed");
+      },
+      absl::Seconds(20)))
+      << log;
+  EXPECT_TRUE(absl::StrContains(log, "ca.crl: not one DER")) << log;
+  EXPECT_EQ(Curl({}).body, first_);  // the old CRL still serves
+
+  const absl::Time now = absl::Now();
+  const std::string second = ca_.MakeCrl(now, now + absl::Hours(24 * 30), 41);
+  Publish(dir_ + "/crl/ca.crl", second);
+  ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
+  std::string latest;
+  EXPECT_TRUE(::onepass::testing::WaitFor(
+      [&] {
+        latest = Curl({}).body;
+        return latest == second;
+      },
+      absl::Seconds(20)));
+  EXPECT_NE(Field(Curl({}).head, "ETag"), etag);
+}
+
+// A CRL replaced while a client fetches it back to back (one connection at a time, not a
+// concurrent load): every transfer succeeds and carries one whole
+// version, the old or the new (the snapshot is swapped between requests, never under one).
+TEST_F(CrlEndToEndTest, ReplacedWhileFetchedEveryTransferIsOneWholeVersion) {
+  const absl::Time now = absl::Now();
+  const std::string second = ca_.MakeCrl(now, now + absl::Hours(24 * 30), 400);
+  const std::string request = "GET /crl/ca.crl HTTP/1.1\r\nHost: x\r\n\r\n";
+  int old_seen = 0, new_seen = 0, failed = 0;
+  bool swapped = false;
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  for (int i = 0; i < 2000 && absl::Now() < deadline; ++i) {
+    if (i == 50) {
+      Publish(dir_ + "/crl/ca.crl", second);
+      ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
+      swapped = true;
+    }
+    absl::StatusOr<::onepass::testing::TcpClient> client =
+        ::onepass::testing::TcpClient::Connect("127.0.0.1", server_->port());
+    if (!client.ok() || !client->Send(request).ok()) {
+      ++failed;
+      continue;
+    }
+    absl::StatusOr<std::string> reply = client->ReadUntilClose(absl::Seconds(10));
+    const size_t end = reply.ok() ? reply->find("\r\n\r\n") : std::string::npos;
+    if (end == std::string::npos || !absl::StartsWith(*reply, "HTTP/1.1 200 ")) {
+      ++failed;
+      continue;
+    }
+    const std::string body = reply->substr(end + 4);
+    if (body == first_) {
+      ++old_seen;
+    } else if (body == second) {
+      ++new_seen;
+      if (new_seen >= 50) break;  // enough transfers of the new version
+    } else {
+      ++failed;
+    }
+  }
+  EXPECT_TRUE(swapped);
+  EXPECT_EQ(failed, 0);
+  EXPECT_GE(old_seen, 50);
+  EXPECT_GE(new_seen, 50) << "the new CRL was not served within the time bound";
+}
+
+}  // namespace
+}  // namespace onepass::ocsp

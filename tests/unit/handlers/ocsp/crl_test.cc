@@ -1,0 +1,231 @@
+// CRLs beside the OCSP responses (crl_snapshot.h, crl_responder.h): the load-time checks, and
+// the HTTP answers (validators, 304, HEAD, byte ranges) through CrlResponder.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "handlers/http/http_date.h"
+#include "handlers/ocsp/crl_responder.h"
+#include "handlers/ocsp/crl_snapshot.h"
+#include "handlers/ocsp/ocsp_counters.h"
+#include "tests/unit/handlers/ocsp/test_crl.h"
+
+namespace onepass::ocsp {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TestCrlIssuer;
+
+const absl::Time kNow = absl::FromUnixSeconds(1800000000);
+
+class CrlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/crl_test_" + std::to_string(getpid()) + "_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void Write(const std::string& name, const std::string& bytes) {
+    std::ofstream(dir_ + "/" + name, std::ios::binary) << bytes;
+  }
+
+  absl::StatusOr<std::shared_ptr<const CrlSnapshot>> Load(const std::string& issuers = "") {
+    CrlLoadConfig config;
+    config.dir = dir_;
+    config.issuers_file = issuers;
+    warnings_.clear();
+    return LoadCrlDir(config, kNow, &warnings_);
+  }
+
+  std::string dir_;
+  std::vector<std::string> warnings_;
+  TestCrlIssuer ca_{"onepass CRL test CA"};
+};
+
+TEST_F(CrlTest, LoadsEveryCrlFileWithItsValidators) {
+  const std::string der = ca_.MakeCrl(kNow - absl::Hours(1), kNow + absl::Hours(24 * 30));
+  Write("ca1.crl", der);
+  Write("ca2.crl", ca_.MakeCrl(kNow - absl::Hours(2), kNow + absl::Hours(24 * 30), 0));
+  Write("readme.txt", "not a CRL, not loaded");
+  auto crls = Load();
+  ASSERT_TRUE(crls.ok()) << crls.status();
+  EXPECT_EQ((*crls)->size(), 2u);
+  const CrlEntry* entry = (*crls)->Find("ca1.crl");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->der, der);
+  EXPECT_EQ(entry->etag.size(), 64u);
+  EXPECT_EQ(entry->last_modified, http::HttpDate(kNow - absl::Hours(1)));
+  EXPECT_EQ(entry->expires, http::HttpDate(kNow + absl::Hours(24 * 30)));
+  EXPECT_EQ((*crls)->Find("readme.txt"), nullptr);
+  EXPECT_TRUE(warnings_.empty());
+}
+
+TEST_F(CrlTest, BadFilesFailTheLoadNamingThem) {
+  Write("bad.crl", "garbage");
+  auto garbage = Load();
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_TRUE(absl::StrContains(garbage.status().message(), "bad.crl: not one DER"))
+      << garbage.status();
+  Write("bad.crl", ca_.MakeCrl(kNow - absl::Hours(48), kNow - absl::Hours(1)));
+  auto expired = Load();
+  ASSERT_FALSE(expired.ok());
+  EXPECT_TRUE(absl::StrContains(expired.status().message(), "expired")) << expired.status();
+  Write("bad.crl", ca_.MakeCrl(kNow, kNow + absl::Hours(24)) + "x");
+  EXPECT_FALSE(Load().ok());  // trailing bytes
+}
+
+TEST_F(CrlTest, NextUpdateSoonWarns) {
+  Write("soon.crl", ca_.MakeCrl(kNow - absl::Hours(1), kNow + absl::Hours(24)));
+  ASSERT_TRUE(Load().ok());
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(warnings_[0], "publish a new CRL")) << warnings_[0];
+}
+
+TEST_F(CrlTest, IssuerAndSignatureChecked) {
+  Write("ca.crl", ca_.MakeCrl(kNow - absl::Hours(1), kNow + absl::Hours(24 * 30)));
+  const std::string ours = dir_ + "/ours.pem";
+  std::ofstream(ours) << ca_.CertificatePem();
+  EXPECT_TRUE(Load(ours).ok());
+  TestCrlIssuer other("another CA");
+  const std::string theirs = dir_ + "/theirs.pem";
+  std::ofstream(theirs) << other.CertificatePem();
+  auto wrong = Load(theirs);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_TRUE(absl::StrContains(wrong.status().message(), "not in --crl-issuers"));
+  // Same name, other key: the signature does not verify.
+  TestCrlIssuer impostor("onepass CRL test CA");
+  const std::string forged = dir_ + "/forged.pem";
+  std::ofstream(forged) << impostor.CertificatePem();
+  auto bad = Load(forged);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "signature")) << bad.status();
+}
+
+TEST(ByteRangeTest, Forms) {
+  using K = ByteRange::Kind;
+  struct Case {
+    const char* field;
+    K kind;
+    uint64_t first, last;
+  };
+  for (const Case& c : std::vector<Case>{{"bytes=0-9", K::kRange, 0, 9},
+                                         {"bytes=90-", K::kRange, 90, 99},
+                                         {"bytes=-10", K::kRange, 90, 99},
+                                         {"bytes=-500", K::kRange, 0, 99},
+                                         {"bytes=50-5000", K::kRange, 50, 99},
+                                         {"bytes=100-", K::kUnsatisfiable, 0, 0},
+                                         {"bytes=-0", K::kUnsatisfiable, 0, 0},
+                                         {"bytes=9-1", K::kIgnore, 0, 0},
+                                         {"bytes=0-1,5-6", K::kIgnore, 0, 0},
+                                         {"items=0-1", K::kIgnore, 0, 0},
+                                         {"bytes=x-1", K::kIgnore, 0, 0},
+                                         {"bytes=99999999999999999999-", K::kIgnore, 0, 0}}) {
+    const ByteRange r = ParseByteRange(c.field, 100);
+    EXPECT_EQ(r.kind, c.kind) << c.field;
+    if (c.kind == K::kRange) {
+      EXPECT_EQ(r.first, c.first) << c.field;
+      EXPECT_EQ(r.last, c.last) << c.field;
+    }
+  }
+}
+
+class CrlResponderTest : public CrlTest {
+ protected:
+  void SetUp() override {
+    CrlTest::SetUp();
+    der_ = ca_.MakeCrl(kNow - absl::Hours(1), kNow + absl::Hours(24 * 30), 50);
+    Write("ca.crl", der_);
+    auto crls = Load();
+    ASSERT_TRUE(crls.ok()) << crls.status();
+    counters_ = std::make_unique<HandlerCounters>(std::size(kOcspCounters));
+    responder_ = std::make_unique<CrlResponder>(*crls, *counters_);
+    etag_ = (*crls)->Find("ca.crl")->etag;
+  }
+
+  std::string Get(const std::string& name, const std::string& fields = "",
+                  const std::string& method = "GET") {
+    request_text_ =
+        absl::StrCat(method, " /crl/", name, " HTTP/1.1\r\nHost: x\r\n", fields, "\r\n");
+    http::HttpRequest request;
+    http::HttpLimits limits;
+    EXPECT_EQ(http::ParseHttpRequest(request_text_, limits, request).status,
+              http::HttpParseStatus::kComplete);
+    OutputBuffer out(1 << 20);
+    const int answered = responder_->Respond(request, name, kNow, out);
+    if (answered != 0) return absl::StrCat("error ", answered);
+    return std::string(reinterpret_cast<const char*>(out.data()), out.size());
+  }
+  static std::string Body(const std::string& response) {
+    return response.substr(response.find("\r\n\r\n") + 4);
+  }
+
+  std::string der_, etag_, request_text_;
+  std::unique_ptr<HandlerCounters> counters_;
+  std::unique_ptr<CrlResponder> responder_;
+};
+
+TEST_F(CrlResponderTest, WholeCrlWithValidators) {
+  const std::string r = Get("ca.crl");
+  EXPECT_TRUE(absl::StartsWith(r, "HTTP/1.1 200 OK\r\n")) << r.substr(0, 100);
+  EXPECT_TRUE(absl::StrContains(r, "\r\nContent-Type: application/pkix-crl\r\n"));
+  EXPECT_TRUE(absl::StrContains(r, absl::StrCat("\r\nContent-Length: ", der_.size(), "\r\n")));
+  EXPECT_TRUE(absl::StrContains(
+      r, absl::StrCat("\r\nLast-Modified: ", http::HttpDate(kNow - absl::Hours(1)))));
+  EXPECT_TRUE(absl::StrContains(
+      r, absl::StrCat("\r\nExpires: ", http::HttpDate(kNow + absl::Hours(24 * 30)))));
+  EXPECT_TRUE(absl::StrContains(r, absl::StrCat("\r\nETag: \"", etag_, "\"\r\n")));
+  EXPECT_TRUE(absl::StrContains(r, "\r\nCache-Control: public, max-age=2592000\r\n"));
+  EXPECT_TRUE(absl::StrContains(r, "\r\nAccept-Ranges: bytes\r\n"));
+  EXPECT_EQ(Body(r), der_);
+  const std::string head = Get("ca.crl", "", "HEAD");
+  EXPECT_TRUE(Body(head).empty());
+  EXPECT_EQ(head.substr(0, head.find("Date:")), r.substr(0, r.find("Date:")));
+  EXPECT_EQ(Get("nosuch.crl"), "error 404");
+}
+
+TEST_F(CrlResponderTest, ConditionalRequestsGet304) {
+  EXPECT_TRUE(absl::StartsWith(Get("ca.crl", absl::StrCat("If-None-Match: \"", etag_, "\"\r\n")),
+                               "HTTP/1.1 304 "));
+  EXPECT_TRUE(absl::StartsWith(Get("ca.crl", "If-None-Match: \"other\"\r\n"), "HTTP/1.1 200 "));
+  EXPECT_TRUE(absl::StartsWith(
+      Get("ca.crl", absl::StrCat("If-Modified-Since: ", http::HttpDate(kNow), "\r\n")),
+      "HTTP/1.1 304 "));
+  EXPECT_TRUE(absl::StartsWith(
+      Get("ca.crl",
+          absl::StrCat("If-Modified-Since: ", http::HttpDate(kNow - absl::Hours(2)), "\r\n")),
+      "HTTP/1.1 200 "));
+  const std::string not_modified = Get("ca.crl", "If-None-Match: *\r\n");
+  EXPECT_TRUE(Body(not_modified).empty());
+  EXPECT_TRUE(absl::StrContains(not_modified, absl::StrCat("ETag: \"", etag_, "\"")));
+}
+
+TEST_F(CrlResponderTest, ByteRanges) {
+  const std::string part = Get("ca.crl", "Range: bytes=10-19\r\n");
+  EXPECT_TRUE(absl::StartsWith(part, "HTTP/1.1 206 Partial Content\r\n")) << part.substr(0, 80);
+  EXPECT_TRUE(absl::StrContains(part, absl::StrCat("Content-Range: bytes 10-19/", der_.size())));
+  EXPECT_EQ(Body(part), der_.substr(10, 10));
+  EXPECT_EQ(Body(Get("ca.crl", "Range: bytes=-5\r\n")), der_.substr(der_.size() - 5));
+  const std::string beyond = Get("ca.crl", absl::StrCat("Range: bytes=", der_.size(), "-\r\n"));
+  EXPECT_TRUE(absl::StartsWith(beyond, "HTTP/1.1 416 ")) << beyond.substr(0, 80);
+  EXPECT_TRUE(absl::StrContains(beyond, absl::StrCat("Content-Range: bytes */", der_.size())));
+  // If-Range with another validator: the whole CRL (RFC 9110 §13.1.5).
+  EXPECT_TRUE(absl::StartsWith(Get("ca.crl", "Range: bytes=0-1\r\nIf-Range: \"old\"\r\n"),
+                               "HTTP/1.1 200 "));
+  EXPECT_TRUE(absl::StartsWith(
+      Get("ca.crl", absl::StrCat("Range: bytes=0-1\r\nIf-Range: \"", etag_, "\"\r\n")),
+      "HTTP/1.1 206 "));
+  EXPECT_EQ(counters_->Read(static_cast<size_t>(OcspCounter::kCrlUnsatisfiable)), 1u);
+}
+
+}  // namespace
+}  // namespace onepass::ocsp
