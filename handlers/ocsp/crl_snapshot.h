@@ -2,7 +2,7 @@
 // and checked at load, immutable once built and shared by the workers. A reload (SIGHUP)
 // builds a new snapshot and the server swaps the factory; a load that fails (a file that does
 // not parse, is expired, or fails the issuer check) fails the reload, so the old data keeps
-// serving (server/README.md "Reload").
+// serving (docs/design.md "Reloads and restarts").
 //
 // The CA/Browser Forum made CRLs mandatory and OCSP optional (ballot SC-063): a revocation
 // endpoint serves both, often on one host.
