@@ -238,14 +238,17 @@ TEST_F(FrontendWithNsd, DefaultRrlOfNsdFailsNoQueryAndNeverMarksItDown) {
                                  "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   constexpr int kThreads = 8;
-  constexpr int kQueriesPerThread = 200;  // 1,600 in all, far above 200/s
+  // Far above 200/s for 2 s (RRL counts per second: a shorter burst can slip through), and
+  // bounded in count.
+  constexpr int kQueriesPerThread = 5000;
+  const absl::Duration kRun = absl::Seconds(2);
   std::atomic<int> failures{0}, answered{0};
   std::vector<std::thread> threads;
   const absl::Time start = absl::Now();
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       const char* names[] = {"www.example.com", "mail.example.com", "ns1.example.com"};
-      for (int i = 0; i < kQueriesPerThread && absl::Now() - start < absl::Seconds(60); ++i) {
+      for (int i = 0; i < kQueriesPerThread && absl::Now() - start < kRun; ++i) {
         auto answer = AskTcp((*frontend)->port(),
                              MakeQuery(names[(t + i) % 3], "A", {.id = static_cast<uint16_t>(i)}));
         if (answer.ok() && answer->rcode == 0 && !answer->answer.empty()) {
@@ -268,7 +271,7 @@ TEST_F(FrontendWithNsd, DefaultRrlOfNsdFailsNoQueryAndNeverMarksItDown) {
       value("onepass_dns_frontend_tcp_retries_total{result=\"udp_timeout\"}"),
       value("onepass_dns_frontend_tcp_retries_total{result=\"sent\"}"));
   EXPECT_EQ(failures, 0);
-  EXPECT_EQ(answered, kThreads * kQueriesPerThread);
+  EXPECT_GT(answered, 400) << "too few queries to meet the rate limit";
   EXPECT_EQ(value("onepass_dns_frontend_backend_events_total{event=\"marked_down\"}"), 0);
   // RRL did act: otherwise this test proves nothing.
   EXPECT_GT(value("onepass_dns_frontend_tcp_retries_total{result=\"udp_timeout\"}") +
