@@ -233,7 +233,7 @@ int Main(int argc, char** argv) {
     // named after the program).
     std::vector<const absl::CommandLineFlag*> flags;
     for (const char* name : {"listen", "threads", "cpus", "cpu", "proto", "response_file",
-                             "dns_answer_bytes", "backlog"}) {
+                             "dns_answer_bytes", "keepalive", "backlog"}) {
       if (const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name)) {
         flags.push_back(flag);
       }
