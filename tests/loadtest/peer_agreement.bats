@@ -31,14 +31,18 @@ teardown() {
 
 # served_count: the server's "served=N" from its exit stats line (stop_server prints it).
 served_count() { sed -n 's/.*served=\([0-9]*\).*/\1/p' <<< "$1" | head -n 1; }
+# answer_count: the server's DNS answers (NOERROR) from its exit stats line.
+answer_count() { sed -n 's/.*dns_responses{rcode="NOERROR"}=\([0-9]*\).*/\1/p' <<< "$1" | head -n 1; }
 accepted_count() { sed -n 's/.*accepted=\([0-9]*\).*/\1/p' <<< "$1" | head -n 1; }
 
 # dnsperf_field OUT LABEL: the number after "LABEL:" in dnsperf's statistics.
 dnsperf_field() { awk -v label="$2:" '$0 ~ label { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { print $i; exit } }' "$1"; }
 
 @test "dnsperf -m tcp, one query per connection, and onepass-load: both counts are onepassd's" {
+  # --keepalive-ms: with the single pass, dnsperf now and then loses a query to a closed
+  # socket (issue 23's default question); the count checked is then the server's DNS answers.
   start_server "$BATS_TEST_TMPDIR/server.out" "$BIN_DIR/server/onepassd" --handler dns \
-    --listen 127.0.0.1:0 --workers 1
+    --listen 127.0.0.1:0 --workers 1 --keepalive-ms 2000
   dnsperf -m tcp -s 127.0.0.1 -p "${SERVER_ADDR##*:}" -d "$BATS_TEST_TMPDIR/queries.txt" -n 300 \
     -c 8 -q 8 -t 5 -O num-queries-per-conn=1 > "$BATS_TEST_TMPDIR/dnsperf.out" 2>&1
   local completed lost
@@ -51,7 +55,7 @@ dnsperf_field() { awk -v label="$2:" '$0 ~ label { for (i = 1; i <= NF; i++) if 
   [ "$(json_number "$BATS_TEST_TMPDIR/load.json" ok)" = 400 ]
   local stats
   stats=$(stop_server)
-  [ "$(served_count "$stats")" = 700 ] || { echo "$stats"; false; }
+  [ "$(answer_count "$stats")" = 700 ] || { echo "$stats"; false; }
   # dnsperf opens a client's next connection before it knows whether a query is left for it:
   # the last few are accepted and closed unused.
   [ "$(accepted_count "$stats")" -ge 700 ] || { echo "$stats"; false; }
@@ -72,7 +76,7 @@ dnsperf_field() { awk -v label="$2:" '$0 ~ label { for (i = 1; i <= NF; i++) if 
   local stats
   stats=$(stop_server)
   # DNS answers (responses= counts sends: pipelined answers leave together).
-  [ "$(sed -n 's/.*dns_responses{rcode="NOERROR"}=\([0-9]*\).*/\1/p' <<< "$stats" | head -n 1)" = 2000 ] ||
+  [ "$(answer_count "$stats")" = 2000 ] ||
     { echo "$stats"; false; }
 }
 
