@@ -2,6 +2,7 @@
 
 #include <event2/event.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -112,6 +113,9 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Create(const Socke
   }
   int one = 1;
   setsockopt(server->listener_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  // Accept only once the request has arrived (best effort): a probe is then answered in the
+  // accept pass, and a peer that sends nothing holds no slot for the first second.
+  setsockopt(server->listener_.get(), IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof(one));
   if (bind(server->listener_.get(), address.get(), address.length) != 0 ||
       listen(server->listener_.get(), 64) != 0) {
     return absl::UnavailableError(absl::StrCat("--metrics-listen ", where,
@@ -176,7 +180,6 @@ void MetricsServer::OnAccept(int fd, short what, void* arg) {
   for (int i = 0; i < server->options_.max_connections; ++i) {
     ScopedFd client(accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!client.valid()) return;  // EAGAIN, or an error a later wakeup retries
-    server->MakeRoom();
     auto exchange = std::make_unique<Exchange>();
     exchange->server = server;
     exchange->fd = std::move(client);
@@ -190,16 +193,23 @@ void MetricsServer::OnAccept(int fd, short what, void* arg) {
         event_add(exchange->deadline.get(), &timeout) != 0) {
       continue;
     }
+    Exchange* fresh = exchange.get();
     server->exchanges_.push_back(std::move(exchange));
+    // The request is usually there already (TCP_DEFER_ACCEPT): answered in this pass, a probe
+    // never waits in the table, so no churn of slow peers can evict it before it is read.
+    OnExchange(fresh->fd.get(), EV_READ, fresh);
+    server->MakeRoom(fresh);
   }
 }
 
-void MetricsServer::MakeRoom() {
-  if (static_cast<int>(exchanges_.size()) < options_.max_connections) return;
-  // Oldest first: the first one still reading has sent no whole request in all that time.
-  auto victim =
-      std::find_if(exchanges_.begin(), exchanges_.end(), [](const auto& e) { return !e->writing; });
-  if (victim == exchanges_.end()) victim = exchanges_.begin();
+void MetricsServer::MakeRoom(const Exchange* fresh) {
+  if (static_cast<int>(exchanges_.size()) <= options_.max_connections) return;
+  // Oldest first: the first one still reading has sent no whole request in all that time. Not
+  // the one just accepted (`fresh`, the last), whose room this makes.
+  const auto last = exchanges_.end() - 1;
+  auto victim = std::find_if(exchanges_.begin(), last, [](const auto& e) { return !e->writing; });
+  if (victim == last) victim = exchanges_.begin();
+  if (victim->get() == fresh) return;  // a table of one
   // A peer can make this repeat as fast as it connects.
   static LogRateLimit limit("metrics connection evicted");
   LogWarningLimited(limit,

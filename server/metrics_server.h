@@ -79,9 +79,9 @@ class MetricsServer {
   static void OnStop(int fd, short what, void* arg);
   static void OnExchange(int fd, short what, void* arg);
   static void OnDeadline(int fd, short what, void* arg);
-  // Room for one more exchange: when the table is full, the oldest still reading (else the
-  // oldest) is closed.
-  void MakeRoom();
+  // After `fresh` (just accepted, the last) took a slot: over the cap, the oldest exchange still
+  // reading (else the oldest) other than `fresh` is closed.
+  void MakeRoom(const Exchange* fresh);
   void Finish(Exchange* exchange);
 
   SocketAddress address_;

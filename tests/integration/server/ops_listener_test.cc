@@ -77,8 +77,8 @@ TEST(OpsListenerTest, DeadlineHoldsForTheWholeExchange) {
   }
 }
 
-// A full table: a new connection takes the slot of the oldest one still reading; the newer
-// ones stay, and the newcomer is answered.
+// A full table: a probe whose request is there at accept is answered at once, closing no one; a
+// new connection that must wait takes the slot of the oldest one still reading, the newer stay.
 TEST(OpsListenerTest, FullTableEvictsTheOldestSlowPeer) {
   constexpr int kSlots = 4;
   std::unique_ptr<MetricsServer> ops =
@@ -97,16 +97,20 @@ TEST(OpsListenerTest, FullTableEvictsTheOldestSlowPeer) {
   for (int i = 0; i < kSlots; ++i) add_slow();
   for (int round = 0; round < 3; ++round) {
     SCOPED_TRACE(absl::StrCat("round ", round));
+    // A probe whose request has arrived by accept is answered in that pass: it needs no slot,
+    // and closes no one.
     absl::StatusOr<TcpClient> probe = TcpClient::Connect("127.0.0.1", port);
     ASSERT_TRUE(probe.ok()) << probe.status();
     ASSERT_TRUE(probe->Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").ok());
     absl::StatusOr<std::string> reply = probe->ReadUntilClose(absl::Seconds(2));
     ASSERT_TRUE(reply.ok()) << reply.status();
     EXPECT_TRUE(absl::StartsWith(*reply, "HTTP/1.1 200")) << *reply;
-    // The probe took the slot of slow[round], the oldest still reading; the newer ones stay.
+    for (size_t i = round; i < slow.size(); ++i) EXPECT_FALSE(ClosedByPeer(slow[i])) << i;
+    // One more slow peer must wait in the table: it takes the slot of slow[round], the oldest
+    // still reading; the newer ones stay.
+    add_slow();
     EXPECT_TRUE(WaitFor([&] { return ClosedByPeer(slow[round]); }, absl::Seconds(2)));
     for (size_t i = round + 1; i < slow.size(); ++i) EXPECT_FALSE(ClosedByPeer(slow[i])) << i;
-    add_slow();  // the table full again, the probe's slot now a slow peer's
   }
 }
 
