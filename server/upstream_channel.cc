@@ -41,11 +41,8 @@ absl::StatusOr<std::unique_ptr<UpstreamChannel>> UpstreamChannel::Open(
     if (!socket.ok()) return socket.status();
     channel->upstreams_[i].current = *socket;
   }
-  const auto period = std::max(std::chrono::milliseconds(10),
-                               std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   absl::ToChronoMilliseconds(channel->config_.linger) / 4));
-  const timeval tick = {static_cast<time_t>(period.count() / 1000),
-                        static_cast<suseconds_t>(period.count() % 1000 * 1000)};
+  const timeval tick =
+      absl::ToTimeval(std::max(absl::Milliseconds(10), channel->config_.linger / 4));
   channel->linger_timer_ =
       event_new(base, -1, EV_PERSIST, &UpstreamChannel::OnLingerTimer, channel.get());
   if (channel->linger_timer_ == nullptr || event_add(channel->linger_timer_, &tick) != 0) {
