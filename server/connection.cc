@@ -1,8 +1,5 @@
 #include "server/connection.h"
 
-#include <event2/event.h>
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -18,14 +15,6 @@ namespace {
 // Consecutive handler calls that consume nothing and lead to no read: a handler bug (it keeps
 // answering kWriteThenRead without progress). The connection is closed instead of spinning.
 constexpr int kMaxCallsWithoutProgress = 8;
-
-// Bytes the kernel holds that it has not sent yet (the client's window is shut); 0 on error,
-// when there is nothing to protect.
-size_t UnsentBytes(int fd) {
-  int unsent = 0;
-  if (ioctl(fd, SIOCOUTQNSD, &unsent) != 0 || unsent < 0) return 0;
-  return static_cast<size_t>(unsent);
-}
 
 }  // namespace
 
@@ -48,13 +37,13 @@ Connection::Connection(size_t input_capacity, size_t output_capacity)
     : in_(std::make_unique<InputBuffer>(input_capacity)),
       out_(output_capacity > 0 ? std::make_unique<OutputBuffer>(output_capacity) : nullptr) {}
 
-Connection::~Connection() {
-  if (event != nullptr) event_free(event);
-}
+Connection::~Connection() = default;
 
-void Connection::Reset(int fd, const std::array<uint8_t, 16>& peer, uint64_t id) {
+void Connection::Reset(int fd, const std::array<uint8_t, 16>& peer, uint64_t id,
+                       bool proxy_header) {
   fields_ = ConnectionFields();
   fields_.fd = fd;
+  if (proxy_header) fields_.state = ConnectionState::kProxyHeader;
   fields_.peer = peer;
   fields_.id = id;
   in_->Clear();
@@ -82,6 +71,9 @@ ConnectionState Connection::AdvanceReceived(const ConnectionEnv& env, ssize_t re
 ConnectionState Connection::Run(const ConnectionEnv& env, Turn& turn, bool go_on) {
   while (go_on) {
     switch (fields_.state) {
+      case ConnectionState::kProxyHeader:
+        go_on = TakeProxy(env, turn);
+        break;
       case ConnectionState::kReading:
         go_on = Receive(env, turn);
         break;
@@ -120,8 +112,7 @@ bool Connection::Receive(const ConnectionEnv& env, Turn& turn) {
     WorkerStats::Add(env.stats->rejected_oversize);
     return Finish();
   }
-  const ssize_t received = recv(fields_.fd, tail.data(), tail.size(), MSG_DONTWAIT);
-  return TakeReceived(env, turn, received < 0 ? -errno : received, tail.size());
+  return TakeReceived(env, turn, env.io->Receive(fields_.fd, tail), tail.size());
 }
 
 bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t received,
@@ -134,12 +125,12 @@ bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t rece
     if (turn.last_read_full) fields_.filled_buffer = true;
     in_->Commit(static_cast<size_t>(received));
     turn.calls_without_progress = 0;
-    return MoveTo(ConnectionState::kProcessing);
+    return MoveTo(AfterReceive());
   }
   if (received == 0) {
     // RFC 7766 §6.2.4 / RFC 3912: the client half-closed; answer what is there, then close.
     fields_.peer_closed = true;
-    return MoveTo(ConnectionState::kProcessing);
+    return MoveTo(AfterReceive());
   }
   if (received == -EAGAIN || received == -EWOULDBLOCK) return false;
   if (received == -EINTR) return true;  // again, in the same state
@@ -147,37 +138,37 @@ bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t rece
   return Finish();
 }
 
-bool Connection::TakeProxy(const ConnectionEnv& env, bool& go_on) {
+bool Connection::TakeProxy(const ConnectionEnv& env, Turn& turn) {
+  if (in_->empty() && !fields_.peer_closed) return Receive(env, turn);
   const ProxyStep step =
       TakeProxyHeader(in_->contents(), fields_.peer, *env.proxy, fields_.peer_closed);
   switch (step.action) {
     case ProxyStep::Action::kReject:
       WorkerStats::Add(env.stats->rejected_proxy);
-      go_on = Finish();
-      return false;
+      return Finish();
     case ProxyStep::Action::kReadMore:
-      go_on = NeedMoreInput(env);
-      return false;
+      if (fields_.peer_closed) {
+        CountEndOfInput(env);
+        return Finish();
+      }
+      if (in_->size() > env.max_request_bytes) {
+        WorkerStats::Add(env.stats->rejected_oversize);
+        return Finish();
+      }
+      return Receive(env, turn);  // waits in kProxyHeader when the socket is empty
     case ProxyStep::Action::kDone:
       break;
   }
-  fields_.proxy_checked = true;
   if (step.consumed > 0) WorkerStats::Add(env.stats->proxy_headers);
   in_->Consume(step.consumed);
   // Behind a load balancer the client is the one its header names: that address goes to the
   // handler and keys the per-client limit.
   if (step.has_client) fields_.peer = step.client;
-  if (in_->empty()) {  // the header came alone: the request follows
-    go_on = NeedMoreInput(env);
-    return false;
-  }
-  return true;
+  // The header came alone: the request follows.
+  return MoveTo(in_->empty() ? ConnectionState::kReading : ConnectionState::kProcessing);
 }
 
 bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
-  if (env.proxy != nullptr && !fields_.proxy_checked) {
-    if (bool go_on = false; !TakeProxy(env, go_on)) return go_on;
-  }
   RequestContext context;
   context.now = absl::Now();
   context.keepalive = env.keepalive;
@@ -210,21 +201,22 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
       }
       return Finish();
     case Action::kWriteThenClose:
-      fields_.close_after_write = true;
       // Linger only when the client may still be sending: request bytes left unconsumed (the
       // handler answered before the end of the request; handlers consume exactly what they
       // parsed, so this is exact) or the last recv filled the buffer (more may wait in the
       // socket). The usual single pass, one read consumed whole, closes at once, and so does
       // a request that came in several reads and was consumed whole.
-      fields_.linger_after_write =
-          env.linger && !fields_.peer_closed && (!in_->empty() || turn.last_read_full);
+      fields_.after_write =
+          env.linger && !fields_.peer_closed && (!in_->empty() || turn.last_read_full)
+              ? AfterWrite::kLinger
+              : AfterWrite::kClose;
       if (out_->empty()) {
         WorkerStats::Add(env.stats->closed_by_handler);
         return Finish();
       }
       return MoveTo(ConnectionState::kWriting);
     case Action::kWriteThenRead:
-      fields_.close_after_write = false;
+      fields_.after_write = AfterWrite::kRead;
       // More responses may follow: TCP_NODELAY came from the listener (SetListenerNoDelay).
       if (!out_->empty()) return MoveTo(ConnectionState::kWriting);
       // More whole requests may be buffered (pipelining): the handler sees them at once.
@@ -234,18 +226,19 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
       const size_t queued = env.upstream != nullptr ? env.upstream->size() - queued_before : 0;
       fields_.upstream_pending += static_cast<uint32_t>(queued);
       if (queued > 0) fields_.message_consumed = true;
-      fields_.close_after_write = verdict.then == Action::kWriteThenClose;
-      fields_.linger_after_write = false;  // RFC 7766: a DNS client is done sending by now
+      // Never lingering: RFC 7766, a DNS client is done sending by now.
+      fields_.after_write =
+          verdict.then == Action::kWriteThenClose ? AfterWrite::kClose : AfterWrite::kRead;
       if (!out_->empty()) return MoveTo(ConnectionState::kWriting);
       if (fields_.upstream_pending > 0) {
         fields_.state = ConnectionState::kWaitingUpstream;
         return false;  // the worker wakes it with an answer
       }
-      if (fields_.close_after_write) return Finish();
+      if (fields_.after_write != AfterWrite::kRead) return Finish();
       return NeedMoreInput(env);
     }
     case Action::kReadMore:
-      fields_.close_after_write = false;
+      fields_.after_write = AfterWrite::kRead;
       // Output with kReadMore is tolerated: it is sent anyway.
       if (!out_->empty()) return MoveTo(ConnectionState::kWriting);
       return NeedMoreInput(env);
@@ -278,25 +271,23 @@ bool Connection::Flush(const ConnectionEnv& env) {
   // (kClosingUnsent would wait for bytes still corked), without lingering (its shutdown
   // would push them, but the FIN must still follow the answer alone), and with no answer
   // still to come from an upstream (the corked ones would wait for it).
-  const int more = fields_.close_after_write && !fields_.linger_after_write &&
-                           fields_.upstream_pending == 0 &&
-                           fields_.bytes_sent + out_->size() <= kUnsentCheckBytes
-                       ? MSG_MORE
-                       : 0;
+  const bool more = fields_.after_write == AfterWrite::kClose && fields_.upstream_pending == 0 &&
+                    fields_.bytes_sent + out_->size() <= kUnsentCheckBytes;
   while (!out_->empty()) {
     // The whole response in one send: the handler built the length prefix and the message
     // together, so no tinygram leaves (RFC 7766 §8; docs/design.md "The connection path").
     ssize_t sent;
-    if (more != 0 && env.final_send != nullptr &&
+    if (more && env.final_send != nullptr &&
         env.final_send->QueueFinalSend(fields_.fd, out_->contents())) {
       sent = static_cast<ssize_t>(out_->size());  // the queue sends it, then closes
+      fields_.close_queued = true;
     } else {
-      sent = send(fields_.fd, out_->data(), out_->size(), MSG_NOSIGNAL | MSG_DONTWAIT | more);
+      sent = env.io->Send(fields_.fd, out_->contents(), more);
     }
     WorkerStats::Add(env.stats->sends);
     if (sent < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return false;  // wait until writable
+      if (sent == -EINTR) continue;
+      if (sent == -EAGAIN || sent == -EWOULDBLOCK) return false;  // wait until writable
       WorkerStats::Add(env.stats->reset_errors);
       return Finish();
     }
@@ -318,7 +309,7 @@ bool Connection::Flush(const ConnectionEnv& env) {
     fields_.state = ConnectionState::kWaitingUpstream;
     return false;
   }
-  if (fields_.close_after_write) return CloseAfterWrite(env);
+  if (fields_.after_write != AfterWrite::kRead) return CloseAfterWrite(env);
   // Requests left after the handler stopped early (its output was full) go first; bytes it
   // consumed none of wait for more input (ConnectionFields::process_after_write).
   return MoveTo(!in_->empty() && fields_.process_after_write ? ConnectionState::kProcessing
@@ -338,17 +329,17 @@ bool Connection::DeliverUpstream(absl::Span<const uint8_t> response) {
 bool Connection::CloseAfterWrite(const ConnectionEnv& env) {
   // Below kUnsentCheckBytes the orphan's bound in bytes is that constant; above it, the kernel
   // is asked (one ioctl) whether the client has taken it all.
-  if (fields_.bytes_sent > kUnsentCheckBytes && UnsentBytes(fields_.fd) > 0) {
-    SetWritableWhenSent(fields_.fd);
+  if (fields_.bytes_sent > kUnsentCheckBytes && env.io->UnsentBytes(fields_.fd) > 0) {
+    env.io->SetWritableWhenSent(fields_.fd);
     fields_.state = ConnectionState::kClosingUnsent;
     return false;  // wait until writable
   }
-  return fields_.linger_after_write ? StartLinger(env) : Finish();
+  return fields_.after_write == AfterWrite::kLinger ? StartLinger(env) : Finish();
 }
 
 bool Connection::AwaitSent(const ConnectionEnv& env) {
-  if (UnsentBytes(fields_.fd) > 0) return false;  // still held back: wait again
-  return fields_.linger_after_write ? StartLinger(env) : Finish();
+  if (env.io->UnsentBytes(fields_.fd) > 0) return false;  // still held back: wait again
+  return fields_.after_write == AfterWrite::kLinger ? StartLinger(env) : Finish();
 }
 
 void Connection::CountEndOfInput(const ConnectionEnv& env) {
@@ -360,7 +351,7 @@ void Connection::CountEndOfInput(const ConnectionEnv& env) {
 bool Connection::StartLinger(const ConnectionEnv& env) {
   WorkerStats::Add(env.stats->lingering_closes);
   // FIN after the response: the client sees the end of it and, being done, closes too.
-  shutdown(fields_.fd, SHUT_WR);
+  env.io->ShutdownWrite(fields_.fd);
   in_->Clear();
   return MoveTo(ConnectionState::kLingering);
 }
@@ -370,12 +361,12 @@ bool Connection::Linger(const ConnectionEnv& env) {
   // kLingerMaxBytes); kReadsPerTurn at most per call, like any other connection.
   for (int reads = 0; reads < kReadsPerTurn; ++reads) {
     absl::Span<uint8_t> tail = in_->WritableTail();
-    ssize_t received = recv(fields_.fd, tail.data(), tail.size(), MSG_DONTWAIT);
+    const ssize_t received = env.io->Receive(fields_.fd, tail);
     WorkerStats::Add(env.stats->recvs);
     if (received == 0) return Finish();  // the client's EOF: nothing unread, no RST
     if (received < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return false;  // wait until readable
+      if (received == -EINTR) continue;
+      if (received == -EAGAIN || received == -EWOULDBLOCK) return false;  // wait to read
       return Finish();  // reset by the client: nothing left to protect
     }
     fields_.discarded += static_cast<size_t>(received);

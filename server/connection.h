@@ -3,8 +3,9 @@
 // until the connection is done or must wait for its socket.
 //
 // The same code runs the single pass (a worker's scratch Connection, never registered with the
-// event loop) and parked connections (from the worker's pool of Connections, driven by
-// libevent). Thread-confined to its worker. Knows no protocol: all of that is Handler::Process.
+// event loop) and parked connections (from the worker core's pool, server/core/worker_core.h,
+// on either I/O driver). Thread-confined to its worker. Knows no protocol (all of that is
+// Handler::Process) and no event loop: its socket calls go through SocketIo.
 #ifndef ONEPASS_SERVER_CONNECTION_H_
 #define ONEPASS_SERVER_CONNECTION_H_
 
@@ -21,15 +22,12 @@
 #include "handlers/handler.h"
 #include "handlers/output_buffer.h"
 #include "server/connection_state.h"
+#include "server/core/socket_io.h"
 #include "server/deadline.h"
 #include "server/proxy_protocol.h"
 #include "server/stats.h"
 
-struct event;
-
 namespace onepass {
-
-class Worker;
 
 // Received bytes not yet consumed by the handler. Fixed capacity, allocated once.
 class InputBuffer {
@@ -57,22 +55,24 @@ class InputBuffer {
   size_t end_ = 0;
 };
 
-// A worker loop that can take the last send of a connection together with its close (the
-// io_uring loop, server/uring_loop.h: one send and a close linked after it, submitted with the
-// ring's next batch instead of two syscalls now).
+// A driver that can take the last send of a connection together with its close (the io_uring
+// driver, server/drivers/uring_driver.h: one send and a close linked after it, submitted with
+// the ring's next batch instead of two syscalls now).
 class FinalSendQueue {
  public:
   virtual ~FinalSendQueue() = default;
   // `bytes` (at most kUnsentCheckBytes) are the whole rest of the last response of the
   // connection on `fd`, which closes right after. True: the queue copied them and will send
-  // them and close `fd`; the connection counts them as sent and its worker must not close
-  // `fd`. False: the connection sends them itself.
+  // them and close `fd`; the connection counts them as sent and its core must not close `fd`
+  // (Connection::close_queued). False: the connection sends them itself.
   virtual bool QueueFinalSend(int fd, absl::Span<const uint8_t> bytes) = 0;
 };
 
 // What Connection::Advance needs from its worker; read-only during the call.
 struct ConnectionEnv {
   Handler* handler = nullptr;
+  // The socket calls (tests script their own).
+  SocketIo* io = &KernelSocketIo();
   WorkerStats* stats = nullptr;
   size_t max_request_bytes = 0;
   absl::Duration keepalive = absl::ZeroDuration();
@@ -83,9 +83,17 @@ struct ConnectionEnv {
   // The worker's queue for a forwarding handler's datagrams (HandlerFactory::Upstreams);
   // nullptr when the handler forwards nothing. The worker sends and clears it after Advance.
   UpstreamQueue* upstream = nullptr;
-  // --io=uring: where the last send of a connection that closes at once goes; nullptr: sent
-  // at once with send(2), as the libevent loop does.
+  // The driver's queue for the last send of a connection that closes at once
+  // (IoDriver::final_send); nullptr: sent at once with SocketIo::Send.
   FinalSendQueue* final_send = nullptr;
+};
+
+// What a connection does once its response is sent whole.
+enum class AfterWrite : uint8_t {
+  kRead,   // keep reading requests (keepalive, pipelining, an interim response)
+  kClose,  // the handler ended the connection (kWriteThenClose): close
+  // ...but linger first (ConnectionState::kLingering): the client may still be sending.
+  kLinger,
 };
 
 // Everything a connection knows besides its buffers, as one value: Reset assigns a fresh one
@@ -93,10 +101,7 @@ struct ConnectionEnv {
 struct ConnectionFields {
   int fd = -1;
   ConnectionState state = ConnectionState::kReading;
-  // The handler ended the connection (kWriteThenClose): close once the output is sent...
-  bool close_after_write = false;
-  // ...or linger first (ConnectionState::kLingering): the client may still be sending.
-  bool linger_after_write = false;
+  AfterWrite after_write = AfterWrite::kRead;
   // The last Process call consumed something. A call that consumed nothing (e.g. an HTTP
   // interim 100 Continue) would get the same answer on the same bytes again: the handler keeps
   // no per-connection state, so after its output is sent the connection waits for more bytes.
@@ -113,9 +118,10 @@ struct ConnectionFields {
   // A recv filled the input buffer: the client pipelines more than a buffer holds
   // (RequestContext::more_input_expected).
   bool filled_buffer = false;
-  size_t bytes_sent = 0;       // response bytes the kernel took, for kClosingUnsent
-  size_t discarded = 0;        // bytes thrown away while lingering
-  bool proxy_checked = false;  // the PROXY header (or its absence) was dealt with
+  size_t bytes_sent = 0;  // response bytes the kernel took, for kClosingUnsent
+  size_t discarded = 0;   // bytes thrown away while lingering
+  // The driver's FinalSendQueue took the last send and will close the socket itself.
+  bool close_queued = false;
   // Requests forwarded upstream whose answers are not yet delivered (kWaitingUpstream).
   uint32_t upstream_pending = 0;
   // The worker's id of this connection (RequestContext::connection), unique per worker.
@@ -131,9 +137,10 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Starts serving a freshly accepted socket in kReading (takes ownership of nothing: the
-  // worker closes).
-  void Reset(int fd, const std::array<uint8_t, 16>& peer = {}, uint64_t id = 0);
+  // Starts serving a freshly accepted socket in kReading, or kProxyHeader when a PROXY header
+  // may come first (--proxy-protocol-from). Takes ownership of nothing: the core closes.
+  void Reset(int fd, const std::array<uint8_t, 16>& peer = {}, uint64_t id = 0,
+             bool proxy_header = false);
   // Moves `other`'s socket, bytes and state here (by swapping buffers: no copy), leaving
   // `other` empty. Used to park the worker's scratch connection.
   void TakeOver(Connection& other);
@@ -144,7 +151,7 @@ class Connection {
   // or kWaitingUpstream (no socket event: the worker wakes it with an upstream answer).
   // Updates env.stats. Requires an output buffer (has_output()).
   ConnectionState Advance(const ConnectionEnv& env);
-  // For a loop that receives for the connection (the io_uring loop): `result` is what a recv
+  // For a driver that receives for the connection (the ring): `result` is what a recv
   // into ReceiveTail() asking for `asked` bytes returned (bytes, 0 at EOF, or -errno), taken
   // as Advance's own first read in kReading would take it; then Advance goes on.
   ConnectionState AdvanceReceived(const ConnectionEnv& env, ssize_t result, size_t asked);
@@ -154,6 +161,8 @@ class Connection {
   ConnectionState state() const { return fields_.state; }
   uint64_t id() const { return fields_.id; }
   uint32_t upstream_pending() const { return fields_.upstream_pending; }
+  // The driver took the last send and closes the socket (FinalSendQueue).
+  bool close_queued() const { return fields_.close_queued; }
 
   // One upstream answer for this connection (kWaitingUpstream, or kWriting when an earlier
   // answer is still being sent): appends `response` to the output and moves to kWriting; the
@@ -191,17 +200,6 @@ class Connection {
   Deadlines& deadlines() { return fields_.deadlines; }
   const Deadlines& deadlines() const { return fields_.deadlines; }
 
-  // Kept by the owning worker (its libevent event, its index in the worker's list of parked
-  // connections); not moved by TakeOver.
-  Worker* worker = nullptr;
-  // The client key of peer() (server/client_limits.h) while it counts against the per-client
-  // limit (Worker::CountPeer).
-  std::array<uint8_t, 16> client_key{};
-  bool peer_counted = false;
-  struct event* event = nullptr;
-  size_t active_index = 0;
-  int64_t accepted_at = 0;  // MonotonicNanos() at accept (server/worker_metrics.h)
-
  private:
   // What one Advance call has done so far: its read budget and the handler's progress.
   struct Turn {
@@ -220,10 +218,13 @@ class Connection {
   bool TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t result, size_t asked);
   // The loop of Advance, from `go_on`.
   ConnectionState Run(const ConnectionEnv& env, Turn& turn, bool go_on);
-  bool Linger(const ConnectionEnv& env);  // kLingering
-  // kProcessing, first: takes the PROXY header of --proxy-protocol-from peers. False when the
-  // step decided the connection's next state (read more, or rejected).
-  bool TakeProxy(const ConnectionEnv& env, bool& go_on);
+  bool Linger(const ConnectionEnv& env);                 // kLingering
+  bool TakeProxy(const ConnectionEnv& env, Turn& turn);  // kProxyHeader
+  // Where a recv that brought bytes (or the EOF) leads: the PROXY header is parsed first.
+  ConnectionState AfterReceive() const {
+    return fields_.state == ConnectionState::kProxyHeader ? ConnectionState::kProxyHeader
+                                                          : ConnectionState::kProcessing;
+  }
   bool AwaitSent(const ConnectionEnv& env);  // kClosingUnsent
 
   // Moves to `state` and goes on (returns true).

@@ -2,6 +2,8 @@
 // reading a single switch: Connection::Advance.
 //
 // Transitions, each a step of Advance:
+//   kProxyHeader → kProcessing (header taken, request bytes follow) | kReading (header alone)
+//                 | kProxyHeader (more bytes needed) | kClosed (rejected, error, oversize)
 //   kReading    → kProcessing (bytes or the client's EOF received) | kClosed (error, oversize)
 //   kProcessing → kWriting (a response) | kProcessing (more whole requests buffered)
 //                 | kReading (the handler needs more bytes) | kClosed
@@ -14,8 +16,9 @@
 //   kWriting    → kWaitingUpstream (sent; answers still to come)
 //   kWaitingUpstream → kWriting (an upstream answer arrived) ; closed at the backstop deadline
 //
-// Advance returns only a state the connection waits in (kReading, kWriting, kClosingUnsent,
-// kLingering, kWaitingUpstream) or kClosed; kProcessing lasts only within one Advance call.
+// Advance returns only a state the connection waits in (kProxyHeader, kReading, kWriting,
+// kClosingUnsent, kLingering, kWaitingUpstream) or kClosed; kProcessing lasts only within one
+// Advance call.
 #ifndef ONEPASS_SERVER_CONNECTION_STATE_H_
 #define ONEPASS_SERVER_CONNECTION_STATE_H_
 
@@ -24,6 +27,10 @@
 namespace onepass {
 
 enum class ConnectionState : uint8_t {
+  // A --proxy-protocol-from connection's first state (server/proxy_protocol.h; dnsdist's
+  // readingProxyProtocolHeader): reads and takes the PROXY v2 header of a trusted peer (or
+  // finds there is none) before any byte reaches the handler. Parked like kReading.
+  kProxyHeader,
   // Waits for request bytes: a fresh connection, an incomplete request, or (kept alive) the
   // next request. Parked: readable event with the read (or keepalive idle) deadline.
   kReading,

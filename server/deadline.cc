@@ -39,6 +39,7 @@ ParkDeadline ComputeParkDeadline(const ParkedConnection& connection, SteadyTime 
   ParkDeadline result{connection.deadlines, now};
   Deadlines& deadlines = result.deadlines;
   switch (connection.state) {
+    case ConnectionState::kProxyHeader:  // a request's first bytes: the same read deadline
     case ConnectionState::kReading:
       result.at = ReadDeadline(connection, now, config, load, deadlines);
       break;
@@ -56,7 +57,7 @@ ParkDeadline ComputeParkDeadline(const ParkedConnection& connection, SteadyTime 
     case ConnectionState::kProcessing:
     case ConnectionState::kWaitingUpstream:
     case ConnectionState::kClosed:
-      return result;  // never here (kWaitingUpstream: Worker::Park gives it its backstop timer)
+      return result;  // never here (kWaitingUpstream: WorkerCore::Park gives it its backstop)
   }
   if (!deadlines.lifetime.has_value()) {
     deadlines.lifetime = After(now, config.max_connection_time);

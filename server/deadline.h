@@ -1,6 +1,6 @@
 // The deadline arithmetic of a parked connection, as a pure function of its state, the time,
 // the configuration and the worker's load: no clock read, no socket, no event loop, so it is
-// tested with a fake clock (tests/unit/server/deadline_test.cc). Worker::Park arms the event
+// tested with a fake clock (tests/unit/server/deadline_test.cc). WorkerCore::Park arms the timer
 // with the result.
 //
 // Deadlines are per message, not per byte (RFC 7766 §6.2.3, docs/design.md "Limits, and why"): the

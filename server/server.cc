@@ -14,9 +14,9 @@
 #include "common/cpu_list.h"
 #include "common/log.h"
 #include "server/descriptor_limit.h"
+#include "server/drivers/uring_driver.h"
 #include "server/listener.h"
 #include "server/proxy_protocol.h"
-#include "server/uring_loop.h"
 
 namespace onepass {
 namespace {
@@ -30,11 +30,6 @@ absl::Status ValidateConfig(const ServerConfig& config, ListenRequirement listen
   if (config.backlog <= 0) return absl::InvalidArgumentError("--backlog must be positive");
   if (config.io == IoLoop::kUring) {
     if (absl::Status uring = ProbeUring(); !uring.ok()) return uring;
-    if (!config.proxy_protocol_from.empty()) {
-      return absl::InvalidArgumentError(
-          "--io=uring is not tested with --proxy-protocol-from; use --io=epoll behind a PROXY "
-          "v2 balancer");
-    }
   }
   if (config.accept_burst <= 0) {
     return absl::InvalidArgumentError("--accept-burst must be positive");

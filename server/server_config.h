@@ -32,7 +32,7 @@ enum class IoLoop {
   // libevent (epoll) readiness; accept4, recv, send and close as plain syscalls.
   kEpoll,
   // liburing: accept, the first recv, the last send and close submitted to a ring in batches;
-  // only in a build with -DONEPASS_IO_URING=ON (server/uring_loop.h).
+  // only in a build with -DONEPASS_IO_URING=ON (server/drivers/uring_driver.h).
   kUring,
 };
 

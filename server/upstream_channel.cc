@@ -1,6 +1,5 @@
 #include "server/upstream_channel.h"
 
-#include <event2/event.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -25,10 +24,10 @@ constexpr int kSharedSocketBufferBytes = 4 << 20;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<UpstreamChannel>> UpstreamChannel::Open(
-    event_base* base, const std::vector<SocketAddress>& upstreams,
+    IoDriver* driver, const std::vector<SocketAddress>& upstreams,
     const UpstreamDatagramConfig& config, WorkerStats* stats, OnDatagram on_datagram) {
   std::unique_ptr<UpstreamChannel> channel(new UpstreamChannel());
-  channel->base_ = base;
+  channel->driver_ = driver;
   channel->config_ = config;
   channel->config_.requests_per_port = std::max(1, config.requests_per_port);
   channel->config_.max_ports = std::max(1, config.max_ports);
@@ -41,22 +40,15 @@ absl::StatusOr<std::unique_ptr<UpstreamChannel>> UpstreamChannel::Open(
     if (!socket.ok()) return socket.status();
     channel->upstreams_[i].current = *socket;
   }
-  const timeval tick =
-      absl::ToTimeval(std::max(absl::Milliseconds(10), channel->config_.linger / 4));
+  UpstreamChannel* raw = channel.get();
   channel->linger_timer_ =
-      event_new(base, -1, EV_PERSIST, &UpstreamChannel::OnLingerTimer, channel.get());
-  if (channel->linger_timer_ == nullptr || event_add(channel->linger_timer_, &tick) != 0) {
-    return absl::ResourceExhaustedError("cannot create the upstream sockets' linger timer");
-  }
+      std::make_unique<Timer>(&driver->timers(), [raw] { raw->OnLingerTimer(); });
+  raw->OnLingerTimer();
   return channel;
 }
 
-UpstreamChannel::~UpstreamChannel() {
-  if (linger_timer_ != nullptr) event_free(linger_timer_);
-  for (auto& [serial, socket] : sockets_) {
-    if (socket->event != nullptr) event_free(socket->event);
-  }
-}
+// The sockets' watches go with them (sockets_), before the driver.
+UpstreamChannel::~UpstreamChannel() = default;
 
 absl::StatusOr<UpstreamChannel::Socket*> UpstreamChannel::OpenSocket(int upstream) {
   const SocketAddress& address = upstreams_[upstream].address;
@@ -84,13 +76,9 @@ absl::StatusOr<UpstreamChannel::Socket*> UpstreamChannel::OpenSocket(int upstrea
                                                ": connect: ", std::strerror(errno),
                                                "; check the --dns-backend address"));
   }
-  socket->event = event_new(base_, socket->fd.get(), EV_READ | EV_PERSIST,
-                            &UpstreamChannel::OnReadable, socket.get());
-  if (socket->event == nullptr || event_add(socket->event, nullptr) != 0) {
-    if (socket->event != nullptr) event_free(socket->event);
-    WorkerStats::Add(stats_->upstream_port_open_errors);
-    return absl::ResourceExhaustedError("cannot create an upstream socket's event");
-  }
+  Socket* watched = socket.get();
+  socket->watch = std::make_unique<FdWatch>(driver_, [this, watched] { OnReadable(watched); });
+  socket->watch->Arm(socket->fd.get(), Interest::kReadable, /*persistent=*/true);
   WorkerStats::Add(stats_->upstream_ports_opened);
   Upstream& owner = upstreams_[upstream];
   socket->member_index = owner.sockets.size();
@@ -156,8 +144,7 @@ void UpstreamChannel::Retire(Socket* socket) {
 }
 
 void UpstreamChannel::CloseSocket(Socket* socket) {
-  if (socket->event != nullptr) event_free(socket->event);
-  socket->event = nullptr;
+  socket->watch.reset();
   Upstream& owner = upstreams_[socket->upstream];
   if (owner.current == socket) owner.current = nullptr;
   Socket* last = owner.sockets.back();
@@ -182,14 +169,17 @@ void UpstreamChannel::CloseLingering(Clock::time_point now) {
   }
 }
 
-void UpstreamChannel::OnLingerTimer(int, short, void* arg) {
-  static_cast<UpstreamChannel*>(arg)->CloseLingering(Clock::now());
+void UpstreamChannel::OnLingerTimer() {
+  const Clock::time_point now = Clock::now();
+  CloseLingering(now);
+  linger_timer_->ArmAt(
+      now + absl::ToChronoNanoseconds(std::max(absl::Milliseconds(10), config_.linger / 4)));
 }
 
-void UpstreamChannel::OpenStreams(event_base* base, const std::vector<SocketAddress>& upstreams,
+void UpstreamChannel::OpenStreams(const std::vector<SocketAddress>& upstreams,
                                   const UpstreamStreamConfig& config, OnDatagram on_frame) {
   streams_ =
-      std::make_unique<UpstreamStreamPool>(base, upstreams, config, stats_, std::move(on_frame));
+      std::make_unique<UpstreamStreamPool>(driver_, upstreams, config, stats_, std::move(on_frame));
 }
 
 bool UpstreamChannel::SendStream(int upstream, absl::Span<const uint8_t> frame) {
@@ -200,9 +190,9 @@ bool UpstreamChannel::SendStream(int upstream, absl::Span<const uint8_t> frame) 
   return streams_->Send(upstream, frame);
 }
 
-void UpstreamChannel::OnReadable(int fd, short, void* arg) {
-  Socket* socket = static_cast<Socket*>(arg);
-  UpstreamChannel* channel = socket->channel;
+void UpstreamChannel::OnReadable(Socket* socket) {
+  UpstreamChannel* channel = this;
+  const int fd = socket->fd.get();
   for (int reads = 0; reads < kReadsPerEvent; ++reads) {
     ssize_t received = recv(fd, channel->buffer_.data(), channel->buffer_.size(), MSG_DONTWAIT);
     if (received < 0) {

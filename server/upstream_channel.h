@@ -32,12 +32,11 @@
 #include "common/secure_random.h"
 #include "common/socket_address.h"
 #include "handlers/handler.h"
+#include "server/core/io_driver.h"
+#include "server/core/timer_queue.h"
 #include "server/scoped_fd.h"
 #include "server/stats.h"
 #include "server/upstream_stream_pool.h"
-
-struct event;
-struct event_base;
 
 namespace onepass {
 
@@ -48,10 +47,10 @@ class UpstreamChannel {
   using OnDatagram = std::function<void(int, absl::Span<const uint8_t>)>;
 
   // Opens and connects a first socket to each address (so that a wrong address fails here,
-  // named) and registers its events with `base`. Counts into `stats` (upstream_*), which
-  // outlives it.
+  // named) and watches each socket through `driver` (the worker's: either I/O driver), which
+  // with `stats` (upstream_*) outlives the channel.
   static absl::StatusOr<std::unique_ptr<UpstreamChannel>> Open(
-      event_base* base, const std::vector<SocketAddress>& upstreams,
+      IoDriver* driver, const std::vector<SocketAddress>& upstreams,
       const UpstreamDatagramConfig& config, WorkerStats* stats, OnDatagram on_datagram);
   ~UpstreamChannel();
   UpstreamChannel(const UpstreamChannel&) = delete;
@@ -64,8 +63,8 @@ class UpstreamChannel {
   // The stream path (handlers/handler.h UpstreamStreamConfig, server/upstream_stream_pool.h):
   // pooled TCP connections to the same upstreams, opened on demand. `on_frame` gets each whole
   // frame received, as on_datagram gets datagrams. Once, after Open.
-  void OpenStreams(event_base* base, const std::vector<SocketAddress>& upstreams,
-                   const UpstreamStreamConfig& config, OnDatagram on_frame);
+  void OpenStreams(const std::vector<SocketAddress>& upstreams, const UpstreamStreamConfig& config,
+                   OnDatagram on_frame);
   // Sends one framed request to `upstream` on a pooled stream connection; false when dropped
   // (counted; also when OpenStreams was not called).
   bool SendStream(int upstream, absl::Span<const uint8_t> frame);
@@ -82,7 +81,7 @@ class UpstreamChannel {
     uint64_t serial = 0;
     size_t member_index = 0;  // in Upstream::sockets
     ScopedFd fd;
-    struct event* event = nullptr;
+    std::unique_ptr<FdWatch> watch;  // readable, persistent
     int sent = 0;
     bool retired = false;
     Clock::time_point last_send;
@@ -107,16 +106,16 @@ class UpstreamChannel {
   void CloseSocket(Socket* socket);
   // Closes the sockets whose linger time has passed (a timer, every linger / 4).
   void CloseLingering(Clock::time_point now);
-  static void OnReadable(int fd, short what, void* arg);
-  static void OnLingerTimer(int fd, short what, void* arg);
+  void OnReadable(Socket* socket);
+  void OnLingerTimer();
 
-  event_base* base_ = nullptr;
+  IoDriver* driver_ = nullptr;
   UpstreamDatagramConfig config_;
   std::vector<Upstream> upstreams_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Socket>> sockets_;  // by serial
   uint64_t next_serial_ = 1;
-  std::deque<Linger> lingering_;  // a FIFO: every linger is as long
-  struct event* linger_timer_ = nullptr;
+  std::deque<Linger> lingering_;         // a FIFO: every linger is as long
+  std::unique_ptr<Timer> linger_timer_;  // every linger / 4
   SecureRandom random_;
   std::unique_ptr<UpstreamStreamPool> streams_;  // null without a stream path
   OnDatagram on_datagram_;

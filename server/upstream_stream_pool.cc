@@ -1,6 +1,5 @@
 #include "server/upstream_stream_pool.h"
 
-#include <event2/event.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -19,10 +18,10 @@ constexpr int kReadsPerEvent = 16;
 
 }  // namespace
 
-UpstreamStreamPool::UpstreamStreamPool(event_base* base, std::vector<SocketAddress> upstreams,
+UpstreamStreamPool::UpstreamStreamPool(IoDriver* driver, std::vector<SocketAddress> upstreams,
                                        const UpstreamStreamConfig& config, WorkerStats* stats,
                                        OnFrame on_frame)
-    : base_(base),
+    : driver_(driver),
       upstreams_(std::move(upstreams)),
       config_(config),
       stats_(stats),
@@ -36,15 +35,8 @@ UpstreamStreamPool::UpstreamStreamPool(event_base* base, std::vector<SocketAddre
   }
 }
 
-UpstreamStreamPool::~UpstreamStreamPool() {
-  for (auto& per_upstream : streams_) {
-    for (auto& stream : per_upstream) {
-      if (stream->read_event != nullptr) event_free(stream->read_event);
-      if (stream->write_event != nullptr) event_free(stream->write_event);
-      if (stream->timer != nullptr) event_free(stream->timer);
-    }
-  }
-}
+// Each stream's watches and timer go with it, before the driver.
+UpstreamStreamPool::~UpstreamStreamPool() = default;
 
 int UpstreamStreamPool::open_connections(int upstream) const {
   int open = 0;
@@ -84,18 +76,8 @@ bool UpstreamStreamPool::Connect(Stream& stream) {
     WorkerStats::Add(stats_->upstream_stream_connect_errors);
     return false;
   }
-  stream.read_event = event_new(base_, stream.fd.get(), EV_READ | EV_PERSIST,
-                                &UpstreamStreamPool::OnReadable, &stream);
-  stream.write_event =
-      event_new(base_, stream.fd.get(), EV_WRITE, &UpstreamStreamPool::OnWritable, &stream);
-  if (stream.timer == nullptr) {
-    stream.timer = event_new(base_, -1, 0, &UpstreamStreamPool::OnTimer, &stream);
-  }
-  if (stream.read_event == nullptr || stream.write_event == nullptr || stream.timer == nullptr ||
-      event_add(stream.read_event, nullptr) != 0 || event_add(stream.write_event, nullptr) != 0) {
-    Close(stream, CloseCause::kConnectFailed);
-    return false;
-  }
+  stream.read_watch.Arm(stream.fd.get(), Interest::kReadable, /*persistent=*/true);
+  stream.write_watch.Arm(stream.fd.get(), Interest::kWritable);
   // Writable means connected (or failed: SO_ERROR says which, in OnWritable).
   stream.state = State::kConnecting;
   ArmTimer(stream);
@@ -181,7 +163,9 @@ bool UpstreamStreamPool::Flush(Stream& stream) {
     sent_total += static_cast<size_t>(sent);
   }
   stream.unsent.erase(stream.unsent.begin(), stream.unsent.begin() + sent_total);
-  if (!stream.unsent.empty()) event_add(stream.write_event, nullptr);
+  if (!stream.unsent.empty() && !stream.write_watch.armed()) {
+    stream.write_watch.Arm(stream.fd.get(), Interest::kWritable);
+  }
   return true;
 }
 
@@ -209,9 +193,9 @@ void UpstreamStreamPool::Close(Stream& stream, CloseCause cause) {
   }
   stream.pending.clear();
   stream.pending_bytes = 0;
-  if (stream.read_event != nullptr) event_free(std::exchange(stream.read_event, nullptr));
-  if (stream.write_event != nullptr) event_free(std::exchange(stream.write_event, nullptr));
-  if (stream.timer != nullptr) event_del(stream.timer);
+  stream.read_watch.Disarm();
+  stream.write_watch.Disarm();
+  stream.timer.Cancel();
   stream.fd.Reset();
   stream.state = State::kClosed;
   stream.unsent.clear();
@@ -221,14 +205,13 @@ void UpstreamStreamPool::Close(Stream& stream, CloseCause cause) {
 }
 
 void UpstreamStreamPool::ArmTimer(Stream& stream) {
-  if (stream.timer == nullptr) return;
-  const timeval timeout = absl::ToTimeval(Busy(stream) ? config_.io_timeout : config_.idle_timeout);
-  event_add(stream.timer, &timeout);
+  const absl::Duration timeout = Busy(stream) ? config_.io_timeout : config_.idle_timeout;
+  stream.timer.ArmAt(std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout));
 }
 
-void UpstreamStreamPool::OnWritable(int fd, short what, void* arg) {
-  Stream& stream = *static_cast<Stream*>(arg);
+void UpstreamStreamPool::OnWritable(Stream& stream) {
   UpstreamStreamPool* pool = stream.pool;
+  const int fd = stream.fd.get();
   if (stream.state == State::kConnecting) {
     int error = 0;
     socklen_t length = sizeof(error);
@@ -245,8 +228,7 @@ void UpstreamStreamPool::OnWritable(int fd, short what, void* arg) {
   pool->ResendLost();
 }
 
-void UpstreamStreamPool::OnReadable(int fd, short what, void* arg) {
-  Stream& stream = *static_cast<Stream*>(arg);
+void UpstreamStreamPool::OnReadable(Stream& stream) {
   stream.pool->Read(stream);
   stream.pool->ResendLost();
 }
@@ -286,8 +268,7 @@ void UpstreamStreamPool::Read(Stream& stream) {
   }
 }
 
-void UpstreamStreamPool::OnTimer(int fd, short what, void* arg) {
-  Stream& stream = *static_cast<Stream*>(arg);
+void UpstreamStreamPool::OnTimer(Stream& stream) {
   UpstreamStreamPool* pool = stream.pool;
   if (stream.state == State::kConnecting) {
     pool->Close(stream, CloseCause::kConnectTimeout);

@@ -37,12 +37,11 @@
 #include "absl/types/span.h"
 #include "common/socket_address.h"
 #include "handlers/handler.h"
+#include "server/core/io_driver.h"
+#include "server/core/timer_queue.h"
 #include "server/scoped_fd.h"
 #include "server/stats.h"
 #include "server/upstream_frame_reader.h"
-
-struct event;
-struct event_base;
 
 namespace onepass {
 
@@ -54,7 +53,7 @@ class UpstreamStreamPool {
 
   // Opens nothing yet: connections open on the first request. `config.frame_length` must not
   // be null. Counts into `stats` (upstream_stream_*), which outlives the pool.
-  UpstreamStreamPool(event_base* base, std::vector<SocketAddress> upstreams,
+  UpstreamStreamPool(IoDriver* driver, std::vector<SocketAddress> upstreams,
                      const UpstreamStreamConfig& config, WorkerStats* stats, OnFrame on_frame);
   ~UpstreamStreamPool();
   UpstreamStreamPool(const UpstreamStreamPool&) = delete;
@@ -93,9 +92,9 @@ class UpstreamStreamPool {
     int upstream = 0;
     State state = State::kClosed;
     ScopedFd fd;
-    struct event* read_event = nullptr;   // EV_READ | EV_PERSIST while open or connecting
-    struct event* write_event = nullptr;  // EV_WRITE while connecting or bytes are unsent
-    struct event* timer = nullptr;        // io_timeout or idle_timeout, created once
+    FdWatch read_watch;   // persistent, while open or connecting
+    FdWatch write_watch;  // once, while connecting or bytes are unsent
+    Timer timer;          // io_timeout or idle_timeout
     std::vector<uint8_t> unsent;
     size_t outstanding = 0;   // frames sent minus frames received
     uint64_t generation = 0;  // bumped on each close: a callback can tell it was closed
@@ -103,7 +102,12 @@ class UpstreamStreamPool {
     size_t pending_bytes = 0;                        // of the frames in `pending`
     UpstreamFrameReader reader;
     Stream(UpstreamStreamPool* p, int u, const UpstreamStreamConfig& c)
-        : pool(p), upstream(u), reader(c.frame_length, c.max_frame_bytes) {}
+        : pool(p),
+          upstream(u),
+          read_watch(p->driver_, [this] { OnReadable(*this); }),
+          write_watch(p->driver_, [this] { OnWritable(*this); }),
+          timer(&p->driver_->timers(), [this] { OnTimer(*this); }),
+          reader(c.frame_length, c.max_frame_bytes) {}
   };
   // Why a connection closes, for the counters and for what is resent: kConnectFailed and
   // kBroken lose their pending requests to lost_; kConnectTimeout and kSilent drop them (they
@@ -131,11 +135,11 @@ class UpstreamStreamPool {
   bool Busy(const Stream& stream) const {
     return stream.state == State::kConnecting || stream.outstanding > 0 || !stream.unsent.empty();
   }
-  static void OnReadable(int fd, short what, void* arg);
-  static void OnWritable(int fd, short what, void* arg);
-  static void OnTimer(int fd, short what, void* arg);
+  static void OnReadable(Stream& stream);
+  static void OnWritable(Stream& stream);
+  static void OnTimer(Stream& stream);
 
-  event_base* const base_;
+  IoDriver* const driver_;
   const std::vector<SocketAddress> upstreams_;
   const UpstreamStreamConfig config_;
   WorkerStats* const stats_;

@@ -1,7 +1,5 @@
 #include "server/worker_metrics.h"
 
-#include <event2/event.h>
-
 #include <cerrno>
 
 namespace onepass {
@@ -52,24 +50,7 @@ const char* AcceptPauseCauseName(AcceptPauseCause cause) {
 
 WorkerMetrics::WorkerMetrics() = default;
 
-WorkerMetrics::~WorkerMetrics() { StopHeartbeat(); }
-
-void WorkerMetrics::StopHeartbeat() {
-  if (heartbeat_timer_ != nullptr) event_free(heartbeat_timer_);
-  heartbeat_timer_ = nullptr;
-}
-
-bool WorkerMetrics::StartHeartbeat(event_base* base, int period_ms) {
-  Beat();
-  heartbeat_timer_ = event_new(base, -1, EV_PERSIST, &WorkerMetrics::OnHeartbeat, this);
-  if (heartbeat_timer_ == nullptr) return false;
-  timeval period{.tv_sec = period_ms / 1000, .tv_usec = (period_ms % 1000) * 1000};
-  return event_add(heartbeat_timer_, &period) == 0;
-}
-
-void WorkerMetrics::OnHeartbeat(int fd, short what, void* arg) {
-  static_cast<WorkerMetrics*>(arg)->Beat();
-}
+WorkerMetrics::~WorkerMetrics() = default;
 
 WorkerMetricsSnapshot WorkerMetrics::Read() const {
   WorkerMetricsSnapshot snapshot;

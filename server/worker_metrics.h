@@ -18,9 +18,6 @@
 
 #include "absl/types/span.h"
 
-struct event;
-struct event_base;
-
 namespace onepass {
 
 // Monotonic nanoseconds. clock_gettime(CLOCK_MONOTONIC) is served by the vDSO: no syscall,
@@ -83,12 +80,8 @@ class alignas(64) WorkerMetrics {
   }
   void Beat() { heartbeat_.store(MonotonicNanos(), std::memory_order_relaxed); }
 
-  // The owning worker, before its loop runs: stamps the heartbeat now and every `period_ms`
-  // from a persistent timer on `base`. A worker stuck in one callback stops stamping; that is
-  // what /healthz looks for. The timer is freed by the destructor (before `base`).
-  bool StartHeartbeat(event_base* base, int period_ms);
-  // Frees the timer; before its event_base goes.
-  void StopHeartbeat();
+  // The owning worker's core stamps the heartbeat every kHeartbeatPeriodMs from a timer of its
+  // loop. A worker stuck in one callback stops stamping; that is what /healthz looks for.
 
   // Any thread.
   WorkerMetricsSnapshot Read() const;
@@ -97,14 +90,12 @@ class alignas(64) WorkerMetrics {
   static void Add(std::atomic<uint64_t>& counter, uint64_t n) {
     counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
-  static void OnHeartbeat(int fd, short what, void* arg);
 
   std::array<std::atomic<uint64_t>, kLatencyBucketBounds.size() + 1> buckets_{};
   std::atomic<uint64_t> sum_nanos_{0};
   std::atomic<uint64_t> parked_now_{0};
   std::array<std::atomic<uint64_t>, static_cast<size_t>(AcceptPauseCause::kCount)> accept_pauses_{};
   std::atomic<int64_t> heartbeat_{0};
-  event* heartbeat_timer_ = nullptr;
 };
 
 // How often a worker stamps its heartbeat [ms].

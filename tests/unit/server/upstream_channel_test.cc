@@ -5,7 +5,6 @@
 #include "server/upstream_channel.h"
 
 #include <arpa/inet.h>
-#include <event2/event.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -19,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "server/drivers/libevent_driver.h"
 
 namespace onepass {
 namespace {
@@ -40,7 +40,7 @@ struct Request {
 
 class ChannelTest : public ::testing::Test {
  protected:
-  ChannelTest() : base_(event_base_new(), &event_base_free) {
+  ChannelTest() : driver_(*LibeventDriver::Create(&timers_, {}, 1, 1)) {
     upstream_fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -59,7 +59,7 @@ class ChannelTest : public ::testing::Test {
   void Make(UpstreamDatagramConfig config) {
     ASSERT_GT(upstream_port_, 0);
     auto channel =
-        UpstreamChannel::Open(base_.get(), {Loopback(upstream_port_)}, config, &stats_,
+        UpstreamChannel::Open(driver_.get(), {Loopback(upstream_port_)}, config, &stats_,
                               [this](int upstream, absl::Span<const uint8_t> datagram) {
                                 EXPECT_EQ(upstream, 0);
                                 delivered_.emplace_back(datagram.begin(), datagram.end());
@@ -98,7 +98,7 @@ class ChannelTest : public ::testing::Test {
   bool RunUntil(const std::function<bool()>& done, absl::Duration limit = absl::Seconds(3)) {
     const absl::Time give_up = absl::Now() + limit;
     while (!done() && absl::Now() < give_up) {
-      event_base_loop(base_.get(), EVLOOP_ONCE | EVLOOP_NONBLOCK);
+      driver_->RunOnce();
       absl::SleepFor(absl::Milliseconds(1));
     }
     return done();
@@ -108,7 +108,8 @@ class ChannelTest : public ::testing::Test {
     RunUntil([] { return false; }, time);
   }
 
-  std::unique_ptr<event_base, void (*)(event_base*)> base_;
+  TimerQueue timers_;
+  std::unique_ptr<LibeventDriver> driver_;
   int upstream_fd_ = -1;
   int upstream_port_ = 0;
   WorkerStats stats_;

@@ -5,7 +5,6 @@
 #include "server/upstream_stream_pool.h"
 
 #include <arpa/inet.h>
-#include <event2/event.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -22,6 +21,7 @@
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "server/drivers/libevent_driver.h"
 
 namespace onepass {
 namespace {
@@ -180,7 +180,7 @@ SocketAddress Loopback(int port) {
 
 class StreamPoolTest : public ::testing::Test {
  protected:
-  StreamPoolTest() : base_(event_base_new(), &event_base_free) {}
+  StreamPoolTest() : driver_(*LibeventDriver::Create(&timers_, {}, 1, 1)) {}
 
   void Make(int port, int connections = 2, absl::Duration idle = absl::Seconds(10),
             absl::Duration io = absl::Seconds(2),
@@ -193,7 +193,7 @@ class StreamPoolTest : public ::testing::Test {
     config.idle_timeout = idle;
     config.io_timeout = io;
     pool_ = std::make_unique<UpstreamStreamPool>(
-        base_.get(), std::vector<SocketAddress>{Loopback(port)}, config, &stats_,
+        driver_.get(), std::vector<SocketAddress>{Loopback(port)}, config, &stats_,
         [this](int upstream, absl::Span<const uint8_t> frame) {
           EXPECT_EQ(upstream, 0);
           received_.emplace_back(frame.begin(), frame.end());
@@ -207,14 +207,15 @@ class StreamPoolTest : public ::testing::Test {
   bool RunUntil(const std::function<bool()>& done, absl::Duration limit = absl::Seconds(3)) {
     const absl::Time give_up = absl::Now() + limit;
     while (!done() && absl::Now() < give_up) {
-      event_base_loop(base_.get(), EVLOOP_ONCE | EVLOOP_NONBLOCK);
+      driver_->RunOnce();
       absl::SleepFor(absl::Milliseconds(1));
     }
     return done();
   }
   uint64_t Stat(const std::atomic<uint64_t>& counter) const { return counter.load(); }
 
-  std::unique_ptr<event_base, void (*)(event_base*)> base_;
+  TimerQueue timers_;
+  std::unique_ptr<LibeventDriver> driver_;
   WorkerStats stats_;
   std::unique_ptr<UpstreamStreamPool> pool_;
   std::vector<std::string> received_;

@@ -1,0 +1,171 @@
+// The I/O driver below a worker's core (server/core/worker_core.h): the only code that knows
+// which event mechanism runs the worker (server/drivers/: libevent's epoll, or io_uring). The
+// core decides everything about a connection's life; a driver only
+//   - reports readiness of the sockets the core and the upstreams watch (FdWatch),
+//   - accepts on the listeners while the core lets it, handing each socket to the core
+//     (ConnectionSink), and closes the listeners when the core drains,
+//   - closes sockets, and may take a connection's last send together with its close
+//     (FinalSendQueue, server/connection.h),
+//   - runs the loop: waits for events until the earliest timer of the worker's TimerQueue,
+//     then fires the expired ones. Timers are the core's (one heap for both drivers).
+// The same shape as Seastar's reactor backends or Envoy's IoHandle below one ConnectionImpl.
+// Thread-confined to its worker.
+#ifndef ONEPASS_SERVER_CORE_IO_DRIVER_H_
+#define ONEPASS_SERVER_CORE_IO_DRIVER_H_
+
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "server/core/timer_queue.h"
+
+namespace onepass {
+
+class Connection;
+class FinalSendQueue;
+class IoDriver;
+
+enum class Interest : uint8_t { kReadable, kWritable };
+
+// One socket's readiness, as its user (a parked connection, an upstream socket, a wake-up
+// eventfd) wants to hear of it. Owned by its user; armed at most once at a time.
+class FdWatch {
+ public:
+  FdWatch(IoDriver* driver, std::function<void()> on_ready)
+      : driver_(driver), on_ready_(std::move(on_ready)) {}
+  ~FdWatch();
+  FdWatch(const FdWatch&) = delete;
+  FdWatch& operator=(const FdWatch&) = delete;
+
+  // Calls on_ready once `fd` is ready for `interest` (readable also at EOF and on errors):
+  // once, or (persistent) each time until Disarm, level-triggered. Re-arming an armed watch
+  // replaces its interest.
+  void Arm(int fd, Interest interest, bool persistent = false);
+  void Disarm();
+  bool armed() const { return armed_; }
+  int fd() const { return fd_; }
+  Interest interest() const { return interest_; }
+  bool persistent() const { return persistent_; }
+
+  // The driver's: whatever it keeps for this watch (a libevent event, a ring entry).
+  void* driver_data = nullptr;
+  // The driver calls this when the socket is ready (a one-shot watch is disarmed first).
+  void Fire() {
+    if (!persistent_) armed_ = false;
+    on_ready_();
+  }
+
+ private:
+  IoDriver* const driver_;
+  std::function<void()> on_ready_;
+  int fd_ = -1;
+  Interest interest_ = Interest::kReadable;
+  bool persistent_ = false;
+  bool armed_ = false;
+};
+
+// What an accept does next (WorkerCore::OnAcceptError).
+enum class AcceptNext {
+  kAcceptMore,  // the error was the new connection's own (accept(2)): accept again
+  kDone,        // the queue is empty (EAGAIN)
+  kPaused,      // the core paused accepting (EMFILE & co.): do not accept until resumed
+};
+
+// The core, as a driver sees it.
+class ConnectionSink {
+ public:
+  virtual ~ConnectionSink() = default;
+  // A socket fresh from accept4: the single pass runs now (recv, handler, send, close), and the
+  // connection parks only if it must wait.
+  virtual void ServeAccepted(int fd, const sockaddr_storage& peer) = 0;
+  // For a driver that receives a connection's first bytes itself (the ring): the connection
+  // and where its first recv writes, or null (the core refused it and closed `fd`). Then
+  // Received with what that recv returned (bytes, 0 at EOF, -errno).
+  struct Receive {
+    void* connection = nullptr;
+    absl::Span<uint8_t> into;
+  };
+  virtual Receive BeginReceive(int fd, const sockaddr_storage& peer) = 0;
+  virtual void Received(void* connection, ssize_t result) = 0;
+  // A last send taken by the driver's FinalSendQueue failed (the client reset).
+  virtual void OnFinalSendFailed(int error) = 0;
+  // accept(2) failed with `error`.
+  virtual AcceptNext OnAcceptError(int error) = 0;
+  // CloseListeners is done: every queued connection was taken and the listeners are closed.
+  virtual void OnListenersClosed() = 0;
+};
+
+class IoDriver {
+ public:
+  explicit IoDriver(TimerQueue* timers) : timers_(timers) {}
+  virtual ~IoDriver() = default;
+  IoDriver(const IoDriver&) = delete;
+  IoDriver& operator=(const IoDriver&) = delete;
+
+  // Once, before Run.
+  void set_sink(ConnectionSink* sink) { sink_ = sink; }
+  TimerQueue& timers() { return *timers_; }
+
+  // FdWatch's side.
+  virtual void Arm(FdWatch& watch) = 0;
+  virtual void Disarm(FdWatch& watch) = 0;
+  // The watch is being destroyed (disarmed): frees driver_data.
+  virtual void Forget(FdWatch& watch) = 0;
+
+  // Closes a connection's socket, whose watch is disarmed; `abort` first sets SO_LINGER 0 so
+  // that the kernel frees unsent bytes instead of keeping them for an orphan.
+  virtual void CloseSocket(int fd, bool abort) = 0;
+  // Accept on every listener (each accepted socket goes to the sink) while on.
+  virtual void SetAccepting(bool on) = 0;
+  // Closes the listeners, first taking what their accept queues hold (closing a reuseport
+  // listener resets those) unless `take_queued` is false; then ConnectionSink::OnListenersClosed.
+  virtual void CloseListeners(bool take_queued) = 0;
+  // The listening sockets, in --listen order, until CloseListeners.
+  virtual std::vector<int> listener_fds() const = 0;
+  // Where a connection's last send may go together with its close; null: the connection sends.
+  virtual FinalSendQueue* final_send() = 0;
+  // How many connections the driver may have between accept and the end of its own first recv
+  // (BeginReceive), beyond the parked ones. 0: it never calls BeginReceive.
+  virtual int receives_in_flight() const = 0;
+
+  // Runs the loop on the worker's thread until Stop, then until what the driver itself has in
+  // flight (the ring's last sends) is done, at most a second more.
+  virtual absl::Status Run() = 0;
+  virtual void Stop() = 0;
+
+ protected:
+  ConnectionSink* sink_ = nullptr;
+
+ private:
+  TimerQueue* const timers_;
+};
+
+inline FdWatch::~FdWatch() {
+  Disarm();
+  driver_->Forget(*this);
+}
+
+inline void FdWatch::Arm(int fd, Interest interest, bool persistent) {
+  if (armed_) driver_->Disarm(*this);
+  fd_ = fd;
+  interest_ = interest;
+  persistent_ = persistent;
+  armed_ = true;
+  driver_->Arm(*this);
+}
+
+inline void FdWatch::Disarm() {
+  if (!armed_) return;
+  armed_ = false;
+  driver_->Disarm(*this);
+}
+
+}  // namespace onepass
+
+#endif  // ONEPASS_SERVER_CORE_IO_DRIVER_H_

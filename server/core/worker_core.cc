@@ -1,0 +1,588 @@
+#include "server/core/worker_core.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/address_prefix.h"
+#include "common/log.h"
+#include "server/deadline.h"
+
+namespace onepass {
+
+WorkerCore::Slot::Slot(WorkerCore* core, size_t input_bytes)
+    : connection(input_bytes, /*output_capacity=*/0),
+      watch(core->driver_, [core, this] { core->OnReady(this); }),
+      deadline(&core->driver_->timers(), [core, this] { core->OnDeadline(this); }) {}
+
+WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy& proxy_policy,
+                       int max_connections, ClientTable* clients,
+                       std::shared_ptr<const HandlerFactory> factory, IoDriver* driver)
+    : index_(index),
+      config_(config),
+      proxy_policy_(proxy_policy),
+      max_connections_(max_connections),
+      clients_(clients),
+      driver_(driver),
+      // One byte beyond MaxRequestBytes so that an oversize request is seen as such.
+      input_buffer_bytes_(std::max(factory->MaxRequestBytes() + 1, kMinInputBufferBytes)),
+      output_buffer_bytes_(factory->OutputBufferBytes()),
+      handler_counters_(factory->Counters().size()),
+      factory_(std::move(factory)),
+      handler_(factory_->CreateHandler(handler_counters_)),
+      resume_timer_(&driver->timers(),
+                    [this] {
+                      paused_ = false;
+                      if (!draining_) driver_->SetAccepting(true);
+                    }),
+      drain_timer_(&driver->timers(), [this] { OnDrainDeadline(); }),
+      upstream_tick_(&driver->timers(), [this] { OnUpstreamTick(); }),
+      heartbeat_(&driver->timers(), [this] {
+        metrics_.Beat();
+        heartbeat_.ArmAt(After(now_(), absl::Milliseconds(kHeartbeatPeriodMs)));
+      }) {
+  driver_->set_sink(this);
+  env_.handler = handler_.get();
+  env_.stats = &stats_;
+  env_.max_request_bytes = factory_->MaxRequestBytes();
+  env_.keepalive = config_.keepalive;
+  env_.linger = config_.linger > absl::ZeroDuration();
+  if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
+}
+
+WorkerCore::~WorkerCore() {
+  // Whatever a drain cut short: the sockets go with their watches, before the driver.
+  for (Slot* slot : parked_) {
+    slot->watch.Disarm();
+    if (slot->connection.fd() >= 0 && !slot->connection.close_queued()) {
+      driver_->CloseSocket(slot->connection.fd(), /*abort=*/true);
+    }
+  }
+  pool_.clear();
+  upstream_.reset();
+}
+
+absl::Status WorkerCore::Init() {
+  if (handler_ == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("the ", factory_->Name(), " handler could not be created"));
+  }
+  const std::vector<SocketAddress> upstreams = factory_->Upstreams();
+  if (!upstreams.empty()) {
+    absl::StatusOr<std::unique_ptr<UpstreamChannel>> channel =
+        UpstreamChannel::Open(driver_, upstreams, factory_->UpstreamDatagrams(), &stats_,
+                              [this](int index, absl::Span<const uint8_t> datagram) {
+                                OnUpstreamDatagram(index, datagram);
+                              });
+    if (!channel.ok()) return channel.status();
+    upstream_ = *std::move(channel);
+    const UpstreamStreamConfig streams = factory_->UpstreamStreams();
+    if (streams.frame_length != nullptr) {
+      upstream_->OpenStreams(upstreams, streams,
+                             [this](int index, absl::Span<const uint8_t> frame) {
+                               OnUpstreamStreamFrame(index, frame);
+                             });
+    }
+    upstream_queue_ = std::make_unique<UpstreamQueue>();
+    env_.upstream = upstream_queue_.get();
+    upstream_answer_ = std::make_unique<OutputBuffer>(output_buffer_bytes_);
+    upstream_tick_.ArmAt(After(now_(), factory_->UpstreamTickPeriod()));
+  }
+  metrics_.Beat();
+  heartbeat_.ArmAt(After(now_(), absl::Milliseconds(kHeartbeatPeriodMs)));
+  env_.final_send = driver_->final_send();
+  driver_->SetAccepting(true);
+  pool_.reserve(max_connections_ + driver_->receives_in_flight());
+  free_.reserve(max_connections_ + driver_->receives_in_flight());
+  parked_.reserve(max_connections_);
+  return absl::OkStatus();
+}
+
+void WorkerCore::StartOnThread() {
+  scratch_ = std::make_unique<Connection>(input_buffer_bytes_, output_buffer_bytes_);
+  output_buffers_ = 1;
+}
+
+void WorkerCore::SwapHandler(std::shared_ptr<const HandlerFactory> factory,
+                             std::unique_ptr<Handler> handler) {
+  // Queries in flight to upstreams, their health and a cache survive the reload in the new
+  // handler (a handler without such state takes nothing).
+  handler->TakeOver(*handler_);
+  // Between events: no Advance is running, so every connection's next call sees the new
+  // handler. The old handler goes first, then (if no other worker holds it) the old data.
+  handler_ = std::move(handler);
+  env_.handler = handler_.get();
+  env_.max_request_bytes = factory->MaxRequestBytes();
+  factory_ = std::move(factory);
+}
+
+// --- accept and the single pass
+
+void WorkerCore::ServeAccepted(int fd, const sockaddr_storage& peer) {
+  WorkerStats::Add(stats_.accepted);
+  // The scratch is reset here, once per connection, not again after it is done with.
+  const int64_t accepted_at = MonotonicNanos();  // vDSO: no syscall on the single pass
+  scratch_->Reset(fd, MapAddress(peer), next_connection_id_++, env_.proxy != nullptr);
+  const ConnectionState state = scratch_->Advance(env_);
+  FlushUpstream();
+  if (state == ConnectionState::kClosed) {
+    FinishSinglePass(*scratch_, accepted_at);
+    return;
+  }
+  Admit(*scratch_, /*received=*/nullptr, accepted_at);
+}
+
+ConnectionSink::Receive WorkerCore::BeginReceive(int fd, const sockaddr_storage& peer) {
+  WorkerStats::Add(stats_.accepted);
+  Slot* slot = receiving_ < driver_->receives_in_flight() ? AcquireSlot() : nullptr;
+  if (slot == nullptr) {
+    WorkerStats::Add(stats_.rejected_pool_full);
+    driver_->CloseSocket(fd, /*abort=*/false);
+    return {};
+  }
+  ++receiving_;
+  slot->phase = Slot::Phase::kReceiving;
+  slot->accepted_at = MonotonicNanos();
+  slot->connection.Reset(fd, MapAddress(peer), next_connection_id_++, env_.proxy != nullptr);
+  const absl::Span<uint8_t> into = slot->connection.ReceiveTail();
+  slot->asked = into.size();
+  return {slot, into};
+}
+
+void WorkerCore::Received(void* connection, ssize_t result) {
+  Slot* slot = static_cast<Slot*>(connection);
+  --receiving_;
+  Connection& received = slot->connection;
+  Lend(received);
+  const ConnectionState state = received.AdvanceReceived(env_, result, slot->asked);
+  FlushUpstream();
+  if (state == ConnectionState::kClosed) {
+    FinishSinglePass(received, slot->accepted_at);
+    Release(slot);
+    return;
+  }
+  Admit(received, slot, slot->accepted_at);
+}
+
+void WorkerCore::FinishSinglePass(Connection& connection, int64_t accepted_at) {
+  WorkerStats::Add(stats_.single_pass);
+  if (!connection.close_queued()) driver_->CloseSocket(connection.fd(), /*abort=*/false);
+  metrics_.RecordClose(accepted_at, MonotonicNanos());
+  MaybeStop();
+}
+
+void WorkerCore::Admit(Connection& connection, Slot* received, int64_t accepted_at) {
+  // Kept open only for a next request, with every answer sent: refusing it costs the client
+  // nothing it asked for (RFC 7766 §6.2.3: idle connections go first under load).
+  const bool idle = connection.idle();
+  // A connection left with part of a response keeps the output buffer it was lent, so the
+  // scratch needs another before the next single pass.
+  const bool keeps_output = connection.state() == ConnectionState::kWriting;
+  const bool output_ok =
+      !keeps_output || !spare_outputs_.empty() || output_buffers_ <= max_connections_;
+  Slot* slot = received;
+  if (static_cast<int>(parked_.size()) >= max_connections_ || !output_ok) {
+    slot = nullptr;
+  } else if (slot == nullptr) {
+    slot = AcquireSlot();
+  }
+  if (slot == nullptr) {
+    Refuse(connection, idle, stats_.rejected_pool_full);
+    if (received != nullptr) Release(received);
+    return;
+  }
+  // The client: the accepted peer, or the one a trusted PROXY header named.
+  if (!CountPeer(connection.peer(), slot)) {
+    Refuse(connection, idle, stats_.rejected_per_client);
+    if (received != nullptr) {
+      Release(received);
+    } else {
+      free_.push_back(slot);
+    }
+    return;
+  }
+  if (received == nullptr) slot->connection.TakeOver(connection);
+  if (keeps_output) {
+    RefillScratchOutput();  // cannot fail: checked above
+  } else {
+    ReleaseOutput(slot->connection);
+  }
+  WorkerStats::Add(stats_.parked);
+  slot->accepted_at = accepted_at;
+  slot->phase = Slot::Phase::kParked;
+  slot->parked_index = parked_.size();
+  parked_.push_back(slot);
+  metrics_.SetParked(parked_.size());
+  Park(slot);
+}
+
+void WorkerCore::Refuse(Connection& connection, bool idle, std::atomic<uint64_t>& cause) {
+  WorkerStats::Add(idle ? stats_.idle_closes : cause);
+  const ConnectionState state = connection.state();
+  // Answer bytes the client has not taken: the kernel must not keep them for an orphan.
+  const bool abort = state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
+  if (!connection.close_queued()) driver_->CloseSocket(connection.fd(), abort);
+}
+
+WorkerCore::Slot* WorkerCore::AcquireSlot() {
+  if (!free_.empty()) {
+    Slot* slot = free_.back();
+    free_.pop_back();
+    return slot;
+  }
+  if (static_cast<int>(pool_.size()) >= max_connections_ + driver_->receives_in_flight()) {
+    return nullptr;
+  }
+  // Grows the pool: allocation happens only until the pool has seen its peak.
+  pool_.push_back(std::make_unique<Slot>(this, input_buffer_bytes_));
+  return pool_.back().get();
+}
+
+bool WorkerCore::CountPeer(const std::array<uint8_t, 16>& peer, Slot* slot) {
+  // Only a connection that parks pays for this (a shard's lock): the single pass never gets
+  // here.
+  const ClientKey key = ClientKeyOf(peer, config_.client_prefix_v4, config_.client_prefix_v6);
+  if (!clients_->TryAcquire(key)) return false;
+  slot->client_key = key;
+  slot->peer_counted = true;
+  return true;
+}
+
+void WorkerCore::UncountPeer(Slot* slot) {
+  if (!slot->peer_counted) return;
+  slot->peer_counted = false;
+  clients_->Release(slot->client_key);
+}
+
+bool WorkerCore::RefillScratchOutput() {
+  if (scratch_->has_output()) return true;
+  if (!spare_outputs_.empty()) {
+    scratch_->GiveOutput(std::move(spare_outputs_.back()));
+    spare_outputs_.pop_back();
+    return true;
+  }
+  if (output_buffers_ > max_connections_) return false;
+  scratch_->GiveOutput(std::make_unique<OutputBuffer>(output_buffer_bytes_));
+  ++output_buffers_;
+  return true;
+}
+
+void WorkerCore::ReleaseOutput(Connection& connection) {
+  if (!connection.has_output()) return;
+  std::unique_ptr<OutputBuffer> out = connection.TakeOutput();
+  out->Clear();
+  if (!scratch_->has_output()) {
+    scratch_->GiveOutput(std::move(out));
+  } else {
+    spare_outputs_.push_back(std::move(out));
+  }
+}
+
+void WorkerCore::Lend(Connection& connection) {
+  if (!connection.has_output()) connection.GiveOutput(scratch_->TakeOutput());
+}
+
+// --- parked connections
+
+void WorkerCore::Park(Slot* slot) {
+  Connection& connection = slot->connection;
+  const ConnectionState state = connection.state();
+  TrackUpstream(slot);
+  const SteadyTime now = now_();
+  if (state == ConnectionState::kWaitingUpstream) {
+    // No socket event: the handler delivers each answer (or its SERVFAIL) by its deadline.
+    // The deadline is a backstop for answers that can no longer come (a reload's new handler).
+    slot->watch.Disarm();
+    slot->deadline.ArmAt(After(now, kUpstreamBackstop));
+    return;
+  }
+  if (draining_ && connection.idle()) {
+    Close(slot);  // between requests: nothing in flight to finish
+    return;
+  }
+  const bool to_write =
+      state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
+  ParkedConnection parked;
+  parked.state = state;
+  parked.idle = connection.idle();
+  // Taken only by a wait to read: a request consumed before a partial write restarts the read
+  // deadline when the connection next waits to read.
+  parked.message_consumed = state == ConnectionState::kReading && connection.TakeMessageConsumed();
+  parked.input_pending = !connection.in().empty();
+  parked.deadlines = connection.deadlines();
+  const WorkerLoad load{.parked = parked_.size(), .max_connections = max_connections_};
+  const ParkDeadline deadline = ComputeParkDeadline(parked, now, config_, load);
+  connection.deadlines() = deadline.deadlines;
+  slot->deadline.ArmAt(deadline.at);
+  slot->watch.Arm(connection.fd(), to_write ? Interest::kWritable : Interest::kReadable);
+}
+
+void WorkerCore::OnReady(Slot* slot) {
+  slot->deadline.Cancel();
+  Connection& connection = slot->connection;
+  Lend(connection);
+  const ConnectionState state = connection.Advance(env_);
+  FlushUpstream();
+  AfterAdvance(slot, state);
+}
+
+void WorkerCore::OnDeadline(Slot* slot) {
+  CountTimeout(slot->connection);
+  Close(slot);
+}
+
+void WorkerCore::AfterAdvance(Slot* slot, ConnectionState state) {
+  if (state == ConnectionState::kClosed) {
+    Close(slot);
+    return;
+  }
+  if (state != ConnectionState::kWriting) {
+    ReleaseOutput(slot->connection);
+  } else if (!RefillScratchOutput()) {
+    // Every output buffer is held by a connection waiting to write: this one cannot keep its
+    // own without leaving the single pass without one.
+    WorkerStats::Add(stats_.rejected_pool_full);
+    Close(slot);
+    return;
+  }
+  Park(slot);
+}
+
+void WorkerCore::CountTimeout(const Connection& connection) {
+  const std::optional<SteadyTime>& lifetime = connection.deadlines().lifetime;
+  if (lifetime.has_value() && *lifetime <= now_()) {
+    WorkerStats::Add(stats_.lifetime_cuts);
+    return;
+  }
+  switch (connection.state()) {
+    case ConnectionState::kProxyHeader:
+      WorkerStats::Add(stats_.read_timeouts);
+      break;
+    case ConnectionState::kReading:
+      if (connection.deadlines().read_is_idle) {
+        // RFC 7766 §6.2.3: the server may close an idle connection; no request was cut.
+        WorkerStats::Add(stats_.idle_closes);
+      } else {
+        WorkerStats::Add(stats_.read_timeouts);
+      }
+      break;
+    case ConnectionState::kWriting:
+      WorkerStats::Add(stats_.write_timeouts);
+      break;
+    case ConnectionState::kClosingUnsent:
+      WorkerStats::Add(stats_.unread_aborts);
+      break;
+    case ConnectionState::kLingering:
+      // The response was sent long ago; the client just never closed. Not an error.
+      WorkerStats::Add(stats_.linger_cut);
+      break;
+    case ConnectionState::kWaitingUpstream:
+      WorkerStats::Add(stats_.upstream_stuck);
+      break;
+    case ConnectionState::kProcessing:
+    case ConnectionState::kClosed:
+      break;  // never parked
+  }
+}
+
+void WorkerCore::Close(Slot* slot) {
+  Connection& connection = slot->connection;
+  slot->watch.Disarm();
+  slot->deadline.Cancel();
+  // Closed with answers the client has not taken (a timeout, the lifetime cap, the drain
+  // deadline): abort, so that the kernel does not keep them for an orphan (socket_options.h).
+  const ConnectionState state = connection.state();
+  const bool abort = state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
+  if (!connection.close_queued()) driver_->CloseSocket(connection.fd(), abort);
+  if (slot->phase == Slot::Phase::kParked) {
+    Slot* last = parked_.back();
+    parked_[slot->parked_index] = last;
+    last->parked_index = slot->parked_index;
+    parked_.pop_back();
+    metrics_.SetParked(parked_.size());
+  }
+  metrics_.RecordClose(slot->accepted_at, MonotonicNanos());
+  Release(slot);
+  MaybeStop();
+}
+
+void WorkerCore::Release(Slot* slot) {
+  if (!waiting_upstream_.empty()) waiting_upstream_.erase(slot->connection.id());
+  ReleaseOutput(slot->connection);
+  UncountPeer(slot);
+  slot->connection.Reset(-1);
+  slot->phase = Slot::Phase::kFree;
+  free_.push_back(slot);
+}
+
+// --- accepting and draining
+
+AcceptNext WorkerCore::OnAcceptError(int error) {
+  switch (error) {
+    case EAGAIN:
+#if EAGAIN != EWOULDBLOCK
+    case EWOULDBLOCK:
+#endif
+      return AcceptNext::kDone;
+    case EINTR:
+    case ECONNABORTED:
+    // accept(2): errors of the new connection itself, to be treated like EAGAIN + retry.
+    case EPROTO:
+    case ENETDOWN:
+    case ENOPROTOOPT:
+    case EHOSTDOWN:
+    case ENONET:
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+    case EPERM:
+      return AcceptNext::kAcceptMore;
+    case EMFILE:
+    case ENFILE:
+    case ENOBUFS:
+    case ENOMEM:
+      PauseAccepting(error);
+      return AcceptNext::kPaused;
+    default:
+      // Unexpected and possibly lasting: pausing is what keeps it from spinning.
+      WorkerStats::Add(stats_.accept_errors);
+      PauseAccepting(error);
+      return AcceptNext::kPaused;
+  }
+}
+
+void WorkerCore::PauseAccepting(int error) {
+  if (paused_) return;
+  WorkerStats::Add(stats_.accept_pauses);
+  metrics_.CountAcceptPause(error);
+  // Spinning on a listener that stays readable would burn the CPU: stop watching it for a
+  // while (docs/design.md "Limits, and why": nginx, NSD). One log line per pause.
+  static LogRateLimit limit("accept paused");  // an attack can make this repeat every second
+  LogWarningLimited(limit,
+                    "worker %d: accept: %s; not accepting for %s (raise the descriptor limit, "
+                    "ulimit -n, or lower --max-connections)",
+                    index_, std::strerror(error), absl::FormatDuration(config_.accept_pause));
+  driver_->SetAccepting(false);
+  paused_ = true;
+  resume_timer_.ArmAt(After(now_(), config_.accept_pause));
+}
+
+void WorkerCore::BeginDrain() {
+  if (draining_) return;
+  draining_ = true;
+  resume_timer_.Cancel();
+  drain_timer_.ArmAt(After(now_(), config_.drain_timeout));
+  driver_->SetAccepting(false);
+  // Closing a reuseport listener resets the connections still in its accept queue: the driver
+  // takes them first (bounded by the backlog), then closes. New SYNs go to the group's other
+  // sockets until those close too; zero loss needs net.ipv4.tcp_migrate_req
+  // (docs/design.md "Reloads and restarts").
+  driver_->CloseListeners(/*take_queued=*/!paused_);
+  // Kept-alive connections between requests have nothing in flight: close them now.
+  for (size_t i = parked_.size(); i > 0; --i) {
+    if (parked_[i - 1]->connection.idle()) Close(parked_[i - 1]);
+  }
+  MaybeStop();
+}
+
+void WorkerCore::OnListenersClosed() {
+  listeners_closed_ = true;
+  MaybeStop();
+}
+
+void WorkerCore::MaybeStop() {
+  // Done draining once the listeners are closed (nothing new can come) and no connection is
+  // left, parked or in its first recv.
+  if (!draining_ || stopped_ || !listeners_closed_ || !parked_.empty() || receiving_ > 0) return;
+  stopped_ = true;
+  drain_timer_.Cancel();
+  driver_->Stop();
+}
+
+void WorkerCore::OnDrainDeadline() {
+  while (!parked_.empty()) {
+    WorkerStats::Add(stats_.closed_drain);
+    Close(parked_.back());
+  }
+  if (!stopped_) {
+    stopped_ = true;
+    driver_->Stop();
+  }
+}
+
+// --- upstreams
+
+void WorkerCore::OnUpstreamDatagram(int index, absl::Span<const uint8_t> datagram) {
+  upstream_answer_->Clear();
+  const UpstreamAnswer answer =
+      handler_->TakeUpstreamReply(index, datagram, absl::Now(), *upstream_answer_);
+  if (answer.resend_over_stream) upstream_->SendStream(index, upstream_answer_->contents());
+  if (answer.matched) DeliverUpstream(answer);
+  FlushUpstream();
+}
+
+void WorkerCore::OnUpstreamStreamFrame(int index, absl::Span<const uint8_t> frame) {
+  upstream_answer_->Clear();
+  const UpstreamAnswer answer =
+      handler_->TakeUpstreamStreamReply(index, frame, absl::Now(), *upstream_answer_);
+  if (answer.matched) DeliverUpstream(answer);
+  FlushUpstream();
+}
+
+void WorkerCore::OnUpstreamTick() {
+  const absl::Time now = absl::Now();
+  UpstreamAnswer answer;
+  for (;;) {
+    upstream_answer_->Clear();
+    answer = UpstreamAnswer();
+    if (!handler_->TakeExpired(now, *upstream_answer_, answer, *upstream_queue_)) break;
+    if (answer.resend_over_stream) {
+      upstream_->SendStream(answer.upstream, upstream_answer_->contents());
+    }
+    if (answer.matched) DeliverUpstream(answer);
+  }
+  FlushUpstream();  // health probes
+  upstream_tick_.ArmAt(After(now_(), factory_->UpstreamTickPeriod()));
+}
+
+void WorkerCore::TrackUpstream(Slot* slot) {
+  const Connection& connection = slot->connection;
+  if (connection.upstream_pending() > 0) {
+    waiting_upstream_[connection.id()] = slot;
+  } else if (!waiting_upstream_.empty()) {
+    waiting_upstream_.erase(connection.id());
+  }
+}
+
+void WorkerCore::DeliverUpstream(const UpstreamAnswer& answer) {
+  const auto it = waiting_upstream_.find(answer.connection);
+  if (it == waiting_upstream_.end()) {
+    WorkerStats::Add(stats_.upstream_orphans);  // closed meanwhile (or a handler bug)
+    return;
+  }
+  Slot* slot = it->second;
+  Connection& connection = slot->connection;
+  if (slot->watch.armed()) {
+    // Parked to write an earlier answer, which holds the output: this one goes after it, when
+    // the socket is writable again (OnReady).
+    if (!connection.has_output() || !connection.DeliverUpstream(upstream_answer_->contents())) {
+      WorkerStats::Add(stats_.write_timeouts);  // the client does not read its answers
+      Close(slot);
+    }
+    return;
+  }
+  slot->deadline.Cancel();
+  Lend(connection);
+  if (!connection.DeliverUpstream(upstream_answer_->contents())) {
+    // Its output is full of answers the client does not read: it cannot take this one.
+    WorkerStats::Add(stats_.write_timeouts);
+    Close(slot);
+    return;
+  }
+  const ConnectionState state = connection.Advance(env_);
+  FlushUpstream();
+  AfterAdvance(slot, state);
+}
+
+}  // namespace onepass
