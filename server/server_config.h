@@ -80,6 +80,16 @@ inline constexpr int kReadsPerTurn = 16;
 // The input buffer never holds less than this, so pipelined requests arrive in few recvs.
 inline constexpr size_t kMinInputBufferBytes = 16 * 1024;
 
+// onepassd's --private-fd-tables default. ThreadSanitizer keys descriptors by number for the
+// whole process: with private tables the same number names a different socket in each worker,
+// and TSan reports races between workers that share no descriptor (accept4 in one, epoll_ctl
+// in another), so a TSan build shares one table.
+#ifdef ABSL_HAVE_THREAD_SANITIZER
+inline constexpr bool kPrivateFdTablesByDefault = false;
+#else
+inline constexpr bool kPrivateFdTablesByDefault = true;
+#endif
+
 struct ServerConfig {
   // "ADDR:PORT" or "[V6ADDR]:PORT"; port 0 asks the kernel for one (the same for all workers).
   std::vector<std::string> listen;
@@ -132,18 +142,8 @@ struct ServerConfig {
   // --private-fd-tables: each worker thread gets its own file-descriptor table
   // (unshare(CLONE_FILES)), so that accept4 and close on one core do not contend for the
   // process's one table lock with the others (docs/design.md "Private descriptor tables").
-  bool private_fd_tables = false;  // onepassd's flag: kPrivateFdTablesByDefault
+  bool private_fd_tables = kPrivateFdTablesByDefault;  // as onepassd's flag
 };
-
-// onepassd's --private-fd-tables default. ThreadSanitizer keys descriptors by number for the
-// whole process: with private tables the same number names a different socket in each worker,
-// and TSan reports races between workers that share no descriptor (accept4 in one, epoll_ctl
-// in another), so a TSan build shares one table.
-#ifdef ABSL_HAVE_THREAD_SANITIZER
-inline constexpr bool kPrivateFdTablesByDefault = false;
-#else
-inline constexpr bool kPrivateFdTablesByDefault = true;
-#endif
 
 }  // namespace onepass
 

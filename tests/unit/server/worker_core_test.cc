@@ -1,0 +1,333 @@
+// The worker core (server/core/worker_core.h) under a scripted driver, without real sockets
+// (like dnsdist's MockupFDMultiplexer): each transition of the lifecycle — single pass, park
+// to read or to write, partial sends, EAGAIN, a reset, deadline expiry on a fake clock, a
+// full pool, a refused first park that holds answer bytes, accept pauses, the drain — is driven
+// by hand and asserted on what the core asked the driver and the socket calls to do.
+#include "server/core/worker_core.h"
+
+#include <netinet/in.h>
+
+#include <cerrno>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/core/io_driver.h"
+#include "server/core/socket_io.h"
+#include "server/core/timer_queue.h"
+#include "tests/support/line_handler.h"
+
+namespace onepass {
+namespace {
+
+using testing::LineHandlerFactory;
+using testing::LineProtocolOptions;
+
+SteadyTime fake_now = SteadyTime() + std::chrono::hours(1);
+SteadyTime FakeNow() { return fake_now; }
+
+// The driver: records what the core asks of it; the test fires readiness by hand.
+class ScriptedDriver final : public IoDriver {
+ public:
+  explicit ScriptedDriver(TimerQueue* timers) : IoDriver(timers) {}
+  void Arm(FdWatch& watch) override { armed[watch.fd()] = &watch; }
+  void Disarm(FdWatch& watch) override { armed.erase(watch.fd()); }
+  void Forget(FdWatch&) override {}
+  void CloseSocket(int fd, bool abort) override { closed.push_back({fd, abort}); }
+  void SetAccepting(bool on) override { accepting = on; }
+  void CloseListeners(bool take_queued) override {
+    listeners_closed = true;
+    sink_->OnListenersClosed();
+  }
+  std::vector<int> listener_fds() const override { return {}; }
+  FinalSendQueue* final_send() override { return nullptr; }
+  int receives_in_flight() const override { return 0; }
+  absl::Status Run() override { return absl::OkStatus(); }
+  void Stop() override { stopped = true; }
+
+  // `fd`'s watch reports ready; false when none is armed.
+  bool Ready(int fd) {
+    auto it = armed.find(fd);
+    if (it == armed.end()) return false;
+    FdWatch* watch = it->second;
+    if (!watch->persistent()) armed.erase(it);
+    watch->Fire();
+    return true;
+  }
+  bool Watching(int fd, Interest interest) const {
+    auto it = armed.find(fd);
+    return it != armed.end() && it->second->interest() == interest;
+  }
+  ConnectionSink* sink() { return sink_; }
+
+  struct Closed {
+    int fd;
+    bool abort;
+  };
+  std::map<int, FdWatch*> armed;
+  std::vector<Closed> closed;
+  bool accepting = false;
+  bool listeners_closed = false;
+  bool stopped = false;
+};
+
+// The sockets: what each "receives" (chunks, then EAGAIN unless EOF or an error is queued), and
+// how much each send may take.
+class ScriptedSockets final : public SocketIo {
+ public:
+  struct Socket {
+    std::deque<std::string> inbound;  // "" = EOF
+    int receive_error = 0;            // after inbound: -errno
+    size_t send_room = SIZE_MAX;      // bytes the next sends may take in all; 0: EAGAIN
+    int send_error = 0;               // when set, every send fails with it
+    std::string sent;
+    int sends = 0;
+    bool shut = false;
+  };
+  ssize_t Receive(int fd, absl::Span<uint8_t> into) override {
+    Socket& socket = sockets[fd];
+    if (socket.inbound.empty()) return socket.receive_error != 0 ? -socket.receive_error : -EAGAIN;
+    std::string& chunk = socket.inbound.front();
+    if (chunk.empty()) return 0;  // EOF stays
+    const size_t n = std::min(chunk.size(), into.size());
+    std::copy(chunk.begin(), chunk.begin() + n, into.begin());
+    chunk.erase(0, n);
+    if (chunk.empty()) socket.inbound.pop_front();
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t Send(int fd, absl::Span<const uint8_t> bytes, bool) override {
+    Socket& socket = sockets[fd];
+    ++socket.sends;
+    if (socket.send_error != 0) return -socket.send_error;
+    if (socket.send_room == 0) return -EAGAIN;
+    const size_t n = std::min(socket.send_room, bytes.size());
+    if (socket.send_room != SIZE_MAX) socket.send_room -= n;
+    socket.sent.append(reinterpret_cast<const char*>(bytes.data()), n);
+    return static_cast<ssize_t>(n);
+  }
+  void ShutdownWrite(int fd) override { sockets[fd].shut = true; }
+  size_t UnsentBytes(int) override { return 0; }
+  void SetWritableWhenSent(int) override {}
+
+  std::map<int, Socket> sockets;
+};
+
+class WorkerCoreTest : public ::testing::Test {
+ protected:
+  WorkerCoreTest() : driver_(&timers_), clients_(std::make_unique<ClientTable>(1000)) {
+    config_.read_timeout = absl::Seconds(2);
+    config_.write_timeout = absl::Seconds(3);
+    config_.drain_timeout = absl::Seconds(5);
+    config_.accept_pause = absl::Milliseconds(500);
+  }
+  void Start(int max_connections = 8, LineProtocolOptions options = {}) {
+    core_ = std::make_unique<WorkerCore>(0, config_, ProxyPolicy(), max_connections, clients_.get(),
+                                         std::make_shared<LineHandlerFactory>(options), &driver_);
+    core_->set_socket_io(&sockets_);
+    core_->set_clock(&FakeNow);
+    ASSERT_TRUE(core_->Init().ok());
+    core_->StartOnThread();
+  }
+  // A connection from 192.0.2.<host> whose socket holds `chunks` ("" = EOF).
+  void Accept(int fd, std::vector<std::string> chunks, int host = 1) {
+    for (std::string& chunk : chunks) sockets_.sockets[fd].inbound.push_back(std::move(chunk));
+    sockaddr_storage peer{};
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&peer);
+    v4->sin_family = AF_INET;
+    v4->sin_addr.s_addr = htonl(0xC0000200u + host);
+    core_->ServeAccepted(fd, peer);
+  }
+  void Advance(absl::Duration by) {
+    fake_now += absl::ToChronoNanoseconds(by);
+    timers_.RunExpired(fake_now);
+  }
+  bool Closed(int fd, bool abort) const {
+    for (const auto& c : driver_.closed) {
+      if (c.fd == fd) return c.abort == abort;
+    }
+    return false;
+  }
+  StatsSnapshot Stats() const { return core_->ReadStats(); }
+
+  ServerConfig config_;
+  TimerQueue timers_;
+  ScriptedDriver driver_;
+  ScriptedSockets sockets_;
+  std::unique_ptr<ClientTable> clients_;
+  std::unique_ptr<WorkerCore> core_;
+};
+
+TEST_F(WorkerCoreTest, SinglePassAnswersInOneSendAndClosesWithoutParking) {
+  Start();
+  Accept(10, {"hello\n"});
+  EXPECT_EQ(sockets_.sockets[10].sent, "worker=0 hello\n");
+  EXPECT_EQ(sockets_.sockets[10].sends, 1);
+  EXPECT_TRUE(Closed(10, /*abort=*/false));
+  EXPECT_TRUE(driver_.armed.empty());
+  EXPECT_EQ(Stats().single_pass, 1u);
+  EXPECT_EQ(Stats().parked, 0u);
+}
+
+TEST_F(WorkerCoreTest, IncompleteRequestParksReadableAndFinishesWhenTheRestComes) {
+  Start();
+  Accept(10, {"hel"});
+  ASSERT_TRUE(driver_.Watching(10, Interest::kReadable));
+  EXPECT_EQ(core_->parked(), 1u);
+  sockets_.sockets[10].inbound.push_back("lo\n");
+  ASSERT_TRUE(driver_.Ready(10));
+  EXPECT_EQ(sockets_.sockets[10].sent, "worker=0 hello\n");
+  EXPECT_TRUE(Closed(10, false));
+  EXPECT_EQ(core_->parked(), 0u);
+  EXPECT_EQ(timers_.size(), 1u);  // the heartbeat only: the connection's deadline is gone
+}
+
+TEST_F(WorkerCoreTest, SilentClientIsCutAtTheReadDeadlineOnTheFakeClock) {
+  Start();
+  Accept(10, {"hel"});
+  Advance(absl::Milliseconds(1900));
+  EXPECT_TRUE(driver_.closed.empty());
+  Advance(absl::Milliseconds(200));
+  EXPECT_TRUE(Closed(10, false));
+  EXPECT_EQ(Stats().read_timeouts, 1u);
+  EXPECT_TRUE(driver_.armed.empty());
+}
+
+TEST_F(WorkerCoreTest, FullSocketBufferParksWritableAndPartialSendsFinishTheAnswer) {
+  Start();
+  sockets_.sockets[10].send_room = 4;  // the first send takes 4 bytes, then EAGAIN
+  Accept(10, {"hello\n"});
+  ASSERT_TRUE(driver_.Watching(10, Interest::kWritable));
+  EXPECT_EQ(sockets_.sockets[10].sent, "work");
+  for (int round = 0; round < 10 && driver_.Watching(10, Interest::kWritable); ++round) {
+    sockets_.sockets[10].send_room = 3;
+    ASSERT_TRUE(driver_.Ready(10));
+  }
+  EXPECT_EQ(sockets_.sockets[10].sent, "worker=0 hello\n");
+  EXPECT_TRUE(Closed(10, false));
+  EXPECT_EQ(Stats().served, 1u);
+}
+
+TEST_F(WorkerCoreTest, ReaderThatNeverReadsIsAbortedAtTheWriteDeadline) {
+  Start();
+  sockets_.sockets[10].send_room = 0;
+  Accept(10, {"hello\n"});
+  ASSERT_TRUE(driver_.Watching(10, Interest::kWritable));
+  Advance(absl::Seconds(3));
+  EXPECT_TRUE(Closed(10, /*abort=*/true));  // answer bytes unsent: no orphan keeps them
+  EXPECT_EQ(Stats().write_timeouts, 1u);
+}
+
+TEST_F(WorkerCoreTest, ResetWhileParkedClosesAndCounts) {
+  Start();
+  Accept(10, {"hel"});
+  sockets_.sockets[10].receive_error = ECONNRESET;
+  ASSERT_TRUE(driver_.Ready(10));
+  EXPECT_TRUE(Closed(10, false));
+  EXPECT_EQ(Stats().reset_errors, 1u);
+  EXPECT_EQ(core_->parked(), 0u);
+}
+
+TEST_F(WorkerCoreTest, FullPoolRefusesTheNextWaitingConnection) {
+  Start(/*max_connections=*/1);
+  Accept(10, {"a"});
+  Accept(11, {"b"}, /*host=*/2);
+  EXPECT_TRUE(driver_.Watching(10, Interest::kReadable));
+  EXPECT_TRUE(Closed(11, false));
+  EXPECT_EQ(Stats().rejected_pool_full, 1u);
+  EXPECT_EQ(core_->parked(), 1u);
+}
+
+TEST_F(WorkerCoreTest, RefusedFirstParkWithUnsentAnswerBytesIsAborted) {
+  Start(/*max_connections=*/1);
+  Accept(10, {"a"});
+  sockets_.sockets[11].send_room = 4;
+  Accept(11, {"hello\n"}, /*host=*/2);
+  EXPECT_TRUE(Closed(11, /*abort=*/true));
+  EXPECT_EQ(Stats().rejected_pool_full, 1u);
+}
+
+TEST_F(WorkerCoreTest, PerClientLimitRefusesBeyondTheClientsShare) {
+  config_.client_prefix_v4 = 32;
+  clients_ = std::make_unique<ClientTable>(1);
+  Start();
+  Accept(10, {"a"});
+  Accept(11, {"b"});
+  Accept(12, {"c"}, /*host=*/2);
+  EXPECT_TRUE(Closed(11, false));
+  EXPECT_EQ(Stats().rejected_per_client, 1u);
+  EXPECT_EQ(core_->parked(), 2u);
+}
+
+TEST_F(WorkerCoreTest, AcceptErrorsPauseOnlyOnLackOfResources) {
+  Start();
+  EXPECT_TRUE(driver_.accepting);
+  EXPECT_EQ(core_->OnAcceptError(ECONNABORTED), AcceptNext::kAcceptMore);
+  EXPECT_EQ(core_->OnAcceptError(EAGAIN), AcceptNext::kDone);
+  EXPECT_TRUE(driver_.accepting);
+  EXPECT_EQ(core_->OnAcceptError(EMFILE), AcceptNext::kPaused);
+  EXPECT_FALSE(driver_.accepting);
+  EXPECT_EQ(Stats().accept_pauses, 1u);
+  Advance(absl::Milliseconds(400));
+  EXPECT_FALSE(driver_.accepting);
+  Advance(absl::Milliseconds(100));
+  EXPECT_TRUE(driver_.accepting);
+}
+
+TEST_F(WorkerCoreTest, DrainClosesIdleConnectionsAtOnceAndStopsWhenTheLastIsDone) {
+  config_.keepalive = absl::Seconds(10);
+  Start();
+  Accept(10, {"idle\n"});  // answered, kept alive: idle
+  Accept(11, {"busy"}, /*host=*/2);
+  ASSERT_EQ(core_->parked(), 2u);
+  core_->BeginDrain();
+  EXPECT_TRUE(driver_.listeners_closed);
+  EXPECT_TRUE(Closed(10, false));
+  EXPECT_FALSE(driver_.stopped);
+  sockets_.sockets[11].inbound.push_back(" done\n");
+  sockets_.sockets[11].inbound.push_back("");  // the client's EOF after its request
+  ASSERT_TRUE(driver_.Ready(11));
+  EXPECT_NE(sockets_.sockets[11].sent.find("busy done"), std::string::npos);
+  EXPECT_TRUE(driver_.stopped);
+}
+
+TEST_F(WorkerCoreTest, DrainDeadlineClosesWhatIsLeftAndStops) {
+  config_.read_timeout = absl::Seconds(30);  // the drain's deadline comes first
+  Start();
+  Accept(10, {"slow"});
+  core_->BeginDrain();
+  EXPECT_FALSE(driver_.stopped);
+  Advance(absl::Seconds(5));
+  EXPECT_TRUE(Closed(10, false));
+  EXPECT_EQ(Stats().closed_drain, 1u);
+  EXPECT_TRUE(driver_.stopped);
+}
+
+TEST(TimerQueueTest, FiresInOrderAndHonoursMovesAndCancels) {
+  TimerQueue queue;
+  std::vector<int> fired;
+  const SteadyTime t0 = SteadyTime() + std::chrono::seconds(100);
+  std::vector<std::unique_ptr<Timer>> timers;
+  for (int i = 0; i < 50; ++i) {
+    timers.push_back(std::make_unique<Timer>(&queue, [&fired, i] { fired.push_back(i); }));
+    timers.back()->ArmAt(t0 + std::chrono::milliseconds((i * 37) % 50));
+  }
+  timers[3]->Cancel();
+  timers[7]->ArmAt(t0 + std::chrono::seconds(10));  // moved later
+  ASSERT_EQ(queue.Next(), t0);
+  queue.RunExpired(t0 + std::chrono::seconds(1));
+  EXPECT_EQ(fired.size(), 48u);
+  for (size_t i = 1; i < fired.size(); ++i) {
+    EXPECT_LE((fired[i - 1] * 37) % 50, (fired[i] * 37) % 50);
+  }
+  ASSERT_EQ(queue.Next(), t0 + std::chrono::seconds(10));
+  queue.RunExpired(t0 + std::chrono::seconds(10));
+  EXPECT_EQ(fired.back(), 7);
+  EXPECT_FALSE(queue.Next().has_value());
+}
+
+}  // namespace
+}  // namespace onepass
