@@ -23,9 +23,8 @@ constexpr absl::string_view kHowToMake =
 absl::StatusOr<std::vector<TicketKey>> ParseTicketKeys(absl::string_view bytes) {
   if (bytes.empty()) return absl::InvalidArgumentError(absl::StrCat("empty; ", kHowToMake));
   if (bytes.size() % TicketKey::kFileBytes != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(bytes.size(), " bytes, not a multiple of 80 (a text or PEM file?); ",
-                     kHowToMake));
+    return absl::InvalidArgumentError(absl::StrCat(
+        bytes.size(), " bytes, not a multiple of 80 (a text or PEM file?); ", kHowToMake));
   }
   const size_t count = bytes.size() / TicketKey::kFileBytes;
   if (count > kMaxTicketKeys) {
@@ -43,9 +42,9 @@ absl::StatusOr<std::vector<TicketKey>> ParseTicketKeys(absl::string_view bytes) 
       // The name picks the key that decrypts a ticket: two keys with one name would make a
       // ticket of one undecryptable under the other (a file with a key pasted twice).
       if (keys[j].name == key.name) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("keys ", j + 1, " and ", i + 1, " have the same name (first 16 bytes)",
-                         "; a key is in the file twice"));
+        return absl::InvalidArgumentError(absl::StrCat("keys ", j + 1, " and ", i + 1,
+                                                       " have the same name (first 16 bytes)",
+                                                       "; a key is in the file twice"));
       }
     }
   }

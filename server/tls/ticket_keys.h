@@ -5,7 +5,8 @@
 //   name (16 bytes) | HMAC-SHA256 key (32 bytes) | AES-256-CBC key (32 bytes),
 // the layout nginx's ssl_session_ticket_key uses for its 80-byte keys, so an operator makes
 // one with `openssl rand 80` and rotates by putting a new key in front and dropping the last:
-//   { openssl rand 80; head -c 160 ticket.keys; } > ticket.keys.new && mv ticket.keys.new ticket.keys
+//   { openssl rand 80; head -c 160 ticket.keys; } > ticket.keys.new && mv ticket.keys.new
+//   ticket.keys
 // (three keys kept: new, current, previous) followed by a SIGHUP on every host. The first key
 // encrypts new tickets; every key decrypts (the ticket names its key). A ticket whose key is
 // no longer in the file is ignored: the client gets a full handshake, not an error.

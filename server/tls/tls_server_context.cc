@@ -84,8 +84,8 @@ std::string FormatDate(absl::Time when) {
 // named in a ticket the client offers. Returns 1 (use it), 2 (decrypted with an older key:
 // OpenSSL issues a fresh ticket under the newest), 0 (unknown key: the ticket is ignored and a
 // full handshake follows, never an error) or -1 (failure).
-int TicketKeyCallback(SSL* ssl, unsigned char* key_name, unsigned char* iv,
-                      EVP_CIPHER_CTX* cipher, EVP_MAC_CTX* mac, int enc) {
+int TicketKeyCallback(SSL* ssl, unsigned char* key_name, unsigned char* iv, EVP_CIPHER_CTX* cipher,
+                      EVP_MAC_CTX* mac, int enc) {
   const auto* context =
       static_cast<const TlsServerContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
   const std::vector<TicketKey>& keys = context->ticket_keys();
@@ -110,15 +110,14 @@ int TicketKeyCallback(SSL* ssl, unsigned char* key_name, unsigned char* iv,
     }
   }
   OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY,
-                                        const_cast<uint8_t*>(key->hmac_key.data()),
-                                        key->hmac_key.size()),
+      OSSL_PARAM_construct_octet_string(
+          OSSL_MAC_PARAM_KEY, const_cast<uint8_t*>(key->hmac_key.data()), key->hmac_key.size()),
       OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>("SHA256"), 0),
       OSSL_PARAM_construct_end()};
   if (EVP_MAC_CTX_set_params(mac, params) != 1) return -1;
-  const int ok = enc == 1
-                     ? EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes_key.data(), iv)
-                     : EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes_key.data(), iv);
+  const int ok =
+      enc == 1 ? EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes_key.data(), iv)
+               : EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes_key.data(), iv);
   return ok == 1 ? verdict : -1;
 }
 
@@ -182,16 +181,16 @@ absl::Status TlsServerContext::LoadCertificateAndKey(absl::Time now) {
   BioPtr bio(BIO_new_mem_buf(pem->data(), static_cast<int>(pem->size())));
   X509Ptr leaf(PEM_read_bio_X509_AUX(bio.get(), nullptr, RefusePassphrase, nullptr));
   if (leaf == nullptr || SSL_CTX_use_certificate(ctx_, leaf.get()) != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--tls-cert ", config_.cert_file, ": no PEM certificate (", OpenSslError(),
-        "); give the server's certificate first, then its intermediates, all PEM"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-cert ", config_.cert_file, ": no PEM certificate (", OpenSslError(),
+                     "); give the server's certificate first, then its intermediates, all PEM"));
   }
   chain_length_ = 1;
   while (X509* next = PEM_read_bio_X509(bio.get(), nullptr, RefusePassphrase, nullptr)) {
     if (SSL_CTX_add0_chain_cert(ctx_, next) != 1) {
       X509_free(next);
-      return absl::InternalError(absl::StrCat("--tls-cert ", config_.cert_file, ": ",
-                                              OpenSslError()));
+      return absl::InternalError(
+          absl::StrCat("--tls-cert ", config_.cert_file, ": ", OpenSslError()));
     }
     ++chain_length_;
   }
@@ -244,8 +243,8 @@ absl::Status TlsServerContext::Configure() {
   // Renegotiation (1.2 only) lets a client make us redo the expensive half of a handshake at
   // will on a connection it already holds; compression invites CRIME-style attacks. Neither
   // has a use for one query per connection.
-  SSL_CTX_set_options(ctx_, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
-                                SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_options(
+      ctx_, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   // X25519 first: the cheapest key exchange OpenSSL has; P-256 for clients without it.
   if (SSL_CTX_set1_groups_list(ctx_, "X25519:P-256:P-384") != 1) {
     return absl::InternalError(absl::StrCat("TLS: groups: ", OpenSslError()));
@@ -272,8 +271,8 @@ std::string TlsServerContext::Summary() const {
   lines.push_back(absl::StrCat("tls certificate ", config_.cert_file, ": subject ", subject_,
                                ", issuer ", issuer_, ", ", chain_length_,
                                chain_length_ == 1 ? " certificate" : " certificates"));
-  lines.push_back(absl::StrCat("tls validity: ", FormatDate(not_before_), " to ",
-                               FormatDate(not_after_)));
+  lines.push_back(
+      absl::StrCat("tls validity: ", FormatDate(not_before_), " to ", FormatDate(not_after_)));
   lines.push_back(absl::StrCat("tls key ", config_.key_file, ": ", key_description_));
   if (ticket_keys_from_file()) {
     lines.push_back(absl::StrCat("tls ticket keys ", config_.ticket_keys_file, ": ",

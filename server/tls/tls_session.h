@@ -42,10 +42,10 @@ typedef struct bio_st BIO;
 namespace onepass::tls {
 
 enum class TlsResult {
-  kNeedMore,     // nothing for the handler yet: recv more (after sending Pending())
-  kPlaintext,    // FeedResult::plaintext > 0 bytes for the handler
-  kPeerClosed,   // the client sent close_notify (plaintext before it may come with it)
-  kFailed,       // failure() says why; send Pending() (an alert, perhaps) and close
+  kNeedMore,    // nothing for the handler yet: recv more (after sending Pending())
+  kPlaintext,   // FeedResult::plaintext > 0 bytes for the handler
+  kPeerClosed,  // the client sent close_notify (plaintext before it may come with it)
+  kFailed,      // failure() says why; send Pending() (an alert, perhaps) and close
 };
 
 struct FeedResult {

@@ -3,10 +3,9 @@
 namespace onepass::tls {
 
 absl::string_view TlsFailureName(TlsFailure failure) {
-  static constexpr absl::string_view kNames[] = {
-      "none",
+  static constexpr absl::string_view kNames[] = {"none",
 #define ONEPASS_TLS_NAME(name, help) #name,
-      ONEPASS_TLS_FAILURES(ONEPASS_TLS_NAME)
+                                                 ONEPASS_TLS_FAILURES(ONEPASS_TLS_NAME)
 #undef ONEPASS_TLS_NAME
   };
   const auto index = static_cast<size_t>(failure);

@@ -7,8 +7,8 @@
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "server/tls/tls_check.h"
 #include "server/tls/ticket_keys.h"
+#include "server/tls/tls_check.h"
 #include "tests/unit/server/tls/tls_test_pki.h"
 
 namespace onepass::tls {

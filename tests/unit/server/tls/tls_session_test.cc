@@ -150,8 +150,9 @@ TEST_F(TlsSessionTest, AnswerAndCloseNotifyLeaveInOnePendingChunk) {
   // Two records back to back: the answer, then the close_notify alert record.
   const size_t first = 5 + (static_cast<uint8_t>(sent[3]) << 8 | static_cast<uint8_t>(sent[4]));
   ASSERT_GT(sent.size(), first + 5);
-  EXPECT_EQ(sent.size(), first + 5 + (static_cast<uint8_t>(sent[first + 3]) << 8 |
-                                      static_cast<uint8_t>(sent[first + 4])));
+  EXPECT_EQ(sent.size(), first + 5 +
+                             (static_cast<uint8_t>(sent[first + 3]) << 8 |
+                              static_cast<uint8_t>(sent[first + 4])));
   EXPECT_TRUE(session.Pending().empty());
   bool closed = false;
   EXPECT_EQ(client.Read(&closed), kQuery);

@@ -26,9 +26,9 @@ class TestPkiDir {
   TestPkiDir& operator=(const TestPkiDir&) = delete;
 
   const std::string& dir() const { return dir_; }
-  const std::string& chain_file() const { return chain_file_; }  // leaf, then the CA
-  const std::string& key_file() const { return key_file_; }      // the leaf's key
-  const std::string& ca_file() const { return ca_file_; }        // for clients that verify
+  const std::string& chain_file() const { return chain_file_; }          // leaf, then the CA
+  const std::string& key_file() const { return key_file_; }              // the leaf's key
+  const std::string& ca_file() const { return ca_file_; }                // for clients that verify
   const std::string& other_key_file() const { return other_key_file_; }  // belongs to nothing
   const std::string& chain_pem() const { return chain_pem_; }
   const std::string& key_pem() const { return key_pem_; }
