@@ -269,6 +269,48 @@ TEST_F(TlsSessionTest, WithoutKeyFileTicketsResumeWithinTheProcessAcrossContexts
   SSL_SESSION_free(ticket);
 }
 
+TEST_F(TlsSessionTest, Tls12RenegotiationIsRefusedWithoutASecondHandshake) {
+  TlsConfig config;
+  config.allow_tls12 = true;
+  TlsSession session;
+  ASSERT_TRUE(session.Start(MakeContext(config), &stats_));
+  ClientOptions options;
+  options.max_version = TLS1_2_VERSION;
+  TestTlsClient client(options);
+  Pump(client, session);
+  ASSERT_EQ(session.version(), TLS1_2_VERSION);
+  ASSERT_EQ(SSL_renegotiate(client.ssl()), 1);
+  client.Step();  // the client's renegotiating ClientHello, encrypted
+  uint8_t room[64];
+  FeedResult result = session.Feed(Bytes(client.TakeOutput()), room);
+  EXPECT_NE(result.result, TlsResult::kFailed) << TlsFailureName(session.failure());
+  // RFC 5246 §7.2.2: a no_renegotiation warning; the connection goes on, nothing redone.
+  EXPECT_FALSE(session.Pending().empty());
+  EXPECT_EQ(stats_.handshakes_full, 1u);
+}
+
+// A slot's session after a client that vanished mid-handshake, and after one that failed,
+// serves the next client as if new (the NSD defect: clients that close early).
+TEST_F(TlsSessionTest, SlotServesTheNextClientAfterAnAbandonedOrFailedHandshake) {
+  auto context = MakeContext();
+  TlsSession session;
+  for (size_t cut : {size_t{1}, size_t{5}, size_t{100}}) {
+    ASSERT_TRUE(session.Start(context, &stats_));
+    TestTlsClient gone;
+    gone.Step();
+    session.Feed(Bytes(gone.TakeOutput().substr(0, cut)), {});
+    SSL_SESSION_free(Connect(session, context));
+  }
+  ASSERT_TRUE(session.Start(context, &stats_));
+  TestTlsClient waiting;  // got our first flight, never answered
+  Pump(waiting, session);
+  ASSERT_TRUE(session.Start(context, &stats_));
+  EXPECT_EQ(session.Feed(Bytes("GET /"), {}).result, TlsResult::kFailed);
+  SSL_SESSION_free(Connect(session, context));
+  EXPECT_EQ(stats_.failed_by(TlsFailure::k_not_tls), 1u);
+  EXPECT_EQ(stats_.handshakes_full, 5u);
+}
+
 // Bytes that are not TLS on the TLS port, whole and split at every point: not_tls, no alert.
 TEST_F(TlsSessionTest, GarbageFirstBytesFailAsNotTlsAtEverySplit) {
   auto context = MakeContext();
