@@ -124,6 +124,13 @@ bool TlsSession::CheckRecordHeader(absl::Span<const uint8_t> ciphertext) {
   return true;
 }
 
+void TlsSession::Release() {
+  SSL_free(ssl_);
+  ssl_ = nullptr;
+  context_.reset();
+  stats_ = nullptr;
+}
+
 FeedResult TlsSession::Feed(absl::Span<const uint8_t> ciphertext, absl::Span<uint8_t> plaintext) {
   if (failed()) return {TlsResult::kFailed, 0, 0};
   ERR_clear_error();  // SSL_get_error reads the thread's queue: nothing of others' in it

@@ -67,6 +67,11 @@ class TlsSession {
   // allocate one: close the connection.
   bool Start(const std::shared_ptr<const TlsServerContext>& context, TlsStats* stats);
 
+  // Frees the SSL object and lets go of the context: for an idle slot after a reload (else it
+  // keeps the old certificate and keys alive until its next Start) or to give memory back.
+  // The next Start makes a new SSL object.
+  void Release();
+
   // Takes ciphertext the client sent; see the header comment for what to do with the result.
   FeedResult Feed(absl::Span<const uint8_t> ciphertext, absl::Span<uint8_t> plaintext);
 

@@ -311,6 +311,30 @@ TEST_F(TlsSessionTest, SlotServesTheNextClientAfterAnAbandonedOrFailedHandshake)
   EXPECT_EQ(stats_.handshakes_full, 5u);
 }
 
+TEST_F(TlsSessionTest, ReusedSlotForgetsThePreviousConnection) {
+  auto context = MakeContext();
+  TlsSession session;
+  SSL_SESSION_free(Connect(session, context));
+  EXPECT_EQ(session.alpn(), "dot");
+  ClientOptions no_alpn;
+  no_alpn.alpn = {};
+  SSL_SESSION_free(Connect(session, context, no_alpn));
+  EXPECT_EQ(session.alpn(), "");
+  EXPECT_FALSE(session.resumed());
+}
+
+TEST_F(TlsSessionTest, ReleaseLetsGoOfTheContext) {
+  auto context = MakeContext();
+  std::weak_ptr<const TlsServerContext> watch = context;
+  TlsSession session;
+  SSL_SESSION_free(Connect(session, context));
+  context.reset();
+  EXPECT_FALSE(watch.expired());  // the idle slot still holds it
+  session.Release();
+  EXPECT_TRUE(watch.expired());
+  SSL_SESSION_free(Connect(session, MakeContext()));  // and serves again after Start
+}
+
 // Bytes that are not TLS on the TLS port, whole and split at every point: not_tls, no alert.
 TEST_F(TlsSessionTest, GarbageFirstBytesFailAsNotTlsAtEverySplit) {
   auto context = MakeContext();
