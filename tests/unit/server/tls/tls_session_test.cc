@@ -376,6 +376,31 @@ TEST_F(TlsSessionTest, HandshakeBytesAreBounded) {
   EXPECT_EQ(session.failure(), TlsFailure::k_handshake_too_large);
 }
 
+// A 16 KB ClientHello (a long ALPN list, "dot" last) spans two records: served, split or not.
+TEST_F(TlsSessionTest, SixteenKilobyteClientHelloIsServedWithinTheBound) {
+  auto context = MakeContext();
+  ClientOptions options;
+  options.alpn.assign(100, std::string(160, 'x'));
+  options.alpn.push_back("dot");
+  for (size_t chunk : {size_t{100000}, size_t{1000}}) {
+    TlsSession session;
+    ASSERT_TRUE(session.Start(context, &stats_));
+    TestTlsClient client(options);
+    client.Step();
+    const std::string hello = client.TakeOutput();
+    ASSERT_GT(hello.size(), 16000u);
+    for (size_t at = 0; at < hello.size(); at += chunk) {
+      ASSERT_NE(session.Feed(Bytes(hello.substr(at, chunk)), {}).result, TlsResult::kFailed)
+          << TlsFailureName(session.failure());
+    }
+    SendPending(session, &client);
+    EXPECT_TRUE(client.Step());
+    Pump(client, session);
+    EXPECT_TRUE(session.handshake_done());
+    EXPECT_EQ(session.alpn(), "dot");
+  }
+}
+
 TEST_F(TlsSessionTest, OutputBeyondTheBoundFailsTheSession) {
   TlsConfig config;
   config.max_output_bytes = 4096;
