@@ -1,0 +1,48 @@
+// The operator's TLS settings (--tls-cert, --tls-key, --tls-ticket-keys, ...), as a plain
+// value. TlsServerContext::Create turns one into a context; the flags that fill it belong to
+// the server (server_main), not to this layer.
+#ifndef ONEPASS_SERVER_TLS_TLS_CONFIG_H_
+#define ONEPASS_SERVER_TLS_TLS_CONFIG_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace onepass::tls {
+
+struct TlsConfig {
+  // PEM: the leaf certificate first, then its intermediates (RFC 8446 §4.4.2 order).
+  std::string cert_file;
+  // PEM private key of the leaf (EC P-256 is the fast choice: server/tls/README.md).
+  std::string key_file;
+  // Session ticket keys (server/tls/ticket_keys.h for the format); empty: one random key per
+  // process, so resumption survives neither a restart nor a move to another host.
+  std::string ticket_keys_file;
+  // TLS 1.3 only unless set (RFC 8996 retired 1.0/1.1; 1.2 only for old clients).
+  bool allow_tls12 = false;
+  // ALPN protocols we select, in our order of preference. RFC 7858 §3.1 and the IANA registry
+  // name DoT "dot". A client that offers ALPN without any of these is refused with
+  // no_application_protocol (RFC 7301 §3.2); one that offers none is served.
+  std::vector<std::string> alpn = {"dot"};
+  // Ciphertext a client may send before its handshake completes [bytes]. A ClientHello is
+  // usually under 2 KiB; this bounds what a slow or hostile client can make us buffer and
+  // parse. Beyond it the session fails (TlsFailure::k_handshake_too_large).
+  size_t max_handshake_bytes = 32 * 1024;
+  // Ciphertext a session may hold unsent [bytes]: the server's first flight (certificate
+  // chain) and one answer. Beyond it the session fails (k_output_full).
+  size_t max_output_bytes = 96 * 1024;
+  // A handshake not complete by then is closed [caller-enforced: the worker's deadline, as
+  // the read timeout is; the layer reads no clock].
+  absl::Duration handshake_timeout = absl::Seconds(5);
+  // Session tickets sent per full handshake. One suffices for clients that make one query per
+  // connection; OpenSSL's default of two costs a second ticket encryption every time.
+  int tickets_per_handshake = 1;
+  // Warn (TlsServerContext::warnings, --check) when the certificate expires within this.
+  absl::Duration expiry_warning = absl::Hours(24 * 30);
+};
+
+}  // namespace onepass::tls
+
+#endif  // ONEPASS_SERVER_TLS_TLS_CONFIG_H_

@@ -1,0 +1,65 @@
+// What the TLS layer counts: handshakes by result, failures by cause, versions and ALPN.
+//
+// Plain integers owned by the caller (one TlsStats per worker, written on the worker's thread
+// only): TlsSession adds to the block it is given and never reads it. The server copies them
+// into its exported counters when it wires TLS in; the layer itself knows no exporter.
+#ifndef ONEPASS_SERVER_TLS_TLS_STATS_H_
+#define ONEPASS_SERVER_TLS_TLS_STATS_H_
+
+#include <cstdint>
+
+#include "absl/strings/string_view.h"
+
+namespace onepass::tls {
+
+// Why a TLS session failed. One counter each (TlsStats::failed), in this order.
+// REASON(name, help).
+#define ONEPASS_TLS_FAILURES(REASON)                                                         \
+  REASON(not_tls, "first bytes are no TLS handshake record (plain DNS, HTTP text, garbage)") \
+  REASON(bad_record, "a malformed, oversized or undecryptable TLS record")                   \
+  REASON(protocol_version, "the client offers no TLS version allowed (1.3; 1.2 if enabled)") \
+  REASON(no_alpn_match, "the client offers ALPN without any of ours (RFC 7301 §3.2 alert)")  \
+  REASON(no_shared_params, "no cipher suite, group or signature scheme in common")           \
+  REASON(peer_alert, "the client sent a fatal alert (it refused our certificate, say)")      \
+  REASON(handshake, "a handshake message that breaks the protocol")                          \
+  REASON(handshake_too_large, "more handshake bytes than TlsConfig::max_handshake_bytes")    \
+  REASON(output_full, "more pending output than TlsConfig::max_output_bytes")                \
+  REASON(internal, "a TLS library error not classified above")
+
+enum class TlsFailure : uint8_t {
+  kNone = 0,
+#define ONEPASS_TLS_ENUM(name, help) k_##name,
+  ONEPASS_TLS_FAILURES(ONEPASS_TLS_ENUM)
+#undef ONEPASS_TLS_ENUM
+};
+
+#define ONEPASS_TLS_COUNT(name, help) +1
+inline constexpr int kTlsFailureCount = 0 ONEPASS_TLS_FAILURES(ONEPASS_TLS_COUNT);
+#undef ONEPASS_TLS_COUNT
+
+// "not_tls", ... ("none" for kNone): for log lines and metric labels.
+absl::string_view TlsFailureName(TlsFailure failure);
+
+struct TlsStats {
+  uint64_t handshakes_full = 0;     // completed without resumption
+  uint64_t handshakes_resumed = 0;  // completed from a session ticket
+  uint64_t tls13 = 0;               // completed handshakes by version
+  uint64_t tls12 = 0;
+  uint64_t alpn_selected = 0;        // the client offered ALPN and got one of ours ("dot")
+  uint64_t alpn_absent = 0;          // the client offered no ALPN (served anyway, RFC 7858 §3.1)
+  uint64_t tickets_unknown_key = 0;  // a ticket from a key no longer in use: full handshake
+  uint64_t close_notify_received = 0;
+  // Failed sessions by TlsFailure, indexed by static_cast<int>(failure) - 1.
+  uint64_t failed[kTlsFailureCount] = {};
+
+  uint64_t failed_total() const {
+    uint64_t sum = 0;
+    for (uint64_t n : failed) sum += n;
+    return sum;
+  }
+  uint64_t& failed_by(TlsFailure failure) { return failed[static_cast<int>(failure) - 1]; }
+};
+
+}  // namespace onepass::tls
+
+#endif  // ONEPASS_SERVER_TLS_TLS_STATS_H_
