@@ -149,8 +149,8 @@ TEST_F(FrontendWithNsd, PipelinedQueriesAllAnsweredWithTheirOwnIds) {
 TEST(FrontendHealth, TimeoutServfailThenDownThenImmediateServfailThenBackWithinTwoSeconds) {
   FakeUdpBackend backend;
   auto frontend = StartFrontend({LoopbackBackend(backend.port())},
-                                {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after", "2",
-                                 "--metrics-listen", "127.0.0.1:0"});
+                                {"--dns-backend-timeout-ms", "1500", "--dns-backend-down-after",
+                                 "2", "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const std::vector<uint8_t> query = MakeQuery("www.example.com", "A", {.id = 77});
   for (int i = 0; i < 2; ++i) {
@@ -160,8 +160,8 @@ TEST(FrontendHealth, TimeoutServfailThenDownThenImmediateServfailThenBackWithinT
     ASSERT_TRUE(answer.ok()) << answer.status();
     EXPECT_EQ(answer->rcode, 2) << "SERVFAIL after the deadline";
     EXPECT_EQ(answer->id, 77);
-    EXPECT_GE(took, absl::Milliseconds(290));
-    EXPECT_LT(took, absl::Milliseconds(1000));
+    EXPECT_GE(took, absl::Milliseconds(1490));
+    EXPECT_LT(took, absl::Seconds(10));
   }
   // Suspect after the timeouts; marked down when two probes in a row have gone unanswered.
   ASSERT_TRUE(testing::WaitMarkedDown(**frontend, 1));
@@ -171,7 +171,8 @@ TEST(FrontendHealth, TimeoutServfailThenDownThenImmediateServfailThenBackWithinT
     auto answer = AskTcp((*frontend)->port(), query);
     ASSERT_TRUE(answer.ok()) << answer.status();
     EXPECT_EQ(answer->rcode, 2);
-    EXPECT_LT(absl::Now() - start, absl::Milliseconds(150));
+    // Far below the 1.5 s deadline even on a loaded sanitizer build: not waited for.
+    EXPECT_LT(absl::Now() - start, absl::Milliseconds(1000));
   }
   // Back: a probe (every second) finds it; answers flow within 2 s.
   backend.answering = true;
@@ -198,9 +199,10 @@ Timed AskTimed(int port, const std::vector<uint8_t>& query) {
 }
 
 TEST_F(FrontendWithNsd, NsdKilledServfailDownImmediateServfailRestartedAnswersWithinTwoSeconds) {
-  auto frontend = StartFrontend({LoopbackBackend(nsd_->port())},
-                                {"--dns-backend-timeout-ms", "300", "--dns-backend-down-after", "2",
-                                 "--dns-cache-entries", "0", "--metrics-listen", "127.0.0.1:0"});
+  auto frontend =
+      StartFrontend({LoopbackBackend(nsd_->port())},
+                    {"--dns-backend-timeout-ms", "1500", "--dns-backend-down-after", "2",
+                     "--dns-cache-entries", "0", "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const int port = nsd_->port();
   const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
@@ -208,14 +210,15 @@ TEST_F(FrontendWithNsd, NsdKilledServfailDownImmediateServfailRestartedAnswersWi
   nsd_.reset();  // killed (SIGTERM, waited for)
   for (int i = 0; i < 2; ++i) {
     const Timed timed = AskTimed((*frontend)->port(), query);
-    EXPECT_EQ(timed.rcode, 2) << "SERVFAIL within the deadline";
-    EXPECT_GE(timed.took, absl::Milliseconds(290));
-    EXPECT_LT(timed.took, absl::Milliseconds(1000));
+    EXPECT_EQ(timed.rcode, 2) << "SERVFAIL at the deadline";
+    EXPECT_GE(timed.took, absl::Milliseconds(1490));
+    EXPECT_LT(timed.took, absl::Seconds(10));
   }
   ASSERT_TRUE(testing::WaitMarkedDown(**frontend, 1)) << "its probes failed: down";
   const Timed down = AskTimed((*frontend)->port(), query);
   EXPECT_EQ(down.rcode, 2);
-  EXPECT_LT(down.took, absl::Milliseconds(150)) << "marked down: SERVFAIL at once";
+  // Far below the 1.5 s deadline even on a loaded sanitizer build: not waited for.
+  EXPECT_LT(down.took, absl::Milliseconds(1000)) << "marked down: SERVFAIL at once";
   auto restarted = testing::NsdProcess::Start(
       {{"example.com", kSourceDir + "/tests/data/example.com.zone"}}, port);
   ASSERT_TRUE(restarted.ok()) << restarted.status();

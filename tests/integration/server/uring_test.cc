@@ -18,6 +18,7 @@
 #include "tests/integration/dns/dns_tcp_query.h"
 #include "tests/integration/dns/fake_udp_backend.h"
 #include "tests/integration/dns/frontend_support.h"
+#include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"
@@ -52,9 +53,9 @@ TEST(UringTest, RefusesAnUnknownLoopAndSaysWhatToDo) {
 }
 
 TEST(UringTest, SinglePassParkingAndReadDeadline) {
-  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
-      ServerProcess::Start({"--handler", "whois", "--listen", "127.0.0.1:0", "--workers", "1",
-                            "--io=uring", "--read-timeout-ms", "300"});
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(
+      {"--handler", "whois", "--listen", "127.0.0.1:0", "--workers", "1", "--io=uring",
+       "--read-timeout-ms", "300", "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(server.ok()) << server.status();
   constexpr int kSinglePass = 50;
   for (int i = 0; i < kSinglePass; ++i) {
@@ -70,7 +71,13 @@ TEST(UringTest, SinglePassParkingAndReadDeadline) {
     absl::StatusOr<TcpClient> client = TcpClient::Connect("127.0.0.1", (*server)->port());
     ASSERT_TRUE(client.ok()) << client.status();
     ASSERT_TRUE(client->Send("examp").ok());
-    absl::SleepFor(absl::Milliseconds(100));  // within --read-timeout-ms
+    // The rest only once the first half is parked (the gauge says so), within its deadline.
+    ASSERT_TRUE(testing::WaitFor(
+        [&] {
+          return testing::ScrapeValue((*server)->metrics_address(), "onepass_parked_connections") ==
+                 1;
+        },
+        absl::Seconds(5)));
     ASSERT_TRUE(client->Send("le.com\r\n").ok());
     absl::StatusOr<std::string> answer = client->ReadUntilClose();
     ASSERT_TRUE(answer.ok()) << answer.status();
