@@ -50,7 +50,7 @@ std::string FormatCounters(absl::Span<const CounterSpec> specs, absl::Span<const
 
 // A fixed number of counters of one worker. Written by that worker's thread only (through its
 // handler), read from any thread: relaxed atomics updated with load+store, a plain mov on x86
-// as in server/stats.h. Allocated in whole cache lines, so two workers' blocks share none.
+// as in server/core/stats.h. Allocated in whole cache lines, so two workers' blocks share none.
 class HandlerCounters {
  public:
   explicit HandlerCounters(size_t count)

@@ -39,7 +39,7 @@ struct ListenerSet {
 absl::StatusOr<ListenerSet> OpenListeners(absl::Span<const SocketAddress> addresses, int workers,
                                           int backlog, absl::Span<const int> steering_cpus);
 
-// Listening sockets taken over from a running server (server/listener_handover.h):
+// Listening sockets taken over from a running server (server/restart/listener_handover.h):
 // by_worker[w][a] must listen on `addresses[a]`'s family, and on its port unless that is 0. They
 // keep their reuseport group and its steering program. Errors say which flag differs.
 absl::StatusOr<ListenerSet> AdoptListeners(absl::Span<const SocketAddress> addresses, int workers,

@@ -13,10 +13,10 @@
 #include "absl/time/clock.h"
 #include "common/cpu_list.h"
 #include "common/log.h"
+#include "server/core/proxy_protocol.h"
 #include "server/descriptor_limit.h"
 #include "server/drivers/uring_driver.h"
 #include "server/listener.h"
-#include "server/proxy_protocol.h"
 
 namespace onepass {
 namespace {

@@ -20,11 +20,11 @@
 #include "absl/types/span.h"
 #include "common/socket_address.h"
 #include "handlers/handler.h"
+#include "server/core/stats.h"
+#include "server/core/worker_metrics.h"
 #include "server/placement.h"
 #include "server/server_config.h"
-#include "server/stats.h"
 #include "server/worker.h"
-#include "server/worker_metrics.h"
 
 namespace onepass {
 
@@ -34,7 +34,7 @@ class Server {
   // address (in worker order, with CPU steering when placed so) and creates one Handler per
   // worker: factory->CreateHandler() is called for worker 0, 1, ... in that order, on this
   // thread. Errors are one sentence saying what to change.
-  // With `inherited` (sockets taken over from a running server: server/listener_handover.h)
+  // With `inherited` (sockets taken over from a running server: server/restart/listener_handover.h)
   // nothing is bound: the workers accept from those.
   static absl::StatusOr<std::unique_ptr<Server>> Create(
       const ServerConfig& config, std::unique_ptr<HandlerFactory> factory,
@@ -92,7 +92,7 @@ class Server {
   std::vector<uint64_t> HandlerCounts() const;
   // Stats().Format() followed by the handler's counters: `family{label="value"}=N` pairs.
   std::string FormatStats() const;
-  // Any thread, for the metrics listener (server/ops_endpoints.h): worker `w`'s CPU (-1: not
+  // Any thread, for the metrics listener (server/ops/ops_endpoints.h): worker `w`'s CPU (-1: not
   // pinned), its handler counters, and its histogram, gauges and heartbeat.
   int WorkerCpu(int w) const { return workers_[w]->cpu(); }
   std::vector<uint64_t> HandlerCountsOf(int w) const;

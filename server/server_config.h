@@ -111,8 +111,8 @@ struct ServerConfig {
   // Pools grow on demand up to this bound and are reused: no allocation in steady state.
   int max_connections = kDefaultMaxConnections;
   // Parked connections one client may hold, server-wide (RFC 9210 §4.5 and NSD: 25 per client),
-  // in a table the workers share (server/client_limits.h). Counted only for parked connections:
-  // the single pass holds nothing worth limiting, and touches no shared state.
+  // in a table the workers share (server/core/client_limits.h). Counted only for parked
+  // connections: the single pass holds nothing worth limiting, and touches no shared state.
   int max_connections_per_client = kDefaultMaxConnectionsPerClient;
   // The bits of a client's address that identify it for that limit.
   int client_prefix_v4 = kDefaultClientPrefixV4;
@@ -122,7 +122,8 @@ struct ServerConfig {
   absl::Duration read_timeout = kDefaultReadTimeout;
   // A response must be written within this time once the socket buffer is full.
   absl::Duration write_timeout = kDefaultWriteTimeout;
-  // The most a connection may live from its first park (server/deadline.h Deadlines::lifetime).
+  // The most a connection may live from its first park (server/core/deadline.h
+  // Deadlines::lifetime).
   absl::Duration max_connection_time = kDefaultMaxConnectionTime;
   // 0: close after the response (the single pass). Otherwise keep an idle connection this long
   // for more requests (RFC 7766 §6.2.3); handlers see it as RequestContext::keepalive.
@@ -136,7 +137,7 @@ struct ServerConfig {
   absl::Duration linger = kDefaultLinger;
   absl::Duration accept_pause = kDefaultAcceptPause;
   // --proxy-protocol-from: CIDRs of load balancers that prefix a PROXY v2 header
-  // (server/proxy_protocol.h). Empty: no header is looked for.
+  // (server/core/proxy_protocol.h). Empty: no header is looked for.
   std::vector<std::string> proxy_protocol_from;
   IoLoop io = IoLoop::kEpoll;
   // --private-fd-tables: each worker thread gets its own file-descriptor table

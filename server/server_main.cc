@@ -30,16 +30,16 @@
 #include "common/flagfile.h"
 #include "common/log.h"
 #include "handlers/load_phases.h"
-#include "server/background_loader.h"
-#include "server/data_releaser.h"
-#include "server/listener_handover.h"
-#include "server/metrics_server.h"
-#include "server/ops_endpoints.h"
+#include "server/ops/metrics_server.h"
+#include "server/ops/ops_endpoints.h"
+#include "server/ops/server_status.h"
+#include "server/ops/startup_report.h"
+#include "server/restart/background_loader.h"
+#include "server/restart/data_releaser.h"
+#include "server/restart/listener_handover.h"
+#include "server/restart/successor.h"
 #include "server/server.h"
 #include "server/server_config.h"
-#include "server/server_status.h"
-#include "server/startup_report.h"
-#include "server/successor.h"
 
 ABSL_FLAG(std::vector<std::string>, listen, {},
           "Address to listen on: ADDR:PORT, or [V6ADDR]:PORT for IPv6 (e.g. 127.0.0.1:53, "
@@ -58,7 +58,7 @@ ABSL_FLAG(std::string, io, "epoll",
           "Worker loop: epoll (libevent) or uring (liburing: accept, the first recv, the last "
           "send and close batched on a ring; --dns-backend's upstreams run on it too; only in a "
           "build with -DONEPASS_IO_URING=ON, and not with --proxy-protocol-from). "
-          "docs/design.md \"The io_uring worker\".");
+          "docs/design.md \"One worker core, two I/O drivers\".");
 ABSL_FLAG(bool, private_fd_tables, onepass::kPrivateFdTablesByDefault,
           "Give each worker thread a file-descriptor table of its own (unshare(CLONE_FILES)), "
           "so that accept4 and close take no lock shared with the other workers "
@@ -320,7 +320,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   }
 
   // The operations listener comes up first, so that /readyz says "starting" while the data
-  // loads (server/ops_endpoints.h).
+  // loads (server/ops/ops_endpoints.h).
   ServerStatus status;
   OpsEndpoints ops(&status,
                    {.version = ONEPASS_VERSION,
@@ -451,7 +451,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   std::printf("ready\n");
   std::fflush(stdout);
 
-  // SIGHUP loads on its own thread (server/background_loader.h): a load stuck on its files
+  // SIGHUP loads on its own thread (server/restart/background_loader.h): a load stuck on its files
   // must not keep SIGTERM from stopping the server. A SIGHUP during a load asks for one more
   // afterwards (the files may have changed again).
   BackgroundLoader loader;

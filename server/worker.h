@@ -2,7 +2,7 @@
 // address), its own I/O driver (server/drivers/: libevent or io_uring, --io) running its own
 // worker core (server/core/worker_core.h: the connection lifecycle), its own Handler, buffers
 // and counters. Workers share no mutable state on the single pass. What they share: the
-// per-client table (server/client_limits.h: sharded mutexes, touched only when a connection
+// per-client table (server/core/client_limits.h: sharded mutexes, touched only when a connection
 // parks or a parked one closes); counters and metrics that other threads read with relaxed
 // loads; RequestStop (an eventfd write) and OfferHandler (a mailbox under a mutex taken once per
 // reload).
@@ -20,15 +20,15 @@
 
 #include "absl/status/status.h"
 #include "handlers/handler.h"
-#include "server/client_limits.h"
+#include "server/core/client_limits.h"
 #include "server/core/io_driver.h"
+#include "server/core/proxy_protocol.h"
+#include "server/core/stats.h"
 #include "server/core/timer_queue.h"
 #include "server/core/worker_core.h"
-#include "server/proxy_protocol.h"
+#include "server/core/worker_metrics.h"
 #include "server/scoped_fd.h"
 #include "server/server_config.h"
-#include "server/stats.h"
-#include "server/worker_metrics.h"
 
 namespace onepass {
 

@@ -98,7 +98,7 @@ bool SameBackends(const FrontendConfig& a, const FrontendConfig& b) {
 
 }  // namespace
 
-void FrontendHandler::TakeOver(Handler& previous) {
+void FrontendHandler::TakeOver(ForwardingHandler& previous) {
   auto* old = dynamic_cast<FrontendHandler*>(&previous);
   if (old == nullptr) return;
   // The in-flight table is indexed by backend and holds the deadlines of the old timeout: it
@@ -361,22 +361,39 @@ bool FrontendHandler::TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAns
     answer = {.matched = true, .connection = entry.connection};
     return true;
   }
+  if (!AppendServfail(entry, out)) return true;
+  Count(Index(FrontendCounter::kTimeoutServfail));
+  answer = {.matched = true, .connection = entry.connection};
+  return true;
+}
+
+bool FrontendHandler::AppendServfail(const InFlight& entry, OutputBuffer& out) {
   const auto* question = reinterpret_cast<const uint8_t*>(entry.question.data());
   const auto* query = reinterpret_cast<const uint8_t*>(entry.query.data());
   // RFC 8914 §4.23 "No Reachable Authority": no backend answered in time. (Not §4.24 "Network
   // Error": a silent backend is no error we saw.)
-  if (!AppendLocalAnswer({.id = entry.client_id,
-                          .query_flags = entry.client_flags,
-                          .question = {question, entry.question.size()},
-                          .rcode = kRcodeServFail,
-                          .ede = kEdeNoReachableAuthority,
-                          .query = {query, entry.query.size()}},
-                         out)) {
+  return AppendLocalAnswer({.id = entry.client_id,
+                            .query_flags = entry.client_flags,
+                            .question = {question, entry.question.size()},
+                            .rcode = kRcodeServFail,
+                            .ede = kEdeNoReachableAuthority,
+                            .query = {query, entry.query.size()}},
+                           out);
+}
+
+bool FrontendHandler::TakeAbandoned(absl::Time now, OutputBuffer& out, UpstreamAnswer& answer) {
+  // Every query still here is one the new handler did not take over (its backends differ):
+  // its backend is no longer asked, so its client gets SERVFAIL now, not at the backstop.
+  answer = UpstreamAnswer();
+  while (std::optional<FrontendBackends::Expired> expired =
+             backends_.PopExpired(absl::InfiniteFuture())) {
+    const InFlight& entry = expired->entry;
+    if (expired->retry_over_tcp || entry.probe || entry.answered_stale) continue;
+    if (!AppendServfail(entry, out)) continue;
+    answer = {.matched = true, .connection = entry.connection};
     return true;
   }
-  Count(Index(FrontendCounter::kTimeoutServfail));
-  answer = {.matched = true, .connection = entry.connection};
-  return true;
+  return false;
 }
 
 bool FrontendHandler::AppendFramed(const std::string& query, OutputBuffer& out) {
@@ -442,6 +459,13 @@ size_t FrontendHandlerFactory::MaxRequestBytes() const { return kMaxFrameBytes; 
 
 size_t FrontendHandlerFactory::OutputBufferBytes() const {
   return kSoftOutputLimit + kMaxFrameBytes;
+}
+
+std::optional<ForwardingSpec> FrontendHandlerFactory::Forwarding() const {
+  return ForwardingSpec{.upstreams = config_.backends,
+                        .datagrams = UpstreamDatagrams(),
+                        .tick_period = UpstreamTickPeriod(),
+                        .streams = UpstreamStreams()};
 }
 
 UpstreamStreamConfig FrontendHandlerFactory::UpstreamStreams() const {

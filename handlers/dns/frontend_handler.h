@@ -2,8 +2,8 @@
 // sends over TCP is forwarded over UDP to a backend (an authoritative server or a resolver),
 // and the backend's answer goes back on the client's connection, byte for byte except the ID.
 //
-// The protocol half only: the server (server/upstream_channel.h) owns the UDP sockets and the
-// timer; this handler rewrites each query's ID into its worker's ID space, remembers which
+// The protocol half only: the server (server/upstream/upstream_channel.h) owns the UDP sockets and
+// the timer; this handler rewrites each query's ID into its worker's ID space, remembers which
 // connection and client ID it belongs to (frontend_backends.h), checks that a reply's ID and
 // question match what was sent, restores the client's ID, and turns a passed deadline into
 // SERVFAIL. Pipelined queries (RFC 7766 §6.2.1.1) are all forwarded at once and answered as
@@ -12,8 +12,8 @@
 //
 // A UDP reply with TC=1 is not for the client: the query, as first sent, goes again to the
 // same backend over TCP (UpstreamAnswer::resend_over_stream; the server's pooled connections,
-// server/upstream_stream_pool.h, framed by FrameLength), with the same ID and deadline, and
-// only the TCP answer completes it (RFC 7766 §5). docs/design.md "A handler that forwards".
+// server/upstream/upstream_stream_pool.h, framed by FrameLength), with the same ID and deadline,
+// and only the TCP answer completes it (RFC 7766 §5). docs/design.md "A handler that forwards".
 //
 // Serve-stale (RFC 8767, with --dns-serve-stale-seconds): a query whose cached answer has
 // expired within the stale window gets it with TTL 30 at once while every backend is down;
@@ -66,14 +66,15 @@ struct FrontendConfig {
   absl::Duration stale_client_timeout = absl::ZeroDuration();
 };
 
-class FrontendHandler final : public Handler {
+class FrontendHandler final : public Handler, public ForwardingHandler {
  public:
   FrontendHandler(const FrontendConfig& config, HandlerCounters& counters);
 
   // Interface
   Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
                   OutputBuffer& out) override;
-  // Interface
+  ForwardingHandler* forwarding() override { return this; }
+  // Interface ForwardingHandler
   UpstreamAnswer TakeUpstreamReply(int upstream, absl::Span<const uint8_t> datagram, absl::Time now,
                                    OutputBuffer& out) override;
   // Interface
@@ -84,7 +85,9 @@ class FrontendHandler final : public Handler {
                    UpstreamQueue& probes) override;
   // Interface. Takes the queries in flight and the backends' health when the backends and
   // their limits are unchanged, and the cache when its settings are.
-  void TakeOver(Handler& previous) override;
+  void TakeOver(ForwardingHandler& previous) override;
+  // Interface. SERVFAIL (EDE No Reachable Authority) for each query TakeOver left here.
+  bool TakeAbandoned(absl::Time now, OutputBuffer& out, UpstreamAnswer& answer) override;
 
   const FrontendBackends& backends() const { return backends_; }
   const DnsCache& cache() const { return cache_; }
@@ -100,6 +103,8 @@ class FrontendHandler final : public Handler {
   // Appends (framed) the stale answer for `entry`'s query, with the client's ID; false when
   // the cache holds none for it (docs: dns_cache.h AnswerStale).
   bool AppendStale(const InFlight& entry, absl::Time now, OutputBuffer& out);
+  // Appends (framed) SERVFAIL for `entry`'s query; false without room.
+  bool AppendServfail(const InFlight& entry, OutputBuffer& out);
   // Queues a SOA probe for `backend`.
   void SendProbe(int backend, absl::Time now, UpstreamQueue& probes);
 
@@ -121,12 +126,13 @@ class FrontendHandlerFactory final : public HandlerFactory {
   std::unique_ptr<Handler> CreateHandler(HandlerCounters& counters) const override;
   size_t MaxRequestBytes() const override;
   size_t OutputBufferBytes() const override;
-  std::vector<SocketAddress> Upstreams() const override { return config_.backends; }
+  std::optional<ForwardingSpec> Forwarding() const override;
   // One line per backend, and what each must be configured with (docs/operations.md).
   std::string Summary() const override;
-  absl::Duration UpstreamTickPeriod() const override;
-  UpstreamStreamConfig UpstreamStreams() const override;
-  UpstreamDatagramConfig UpstreamDatagrams() const override;
+  // The parts of Forwarding().
+  absl::Duration UpstreamTickPeriod() const;
+  UpstreamStreamConfig UpstreamStreams() const;
+  UpstreamDatagramConfig UpstreamDatagrams() const;
 
  private:
   FrontendConfig config_;

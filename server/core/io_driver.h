@@ -5,7 +5,7 @@
 //   - accepts on the listeners while the core lets it, handing each socket to the core
 //     (ConnectionSink), and closes the listeners when the core drains,
 //   - closes sockets, and may take a connection's last send together with its close
-//     (FinalSendQueue, server/connection.h),
+//     (FinalSendQueue, server/core/connection.h),
 //   - runs the loop: waits for events until the earliest timer of the worker's TimerQueue,
 //     then fires the expired ones. Timers are the core's (one heap for both drivers).
 // The same shape as Seastar's reactor backends or Envoy's IoHandle below one ConnectionImpl.

@@ -1,4 +1,4 @@
-// The socket calls of a connection (server/connection.h), behind one small interface so that
+// The socket calls of a connection (server/core/connection.h), behind one small interface so that
 // the core's state machine can be driven without real sockets (tests/unit/server: a scripted
 // EAGAIN, a partial send, a reset) and so that a layer can sit between the socket and the
 // handler later. The kernel's is the one every worker uses (KernelSocketIo).

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/address_prefix.h"
 #include "common/log.h"
-#include "server/deadline.h"
+#include "server/core/deadline.h"
 
 namespace onepass {
 
@@ -69,16 +69,22 @@ absl::Status WorkerCore::Init() {
     return absl::InternalError(
         absl::StrCat("the ", factory_->Name(), " handler could not be created"));
   }
-  const std::vector<SocketAddress> upstreams = factory_->Upstreams();
-  if (!upstreams.empty()) {
+  const std::optional<ForwardingSpec> forwarding = factory_->Forwarding();
+  if (forwarding.has_value() && !forwarding->upstreams.empty()) {
+    if (handler_->forwarding() == nullptr) {
+      return absl::InternalError(
+          absl::StrCat("the ", factory_->Name(), " handler forwards but has no forwarding half"));
+    }
+    const std::vector<SocketAddress>& upstreams = forwarding->upstreams;
+    tick_period_ = forwarding->tick_period;
     absl::StatusOr<std::unique_ptr<UpstreamChannel>> channel =
-        UpstreamChannel::Open(driver_, upstreams, factory_->UpstreamDatagrams(), &stats_,
+        UpstreamChannel::Open(driver_, upstreams, forwarding->datagrams, &stats_,
                               [this](int index, absl::Span<const uint8_t> datagram) {
                                 OnUpstreamDatagram(index, datagram);
                               });
     if (!channel.ok()) return channel.status();
     upstream_ = *std::move(channel);
-    const UpstreamStreamConfig streams = factory_->UpstreamStreams();
+    const UpstreamStreamConfig& streams = forwarding->streams;
     if (streams.frame_length != nullptr) {
       upstream_->OpenStreams(upstreams, streams,
                              [this](int index, absl::Span<const uint8_t> frame) {
@@ -88,7 +94,7 @@ absl::Status WorkerCore::Init() {
     upstream_queue_ = std::make_unique<UpstreamQueue>();
     env_.upstream = upstream_queue_.get();
     upstream_answer_ = std::make_unique<OutputBuffer>(output_buffer_bytes_);
-    upstream_tick_.ArmAt(After(now_(), factory_->UpstreamTickPeriod()));
+    upstream_tick_.ArmAt(After(now_(), tick_period_));
   }
   metrics_.Beat();
   heartbeat_.ArmAt(After(now_(), absl::Milliseconds(kHeartbeatPeriodMs)));
@@ -107,12 +113,23 @@ void WorkerCore::StartOnThread() {
 
 void WorkerCore::SwapHandler(std::shared_ptr<const HandlerFactory> factory,
                              std::unique_ptr<Handler> handler) {
-  // Queries in flight to upstreams, their health and a cache survive the reload in the new
-  // handler (a handler without such state takes nothing).
-  handler->TakeOver(*handler_);
+  std::unique_ptr<Handler> old = std::exchange(handler_, std::move(handler));
+  if (upstream_ != nullptr && handler_->forwarding() != nullptr && old->forwarding() != nullptr) {
+    // Queries in flight to upstreams, their health and a cache survive the reload in the new
+    // handler; what it cannot take (an upstream no longer listed) is answered now, before the
+    // old handler goes, so no client waits for the backstop.
+    handler_->forwarding()->TakeOver(*old->forwarding());
+    for (;;) {
+      upstream_answer_->Clear();
+      UpstreamAnswer answer;
+      if (!old->forwarding()->TakeAbandoned(absl::Now(), *upstream_answer_, answer)) break;
+      if (answer.matched) DeliverUpstream(answer);
+    }
+    FlushUpstream();
+  }
   // Between events: no Advance is running, so every connection's next call sees the new
   // handler. The old handler goes first, then (if no other worker holds it) the old data.
-  handler_ = std::move(handler);
+  old.reset();
   env_.handler = handler_.get();
   env_.max_request_bytes = factory->MaxRequestBytes();
   factory_ = std::move(factory);
@@ -516,7 +533,7 @@ void WorkerCore::OnDrainDeadline() {
 void WorkerCore::OnUpstreamDatagram(int index, absl::Span<const uint8_t> datagram) {
   upstream_answer_->Clear();
   const UpstreamAnswer answer =
-      handler_->TakeUpstreamReply(index, datagram, absl::Now(), *upstream_answer_);
+      handler_->forwarding()->TakeUpstreamReply(index, datagram, absl::Now(), *upstream_answer_);
   if (answer.resend_over_stream) upstream_->SendStream(index, upstream_answer_->contents());
   if (answer.matched) DeliverUpstream(answer);
   FlushUpstream();
@@ -525,7 +542,7 @@ void WorkerCore::OnUpstreamDatagram(int index, absl::Span<const uint8_t> datagra
 void WorkerCore::OnUpstreamStreamFrame(int index, absl::Span<const uint8_t> frame) {
   upstream_answer_->Clear();
   const UpstreamAnswer answer =
-      handler_->TakeUpstreamStreamReply(index, frame, absl::Now(), *upstream_answer_);
+      handler_->forwarding()->TakeUpstreamStreamReply(index, frame, absl::Now(), *upstream_answer_);
   if (answer.matched) DeliverUpstream(answer);
   FlushUpstream();
 }
@@ -536,14 +553,16 @@ void WorkerCore::OnUpstreamTick() {
   for (;;) {
     upstream_answer_->Clear();
     answer = UpstreamAnswer();
-    if (!handler_->TakeExpired(now, *upstream_answer_, answer, *upstream_queue_)) break;
+    if (!handler_->forwarding()->TakeExpired(now, *upstream_answer_, answer, *upstream_queue_)) {
+      break;
+    }
     if (answer.resend_over_stream) {
       upstream_->SendStream(answer.upstream, upstream_answer_->contents());
     }
     if (answer.matched) DeliverUpstream(answer);
   }
   FlushUpstream();  // health probes
-  upstream_tick_.ArmAt(After(now_(), factory_->UpstreamTickPeriod()));
+  upstream_tick_.ArmAt(After(now_(), tick_period_));
 }
 
 void WorkerCore::TrackUpstream(Slot* slot) {

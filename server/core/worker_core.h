@@ -9,9 +9,9 @@
 //   - the connection table: a pool of slots that grows to its peak and never shrinks, the
 //     parked set, and the index of connections waiting on upstream answers by id;
 //   - the park: what the state waits for (readable, writable, or no socket event while waiting
-//     on upstreams) and its deadline (server/deadline.h) on the worker's TimerQueue;
+//     on upstreams) and its deadline (server/core/deadline.h) on the worker's TimerQueue;
 //   - close, the accept-error policy (pause on EMFILE & co.), the drain, upstream delivery
-//     (server/upstream_channel.h) and the handler swap on reload.
+//     (server/upstream/upstream_channel.h) and the handler swap on reload.
 // It decides; it performs no I/O of its own: sockets are watched, accepted and closed by the
 // driver, and Connection does its socket calls through SocketIo.
 //
@@ -31,15 +31,15 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "handlers/handler.h"
-#include "server/client_limits.h"
-#include "server/connection.h"
+#include "server/core/client_limits.h"
+#include "server/core/connection.h"
 #include "server/core/io_driver.h"
+#include "server/core/proxy_protocol.h"
+#include "server/core/stats.h"
 #include "server/core/timer_queue.h"
-#include "server/proxy_protocol.h"
+#include "server/core/worker_metrics.h"
 #include "server/server_config.h"
-#include "server/stats.h"
-#include "server/upstream_channel.h"
-#include "server/worker_metrics.h"
+#include "server/upstream/upstream_channel.h"
 
 namespace onepass {
 
@@ -108,11 +108,11 @@ class WorkerCore final : public ConnectionSink {
     enum class Phase : uint8_t { kFree, kReceiving, kParked } phase = Phase::kFree;
     size_t parked_index = 0;  // in parked_
     size_t asked = 0;         // what the driver's first recv asked for (BeginReceive)
-    // The client key of the peer (server/client_limits.h) while it counts against the
+    // The client key of the peer (server/core/client_limits.h) while it counts against the
     // per-client limit.
     std::array<uint8_t, 16> client_key{};
     bool peer_counted = false;
-    int64_t accepted_at = 0;  // MonotonicNanos() at accept (server/worker_metrics.h)
+    int64_t accepted_at = 0;  // MonotonicNanos() at accept (server/core/worker_metrics.h)
   };
 
   // The connection was served whole on its first turn.
@@ -144,7 +144,7 @@ class WorkerCore final : public ConnectionSink {
   void MaybeStop();
   void OnDrainDeadline();
 
-  // Forwarding handlers (HandlerFactory::Upstreams).
+  // Forwarding handlers (HandlerFactory::Forwarding).
   void OnUpstreamDatagram(int index, absl::Span<const uint8_t> datagram);
   void OnUpstreamStreamFrame(int index, absl::Span<const uint8_t> frame);
   void OnUpstreamTick();
@@ -185,7 +185,8 @@ class WorkerCore final : public ConnectionSink {
   uint64_t next_connection_id_ = 1;
   SteadyTime (*now_)() = &std::chrono::steady_clock::now;
 
-  // Forwarding (server/upstream_channel.h); all null/empty when the handler answers itself.
+  // Forwarding (server/upstream/upstream_channel.h); all null/empty when the handler answers
+  // itself.
   std::unique_ptr<UpstreamChannel> upstream_;
   std::unique_ptr<UpstreamQueue> upstream_queue_;  // 1 MiB: only when forwarding
   // The answer the handler renders for one upstream reply or expiry, then copied to the
@@ -194,7 +195,8 @@ class WorkerCore final : public ConnectionSink {
   // Connections with answers still to come from upstream, by Connection::id().
   absl::flat_hash_map<uint64_t, Slot*> waiting_upstream_;
 
-  Timer resume_timer_;  // accepting again after a pause
+  absl::Duration tick_period_;  // ForwardingSpec::tick_period
+  Timer resume_timer_;          // accepting again after a pause
   Timer drain_timer_;
   Timer upstream_tick_;
   Timer heartbeat_;

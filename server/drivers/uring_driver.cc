@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
-#include "server/connection.h"
+#include "server/core/connection.h"
 #include "server/socket_options.h"
 
 namespace onepass {
@@ -373,7 +373,7 @@ bool UringDriver::QueueFinalSend(int fd, absl::Span<const uint8_t> bytes) {
   if (io_uring_sq_space_left(&ring_) < 2) io_uring_submit(&ring_);
   // MSG_WAITALL: the ring finishes a short send itself, and a send that fails cancels the
   // close linked after it (then closed on its completion). MSG_MORE: the answer leaves with
-  // the FIN in one segment, as with the libevent driver (server/connection.cc Flush).
+  // the FIN in one segment, as with the libevent driver (server/core/connection.cc Flush).
   io_uring_sqe* sqe = Sqe();
   io_uring_prep_send(sqe, fd, send->bytes.data(), bytes.size(),
                      MSG_NOSIGNAL | MSG_WAITALL | MSG_MORE);

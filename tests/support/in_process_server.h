@@ -9,9 +9,9 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "server/core/stats.h"
 #include "server/server.h"
 #include "server/server_config.h"
-#include "server/stats.h"
 #include "tests/support/line_handler.h"
 #include "tests/support/tcp_client.h"
 

@@ -1,5 +1,5 @@
 // Fuzz target: what a DNS backend sends back on a TCP connection of the frontend's pool, any
-// bytes. The server's frame reader (server/upstream_frame_reader.h) cuts them with the DNS
+// bytes. The server's frame reader (server/upstream/upstream_frame_reader.h) cuts them with the DNS
 // framer (dns::FrameLength), whole and at a split point drawn from the input: the frames must
 // be the same (split invariance) and each within its bounds. Each frame then goes to a
 // FrontendHandler with queries in flight and retried over TCP, with the ID of one of them
@@ -15,7 +15,7 @@
 #include "handlers/dns/dns_wire.h"
 #include "handlers/dns/frontend_counters.h"
 #include "handlers/dns/frontend_handler.h"
-#include "server/upstream_frame_reader.h"
+#include "server/upstream/upstream_frame_reader.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Fuzzes the transport state machine (server/connection.h) against arbitrary client behaviour
+// Fuzzes the transport state machine (server/core/connection.h) against arbitrary client behaviour
 // AND arbitrary handler verdicts: whatever a peer sends and whatever a (buggy) handler answers,
 // Connection::Advance must return (no spin), never read or write out of bounds, and keep its
 // counters consistent. Input: a script of operations, each one byte plus arguments:
@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "server/connection.h"
+#include "server/core/connection.h"
 
 namespace {
 
@@ -71,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   env.handler = &handler;
   env.stats = &stats;
   env.max_request_bytes = kMaxRequestBytes;
-  // One script in three runs behind a trusted PROXY v2 balancer (server/proxy_protocol.h): the
+  // One script in three runs behind a trusted PROXY v2 balancer (server/core/proxy_protocol.h): the
   // socketpair's peer has no IP address, which ::/0 trusts, so the header step runs first.
   static const onepass::ProxyPolicy* const kTrustAll = [] {
     auto* policy = new onepass::ProxyPolicy();

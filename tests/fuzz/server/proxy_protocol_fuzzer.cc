@@ -1,4 +1,4 @@
-// Fuzz target: the PROXY protocol v2 parser (server/proxy_protocol.h) on any bytes. Checks its
+// Fuzz target: the PROXY protocol v2 parser (server/core/proxy_protocol.h) on any bytes. Checks its
 // contract: a complete header never claims more bytes than it was given nor more than
 // kMaxProxyHeaderBytes, and every prefix of the input is either incomplete or gets the same
 // verdict (split invariance), whatever the bytes.
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "server/proxy_protocol.h"
+#include "server/core/proxy_protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using onepass::ProxyHeader;

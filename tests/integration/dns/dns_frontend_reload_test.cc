@@ -1,7 +1,7 @@
 // A SIGHUP reload of the DNS frontend while a query waits on its backend: the new handler takes
-// over the in-flight table (Handler::TakeOver), so the backend's late answer still reaches the
-// client, at once, instead of the client waiting out the server's 60 s backstop. The backend is
-// a fake inside the test (FakeUdpBackend) that answers each datagram 600 ms late.
+// over the in-flight table (ForwardingHandler::TakeOver), so the backend's late answer still
+// reaches the client, at once, instead of the client waiting out the server's 60 s backstop. The
+// backend is a fake inside the test (FakeUdpBackend) that answers each datagram 600 ms late.
 #include <signal.h>
 
 #include <future>

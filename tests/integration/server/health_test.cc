@@ -1,4 +1,4 @@
-// /healthz, /readyz and /metrics in-process (server/ops_endpoints.h): a worker stuck inside its
+// /healthz, /readyz and /metrics in-process (server/ops/ops_endpoints.h): a worker stuck inside its
 // handler is reported within the stall bound and recovers when released; the ops listener
 // answers over real HTTP on its own thread while the worker is stuck.
 #include <unistd.h>
@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "handlers/handler.h"
-#include "server/metrics_server.h"
-#include "server/ops_endpoints.h"
+#include "server/ops/metrics_server.h"
+#include "server/ops/ops_endpoints.h"
+#include "server/ops/server_status.h"
 #include "server/server.h"
-#include "server/server_status.h"
 #include "tests/support/tcp_client.h"
 #include "tests/support/wait_for.h"
 

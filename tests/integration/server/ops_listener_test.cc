@@ -1,4 +1,4 @@
-// The operations listener (server/metrics_server.h) against slow peers: one deadline per
+// The operations listener (server/ops/metrics_server.h) against slow peers: one deadline per
 // exchange that a byte now and then does not extend, a full table that gives the oldest slow
 // peer's slot to a new connection, and, end to end, onepassd's /healthz answering curl within
 // 1 s while 20 slowloris connections (idle, or one byte every 3 s, reconnecting when closed)
@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "server/metrics_server.h"
+#include "server/ops/metrics_server.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"

@@ -1,6 +1,6 @@
-// Restart without losing a connection (server/listener_handover.h): five new onepassd processes
-// take over the listening sockets of the running one during a load run, with a data reload in
-// between; the load tester must count no refused, reset or failed connection.
+// Restart without losing a connection (server/restart/listener_handover.h): five new onepassd
+// processes take over the listening sockets of the running one during a load run, with a data
+// reload in between; the load tester must count no refused, reset or failed connection.
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>

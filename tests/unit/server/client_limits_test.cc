@@ -1,6 +1,6 @@
-// The server-wide per-client table (server/client_limits.h): client keys by prefix, the limit,
+// The server-wide per-client table (server/core/client_limits.h): client keys by prefix, the limit,
 // and the counts from several threads at once.
-#include "server/client_limits.h"
+#include "server/core/client_limits.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

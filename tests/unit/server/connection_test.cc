@@ -1,6 +1,6 @@
 // The transport state machine on a socketpair, without an event loop: what the single pass and
 // the parked path do with every arrival pattern.
-#include "server/connection.h"
+#include "server/core/connection.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

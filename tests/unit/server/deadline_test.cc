@@ -1,6 +1,6 @@
-// The deadline arithmetic of parked connections (server/deadline.h) on a fake clock: no sleep,
+// The deadline arithmetic of parked connections (server/core/deadline.h) on a fake clock: no sleep,
 // no socket. Each test parks a connection as the worker would and checks when its wait ends.
-#include "server/deadline.h"
+#include "server/core/deadline.h"
 
 #include <chrono>
 

@@ -1,14 +1,14 @@
-// The Prometheus exposition (server/metrics_format.h), the health verdicts (server/health.h)
-// and the ops listener's request-head parser (server/metrics_server.h).
-#include "server/metrics_format.h"
+// The Prometheus exposition (server/ops/metrics_format.h), the health verdicts
+// (server/ops/health.h) and the ops listener's request-head parser (server/ops/metrics_server.h).
+#include "server/ops/metrics_format.h"
 
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "server/health.h"
-#include "server/metrics_server.h"
+#include "server/ops/health.h"
+#include "server/ops/metrics_server.h"
 
 namespace onepass {
 namespace {

@@ -1,6 +1,6 @@
-// PROXY protocol v2 (server/proxy_protocol.h): table-driven cases from HAProxy's
+// PROXY protocol v2 (server/core/proxy_protocol.h): table-driven cases from HAProxy's
 // proxy-protocol.txt §2.2, split invariance, and the trust policy.
-#include "server/proxy_protocol.h"
+#include "server/core/proxy_protocol.h"
 
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-#include "server/stats.h"
+#include "server/core/stats.h"
 
 #include "gtest/gtest.h"
 

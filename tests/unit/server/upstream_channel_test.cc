@@ -2,7 +2,7 @@
 // fresh kernel-chosen port per request, a reply taken only on the port its request left from
 // and only once, ports closed after their reply or their linger time, and sharing at the cap.
 // The worker's event loop is pumped by the test, bounded in time.
-#include "server/upstream_channel.h"
+#include "server/upstream/upstream_channel.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,6 +1,6 @@
 // The stream path's frame reassembly: frames out as the handler's framer measures them, the
 // same whatever way recv cut the bytes (split invariance), and the bounds.
-#include "server/upstream_frame_reader.h"
+#include "server/upstream/upstream_frame_reader.h"
 
 #include <cstring>
 #include <string>

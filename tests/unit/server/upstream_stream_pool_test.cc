@@ -2,7 +2,7 @@
 // loopback port): reuse, pipelining on up to N connections with answers out of order,
 // reconnection after the upstream closes, the idle and io timeouts, refused connects, bad
 // frames. The worker's event loop is pumped by the test, bounded in time.
-#include "server/upstream_stream_pool.h"
+#include "server/upstream/upstream_stream_pool.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -517,7 +517,8 @@ TEST_F(FrontendTest, FactoryGivesTheServerDnsFramingForTheTcpPool) {
 }
 
 // A SIGHUP reload gives each worker a new handler: the queries in flight and the cache pass to
-// it (Handler::TakeOver), so a client waiting on a backend gets its answer, not the backstop.
+// it (ForwardingHandler::TakeOver), so a client waiting on a backend gets its answer, not the
+// backstop.
 TEST_F(FrontendTest, ReloadedHandlerTakesOverQueriesInFlightAndTheCache) {
   Make();
   OutputBuffer out(1 << 17);
@@ -564,6 +565,19 @@ TEST_F(FrontendTest, ReloadWithOtherBackendsStartsAnEmptyInFlightTable) {
   next.TakeOver(*handler_);
   EXPECT_EQ(next.backends().in_flight(), 0u);
   EXPECT_EQ(handler_->backends().in_flight(), 1u);
+  // What stayed behind is answered at once by the replaced handler (the worker delivers it
+  // before the handler goes): SERVFAIL with the client's ID, not the server's 60 s backstop.
+  OutputBuffer abandoned(1 << 17);
+  UpstreamAnswer answer;
+  ASSERT_TRUE(handler_->TakeAbandoned(now_, abandoned, answer));
+  EXPECT_TRUE(answer.matched);
+  EXPECT_EQ(answer.connection, 1u);
+  ASSERT_GE(abandoned.size(), 2u + 12u);
+  EXPECT_EQ(ReadU16(abandoned.data() + 2), 7);   // the client's ID
+  EXPECT_EQ(abandoned.data()[2 + 3] & 0x0f, 2);  // RCODE SERVFAIL
+  OutputBuffer none(1 << 17);
+  EXPECT_FALSE(handler_->TakeAbandoned(now_, none, answer));  // one query, one answer
+  EXPECT_EQ(handler_->backends().in_flight(), 0u);
 }
 
 TEST_F(FrontendTest, WindowFullGetsRefused) {

@@ -1,0 +1,381 @@
+#include "server/core/connection.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "server/server_config.h"
+#include "server/socket_options.h"
+
+namespace onepass {
+namespace {
+
+// Consecutive handler calls that consume nothing and lead to no read: a handler bug (it keeps
+// answering kWriteThenRead without progress). The connection is closed instead of spinning.
+constexpr int kMaxCallsWithoutProgress = 8;
+
+}  // namespace
+
+void InputBuffer::Consume(size_t n) {
+  begin_ += n < size() ? n : size();
+  if (begin_ == end_) begin_ = end_ = 0;
+}
+
+absl::Span<uint8_t> InputBuffer::WritableTail() {
+  if (begin_ > 0) {
+    // Only the tail of an incomplete request is left here: a short move.
+    std::memmove(data_.get(), data_.get() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  return {data_.get() + end_, capacity_ - end_};
+}
+
+Connection::Connection(size_t input_capacity, size_t output_capacity)
+    : in_(std::make_unique<InputBuffer>(input_capacity)),
+      out_(output_capacity > 0 ? std::make_unique<OutputBuffer>(output_capacity) : nullptr) {}
+
+Connection::~Connection() = default;
+
+void Connection::Reset(int fd, const std::array<uint8_t, 16>& peer, uint64_t id,
+                       bool proxy_header) {
+  fields_ = ConnectionFields();
+  fields_.fd = fd;
+  if (proxy_header) fields_.state = ConnectionState::kProxyHeader;
+  fields_.peer = peer;
+  fields_.id = id;
+  in_->Clear();
+  if (out_ != nullptr) out_->Clear();
+}
+
+void Connection::TakeOver(Connection& other) {
+  fields_ = other.fields_;
+  std::swap(in_, other.in_);
+  std::swap(out_, other.out_);
+  other.Reset(-1);
+}
+
+ConnectionState Connection::Advance(const ConnectionEnv& env) {
+  Turn turn;
+  return Run(env, turn, /*go_on=*/true);
+}
+
+ConnectionState Connection::AdvanceReceived(const ConnectionEnv& env, ssize_t result,
+                                            size_t asked) {
+  Turn turn;
+  return Run(env, turn, TakeReceived(env, turn, result, asked));
+}
+
+ConnectionState Connection::Run(const ConnectionEnv& env, Turn& turn, bool go_on) {
+  while (go_on) {
+    switch (fields_.state) {
+      case ConnectionState::kProxyHeader:
+        go_on = TakeProxy(env, turn);
+        break;
+      case ConnectionState::kReading:
+        go_on = Receive(env, turn);
+        break;
+      case ConnectionState::kProcessing:
+        go_on = Process(env, turn);
+        break;
+      case ConnectionState::kWriting:
+        go_on = Flush(env);
+        break;
+      case ConnectionState::kLingering:
+        go_on = Linger(env);
+        break;
+      case ConnectionState::kClosingUnsent:
+        go_on = AwaitSent(env);
+        break;
+      case ConnectionState::kWaitingUpstream:  // the worker wakes it: DeliverUpstream
+      case ConnectionState::kClosed:
+        go_on = false;
+        break;
+    }
+  }
+  return fields_.state;
+}
+
+bool Connection::Receive(const ConnectionEnv& env, Turn& turn) {
+  if (fields_.peer_closed) {  // answered all it sent before its EOF
+    CountEndOfInput(env);
+    return Finish();
+  }
+  if (turn.reads == kReadsPerTurn) return false;  // the rest is still in the socket
+  // A read that did not fill the buffer most likely emptied the socket: let the (level-
+  // triggered) event loop say when more has come instead of paying a recv for EAGAIN.
+  if (turn.last_read_short) return false;
+  absl::Span<uint8_t> tail = in_->WritableTail();
+  if (tail.empty()) {  // cannot happen with capacity > max_request_bytes; never spin
+    WorkerStats::Add(env.stats->rejected_oversize);
+    return Finish();
+  }
+  return TakeReceived(env, turn, env.io->Receive(fields_.fd, tail), tail.size());
+}
+
+bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t received,
+                              size_t asked) {
+  ++turn.reads;
+  WorkerStats::Add(env.stats->recvs);
+  if (received > 0) {
+    turn.last_read_short = static_cast<size_t>(received) < asked;
+    turn.last_read_full = !turn.last_read_short;
+    if (turn.last_read_full) fields_.filled_buffer = true;
+    in_->Commit(static_cast<size_t>(received));
+    turn.calls_without_progress = 0;
+    return MoveTo(AfterReceive());
+  }
+  if (received == 0) {
+    // RFC 7766 §6.2.4 / RFC 3912: the client half-closed; answer what is there, then close.
+    fields_.peer_closed = true;
+    return MoveTo(AfterReceive());
+  }
+  if (received == -EAGAIN || received == -EWOULDBLOCK) return false;
+  if (received == -EINTR) return true;  // again, in the same state
+  WorkerStats::Add(env.stats->reset_errors);
+  return Finish();
+}
+
+bool Connection::TakeProxy(const ConnectionEnv& env, Turn& turn) {
+  if (in_->empty() && !fields_.peer_closed) return Receive(env, turn);
+  const ProxyStep step =
+      TakeProxyHeader(in_->contents(), fields_.peer, *env.proxy, fields_.peer_closed);
+  switch (step.action) {
+    case ProxyStep::Action::kReject:
+      WorkerStats::Add(env.stats->rejected_proxy);
+      return Finish();
+    case ProxyStep::Action::kReadMore:
+      if (fields_.peer_closed) {
+        CountEndOfInput(env);
+        return Finish();
+      }
+      if (in_->size() > env.max_request_bytes) {
+        WorkerStats::Add(env.stats->rejected_oversize);
+        return Finish();
+      }
+      return Receive(env, turn);  // waits in kProxyHeader when the socket is empty
+    case ProxyStep::Action::kDone:
+      break;
+  }
+  if (step.consumed > 0) WorkerStats::Add(env.stats->proxy_headers);
+  in_->Consume(step.consumed);
+  // Behind a load balancer the client is the one its header names: that address goes to the
+  // handler and keys the per-client limit.
+  if (step.has_client) fields_.peer = step.client;
+  // The header came alone: the request follows.
+  return MoveTo(in_->empty() ? ConnectionState::kReading : ConnectionState::kProcessing);
+}
+
+bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
+  RequestContext context;
+  context.now = absl::Now();
+  context.keepalive = env.keepalive;
+  context.peer_closed = fields_.peer_closed;
+  context.peer = fields_.peer;
+  context.more_input_expected = fields_.filled_buffer;
+  context.upstream = env.upstream;
+  context.connection = fields_.id;
+  const size_t output_before = out_->size();
+  const size_t queued_before = env.upstream != nullptr ? env.upstream->size() : 0;
+  const Verdict verdict = env.handler->Process(in_->contents(), context, *out_);
+  const size_t consumed = verdict.consumed < in_->size() ? verdict.consumed : in_->size();
+  in_->Consume(consumed);
+  fields_.process_after_write = consumed > 0;
+  if (consumed > 0) {
+    // Only an answered request restarts the read deadline: bytes the handler drops without a
+    // word (a DNS response sent as a query, RFC 1035 §4.1.1 QR) must not keep a connection.
+    if (out_->size() > output_before) fields_.message_consumed = true;
+    turn.calls_without_progress = 0;
+  } else if (++turn.calls_without_progress > kMaxCallsWithoutProgress) {
+    WorkerStats::Add(env.stats->handler_loops);
+    return Finish();
+  }
+  switch (verdict.action) {
+    case Action::kClose:
+      if (fields_.peer_closed) {
+        CountEndOfInput(env);
+      } else {
+        WorkerStats::Add(env.stats->closed_by_handler);
+      }
+      return Finish();
+    case Action::kWriteThenClose:
+      // Linger only when the client may still be sending: request bytes left unconsumed (the
+      // handler answered before the end of the request; handlers consume exactly what they
+      // parsed, so this is exact) or the last recv filled the buffer (more may wait in the
+      // socket). The usual single pass, one read consumed whole, closes at once, and so does
+      // a request that came in several reads and was consumed whole.
+      fields_.after_write =
+          env.linger && !fields_.peer_closed && (!in_->empty() || turn.last_read_full)
+              ? AfterWrite::kLinger
+              : AfterWrite::kClose;
+      if (out_->empty()) {
+        WorkerStats::Add(env.stats->closed_by_handler);
+        return Finish();
+      }
+      return MoveTo(ConnectionState::kWriting);
+    case Action::kWriteThenRead:
+      fields_.after_write = AfterWrite::kRead;
+      // More responses may follow: TCP_NODELAY came from the listener (SetListenerNoDelay).
+      if (!out_->empty()) return MoveTo(ConnectionState::kWriting);
+      // More whole requests may be buffered (pipelining): the handler sees them at once.
+      if (consumed > 0 && !in_->empty()) return MoveTo(ConnectionState::kProcessing);
+      return NeedMoreInput(env);
+    case Action::kWaitUpstream: {
+      const size_t queued = env.upstream != nullptr ? env.upstream->size() - queued_before : 0;
+      fields_.upstream_pending += static_cast<uint32_t>(queued);
+      if (queued > 0) fields_.message_consumed = true;
+      // Never lingering: RFC 7766, a DNS client is done sending by now.
+      fields_.after_write =
+          verdict.then == Action::kWriteThenClose ? AfterWrite::kClose : AfterWrite::kRead;
+      if (!out_->empty()) return MoveTo(ConnectionState::kWriting);
+      if (fields_.upstream_pending > 0) {
+        fields_.state = ConnectionState::kWaitingUpstream;
+        return false;  // the worker wakes it with an answer
+      }
+      if (fields_.after_write != AfterWrite::kRead) return Finish();
+      return NeedMoreInput(env);
+    }
+    case Action::kReadMore:
+      fields_.after_write = AfterWrite::kRead;
+      // Output with kReadMore is tolerated: it is sent anyway.
+      if (!out_->empty()) return MoveTo(ConnectionState::kWriting);
+      return NeedMoreInput(env);
+  }
+  return NeedMoreInput(env);  // not an Action: treated as kReadMore
+}
+
+bool Connection::NeedMoreInput(const ConnectionEnv& env) {
+  if (fields_.upstream_pending > 0) {
+    // Answers are still to come: nothing more is read until they are sent (backpressure).
+    fields_.state = ConnectionState::kWaitingUpstream;
+    return false;
+  }
+  if (fields_.peer_closed) {
+    CountEndOfInput(env);
+    return Finish();
+  }
+  if (in_->size() > env.max_request_bytes) {
+    WorkerStats::Add(env.stats->rejected_oversize);
+    return Finish();
+  }
+  return MoveTo(ConnectionState::kReading);
+}
+
+bool Connection::Flush(const ConnectionEnv& env) {
+  // The last response of a connection that closes at once (the single pass): MSG_MORE holds
+  // its tail segment back until the close() that follows, which sends it with the FIN in one
+  // segment instead of two (one fewer packet to send, receive and acknowledge per
+  // connection). Only when CloseAfterWrite goes straight to Finish: below kUnsentCheckBytes
+  // (kClosingUnsent would wait for bytes still corked), without lingering (its shutdown
+  // would push them, but the FIN must still follow the answer alone), and with no answer
+  // still to come from an upstream (the corked ones would wait for it).
+  const bool more = fields_.after_write == AfterWrite::kClose && fields_.upstream_pending == 0 &&
+                    fields_.bytes_sent + out_->size() <= kUnsentCheckBytes;
+  while (!out_->empty()) {
+    // The whole response in one send: the handler built the length prefix and the message
+    // together, so no tinygram leaves (RFC 7766 §8; docs/design.md "The connection path").
+    ssize_t sent;
+    if (more && env.final_send != nullptr &&
+        env.final_send->QueueFinalSend(fields_.fd, out_->contents())) {
+      sent = static_cast<ssize_t>(out_->size());  // the queue sends it, then closes
+      fields_.close_queued = true;
+    } else {
+      sent = env.io->Send(fields_.fd, out_->contents(), more);
+    }
+    WorkerStats::Add(env.stats->sends);
+    if (sent < 0) {
+      if (sent == -EINTR) continue;
+      if (sent == -EAGAIN || sent == -EWOULDBLOCK) return false;  // wait until writable
+      WorkerStats::Add(env.stats->reset_errors);
+      return Finish();
+    }
+    out_->Consume(static_cast<size_t>(sent));
+    fields_.bytes_sent += static_cast<size_t>(sent);
+    if (!out_->empty()) return false;  // the socket buffer is full: wait until writable
+  }
+  fields_.deadlines.write.reset();  // the next response that waits gets its own deadline
+  WorkerStats::Add(env.stats->responses);
+  if (!fields_.served) {
+    fields_.served = true;
+    WorkerStats::Add(env.stats->served);
+  }
+  if (fields_.upstream_pending > 0) {
+    // More requests left buffered go first (their datagrams leave too); then wait.
+    if (!in_->empty() && fields_.process_after_write) {
+      return MoveTo(ConnectionState::kProcessing);
+    }
+    fields_.state = ConnectionState::kWaitingUpstream;
+    return false;
+  }
+  if (fields_.after_write != AfterWrite::kRead) return CloseAfterWrite(env);
+  // Requests left after the handler stopped early (its output was full) go first; bytes it
+  // consumed none of wait for more input (ConnectionFields::process_after_write).
+  return MoveTo(!in_->empty() && fields_.process_after_write ? ConnectionState::kProcessing
+                                                             : ConnectionState::kReading);
+}
+
+bool Connection::DeliverUpstream(absl::Span<const uint8_t> response) {
+  if (!out_->Append(response)) return false;
+  if (fields_.upstream_pending > 0) --fields_.upstream_pending;
+  if (fields_.state == ConnectionState::kWaitingUpstream ||
+      fields_.state == ConnectionState::kReading) {
+    fields_.state = ConnectionState::kWriting;
+  }
+  return true;
+}
+
+bool Connection::CloseAfterWrite(const ConnectionEnv& env) {
+  // Below kUnsentCheckBytes the orphan's bound in bytes is that constant; above it, the kernel
+  // is asked (one ioctl) whether the client has taken it all.
+  if (fields_.bytes_sent > kUnsentCheckBytes && env.io->UnsentBytes(fields_.fd) > 0) {
+    env.io->SetWritableWhenSent(fields_.fd);
+    fields_.state = ConnectionState::kClosingUnsent;
+    return false;  // wait until writable
+  }
+  return fields_.after_write == AfterWrite::kLinger ? StartLinger(env) : Finish();
+}
+
+bool Connection::AwaitSent(const ConnectionEnv& env) {
+  if (env.io->UnsentBytes(fields_.fd) > 0) return false;  // still held back: wait again
+  return fields_.after_write == AfterWrite::kLinger ? StartLinger(env) : Finish();
+}
+
+void Connection::CountEndOfInput(const ConnectionEnv& env) {
+  // A peer that closed after its last answer with nothing pending is a normal end; one that
+  // left bytes of a request, or never got an answer, closed with its request incomplete.
+  if (!in_->empty() || !fields_.served) WorkerStats::Add(env.stats->closed_incomplete);
+}
+
+bool Connection::StartLinger(const ConnectionEnv& env) {
+  WorkerStats::Add(env.stats->lingering_closes);
+  // FIN after the response: the client sees the end of it and, being done, closes too.
+  env.io->ShutdownWrite(fields_.fd);
+  in_->Clear();
+  return MoveTo(ConnectionState::kLingering);
+}
+
+bool Connection::Linger(const ConnectionEnv& env) {
+  // Reads and drops what the client still sends, until its EOF (or an error, or beyond
+  // kLingerMaxBytes); kReadsPerTurn at most per call, like any other connection.
+  for (int reads = 0; reads < kReadsPerTurn; ++reads) {
+    absl::Span<uint8_t> tail = in_->WritableTail();
+    const ssize_t received = env.io->Receive(fields_.fd, tail);
+    WorkerStats::Add(env.stats->recvs);
+    if (received == 0) return Finish();  // the client's EOF: nothing unread, no RST
+    if (received < 0) {
+      if (received == -EINTR) continue;
+      if (received == -EAGAIN || received == -EWOULDBLOCK) return false;  // wait to read
+      return Finish();  // reset by the client: nothing left to protect
+    }
+    fields_.discarded += static_cast<size_t>(received);
+    if (fields_.discarded > kLingerMaxBytes) {
+      WorkerStats::Add(env.stats->linger_cut);
+      return Finish();
+    }
+  }
+  return false;
+}
+
+}  // namespace onepass
