@@ -13,7 +13,7 @@
 # time, --rounds times in turn.
 #
 #   loadtest/dnsperf-bench.sh [--seconds 5] [--queries N] [--rounds 1] [--qpc "1 100"]
-#                             [--clients 8] [--outstanding 64] [--keepalive-ms 2000]
+#                             [--clients 64] [--outstanding 128] [--keepalive-ms 2000]
 #                             [--servers "zone nsd knot fwd dnsdist"] [--server-cpus 0]
 #                             [--client-cpus 1] [--bin DIR] [--name NAME] [--results DIR]
 #
@@ -24,7 +24,9 @@
 # sender's context is not in it, for every server alike), and qps and CPU per query as ratios
 # to NSD's in the same run; then fwd against dnsdist. With one query per connection dnsperf
 # itself is the bottleneck (it reconnects slowly), so read CPU per query there, not qps.
-# onepassd closes after its answer unless --keepalive-ms (RFC 7766 §6.2.3) is given: 0 here
+# onepassd runs with --max-connections-per-client 2 × clients + 16 (all of dnsperf's
+# connections come from one address) and closes after its answer unless --keepalive-ms (RFC
+# 7766 §6.2.3) is given: 0 here
 # measures that default, which loses queries whenever a client sends its next one on the same
 # connection. Binaries as for bench.sh (--bin DIR, default build/release). The table is also
 # written as a result file, DIR/DATE-COMMIT-NAME.md (--results DIR, default loadtest/results;
@@ -45,8 +47,8 @@ seconds=5
 passes=""
 rounds=1
 qpc_list="1 100"
-clients=8
-outstanding=64
+clients=64
+outstanding=128
 keepalive_ms=2000
 servers="zone nsd knot fwd dnsdist"
 server_cpus=0
@@ -185,8 +187,10 @@ measure() {
 # run_server SERVER QPC ROUND: a fresh SERVER on the server CPUs, measured, stopped.
 run_server() {
   local server=$1 qpc=$2 name="$1-$2-$3"
+  # Every dnsperf client comes from 127.0.0.1: onepassd's default of 25 waiting connections
+  # per client address would refuse the rest of them; NSD and Knot have no such limit.
   local onepass=("$onepassd" --handler dns --listen 127.0.0.1:0 --workers 1 --cpus "$server_cpus"
-    --keepalive-ms "$keepalive_ms")
+    --keepalive-ms "$keepalive_ms" --max-connections-per-client $((2 * clients + 16)))
   case $server in
     zone|fwd)
       local mode=(--zone "$zone")
@@ -220,7 +224,7 @@ fi
 results="$work/results.tsv"
 : > "$results"
 echo "command: $command_line"
-echo "dnsperf-bench: $(uname -r), nproc=$(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg), $(dnsperf -h 2>&1 | sed -n 's/^Version /dnsperf /p'), server CPUs $server_cpus, dnsperf and the frontends' backend NSD on CPUs $client_cpus, $clients clients, $outstanding outstanding, ${seconds}s${passes:+ or $passes passes} per run, onepassd --keepalive-ms $keepalive_ms"
+echo "dnsperf-bench: $(uname -r), nproc=$(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg), $(dnsperf -h 2>&1 | sed -n 's/^Version /dnsperf /p'), server CPUs $server_cpus, dnsperf and the frontends' backend NSD on CPUs $client_cpus, $clients clients, $outstanding outstanding, ${seconds}s${passes:+ or $passes passes} per run, onepassd --keepalive-ms $keepalive_ms --max-connections-per-client $((2 * clients + 16))"
 for ((round = 1; round <= rounds; round++)); do
   for qpc in $qpc_list; do
     for server in $servers; do
