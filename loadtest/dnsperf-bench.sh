@@ -189,7 +189,9 @@ run_server() {
   local server=$1 qpc=$2 name="$1-$2-$3"
   # Every dnsperf client comes from 127.0.0.1: onepassd's default of 25 waiting connections
   # per client address would refuse the rest of them; NSD and Knot have no such limit.
-  local onepass=("$onepassd" --handler dns --listen 127.0.0.1:0 --workers 1 --cpus "$server_cpus"
+  # A port below the ephemeral range, which dnsperf's TIME-WAIT connections can exhaust.
+  local onepass=("$onepassd" --handler dns --listen "127.0.0.1:$(free_local_port)" --workers 1
+    --cpus "$server_cpus"
     --keepalive-ms "$keepalive_ms" --max-connections-per-client $((2 * clients + 16)))
   case $server in
     zone|fwd)

@@ -2,7 +2,8 @@
 // /metrics: three fake backends, one that answers, one that rate-limits the frontend as a
 // backend's RRL does (drops every other query, and "slips" the rest as TC=1 answers), and one
 // that is silent. Each backend's counts must be what that backend itself saw and did, and
-// only the silent one is held down, so an operator can tell rate limiting from an outage.
+// only the silent one is held down, so an operator can tell rate limiting from an outage; and
+// promtool accepts the exposition.
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -16,6 +17,7 @@
 #include "tests/integration/dns/fake_udp_backend.h"
 #include "tests/integration/dns/frontend_support.h"
 #include "tests/support/metrics_client.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/wait_for.h"
 #include "tests/unit/handlers/dns/dns_test_util.h"
 
@@ -105,6 +107,12 @@ TEST(FrontendBackendMetrics, EachBackendsRateLimitSymptomsApartFromDown) {
     return v;
   };
   EXPECT_NE(metrics.find("# TYPE onepass_dns_frontend_backend_down gauge\n"), std::string::npos);
+  // The labelled families are valid exposition (the body without curl's "\n200").
+  ASSERT_GT(metrics.size(), 4u);
+  auto check = onepass::testing::RunCommand({"promtool", "check", "metrics"}, absl::Seconds(20),
+                                            metrics.substr(0, metrics.size() - 4));
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ(check->exit_code, 0) << check->out << check->err;
 
   const int to_healthy = healthy.received;
   EXPECT_EQ(value(Queries(healthy.port(), "forwarded")), to_healthy);
