@@ -22,8 +22,12 @@
 # lost (medians over the rounds, lost summed), the server's CPU per completed query (user+sys
 # from /proc/PID/stat of the server's processes and threads; loopback receive work done in the
 # sender's context is not in it, for every server alike), and qps and CPU per query as ratios
-# to NSD's in the same run; then fwd against dnsdist. With one query per connection dnsperf
-# itself is the bottleneck (it reconnects slowly), so read CPU per query there, not qps.
+# to NSD's in the same run, and the SYNs the machine dropped at a full accept queue meanwhile
+# (TcpExt ListenOverflows, any listener); then fwd against dnsdist. With one query per
+# connection dnsperf's 64 clients reconnect at once, accept queues overflow and each dropped SYN
+# stalls a client for a second: qps there is erratic (a few hundred to a few thousand), so read
+# CPU per query, not qps. Not under chrt: dnsperf at a real-time priority starved itself (38
+# queries/s, 128 lost in one try).
 # onepassd runs with --max-connections-per-client 2 × clients + 16 (all of dnsperf's
 # connections come from one address) and closes after its answer unless --keepalive-ms (RFC
 # 7766 §6.2.3) is given: 0 here
@@ -161,27 +165,41 @@ cpu_ticks_of() {
   echo "$ticks"
 }
 
+# listen_overflows: the machine's count of connections dropped at a full accept queue
+# (TcpExt ListenOverflows): each costs dnsperf a SYN retransmission, a second later.
+listen_overflows() {
+  awk '/^TcpExt:/ { if (!n) { for (i = 1; i <= NF; i++) if ($i == "ListenOverflows") f = i; n = 1 }
+                    else { print $f; exit } }' /proc/net/netstat
+}
+
 # measure NAME PORT PID QPC: dnsperf against 127.0.0.1:PORT; one line in $results:
-# qpc server qps completed lost cpu_us_per_query
+# qpc server qps completed lost cpu_us_per_query listen_overflows
 measure() {
-  local name=$1 port=$2 pid=$3 qpc=$4 t0 t1 limits=(-l "$seconds") per_conn=()
+  local name=$1 port=$2 pid=$3 qpc=$4 t0 t1 o0 o1 limits=(-l "$seconds") per_conn=()
   [ -n "$passes" ] && limits+=(-n "$passes")
   [ "$qpc" = 0 ] || per_conn=(-O num-queries-per-conn="$qpc")
   t0=$(cpu_ticks_of "$pid")
+  o0=$(listen_overflows)
   taskset -c "$client_cpus" dnsperf -m tcp -s 127.0.0.1 -p "$port" -d "$work/queries.txt" \
     "${limits[@]}" -c "$clients" -q "$outstanding" -T 1 -t 2 "${per_conn[@]}" \
     > "$work/$name.out" 2>&1 || true
   t1=$(cpu_ticks_of "$pid")
+  o1=$(listen_overflows)
   local completed lost qps
   completed=$(awk '/Queries completed:/ { print $3; exit }' "$work/$name.out")
   lost=$(awk '/Queries lost:/ { print $3; exit }' "$work/$name.out")
   qps=$(awk '/Queries per second:/ { print $4; exit }' "$work/$name.out")
   grep -E 'Queries (sent|completed|lost)|Queries per second|unexpected|failed' "$work/$name.out" |
     sort | uniq -c | sed 's/^/  /' | head -n 8
+  if [ -z "$qps" ]; then  # no statistics: dnsperf failed; no row, and say why
+    echo "  dnsperf printed no statistics:"
+    tail -n 5 "$work/$name.out" | sed 's/^/    /'
+    return 1
+  fi
   awk -v qpc="$qpc" -v server="${name%%-*}" -v qps="${qps:-0}" -v n="${completed:-0}" \
-    -v lost="${lost:-0}" -v ticks=$((t1 - t0)) -v hz="$hz" 'BEGIN {
-      printf "%s\t%s\t%.1f\t%d\t%d\t%.2f\n", qpc, server, qps, n, lost,
-        (n > 0 ? ticks * 1e6 / hz / n : 0) }' >> "$results"
+    -v lost="${lost:-0}" -v ticks=$((t1 - t0)) -v hz="$hz" -v drops=$((o1 - o0)) 'BEGIN {
+      printf "%s\t%s\t%.1f\t%d\t%d\t%.2f\t%d\n", qpc, server, qps, n, lost,
+        (n > 0 ? ticks * 1e6 / hz / n : 0), drops }' >> "$results"
 }
 
 # run_server SERVER QPC ROUND: a fresh SERVER on the server CPUs, measured, stopped.
@@ -236,24 +254,25 @@ for ((round = 1; round <= rounds; round++)); do
   done
 done
 
-# column QPC SERVER FIELD: that field (3 qps, 4 completed, 5 lost, 6 cpu) of every round.
+# column QPC SERVER FIELD: that field (3 qps, 4 completed, 5 lost, 6 cpu, 7 listen overflows)
+# of every round.
 column() { awk -F'\t' -v q="$1" -v s="$2" -v f="$3" '$1 == q && $2 == s { print $f }' "$results"; }
 median_of() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 total() { awk '{ s += $1 } END { print s + 0 }'; }
 # ratio_of A B: A / B, or n/a when either was not measured.
 ratio_of() { if [ "$1" = n/a ] || [ "$2" = n/a ]; then echo n/a; else ratio "$1" "$2"; fi; }
 print_table() {
-  echo "| queries/conn | server | queries/s | lost | completed | server cpu us/query | qps / NSD | cpu / NSD |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| queries/conn | server | queries/s | lost | completed | server cpu us/query | qps / NSD | cpu / NSD | SYNs dropped |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   local qpc server qps cpu
   for qpc in $qpc_list; do
     for server in $servers; do
       qps=$(column "$qpc" "$server" 3 | median_of)
       cpu=$(column "$qpc" "$server" 6 | median_of)
-      printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$([ "$qpc" = 0 ] && echo all || echo "$qpc")" \
+      printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$([ "$qpc" = 0 ] && echo all || echo "$qpc")" \
         "$server" "$qps" "$(column "$qpc" "$server" 5 | total)" "$(column "$qpc" "$server" 4 | total)" \
         "$cpu" "$(ratio_of "$qps" "$(column "$qpc" nsd 3 | median_of)")" \
-        "$(ratio_of "$cpu" "$(column "$qpc" nsd 6 | median_of)")"
+        "$(ratio_of "$cpu" "$(column "$qpc" nsd 6 | median_of)")" "$(column "$qpc" "$server" 7 | total)"
     done
   done
   if [[ " $servers " == *" fwd "* && " $servers " == *" dnsdist "* ]]; then

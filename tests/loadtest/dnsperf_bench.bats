@@ -34,15 +34,16 @@ cells() { grep -E "^\| $1 \| $2 \|" "$OUT" | tr '|' '\n' | sed 's/^ *//; s/ *$//
 check_rows() {
   local qpc=$1 completed=$2 server row
   shift 2
-  grep -qx '| queries/conn | server | queries/s | lost | completed | server cpu us/query | qps / NSD | cpu / NSD |' "$OUT"
+  grep -qx '| queries/conn | server | queries/s | lost | completed | server cpu us/query | qps / NSD | cpu / NSD | SYNs dropped |' "$OUT"
   for server in "$@"; do
     mapfile -t row < <(cells "$qpc" "$server")
     echo "row $qpc $server: ${row[*]}"
-    [ "${#row[@]}" -eq 8 ]
+    [ "${#row[@]}" -eq 9 ]
     [[ ${row[2]} =~ ^[0-9]+(\.[0-9]+)?$ ]]  # queries/s
     [[ ${row[3]} =~ ^[0-9]+$ ]]             # lost
     [[ ${row[5]} =~ ^[0-9]+(\.[0-9]+)?$ ]]  # cpu us/query
     [[ ${row[6]} =~ ^[0-9]+\.[0-9]{3}$ ]]   # qps / NSD
+    [[ ${row[8]} =~ ^[0-9]+$ ]]             # SYNs dropped
     [ "$((row[3] + row[4]))" -eq "$completed" ]
     case $server in zone|fwd) [ "${row[3]}" -eq 0 ] ;; nsd) [ "${row[6]}" = 1.000 ] ;; esac
   done
