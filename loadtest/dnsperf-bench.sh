@@ -172,12 +172,28 @@ listen_overflows() {
                     else { print $f; exit } }' /proc/net/netstat
 }
 
+# wait_time_wait: until fewer than half the ephemeral ports are held by TIME-WAIT connections
+# (90 s at most). dnsperf binds each connection's port itself, which TIME-WAIT reuse does not
+# serve: without this wait the runs after a few one-query-per-connection ones fail with "bind:
+# Address already in use".
+wait_time_wait() {
+  local low high tries held
+  read -r low high < /proc/sys/net/ipv4/ip_local_port_range
+  for ((tries = 0; tries < 90; tries++)); do
+    held=$(ss -Htn state time-wait | wc -l)
+    ((held < (high - low) / 2)) && return 0
+    ((tries == 0)) && echo "  waiting for $held TIME-WAIT connections to expire"
+    sleep 1
+  done
+}
+
 # measure NAME PORT PID QPC: dnsperf against 127.0.0.1:PORT; one line in $results:
 # qpc server qps completed lost cpu_us_per_query listen_overflows
 measure() {
   local name=$1 port=$2 pid=$3 qpc=$4 t0 t1 o0 o1 limits=(-l "$seconds") per_conn=()
   [ -n "$passes" ] && limits+=(-n "$passes")
   [ "$qpc" = 0 ] || per_conn=(-O num-queries-per-conn="$qpc")
+  wait_time_wait
   t0=$(cpu_ticks_of "$pid")
   o0=$(listen_overflows)
   taskset -c "$client_cpus" dnsperf -m tcp -s 127.0.0.1 -p "$port" -d "$work/queries.txt" \

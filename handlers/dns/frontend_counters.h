@@ -2,7 +2,7 @@
 // index in kFrontendCounters, then kBackendCounters once per backend (label
 // backend="ADDR:PORT"), so that what a backend's rate limiting looks like (the shares of UDP
 // timeouts and TC=1 answers among the queries sent to it) reads from /metrics per backend,
-// apart from its being down (docs/operations.md "Frontend backends").
+// apart from its being down (docs/operations.md "One address, both transports").
 #ifndef ONEPASS_HANDLERS_DNS_FRONTEND_COUNTERS_H_
 #define ONEPASS_HANDLERS_DNS_FRONTEND_COUNTERS_H_
 
