@@ -5,8 +5,15 @@
 namespace onepass {
 
 std::string CounterName(const CounterSpec& spec) {
-  if (spec.label.empty()) return std::string(spec.family);
-  return absl::StrCat(spec.family, "{", spec.label, "=\"", spec.value, "\"}");
+  std::string labels;
+  if (!spec.scope_label.empty()) {
+    absl::StrAppend(&labels, spec.scope_label, "=\"", spec.scope_value, "\"");
+  }
+  if (!spec.label.empty()) {
+    absl::StrAppend(&labels, labels.empty() ? "" : ",", spec.label, "=\"", spec.value, "\"");
+  }
+  if (labels.empty()) return std::string(spec.family);
+  return absl::StrCat(spec.family, "{", labels, "}");
 }
 
 std::string FormatCounters(absl::Span<const CounterSpec> specs, absl::Span<const uint64_t> values) {

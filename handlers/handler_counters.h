@@ -2,10 +2,11 @@
 // per-worker block its handlers write them to.
 //
 // A protocol declares a fixed list of CounterSpecs, each a Prometheus sample
-// `family{label="value"}` (e.g. dns_responses{rcode="NXDOMAIN"}); its handlers count into a
-// HandlerCounters block by index in that list. The block belongs to the server's worker, not
-// to the handler: a SIGHUP reload creates new handlers that count on into the same block, so
-// the counts survive it. Summing over workers and printing is the server's job.
+// `family{label="value"}` (e.g. dns_responses{rcode="NXDOMAIN"}), optionally scoped to one
+// configured thing (`family{backend="192.0.2.1:53",outcome="forwarded"}`); its handlers count into
+// a HandlerCounters block by index in that list. The block belongs to the server's worker, not to
+// the handler: a SIGHUP reload creates new handlers that count on into the same block, so the
+// counts survive it. Summing over workers and printing is the server's job.
 #ifndef ONEPASS_HANDLERS_HANDLER_COUNTERS_H_
 #define ONEPASS_HANDLERS_HANDLER_COUNTERS_H_
 
@@ -30,6 +31,13 @@ struct CounterSpec {
   absl::string_view label;
   absl::string_view value;
   absl::string_view help;
+  // A label put first, naming one of several configured things the sample is about (the DNS
+  // frontend's backend="ADDR:PORT"), or empty. Its value may hold any character but '"'.
+  absl::string_view scope_label = {};
+  absl::string_view scope_value = {};
+  // A level, not a count (e.g. backends held down now): exported as the gauge
+  // `onepass_<family>` (no _total), summed over workers; written with HandlerCounters::Set.
+  bool gauge = false;
 };
 
 // One number describing the loaded data (HandlerFactory::DataGauges), exported by the
@@ -42,7 +50,8 @@ struct DataGauge {
   double value = 0;
 };
 
-// The sample name: `family{label="value"}` or `family`.
+// The sample name: `family{scope_label="scope_value",label="value"}`, without the labels that
+// are empty.
 std::string CounterName(const CounterSpec& spec);
 
 // "name=N name=N ..." in the order of `specs` (values[i] belongs to specs[i]).
@@ -65,6 +74,12 @@ class HandlerCounters {
     assert(index < size_);
     std::atomic<uint64_t>& counter = At(index);
     counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+
+  // The owning worker's thread only: a gauge's level. `index` < size().
+  void Set(size_t index, uint64_t value) {
+    assert(index < size_);
+    At(index).store(value, std::memory_order_relaxed);
   }
 
   // Any thread.

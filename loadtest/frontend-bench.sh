@@ -15,10 +15,15 @@
 # --io epoll,uring: the two fwd rows again for each worker loop other than epoll
 # (fwd-nocache/uring, fwd-cache/uring: onepassd --io uring), alternated with the others, and
 # their ratios to the epoll rows.
+# --port-queries 1,64,65536: the fwd-nocache row again for each value other than 1 (the
+# default) of onepassd --dns-backend-port-queries (fwd-nocache/pqN: N queries share one UDP
+# source port before it is retired; a large N is close to the old single fixed socket), so
+# the cost of a fresh random port per query (RFC 5452 §9.2) reads as their CPU per connection.
 #
 #   loadtest/frontend-bench.sh [--seconds 10] [--rounds 1] [--server-cpus 0] [--backend-cpus 1]
 #                              [--client-cpus 1] [--concurrency 64] [--dnsdist-tcp-threads 1]
-#                              [--io epoll,uring] [--no-rps] [--net lo|veth] [--no-dnsdist]
+#                              [--io epoll,uring] [--port-queries 1,64,65536] [--no-rps]
+#                              [--net lo|veth] [--no-dnsdist]
 #                              [--bin DIR] [--name NAME] [--results DIR]
 #
 # One core each: onepassd runs one worker pinned to the server CPU; dnsdist runs with all its
@@ -67,6 +72,7 @@ with_dnsdist=1
 rps=1
 net=lo
 io_loops=epoll
+port_queries=1
 results_dir="$here/results"
 result_name=""
 usage() { header_usage "$0"; }
@@ -80,6 +86,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --dnsdist-tcp-threads) dnsdist_threads=$2; shift 2 ;;
     --io) io_loops=$2; shift 2 ;;
+    --port-queries) port_queries=$2; shift 2 ;;
     --no-dnsdist) with_dnsdist=0; shift ;;
     --no-rps) rps=0; shift ;;
     --net) net=$2; shift 2 ;;
@@ -191,13 +198,24 @@ for io in ${io_loops//,/ }; do
     *) echo "frontend-bench: --io $io: choose among epoll uring" >&2; exit 1 ;;
   esac
 done
+# A row fwd-nocache/pqN is fwd-nocache with --dns-backend-port-queries N.
+extra_port_queries=()
+for pq in ${port_queries//,/ }; do
+  [[ $pq =~ ^[1-9][0-9]*$ ]] || { echo "frontend-bench: --port-queries $pq: a count from 1" >&2; exit 1; }
+  [ "$pq" = 1 ] && continue
+  extra_port_queries+=("$pq")
+  modes+=("fwd-nocache/pq$pq")
+done
 [ "$with_dnsdist" = 1 ] && modes+=(dnsdist-nocache dnsdist-cache)
 for ((round = 1; round <= rounds; round++)); do
   for mode in "${modes[@]}"; do
     echo; echo "== $mode, round $round"
     run="${mode//\//_}-$round"
     io_flags=()
-    [[ $mode == */* ]] && io_flags=(--io "${mode#*/}")
+    case $mode in
+      */pq*) io_flags=(--dns-backend-port-queries "${mode#*/pq}") ;;
+      */*) io_flags=(--io "${mode#*/}") ;;
+    esac
     case ${mode%%/*} in
       zone) run_onepassd "$run" "$onepassd" "${common[@]}" --zone "$zone" || true ;;
       fwd-nocache)
@@ -296,11 +314,14 @@ print_tables() {
     ratio_line "fwd-nocache/$io" fwd-nocache "-"
     ratio_line "fwd-cache/$io" fwd-cache "-"
   done
+  for pq in "${extra_port_queries[@]}"; do
+    ratio_line "fwd-nocache/pq$pq" fwd-nocache "-"
+  done
 }
 echo
 echo "command: $command_line"
 print_tables | tee "$work/table.md"
 if [ -n "$results_dir" ]; then
   echo "frontend-bench: wrote $(write_result_file "$results_dir" "${result_name:-frontend-bench-$net}" \
-    "frontend-bench.sh: server CPUs $server_cpus, --net $net, --io $io_loops" "$command_line" "$work/table.md")"
+    "frontend-bench.sh: server CPUs $server_cpus, --net $net, --io $io_loops, --port-queries $port_queries" "$command_line" "$work/table.md")"
 fi

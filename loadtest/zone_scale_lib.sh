@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Measuring helpers of zone_scale.sh: processes, CPU, memory, first answer, the Knot config,
-# ranges. Sourced.
+# Measuring helpers of zone_scale.sh (and dnsperf-bench.sh): processes, CPU, memory, first
+# answer, the Knot config, ranges. Sourced.
 
 # The processes of a server: the PID and its descendants.
 tree_pids() {
@@ -65,11 +65,13 @@ sys.exit("no answer in 300 s")
 PY
 }
 
-# write_knot_conf FILE DIR PORT ZONE_NAME ZONE_FILE: knotd in the foreground on loopback, its
-# state in DIR, the zone loaded whole from the file, no journal, no zone-file flush; as root it
-# stays root (no user to switch to in a scratch setup).
+# write_knot_conf FILE DIR PORT ZONE_NAME ZONE_FILE [EXTRA_SERVER_LINE...]: knotd in the
+# foreground on loopback, its state in DIR, the zone loaded whole from the file, no journal, no
+# zone-file flush; as root it stays root (no user to switch to in a scratch setup). Each
+# EXTRA_SERVER_LINE goes into the server: section (e.g. "tcp-workers: 1").
 write_knot_conf() {
   local file=$1 dir=$2 port=$3 zone_name=$4 zone_file=$5
+  shift 5
   {
     cat <<CONF
 server:
@@ -77,6 +79,8 @@ server:
   rundir: "$dir"
 CONF
     [[ $(id -u) -eq 0 ]] && echo "  user: root:root"
+    local line
+    for line in "$@"; do printf '  %s\n' "$line"; done
     cat <<CONF
 database:
   storage: "$dir"

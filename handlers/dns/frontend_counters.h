@@ -1,9 +1,16 @@
-// The counters of the DNS-over-TCP frontend (--dns-backend), by index in kFrontendCounters.
+// The counters of the DNS-over-TCP frontend (--dns-backend): those of the whole handler, by
+// index in kFrontendCounters, then kBackendCounters once per backend (label
+// backend="ADDR:PORT"), so that what a backend's rate limiting looks like (the shares of UDP
+// timeouts and TC=1 answers among the queries sent to it) reads from /metrics per backend,
+// apart from its being down (docs/operations.md "One address, both transports").
 #ifndef ONEPASS_HANDLERS_DNS_FRONTEND_COUNTERS_H_
 #define ONEPASS_HANDLERS_DNS_FRONTEND_COUNTERS_H_
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
+#include "absl/types/span.h"
 #include "handlers/handler_counters.h"
 
 namespace onepass::dns {
@@ -84,6 +91,59 @@ inline constexpr CounterSpec kFrontendCounters[] = {
      "probes unanswered within --dns-backend-timeout-ms"},
 };
 static_assert(std::size(kFrontendCounters) == static_cast<size_t>(FrontendCounter::kCount));
+
+enum class BackendCounter : size_t {
+  kForwarded,
+  kAnswered,
+  kUdpTimeout,
+  kTruncated,
+  kTimeoutServfail,
+  kProbesSent,
+  kProbesFailed,
+  kDown,
+  kCount,
+};
+
+// The per-backend counters; FrontendCounterSpecs fills in scope_value.
+inline constexpr CounterSpec kBackendCounters[] = {
+    {"dns_frontend_backend_queries", "outcome", "forwarded", "client queries sent to the backend",
+     "backend"},
+    {"dns_frontend_backend_queries", "outcome", "answered",
+     "its answers returned to clients (over UDP, or over TCP after a retry)", "backend"},
+    {"dns_frontend_backend_queries", "outcome", "udp_timeout",
+     "queries it left unanswered over UDP for --dns-backend-udp-timeout-ms, retried over TCP "
+     "(a rate limit that drops)",
+     "backend"},
+    {"dns_frontend_backend_queries", "outcome", "truncated",
+     "its UDP answers with TC=1, retried over TCP (a rate limit that slips, or a large answer)",
+     "backend"},
+    {"dns_frontend_backend_queries", "outcome", "timeout_servfail",
+     "queries it left unanswered for --dns-backend-timeout-ms: SERVFAIL", "backend"},
+    {"dns_frontend_backend_probes", "result", "sent", "SOA probes sent to the backend", "backend"},
+    {"dns_frontend_backend_probes", "result", "failed",
+     "its probes unanswered within --dns-backend-timeout-ms", "backend"},
+    {"dns_frontend_backend_down", "", "",
+     "workers that hold the backend down now (0: up; each worker judges on its own probes)",
+     "backend", "", /*gauge=*/true},
+};
+static_assert(std::size(kBackendCounters) == static_cast<size_t>(BackendCounter::kCount));
+
+// The index of `counter` of the `backend`-th backend in FrontendCounterSpecs.
+constexpr size_t BackendCounterIndex(size_t backend, BackendCounter counter) {
+  return static_cast<size_t>(FrontendCounter::kCount) +
+         backend * static_cast<size_t>(BackendCounter::kCount) + static_cast<size_t>(counter);
+}
+
+// How many counters a frontend of `backends` backends keeps (FrontendCounterSpecs().size()).
+constexpr size_t FrontendCounterCount(size_t backends) {
+  return BackendCounterIndex(backends, BackendCounter::kForwarded);
+}
+
+// kFrontendCounters, then kBackendCounters for each of `backends` (as "ADDR:PORT", in
+// --dns-backend order) with backend="ADDR:PORT". In storage that lives as long as the process,
+// one list per distinct `backends`: HandlerFactory::Counters promises the server a list it can
+// keep past the factory (a reload with the same backends gets the same list). Thread-safe.
+absl::Span<const CounterSpec> FrontendCounterSpecs(const std::vector<std::string>& backends);
 
 }  // namespace onepass::dns
 

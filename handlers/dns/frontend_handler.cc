@@ -220,6 +220,7 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
     context.upstream->Push(
         backend, {reinterpret_cast<const uint8_t*>(entry.query.data()), entry.query.size()});
     Count(Index(FrontendCounter::kForwarded));
+    CountBackend(backend, BackendCounter::kForwarded);
     consumed += frame.frame_bytes;
     ++forwarded;
   }
@@ -284,6 +285,7 @@ UpstreamAnswer FrontendHandler::TakeReply(int upstream, absl::Span<const uint8_t
     backends_.Entry(upstream, id).tcp = true;
     backends_.NoteAlive(upstream);
     Count(Index(FrontendCounter::kTcpRetried));
+    CountBackend(upstream, BackendCounter::kTruncated);
     return {.resend_over_stream = true};
   }
   // A TC=1 answer is never cached (RFC 2181 §9: it is not the whole answer).
@@ -297,17 +299,17 @@ UpstreamAnswer FrontendHandler::TakeReply(int upstream, absl::Span<const uint8_t
     cache_.NoteRefreshFailed(entry->cache_key, now);  // RFC 8767 §4: a failed refresh
   }
   if (entry->answered_stale) {  // the client has the stale answer: this one only refreshed
-    if (backends_.Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
+    if (Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
     Count(Index(FrontendCounter::kRefreshedAfterStale));
     return {};
   }
   if (!probe && servfail && !entry->cache_key.empty() && AppendStale(*entry, now, out)) {
     // RFC 8767 §5: a stale answer rather than the backend's SERVFAIL.
-    if (backends_.Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
+    if (Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
     Count(Index(FrontendCounter::kStaleRefreshFailed));
     return answer;
   }
-  if (backends_.Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
+  if (Complete(upstream, id)) Count(Index(FrontendCounter::kMarkedUp));
   if (probe) return {};
   absl::Span<uint8_t> tail = out.WritableTail();
   if (tail.size() < kLengthPrefixBytes + datagram.size()) return {};  // cannot happen: sized
@@ -316,6 +318,7 @@ UpstreamAnswer FrontendHandler::TakeReply(int upstream, absl::Span<const uint8_t
   WriteU16(tail.data() + kLengthPrefixBytes, client_id);  // the only byte changed: the ID
   out.Commit(kLengthPrefixBytes + datagram.size());
   Count(Index(FrontendCounter::kAnswered));
+  CountBackend(upstream, BackendCounter::kAnswered);
   if (over_tcp) Count(Index(FrontendCounter::kTcpAnswered));
   if (truncated) Count(Index(FrontendCounter::kTruncatedPassed));
   return answer;
@@ -343,12 +346,17 @@ bool FrontendHandler::TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAns
     // rate answers TCP), keeping its ID and final deadline.
     if (!AppendFramed(expired->entry.query, out)) return true;
     Count(Index(FrontendCounter::kUdpTimeoutRetried));
+    CountBackend(expired->backend, BackendCounter::kUdpTimeout);
     answer = {.resend_over_stream = true, .upstream = expired->backend};
     return true;
   }
-  if (expired->marked_down) Count(Index(FrontendCounter::kMarkedDown));
+  if (expired->marked_down) {
+    Count(Index(FrontendCounter::kMarkedDown));
+    counters_.Set(BackendCounterIndex(expired->backend, BackendCounter::kDown), 1);
+  }
   if (expired->entry.probe) {  // nobody waits for a probe
     Count(Index(FrontendCounter::kProbeFailed));
+    CountBackend(expired->backend, BackendCounter::kProbesFailed);
     return true;
   }
   const InFlight& entry = expired->entry;
@@ -363,6 +371,7 @@ bool FrontendHandler::TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAns
   }
   if (!AppendServfail(entry, out)) return true;
   Count(Index(FrontendCounter::kTimeoutServfail));
+  CountBackend(expired->backend, BackendCounter::kTimeoutServfail);
   answer = {.matched = true, .connection = entry.connection};
   return true;
 }
@@ -394,6 +403,12 @@ bool FrontendHandler::TakeAbandoned(absl::Time now, OutputBuffer& out, UpstreamA
     return true;
   }
   return false;
+}
+
+bool FrontendHandler::Complete(int backend, uint16_t id) {
+  if (!backends_.Complete(backend, id)) return false;
+  counters_.Set(BackendCounterIndex(backend, BackendCounter::kDown), 0);
+  return true;
 }
 
 bool FrontendHandler::AppendFramed(const std::string& query, OutputBuffer& out) {
@@ -430,6 +445,7 @@ void FrontendHandler::SendProbe(int backend, absl::Time now, UpstreamQueue& prob
   scratch_.insert(scratch_.end(), entry.question.begin(), entry.question.end());
   probes.Push(backend, scratch_);
   Count(Index(FrontendCounter::kProbesSent));
+  CountBackend(backend, BackendCounter::kProbesSent);
 }
 
 std::string FrontendHandlerFactory::Summary() const {
@@ -449,7 +465,13 @@ std::string FrontendHandlerFactory::Summary() const {
   return summary;
 }
 
-absl::Span<const CounterSpec> FrontendHandlerFactory::Counters() const { return kFrontendCounters; }
+FrontendHandlerFactory::FrontendHandlerFactory(FrontendConfig config) : config_(std::move(config)) {
+  std::vector<std::string> names;
+  for (const SocketAddress& backend : config_.backends) names.push_back(backend.ToString());
+  counter_specs_ = FrontendCounterSpecs(names);
+}
+
+absl::Span<const CounterSpec> FrontendHandlerFactory::Counters() const { return counter_specs_; }
 
 std::unique_ptr<Handler> FrontendHandlerFactory::CreateHandler(HandlerCounters& counters) const {
   return std::make_unique<FrontendHandler>(config_, counters);

@@ -43,6 +43,7 @@
 #include "common/socket_address.h"
 #include "handlers/dns/dns_cache.h"
 #include "handlers/dns/frontend_backends.h"
+#include "handlers/dns/frontend_counters.h"
 #include "handlers/handler.h"
 
 namespace onepass::dns {
@@ -94,6 +95,11 @@ class FrontendHandler final : public Handler, public ForwardingHandler {
 
  private:
   void Count(size_t counter) { counters_.Add(counter); }
+  void CountBackend(int backend, BackendCounter counter) {
+    counters_.Add(BackendCounterIndex(static_cast<size_t>(backend), counter));
+  }
+  // backends_.Complete, and the backend's down gauge cleared when it marked it up.
+  bool Complete(int backend, uint16_t id);
   // A reply from `upstream` that came over UDP or (`over_tcp`) TCP: the answer for its client,
   // a TCP retry of a TC=1 answer (in `out`, framed), or dropped.
   UpstreamAnswer TakeReply(int upstream, absl::Span<const uint8_t> reply, bool over_tcp,
@@ -118,7 +124,7 @@ class FrontendHandler final : public Handler, public ForwardingHandler {
 
 class FrontendHandlerFactory final : public HandlerFactory {
  public:
-  explicit FrontendHandlerFactory(FrontendConfig config) : config_(std::move(config)) {}
+  explicit FrontendHandlerFactory(FrontendConfig config);
 
   // Interface
   absl::string_view Name() const override { return "dns"; }
@@ -136,6 +142,7 @@ class FrontendHandlerFactory final : public HandlerFactory {
 
  private:
   FrontendConfig config_;
+  absl::Span<const CounterSpec> counter_specs_;  // FrontendCounterSpecs: static storage
 };
 
 }  // namespace onepass::dns

@@ -105,7 +105,7 @@ void WriteWorkerCounters(const MetricsInput& input, StatsSnapshot total, Exposit
 }
 
 // The protocol's counters, one family per CounterSpec::family (in order of first appearance),
-// summed and per worker.
+// summed and per worker; a family's members share its type (counter or gauge) and labels.
 void WriteHandlerCounters(const MetricsInput& input, Exposition& out) {
   std::vector<std::string> families;
   std::map<std::string, std::vector<size_t>> members;
@@ -117,17 +117,24 @@ void WriteHandlerCounters(const MetricsInput& input, Exposition& out) {
   for (const std::string& family : families) {
     const std::vector<size_t>& indexes = members[family];
     const CounterSpec& first = input.handler_specs[indexes.front()];
-    std::string help = indexes.size() == 1 || first.label.empty()
+    // One help text when the members share it (one series per backend, say), else the labels.
+    bool one_help = true;
+    for (size_t i : indexes) one_help = one_help && input.handler_specs[i].help == first.help;
+    std::string help = one_help
                            ? std::string(first.help)
-                           : absl::StrCat(input.handler, " ", family, " by ", first.label);
-    const std::string name = absl::StrCat("onepass_", family, "_total");
-    const std::string per_worker = absl::StrCat("onepass_worker_", family, "_total");
+                           : absl::StrCat(input.handler, " ", family, " by ", first.scope_label,
+                                          first.scope_label.empty() ? "" : " and ", first.label);
+    const absl::string_view suffix = first.gauge ? "" : "_total";
+    const std::string name = absl::StrCat("onepass_", family, suffix);
+    const std::string per_worker = absl::StrCat("onepass_worker_", family, suffix);
     auto labels_of = [&](size_t i, Labels labels) {
       const CounterSpec& spec = input.handler_specs[i];
+      if (!spec.scope_label.empty()) labels.emplace_back(spec.scope_label, spec.scope_value);
       if (!spec.label.empty()) labels.emplace_back(spec.label, spec.value);
       return labels;
     };
-    out.Family(name, "counter", help);
+    const absl::string_view type = first.gauge ? "gauge" : "counter";
+    out.Family(name, type, help);
     for (size_t i : indexes) {
       uint64_t sum = 0;
       for (const WorkerSample& worker : input.workers) {
@@ -135,7 +142,7 @@ void WriteHandlerCounters(const MetricsInput& input, Exposition& out) {
       }
       out.Sample(name, labels_of(i, {}), sum);
     }
-    out.Family(per_worker, "counter", absl::StrCat(help, " (per worker)"));
+    out.Family(per_worker, type, absl::StrCat(help, " (per worker)"));
     for (const WorkerSample& worker : input.workers) {
       for (size_t i : indexes) {
         const uint64_t n = i < worker.handler_counts.size() ? worker.handler_counts[i] : 0;

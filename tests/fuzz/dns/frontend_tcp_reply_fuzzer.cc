@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Three queries forwarded, each answered TC=1 over UDP, so each waits for TCP. One handler
   // for the whole run (its 65536-entry ID table per backend is costly to build per input);
   // each input starts 10 s after the last, and everything still in flight expires first.
-  static HandlerCounters counters(std::size(dns::kFrontendCounters));
+  static HandlerCounters counters(dns::FrontendCounterCount(1));
   static dns::FrontendHandler& handler = *[] {
     dns::FrontendConfig config;
     config.backends.resize(1);

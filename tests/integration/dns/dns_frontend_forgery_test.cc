@@ -7,24 +7,20 @@
 // the client and caches for every later client. With a fresh random port per query and an
 // unpredictable ID, none is: the client gets the backend's true answer, and so does the next
 // client, from the cache.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cstring>
 #include <future>
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "absl/types/span.h"
 #include "gtest/gtest.h"
 #include "tests/integration/dns/dns_tcp_query.h"
+#include "tests/integration/dns/fake_udp_backend.h"
 #include "tests/integration/dns/frontend_support.h"
 #include "tests/support/metrics_client.h"
 #include "tests/support/wait_for.h"
@@ -65,7 +61,8 @@ std::vector<uint8_t> Answer(const std::vector<uint8_t>& query, uint16_t id,
 }
 
 // The backend: answers "*.attacker.example." at once (the attacker's own zone) and records
-// each query's source port and ID; holds "victim.example." until `release_victim`.
+// each query's source port and ID; holds "victim.example." unanswered (the test answers it
+// with ReleaseVictim).
 class RecordingBackend {
  public:
   struct Seen {
@@ -75,84 +72,50 @@ class RecordingBackend {
     std::vector<uint8_t> query;
   };
 
-  RecordingBackend() {
-    fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    timeval tick = {0, 20'000};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tick, sizeof(tick));
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-      port_ = ntohs(address.sin_port);
-    }
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~RecordingBackend() {
-    stop_ = true;
-    thread_.join();
-    close(fd_);
-  }
+  RecordingBackend()
+      : udp_([this](testing::FakeUdpBackend& udp, uint16_t port, absl::Span<const uint8_t> query) {
+          Record(udp, port, query);
+        }) {}
 
-  int port() const { return port_; }
+  int port() const { return udp_.port(); }
   std::vector<Seen> seen() {
     std::lock_guard<std::mutex> lock(mutex_);
     return seen_;
   }
-  // Sends `datagram` from the backend's own address and port to 127.0.0.1:`port`: exactly
-  // what an off-path attacker spoofing the backend's address delivers.
+  // Sends `datagram` from the backend's own address and port (FakeUdpBackend::SendFrom).
   bool SendFromBackend(uint16_t port, const std::vector<uint8_t>& datagram) {
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    to.sin_port = htons(port);
-    return sendto(fd_, datagram.data(), datagram.size(), 0, reinterpret_cast<sockaddr*>(&to),
-                  sizeof(to)) == static_cast<ssize_t>(datagram.size());
+    return udp_.SendFrom(port, datagram);
   }
-  std::atomic<bool> release_victim{false};
-
- private:
-  void Serve() {
-    std::vector<uint8_t> buffer(65536);
-    std::vector<Seen> held;
-    while (!stop_) {
-      if (release_victim) {
-        for (const Seen& victim : held) {
-          SendFromBackend(victim.port, Answer(victim.query, victim.id, kTrueAddress));
-        }
-        held.clear();
-      }
-      sockaddr_in from{};
-      socklen_t length = sizeof(from);
-      const ssize_t got = recvfrom(fd_, buffer.data(), buffer.size(), 0,
-                                   reinterpret_cast<sockaddr*>(&from), &length);
-      if (got < 12) continue;
-      Seen seen;
-      seen.query.assign(buffer.begin(), buffer.begin() + got);
-      const size_t end = QuestionEnd(seen.query);
-      if (end == 0) continue;
-      seen.qname_wire.assign(seen.query.begin() + 12, seen.query.begin() + end - 4);
-      seen.port = ntohs(from.sin_port);
-      seen.id = static_cast<uint16_t>(seen.query[0] << 8 | seen.query[1]);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        seen_.push_back(seen);
-      }
+  // The true answer to each victim query held so far, to the port it came from.
+  void ReleaseVictim() {
+    for (const Seen& seen : seen()) {
       if (seen.qname_wire == testing::WireName("victim.example.")) {
-        held.push_back(seen);
-      } else {
         SendFromBackend(seen.port, Answer(seen.query, seen.id, kTrueAddress));
       }
     }
   }
 
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
+ private:
+  void Record(testing::FakeUdpBackend& udp, uint16_t port, absl::Span<const uint8_t> query) {
+    Seen seen;
+    seen.query.assign(query.begin(), query.end());
+    const size_t end = QuestionEnd(seen.query);
+    if (end == 0) return;
+    seen.qname_wire.assign(seen.query.begin() + 12, seen.query.begin() + end - 4);
+    seen.port = port;
+    seen.id = static_cast<uint16_t>(seen.query[0] << 8 | seen.query[1]);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      seen_.push_back(seen);
+    }
+    if (seen.qname_wire != testing::WireName("victim.example.")) {
+      udp.SendFrom(seen.port, Answer(seen.query, seen.id, kTrueAddress));
+    }
+  }
+
   std::mutex mutex_;
   std::vector<Seen> seen_;
-  std::thread thread_;
+  testing::FakeUdpBackend udp_;  // last: its thread calls Record until it is destroyed
 };
 
 // The one A record's address of a TCP answer from the frontend, or "" (with the rcode).
@@ -198,7 +161,7 @@ TEST(FrontendForgery, EveryIdForgedToTheLearnedPortNeverReachesClientOrCache) {
               learned_port, waiting.port);
   EXPECT_NE(waiting.port, learned_port) << "the victim query left from the port the attacker saw";
 
-  backend.release_victim = true;
+  backend.ReleaseVictim();
   const std::string first = pending.get();
   EXPECT_NE(first.find("192.0.2.1"), std::string::npos) << "not the true answer: " << first;
   EXPECT_EQ(first.find("6.6.6.6"), std::string::npos) << "the client got the forged answer";

@@ -16,7 +16,6 @@
 #include "tests/integration/dns/fake_udp_backend.h"
 #include "tests/integration/dns/frontend_support.h"
 #include "tests/integration/dns/nsd_process.h"
-#include "tests/support/metrics_client.h"
 #include "tests/support/subprocess.h"
 #include "tests/unit/handlers/dns/dns_test_util.h"
 
@@ -62,11 +61,6 @@ std::string Kdig(int port, const std::string& name) {
                                              absl::Seconds(10));
   if (!result.ok()) return "kdig did not run: " + result.status().ToString();
   return result->out;
-}
-
-double Metric(const onepass::testing::ServerProcess& frontend, const std::string& name) {
-  return onepass::testing::MetricValue(
-      onepass::testing::HttpGet(frontend.metrics_address(), "/metrics"), name);
 }
 
 class FrontendServeStale : public ::testing::Test {
@@ -132,13 +126,15 @@ TEST_F(FrontendServeStale, BackendDownAnswerExpiredStaleAnswerWithTtl30ThenFresh
   EXPECT_EQ(stale->response.authority, WithTtl(fresh.authority, "30"));
   EXPECT_EQ(stale->response.additional, WithTtl(fresh.additional, "30"));
   EXPECT_EQ(stale->response.question, fresh.question);  // decoded lowercased
-  EXPECT_EQ(Metric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 1);
+  EXPECT_EQ(
+      testing::FrontendMetric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 1);
 
   // Nothing cached for this name: SERVFAIL at once, as without serve-stale.
   auto uncached = Ask(frontend_->port(), MakeQuery("ftp.example.com", "AAAA"));
   ASSERT_TRUE(uncached.ok()) << uncached.status();
   EXPECT_EQ(uncached->response.rcode, 2);
-  EXPECT_EQ(Metric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 1);
+  EXPECT_EQ(
+      testing::FrontendMetric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 1);
 
   // kdig, with EDNS: the stale answer says so (RFC 8914 EDE 3), and our own SERVFAIL says why
   // (EDE 22).
@@ -151,7 +147,8 @@ TEST_F(FrontendServeStale, BackendDownAnswerExpiredStaleAnswerWithTtl30ThenFresh
   EXPECT_NE(servfail_kdig.find("status: SERVFAIL"), std::string::npos) << servfail_kdig;
   EXPECT_NE(servfail_kdig.find("EDE: 22 (No Reachable Authority)"), std::string::npos)
       << servfail_kdig;
-  EXPECT_EQ(Metric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 2);
+  EXPECT_EQ(
+      testing::FrontendMetric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 2);
 
   // NSD back on its port: a probe (every second) marks it up; fresh answers within 2 s.
   auto restarted = testing::NsdProcess::Start({{"example.com", kZone}}, port);
@@ -175,7 +172,8 @@ TEST_F(FrontendServeStale, WithoutTheFlagAnExpiredAnswerIsServfail) {
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_EQ(answer->response.rcode, 2);
   EXPECT_LT(answer->took, absl::Milliseconds(150));
-  EXPECT_EQ(Metric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 0);
+  EXPECT_EQ(
+      testing::FrontendMetric(*frontend_, "onepass_dns_frontend_cache_total{result=\"stale\"}"), 0);
 }
 
 // A backend that is up but slow: the client gets the stale answer after the client-response
@@ -207,7 +205,8 @@ TEST(FrontendStaleClientTimer, SlowBackendStaleAnswerAtTheTimerThenTheLateAnswer
   EXPECT_EQ(stale->response.answer, WithTtl(fresh->response.answer, "30"));
   EXPECT_GE(stale->took, absl::Milliseconds(95)) << "not before the timer";
   EXPECT_LT(stale->took, absl::Milliseconds(550)) << "at the 100 ms timer, not the answer";
-  EXPECT_EQ(Metric(frontend, "onepass_dns_frontend_cache_total{result=\"stale_client_timeout\"}"),
+  EXPECT_EQ(testing::FrontendMetric(
+                frontend, "onepass_dns_frontend_cache_total{result=\"stale_client_timeout\"}"),
             1);
   EXPECT_EQ(backend.received, 2);
 
@@ -215,10 +214,10 @@ TEST(FrontendStaleClientTimer, SlowBackendStaleAnswerAtTheTimerThenTheLateAnswer
   const std::string refreshed =
       "onepass_dns_frontend_queries_total{outcome=\"refreshed_after_stale\"}";
   const absl::Time give_up = absl::Now() + absl::Seconds(3);
-  while (Metric(frontend, refreshed) < 1 && absl::Now() < give_up) {
+  while (testing::FrontendMetric(frontend, refreshed) < 1 && absl::Now() < give_up) {
     absl::SleepFor(absl::Milliseconds(20));
   }
-  ASSERT_EQ(Metric(frontend, refreshed), 1);
+  ASSERT_EQ(testing::FrontendMetric(frontend, refreshed), 1);
   auto again = Ask(frontend.port(), MakeQuery("slow.example.com", "A", {.id = 3}));
   ASSERT_TRUE(again.ok()) << again.status();
   ASSERT_EQ(again->response.answer.size(), 1u);

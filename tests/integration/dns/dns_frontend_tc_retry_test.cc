@@ -25,8 +25,8 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/dns/dns_tcp_query.h"
+#include "tests/integration/dns/frontend_support.h"
 #include "tests/integration/dns/nsd_process.h"
-#include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/unit/handlers/dns/dns_test_util.h"
@@ -34,10 +34,9 @@
 namespace onepass::dns {
 namespace {
 
-using onepass::testing::HttpGet;
-using onepass::testing::MetricValue;
 using onepass::testing::RunCommand;
 using testing::ExchangeTcp;
+using testing::FrontendMetric;
 using testing::MakeQuery;
 
 constexpr int kTxtRecords = 8;  // 8 × ~210 bytes: over 1232, let alone 512
@@ -66,10 +65,6 @@ absl::StatusOr<std::unique_ptr<onepass::testing::ServerProcess>> StartFrontend(
       "--metrics-listen", "127.0.0.1:0"};
   args.insert(args.end(), extra.begin(), extra.end());
   return onepass::testing::ServerProcess::Start(args);
-}
-
-double Metric(const onepass::testing::ServerProcess& server, const std::string& name) {
-  return MetricValue(HttpGet(server.metrics_address(), "/metrics"), name);
 }
 
 const std::string kRetriesSent = "onepass_dns_frontend_tcp_retries_total{result=\"sent\"}";
@@ -143,10 +138,11 @@ TEST_F(FrontendTcRetry, KdigGetsNsdsFullTcpAnswerThroughTheFrontendOnOnePooledCo
     EXPECT_FALSE(Truncated(through)) << through;
     if (i == 0) std::cout << "through the frontend:\n" << through;
   }
-  EXPECT_EQ(Metric(**frontend, kRetriesSent), kAsks);
-  EXPECT_EQ(Metric(**frontend, kRetriesAnswered), kAsks);
-  EXPECT_EQ(Metric(**frontend, kRetriesFailed), 0);
-  EXPECT_EQ(Metric(**frontend, kStreamConnects), 1) << "the TCP connection to NSD is reused";
+  EXPECT_EQ(FrontendMetric(**frontend, kRetriesSent), kAsks);
+  EXPECT_EQ(FrontendMetric(**frontend, kRetriesAnswered), kAsks);
+  EXPECT_EQ(FrontendMetric(**frontend, kRetriesFailed), 0);
+  EXPECT_EQ(FrontendMetric(**frontend, kStreamConnects), 1)
+      << "the TCP connection to NSD is reused";
 }
 
 TEST_F(FrontendTcRetry, WithoutEdnsTheSameAndOnlyTheFullAnswerIsCached) {
@@ -164,8 +160,8 @@ TEST_F(FrontendTcRetry, WithoutEdnsTheSameAndOnlyTheFullAnswerIsCached) {
     ASSERT_EQ(through->size(), 1u);
     EXPECT_EQ((*through)[0], (*direct)[0]) << "ask " << ask << ": not NSD's TCP answer";
   }
-  EXPECT_EQ(Metric(**frontend, kRetriesSent), 1);
-  EXPECT_EQ(Metric(**frontend, "onepass_dns_frontend_cache_total{result=\"hit\"}"), 1);
+  EXPECT_EQ(FrontendMetric(**frontend, kRetriesSent), 1);
+  EXPECT_EQ(FrontendMetric(**frontend, "onepass_dns_frontend_cache_total{result=\"hit\"}"), 1);
   // Pipelined: several at once on one client connection, each retried, all full.
   std::vector<std::vector<uint8_t>> queries;
   for (uint16_t id = 1; id <= 4; ++id) {
@@ -341,9 +337,9 @@ TEST(FrontendTcRetryFailure, SilentTcpBackendServfailAtTheQueryDeadlineNeverTrun
         << "the 300 ms deadline and a tick, on a busy machine";
   }
   EXPECT_GT(backend.tcp_queries_bytes, 0) << "the retries went over TCP";
-  EXPECT_EQ(Metric(**frontend, kRetriesSent), 3);
-  EXPECT_EQ(Metric(**frontend, kRetriesFailed), 3);
-  EXPECT_EQ(Metric(**frontend, kRetriesAnswered), 0);
+  EXPECT_EQ(FrontendMetric(**frontend, kRetriesSent), 3);
+  EXPECT_EQ(FrontendMetric(**frontend, kRetriesFailed), 3);
+  EXPECT_EQ(FrontendMetric(**frontend, kRetriesAnswered), 0);
 }
 
 TEST(FrontendTcRetryFailure, TcpConnectionThatBreaksIsRetriedOnceOnANewOneAndAnswers) {
@@ -365,9 +361,9 @@ TEST(FrontendTcRetryFailure, TcpConnectionThatBreaksIsRetriedOnceOnANewOneAndAns
   EXPECT_FALSE(decoded->tc);
   EXPECT_LT(absl::Now() - start, absl::Milliseconds(1500)) << "at once, not at the deadline";
   EXPECT_EQ(backend.tcp_accepted, 2);
-  EXPECT_EQ(Metric(**frontend, "onepass_upstream_stream_resent_total"), 1);
-  EXPECT_EQ(Metric(**frontend, kRetriesAnswered), 1);
-  EXPECT_EQ(Metric(**frontend, kRetriesFailed), 0);
+  EXPECT_EQ(FrontendMetric(**frontend, "onepass_upstream_stream_resent_total"), 1);
+  EXPECT_EQ(FrontendMetric(**frontend, kRetriesAnswered), 1);
+  EXPECT_EQ(FrontendMetric(**frontend, kRetriesFailed), 0);
 }
 
 }  // namespace

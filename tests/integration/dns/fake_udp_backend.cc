@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -34,6 +35,12 @@ std::vector<uint8_t> WithARecord(std::vector<uint8_t> message, uint32_t ttl) {
 
 FakeUdpBackend::FakeUdpBackend(absl::Duration delay)
     : delay_ms(static_cast<int>(absl::ToInt64Milliseconds(delay))) {
+  Bind();
+}
+
+FakeUdpBackend::FakeUdpBackend(OnQuery on_query) : on_query_(std::move(on_query)) { Bind(); }
+
+void FakeUdpBackend::Bind() {
   fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -53,23 +60,41 @@ FakeUdpBackend::~FakeUdpBackend() {
   if (fd_ >= 0) close(fd_);
 }
 
+std::vector<uint8_t> FakeUdpBackend::Echo(absl::Span<const uint8_t> query) const {
+  std::vector<uint8_t> answer(query.begin(), query.end());
+  answer[2] |= 0x80;  // QR
+  if (a_record_ttl > 0) answer = WithARecord(std::move(answer), a_record_ttl);
+  return answer;
+}
+
+bool FakeUdpBackend::SendFrom(uint16_t port, absl::Span<const uint8_t> datagram) {
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  to.sin_port = htons(port);
+  return sendto(fd_, datagram.data(), datagram.size(), 0, reinterpret_cast<sockaddr*>(&to),
+                sizeof(to)) == static_cast<ssize_t>(datagram.size());
+}
+
 void FakeUdpBackend::Serve() {
   std::vector<uint8_t> buffer(65536);
   while (!stop_) {
     pollfd p{fd_, POLLIN, 0};
     if (poll(&p, 1, 50) != 1) continue;
-    sockaddr_storage from{};
+    sockaddr_in from{};
     socklen_t from_length = sizeof(from);
     const ssize_t n = recvfrom(fd_, buffer.data(), buffer.size(), 0,
                                reinterpret_cast<sockaddr*>(&from), &from_length);
-    if (n < 12) continue;  // not a DNS header
+    if (n < 12 || from.sin_family != AF_INET) continue;  // not a DNS header
     ++received;
+    const absl::Span<const uint8_t> query(buffer.data(), static_cast<size_t>(n));
+    if (on_query_) {
+      on_query_(*this, ntohs(from.sin_port), query);
+      continue;
+    }
     if (!answering) continue;
     if (const int delay = delay_ms; delay > 0) absl::SleepFor(absl::Milliseconds(delay));
-    std::vector<uint8_t> answer(buffer.begin(), buffer.begin() + n);
-    answer[2] |= 0x80;  // QR
-    if (a_record_ttl > 0) answer = WithARecord(std::move(answer), a_record_ttl);
-    sendto(fd_, answer.data(), answer.size(), 0, reinterpret_cast<sockaddr*>(&from), from_length);
+    SendFrom(ntohs(from.sin_port), Echo(query));
   }
 }
 

@@ -150,19 +150,22 @@ int ExpectBytesAgree(int frontend_port, int backend_port, const std::vector<Corp
   return compared;
 }
 
+double FrontendMetric(const onepass::testing::ServerProcess& frontend, const std::string& name) {
+  return onepass::testing::ScrapeValue(frontend.metrics_address(), name);
+}
+
 double CacheCounter(const onepass::testing::ServerProcess& frontend, const std::string& result) {
-  const std::string metrics = onepass::testing::HttpGet(frontend.metrics_address(), "/metrics");
-  return onepass::testing::MetricValue(
-      metrics, absl::StrCat("onepass_dns_frontend_cache_total{result=\"", result, "\"}"));
+  return FrontendMetric(frontend,
+                        absl::StrCat("onepass_dns_frontend_cache_total{result=\"", result, "\"}"));
 }
 
 bool WaitMarkedDown(const onepass::testing::ServerProcess& frontend, double count,
                     absl::Duration limit) {
   return onepass::testing::WaitFor(
       [&] {
-        return onepass::testing::ScrapeValue(
-                   frontend.metrics_address(),
-                   "onepass_dns_frontend_backend_events_total{event=\"marked_down\"}") >= count;
+        return FrontendMetric(frontend,
+                              "onepass_dns_frontend_backend_events_total{event=\"marked_down\"}") >=
+               count;
       },
       limit);
 }

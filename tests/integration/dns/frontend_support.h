@@ -1,5 +1,5 @@
 // What the frontend's end-to-end tests share (dns_frontend_test, dns_frontend_unbound_test,
-// dns_frontend_stale_test): onepassd started as a frontend of loopback backends, one UDP
+// dns_frontend_stale_test, ...): onepassd started as a frontend of loopback backends, one UDP
 // exchange straight with a backend, and the byte-for-byte corpus check.
 #ifndef ONEPASS_TESTS_INTEGRATION_DNS_FRONTEND_SUPPORT_H_
 #define ONEPASS_TESTS_INTEGRATION_DNS_FRONTEND_SUPPORT_H_
@@ -45,6 +45,10 @@ bool IsAgedCopy(const std::vector<uint8_t>& through, const std::vector<uint8_t>&
 // returns the number of answers compared.
 int ExpectBytesAgree(int frontend_port, int backend_port, const std::vector<CorpusQuery>& corpus,
                      bool cached);
+
+// The sample `name` (exact, labels included: onepass_dns_frontend_cache_total{result="hit"})
+// from the frontend's /metrics (needs --metrics-listen); -1 when absent.
+double FrontendMetric(const onepass::testing::ServerProcess& frontend, const std::string& name);
 
 // The frontend's dns_frontend_cache counter for `result` (hit, miss, stale) from its /metrics
 // (needs --metrics-listen).

@@ -160,5 +160,37 @@ TEST(HttpRequestHeadTest, EverySplitAgrees) {
   }
 }
 
+TEST(MetricsFormatTest, ScopedHandlerCountersAndGauges) {
+  constexpr CounterSpec kScoped[] = {
+      {"test_sent", "outcome", "ok", "sent ok", "peer", "a:1"},
+      {"test_sent", "outcome", "lost", "sent lost", "peer", "a:1"},
+      {"test_sent", "outcome", "ok", "sent ok", "peer", "b:2"},
+      {"test_sent", "outcome", "lost", "sent lost", "peer", "b:2"},
+      {"test_peer_down", "", "", "workers holding the peer down", "peer", "a:1", true},
+      {"test_peer_down", "", "", "workers holding the peer down", "peer", "b:2", true},
+  };
+  MetricsInput input = TwoWorkers();
+  input.handler_specs = kScoped;
+  input.workers[0].handler_counts = {5, 1, 7, 0, 1, 0};
+  input.workers[1].handler_counts = {2, 2, 3, 0, 1, 0};
+  const std::string text = FormatMetrics(input);
+  EXPECT_TRUE(Has(text, "onepass_test_sent_total{peer=\"a:1\",outcome=\"ok\"} 7")) << text;
+  EXPECT_TRUE(Has(text, "onepass_test_sent_total{peer=\"a:1\",outcome=\"lost\"} 3"));
+  EXPECT_TRUE(Has(text, "onepass_test_sent_total{peer=\"b:2\",outcome=\"ok\"} 10"));
+  EXPECT_TRUE(Has(text, "# HELP onepass_test_sent_total test test_sent by peer and outcome"));
+  EXPECT_TRUE(Has(text,
+                  "onepass_worker_test_sent_total{worker=\"1\",cpu=\"5\",peer=\"b:2\","
+                  "outcome=\"ok\"} 3"));
+  // A gauge: its type, no _total, summed over workers (both hold a:1 down).
+  EXPECT_TRUE(Has(text, "# TYPE onepass_test_peer_down gauge"));
+  EXPECT_TRUE(Has(text, "# HELP onepass_test_peer_down workers holding the peer down"));
+  EXPECT_TRUE(Has(text, "onepass_test_peer_down{peer=\"a:1\"} 2"));
+  EXPECT_TRUE(Has(text, "onepass_test_peer_down{peer=\"b:2\"} 0"));
+  EXPECT_TRUE(Has(text, "onepass_worker_test_peer_down{worker=\"0\",cpu=\"4\",peer=\"a:1\"} 1"));
+  EXPECT_FALSE(absl::StrContains(text, "onepass_test_peer_down_total"));
+  EXPECT_EQ(CounterName(kScoped[1]), "test_sent{peer=\"a:1\",outcome=\"lost\"}");
+  EXPECT_EQ(CounterName(kScoped[4]), "test_peer_down{peer=\"a:1\"}");
+}
+
 }  // namespace
 }  // namespace onepass

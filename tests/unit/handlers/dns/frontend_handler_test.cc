@@ -77,7 +77,7 @@ class FrontendTest : public ::testing::Test {
   }
 
   FrontendConfig config_;
-  HandlerCounters counters_{std::size(kFrontendCounters)};
+  HandlerCounters counters_{FrontendCounterCount(2)};  // TwoBackendsTest has the most
   std::unique_ptr<FrontendHandler> handler_;
   UpstreamQueue queue_;
   absl::Time now_ = absl::FromUnixSeconds(1'000'000);
@@ -627,6 +627,70 @@ TEST_F(TwoBackendsTest, LeastOutstandingSpreadsAndSkipsADownBackend) {
   for (int i = 0; i < 10; ++i) Send(Framed(query), i, out);
   for (size_t i = 0; i < queue_.size(); ++i) EXPECT_EQ(queue_.upstream(i), 0);
   EXPECT_EQ(queue_.size(), 10u);
+}
+
+uint64_t Counter(const HandlerCounters& counters, int backend, BackendCounter c) {
+  return counters.Read(BackendCounterIndex(backend, c));
+}
+
+TEST_F(TwoBackendsTest, CountsEachBackendApartAndItsDownState) {
+  config_.udp_timeout = absl::Milliseconds(300);
+  Make();
+  OutputBuffer out(1 << 17);
+  const std::vector<uint8_t> query = MakeQuery("www.example.com", "A");
+  for (int i = 0; i < 4; ++i) Send(Framed(query), i, out);
+  // Backend 0 answers one in full and one with TC=1; backend 1 answers nothing.
+  std::vector<size_t> to_zero;
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    if (queue_.upstream(i) == 0) to_zero.push_back(i);
+  }
+  ASSERT_EQ(to_zero.size(), 2u);
+  OutputBuffer answer(1 << 17);
+  EXPECT_TRUE(handler_->TakeUpstreamReply(0, Reply(to_zero[0]), now_, answer).matched);
+  std::vector<uint8_t> truncated = Reply(to_zero[1]);
+  truncated[2] |= 0x02;
+  EXPECT_TRUE(handler_->TakeUpstreamReply(0, truncated, now_, answer).resend_over_stream);
+  EXPECT_TRUE(
+      handler_->TakeUpstreamStreamReply(0, Framed(Reply(to_zero[1])), now_, answer).matched);
+  EXPECT_EQ(Counter(counters_, 0, BackendCounter::kForwarded), 2u);
+  EXPECT_EQ(Counter(counters_, 1, BackendCounter::kForwarded), 2u);
+  EXPECT_EQ(Counter(counters_, 0, BackendCounter::kAnswered), 2u);
+  EXPECT_EQ(Counter(counters_, 0, BackendCounter::kTruncated), 1u);
+  EXPECT_EQ(Counter(counters_, 1, BackendCounter::kTruncated), 0u);
+  // Past the UDP deadline: backend 1's two go over TCP; past the final one, they fail.
+  queue_.Clear();
+  UpstreamQueue probes;
+  now_ += config_.udp_timeout;
+  Tick(probes);
+  EXPECT_EQ(Counter(counters_, 1, BackendCounter::kUdpTimeout), 2u);
+  EXPECT_EQ(Counter(counters_, 0, BackendCounter::kUdpTimeout), 0u);
+  now_ += config_.timeout;
+  Tick(probes);
+  EXPECT_EQ(Counter(counters_, 0, BackendCounter::kTimeoutServfail), 0u);
+  EXPECT_EQ(Counter(counters_, 1, BackendCounter::kTimeoutServfail), 2u);
+  EXPECT_EQ(Counter(counters_, 0, BackendCounter::kProbesSent), 0u);
+  // Both suspect, probed; backend 1's probes go unanswered until it is down.
+  EXPECT_EQ(Counter(counters_, 0, BackendCounter::kDown), 0u);
+  FailProbes(config_.down_after);
+  EXPECT_FALSE(handler_->backends().up(1));
+  EXPECT_GE(Counter(counters_, 1, BackendCounter::kProbesFailed),
+            static_cast<uint64_t>(config_.down_after));
+  EXPECT_GE(Counter(counters_, 1, BackendCounter::kProbesSent),
+            Counter(counters_, 1, BackendCounter::kProbesFailed));
+  EXPECT_EQ(Counter(counters_, 1, BackendCounter::kDown), 1u);
+  // Its next probe answered: up, and the gauge with it.
+  probes.Clear();
+  now_ += config_.probe_interval;
+  Tick(probes);
+  std::vector<uint8_t> probe_reply;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    if (probes.upstream(i) == 1) probe_reply.assign(probes.bytes(i).begin(), probes.bytes(i).end());
+  }
+  ASSERT_FALSE(probe_reply.empty());
+  probe_reply[2] |= 0x80;
+  handler_->TakeUpstreamReply(1, probe_reply, now_, answer);
+  EXPECT_TRUE(handler_->backends().up(1));
+  EXPECT_EQ(Counter(counters_, 1, BackendCounter::kDown), 0u);
 }
 
 }  // namespace

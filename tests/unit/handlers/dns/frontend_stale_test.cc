@@ -102,7 +102,7 @@ class FrontendStaleTest : public ::testing::Test {
 
   static constexpr char kName[] = "stale.example.com";
   FrontendConfig config_;
-  HandlerCounters counters_{std::size(kFrontendCounters)};
+  HandlerCounters counters_{FrontendCounterCount(1)};
   std::unique_ptr<FrontendHandler> handler_;
   UpstreamQueue queue_;
   UpstreamQueue probes_;

@@ -1,0 +1,35 @@
+#include "handlers/dns/frontend_counters.h"
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "absl/strings/str_join.h"
+
+namespace onepass::dns {
+
+absl::Span<const CounterSpec> FrontendCounterSpecs(const std::vector<std::string>& backends) {
+  struct Lists {
+    std::mutex mutex;
+    // Keyed by the backends joined; a deque, so the names the specs point into never move.
+    std::map<std::string, std::vector<CounterSpec>> specs;
+    std::deque<std::string> names;
+  };
+  static Lists* lists = new Lists;  // never freed: the server may hold any list to the end
+  std::lock_guard<std::mutex> lock(lists->mutex);
+  const std::string key = absl::StrJoin(backends, " ");
+  auto found = lists->specs.find(key);
+  if (found != lists->specs.end()) return found->second;
+  std::vector<CounterSpec> specs(std::begin(kFrontendCounters), std::end(kFrontendCounters));
+  for (const std::string& backend : backends) {
+    const std::string& name = lists->names.emplace_back(backend);
+    for (CounterSpec spec : kBackendCounters) {
+      spec.scope_value = name;
+      specs.push_back(spec);
+    }
+  }
+  return lists->specs.emplace(key, std::move(specs)).first->second;
+}
+
+}  // namespace onepass::dns
