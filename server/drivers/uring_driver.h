@@ -1,4 +1,4 @@
-// The io_uring driver (--io=uring; docs/design.md "The io_uring driver"): the same worker core
+// The io_uring driver (--io=uring; docs/design.md "One worker core, two I/O drivers"): the same worker core
 // over a ring instead of epoll.
 //   accept (K single-shot accepts armed per listener, each with its own address slot)
 //     → the first recv into the connection's input buffer (MSG_DONTWAIT: the request is usually
