@@ -147,14 +147,7 @@ bool Connection::TakeProxy(const ConnectionEnv& env, Turn& turn) {
       WorkerStats::Add(env.stats->rejected_proxy);
       return Finish();
     case ProxyStep::Action::kReadMore:
-      if (fields_.peer_closed) {
-        CountEndOfInput(env);
-        return Finish();
-      }
-      if (in_->size() > env.max_request_bytes) {
-        WorkerStats::Add(env.stats->rejected_oversize);
-        return Finish();
-      }
+      if (InputIsFinal(env)) return false;
       return Receive(env, turn);  // waits in kProxyHeader when the socket is empty
     case ProxyStep::Action::kDone:
       break;
@@ -252,15 +245,22 @@ bool Connection::NeedMoreInput(const ConnectionEnv& env) {
     fields_.state = ConnectionState::kWaitingUpstream;
     return false;
   }
+  if (InputIsFinal(env)) return false;
+  return MoveTo(ConnectionState::kReading);
+}
+
+bool Connection::InputIsFinal(const ConnectionEnv& env) {
   if (fields_.peer_closed) {
     CountEndOfInput(env);
-    return Finish();
+    Finish();
+    return true;
   }
   if (in_->size() > env.max_request_bytes) {
     WorkerStats::Add(env.stats->rejected_oversize);
-    return Finish();
+    Finish();
+    return true;
   }
-  return MoveTo(ConnectionState::kReading);
+  return false;
 }
 
 bool Connection::Flush(const ConnectionEnv& env) {

@@ -239,6 +239,9 @@ class Connection {
   }
   // The handler needs more bytes: kReading, unless the client is gone or the request too big.
   bool NeedMoreInput(const ConnectionEnv& env);
+  // More bytes cannot make a whole request (the client is gone, or the request is too big):
+  // moves to kClosed, counted, and returns true.
+  bool InputIsFinal(const ConnectionEnv& env);
   // Counts a connection closed by the peer or by the handler at end of input.
   void CountEndOfInput(const ConnectionEnv& env);
   // Shuts the write side down and moves to kLingering.

@@ -11,19 +11,10 @@
 #include <utility>
 
 #include "absl/time/time.h"
+#include "server/libevent_free.h"
 #include "server/socket_options.h"
 
 namespace onepass {
-namespace {
-
-void FreeEvent(event* ev) {
-  if (ev != nullptr) event_free(ev);
-}
-void FreeBase(event_base* base) {
-  if (base != nullptr) event_base_free(base);
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<LibeventDriver>> LibeventDriver::Create(
     TimerQueue* timers, std::vector<ScopedFd> listeners, int accept_burst, int backlog) {

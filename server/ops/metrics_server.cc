@@ -16,16 +16,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "server/libevent_free.h"
 
 namespace onepass {
 namespace {
-
-void FreeEvent(event* ev) {
-  if (ev != nullptr) event_free(ev);
-}
-void FreeBase(event_base* base) {
-  if (base != nullptr) event_base_free(base);
-}
 
 const char* Reason(int status) {
   switch (status) {
