@@ -245,21 +245,20 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
-}  // namespace
-
-// M_TRIM_THRESHOLD for the whole run (see the load in ServerMain): freed memory at the top of
-// the main arena is kept up to this much instead of being returned at once.
-constexpr int kLoadTrimThresholdBytes = 256 << 20;
-
-int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
-  SetLogProgramName("onepassd");
-  // A reload (systemctl reload: SIGHUP) that arrives while the data is still loading must not
-  // kill the process (systemd counts death by SIGHUP as a clean exit: no restart). Held
-  // pending from the start, it is taken by sigwait below once serving, and reloads then.
+// SIGHUP must not kill the process while the data is still loading (systemd counts death by
+// SIGHUP as a clean exit: no restart). Held pending from the start, it is taken by the signal
+// loop once serving, and reloads then.
+void HoldHangup() {
   sigset_t hangup;
   sigemptyset(&hangup);
   sigaddset(&hangup, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &hangup, nullptr);
+}
+
+// The flags, expanded (--flagfile), normalized and parsed, the log settings applied, and the
+// server's configuration checked (cheap checks first: a zone may take long to load). Empty
+// when --help was asked for and printed.
+absl::StatusOr<std::optional<ServerConfig>> ParseFlags(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   absl::FlagsUsageConfig usage_config;
   usage_config.contains_helpshort_flags = IsOurFlagFile;
@@ -267,57 +266,247 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   absl::SetFlagsUsageConfig(usage_config);
   absl::StatusOr<std::vector<std::string>> expanded =
       ExpandFlagfiles(std::vector<std::string>(argv, argv + argc));
-  if (!expanded.ok()) return Fail(expanded.status());
+  if (!expanded.ok()) return expanded.status();
   std::vector<char*> expanded_argv;
   for (std::string& arg : *expanded) expanded_argv.push_back(arg.data());
   std::vector<std::string> args =
       NormalizeArguments(static_cast<int>(expanded_argv.size()), expanded_argv.data());
   if (WantsHelp(args)) {
     PrintHelp();
-    return 0;
+    return std::nullopt;
   }
   std::vector<char*> cargs;
   for (std::string& arg : args) cargs.push_back(arg.data());
   std::vector<char*> positional =
       absl::ParseCommandLine(static_cast<int>(cargs.size()), cargs.data());
   if (positional.size() > 1) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("unexpected argument '", positional[1], "'; see onepassd --help")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument '", positional[1], "'; see onepassd --help"));
   }
-
   LogFormat log_format = LogFormat::kText;
   if (!ParseLogFormat(absl::GetFlag(FLAGS_log_format), log_format)) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("--log-format ", absl::GetFlag(FLAGS_log_format), ": choose text or json")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--log-format ", absl::GetFlag(FLAGS_log_format), ": choose text or json"));
   }
   SetLogFormat(log_format);
   if (absl::GetFlag(FLAGS_log_burst) <= 0 || absl::GetFlag(FLAGS_log_window_ms) <= 0) {
-    return Fail(absl::InvalidArgumentError("--log-burst and --log-window-ms must be positive"));
+    return absl::InvalidArgumentError("--log-burst and --log-window-ms must be positive");
   }
   SetLogRateDefaults(absl::GetFlag(FLAGS_log_burst),
                      absl::Milliseconds(absl::GetFlag(FLAGS_log_window_ms)));
-
   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
-  if (!config.ok()) return Fail(config.status());
-  const std::vector<std::string> successor = SuccessorCommand(argc, argv);
+  if (!config.ok()) return config.status();
   if (const int mb = absl::GetFlag(FLAGS_max_data_file_mb); mb > 0) {
     SetMaxDataFileBytes(static_cast<uint64_t>(mb) << 20);
   } else {
-    return Fail(absl::InvalidArgumentError("--max-data-file-mb must be positive"));
+    return absl::InvalidArgumentError("--max-data-file-mb must be positive");
   }
-
-  const std::string handler_name = absl::GetFlag(FLAGS_handler);
-  // Cheap checks first: a zone may take long to load.
   // --check binds nothing, so it needs no --listen: it checks the data (and the other flags).
   if (absl::Status valid = Server::CheckConfig(*config, absl::GetFlag(FLAGS_check)
                                                             ? Server::ListenRequirement::kOptional
                                                             : Server::ListenRequirement::kNeeded);
       !valid.ok()) {
-    return Fail(valid);
+    return valid;
   }
   if (absl::GetFlag(FLAGS_health_stall_ms) <= 0) {
-    return Fail(absl::InvalidArgumentError("--health-stall-ms must be positive"));
+    return absl::InvalidArgumentError("--health-stall-ms must be positive");
   }
+  return std::optional<ServerConfig>(*std::move(config));
+}
+
+// --metrics-listen, started; null without the flag (or with --check, which binds nothing: the
+// running server holds the metrics port while systemd checks the data before a reload).
+absl::StatusOr<std::unique_ptr<MetricsServer>> StartMetrics(OpsEndpoints& ops) {
+  const std::string listen = absl::GetFlag(FLAGS_metrics_listen);
+  if (listen.empty() || absl::GetFlag(FLAGS_check)) return nullptr;
+  absl::StatusOr<SocketAddress> address =
+      ParseSocketAddress(listen, {.what = "--metrics-listen address"});
+  if (!address.ok()) return address.status();
+  absl::StatusOr<std::unique_ptr<MetricsServer>> created =
+      MetricsServer::Create(*address, [&ops](absl::string_view method, absl::string_view path) {
+        return ops.Handle(method, path);
+      });
+  if (!created.ok()) return created.status();
+  (*created)->Start();
+  return created;
+}
+
+// M_TRIM_THRESHOLD for the whole run (LoadData): freed memory at the top of
+// the main arena is kept up to this much instead of being returned at once.
+constexpr int kLoadTrimThresholdBytes = 256 << 20;
+
+// The data, loaded as --handler says; errors name the handler.
+absl::StatusOr<std::unique_ptr<HandlerFactory>> LoadData(const HandlerFactoryMaker& make_factory,
+                                                         const std::string& handler_name) {
+  // Loaders allocate and free large temporaries record by record (ldns's parser, for the types
+  // the zone reader leaves to it). At glibc's default trim threshold (128 KiB) the main arena
+  // gives its top back and takes it again for each: 420,409 brk calls and 1.5 s of system time
+  // to load a signed 100k-name zone (strace -c). A high threshold keeps the top while loading;
+  // malloc_trim after the load returns what is free (and ~ZoneSnapshot trims after a reload).
+  mallopt(M_TRIM_THRESHOLD, kLoadTrimThresholdBytes);
+  absl::StatusOr<std::unique_ptr<HandlerFactory>> factory = make_factory(handler_name);
+  if (!factory.ok()) {
+    return absl::Status(factory.status().code(),
+                        absl::StrCat("--handler ", handler_name, ": ", factory.status().message()));
+  }
+  return factory;
+}
+
+// The listening sockets of a running server at --handover-socket, if one is there (after our
+// data loaded: it keeps serving meanwhile); none without the flag or without such a server.
+absl::StatusOr<TakenListeners> TakeOverListeners(const std::string& handover_path) {
+  if (handover_path.empty()) return TakenListeners();
+  absl::StatusOr<TakenListeners> took = TakeListeners(handover_path);
+  if (took.ok()) {
+    LogInfo("took over the listening sockets of the server at %s (this is pid %d)", handover_path,
+            getpid());
+    return took;
+  }
+  if (absl::IsNotFound(took.status())) return TakenListeners();
+  return took.status();
+}
+
+// SIGTERM/SIGINT/SIGUSR1/SIGHUP/SIGUSR2 are blocked in every thread (the workers inherit the
+// mask) and taken by sigwait on the main thread only: no handler ever runs, nothing to make
+// async-signal-safe, nothing interrupts a worker. (Before this, during data loading and
+// binding, SIGTERM simply ends the process: there is nothing to drain.)
+sigset_t BlockServingSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);
+  sigaddset(&signals, SIGHUP);
+  sigaddset(&signals, SIGUSR2);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // sends use MSG_NOSIGNAL; this covers anything else
+  return signals;
+}
+
+// SIGHUP's reloads: the load on its own thread (server/restart/background_loader.h: a load
+// stuck on its files must not keep SIGTERM from stopping the server), the swap into the
+// workers, and the release of the data they let go of. A SIGHUP during a load asks for one
+// more afterwards (the files may have changed again).
+class Reloads {
+ public:
+  Reloads(Server& server, ServerStatus& status, const HandlerFactoryMaker& make_factory,
+          std::string handler_name)
+      : server_(server),
+        status_(status),
+        make_factory_(make_factory),
+        handler_name_(std::move(handler_name)) {}
+
+  // SIGHUP.
+  void Request() {
+    if (loader_.busy()) {
+      again_ = true;
+    } else {
+      Start();
+    }
+  }
+  // Whether the signal loop must poll (a load under way, or data waiting to be released).
+  bool busy() const { return loader_.busy() || server_.retiring(); }
+  // Between signals while busy: releases retired data and swaps in a finished load.
+  void Poll() {
+    releaser_.Release(server_.TakeRetired());
+    std::optional<LoadResult> loaded = loader_.Take();
+    if (!loaded.has_value()) return;
+    // NSD/Knot/nginx semantics: the data named by the same flags; the workers switch between
+    // connections, never waiting for the load.
+    const absl::Duration reload_time = absl::Now() - start_;
+    std::vector<DataGauge> reloaded_data;
+    std::vector<LoadPhase> phases;
+    if (loaded->ok()) {
+      reloaded_data = (**loaded)->DataGauges();
+      phases = (**loaded)->LoadPhases();
+    }
+    const absl::Time swap_start = absl::Now();
+    const absl::Status reloaded = server_.Reload(*std::move(loaded));
+    const absl::Duration swap_time = absl::Now() - swap_start;
+    phases.push_back({"swap", swap_time, swap_time, absl::ZeroDuration()});
+    status_.RecordReload(start_, reloaded.ok(), std::string(reloaded.message()));
+    if (reloaded.ok()) {
+      status_.SetData(std::move(reloaded_data), start_ + reload_time, reload_time);
+      LogInfo("reloaded %s data in %s (%s); handed to %d workers", handler_name_,
+              absl::FormatDuration(absl::Now() - start_), FormatLoadPhases(phases),
+              server_.worker_count());
+    } else {
+      LogError("reload failed: %s; still serving the previous data", reloaded.message());
+    }
+    if (std::exchange(again_, false)) Start();
+  }
+  // At exit: a load blocked in its files (a FIFO, a hung network mount) cannot be
+  // interrupted; the process must then exit without the destructors its thread might reach.
+  bool stuck() { return loader_.busy() && !loader_.Take().has_value(); }
+
+ private:
+  void Start() {
+    LogInfo("SIGHUP: reloading %s data", handler_name_);
+    start_ = absl::Now();
+    loader_.Start([this] { return make_factory_(handler_name_); });
+  }
+
+  Server& server_;
+  ServerStatus& status_;
+  const HandlerFactoryMaker& make_factory_;
+  const std::string handler_name_;
+  BackgroundLoader loader_;
+  // Declared after nothing that its thread reads; joined before the server goes.
+  DataReleaser releaser_;
+  bool again_ = false;
+  absl::Time start_;
+};
+
+// Takes signals until SIGTERM or SIGINT: SIGHUP reloads, SIGUSR1 logs the counters, SIGUSR2
+// starts a successor (with --handover-socket). Returns the signal that ends it.
+int RunSignalLoop(const sigset_t& signals, Server& server, Reloads& reloads,
+                  const HandoverServer* handover, const std::vector<std::string>& successor) {
+  while (true) {
+    int signal_number = 0;
+    if (reloads.busy()) {
+      // Poll for the load, and for the workers to let go of the data a reload replaced,
+      // between signals: at most 10 ms between the end of a load and the workers getting the
+      // new data, for 100 wakeups a second while a reload is under way.
+      const timespec poll = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
+      signal_number = sigtimedwait(&signals, nullptr, &poll);
+      reloads.Poll();
+      if (signal_number <= 0) continue;
+    } else if (sigwait(&signals, &signal_number) != 0) {
+      continue;
+    }
+    switch (signal_number) {
+      case SIGUSR2:
+        // A binary upgrade (deploy/README.md): the successor takes over, then we drain.
+        if (handover == nullptr) {
+          LogWarning("SIGUSR2 ignored: a successor needs --handover-socket to take over");
+        } else if (absl::Status spawned = SpawnSuccessor(successor); !spawned.ok()) {
+          LogError("%s; still serving", spawned.message());
+        }
+        break;
+      case SIGUSR1:
+        LogInfo("stats %s", server.FormatStats());
+        break;
+      case SIGHUP:
+        reloads.Request();
+        break;
+      default:
+        return signal_number;
+    }
+  }
+}
+
+}  // namespace
+
+
+int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
+  SetLogProgramName("onepassd");
+  HoldHangup();
+  absl::StatusOr<std::optional<ServerConfig>> parsed = ParseFlags(argc, argv);
+  if (!parsed.ok()) return Fail(parsed.status());
+  if (!parsed->has_value()) return 0;  // --help
+  const ServerConfig config = **std::move(parsed);
+  const std::vector<std::string> successor = SuccessorCommand(argc, argv);
+  const std::string handler_name = absl::GetFlag(FLAGS_handler);
 
   // The operations listener comes up first, so that /readyz says "starting" while the data
   // loads (server/ops/ops_endpoints.h).
@@ -326,35 +515,13 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
                    {.version = ONEPASS_VERSION,
                     .handler = handler_name,
                     .stall_bound = absl::Milliseconds(absl::GetFlag(FLAGS_health_stall_ms))});
-  std::unique_ptr<MetricsServer> metrics;
-  // --check binds nothing: the running server holds the metrics port while systemd checks
-  // the data before a reload.
-  if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen);
-      !listen.empty() && !absl::GetFlag(FLAGS_check)) {
-    absl::StatusOr<SocketAddress> address =
-        ParseSocketAddress(listen, {.what = "--metrics-listen address"});
-    if (!address.ok()) return Fail(address.status());
-    absl::StatusOr<std::unique_ptr<MetricsServer>> created =
-        MetricsServer::Create(*address, [&ops](absl::string_view method, absl::string_view path) {
-          return ops.Handle(method, path);
-        });
-    if (!created.ok()) return Fail(created.status());
-    metrics = *std::move(created);
-    metrics->Start();
-  }
+  absl::StatusOr<std::unique_ptr<MetricsServer>> started_metrics = StartMetrics(ops);
+  if (!started_metrics.ok()) return Fail(started_metrics.status());
+  std::unique_ptr<MetricsServer> metrics = *std::move(started_metrics);
 
-  // Loaders allocate and free large temporaries record by record (ldns's parser, for the types
-  // the zone reader leaves to it). At glibc's default trim threshold (128 KiB) the main arena
-  // gives its top back and takes it again for each: 420,409 brk calls and 1.5 s of system time
-  // to load a signed 100k-name zone (strace -c). A high threshold keeps the top while loading;
-  // malloc_trim after the load returns what is free (and ~ZoneSnapshot trims after a reload).
-  mallopt(M_TRIM_THRESHOLD, kLoadTrimThresholdBytes);
   const absl::Time load_start = absl::Now();
-  absl::StatusOr<std::unique_ptr<HandlerFactory>> factory = make_factory(handler_name);
-  if (!factory.ok()) {
-    return Fail(absl::Status(factory.status().code(), absl::StrCat("--handler ", handler_name, ": ",
-                                                                   factory.status().message())));
-  }
+  absl::StatusOr<std::unique_ptr<HandlerFactory>> factory = LoadData(make_factory, handler_name);
+  if (!factory.ok()) return Fail(factory.status());
   if (absl::GetFlag(FLAGS_check)) {
     // --check: the data loaded as a start would load it; nothing bound, nothing served.
     std::printf("%scheck: %s data OK\n", (*factory)->Summary().c_str(), handler_name.c_str());
@@ -364,22 +531,11 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   malloc_trim(0);
   const std::string load_phases = FormatLoadPhases((*factory)->LoadPhases());
   std::vector<DataGauge> data = (*factory)->DataGauges();
-  // A running server at --handover-socket hands its listening sockets over (after our data
-  // loaded: it keeps serving meanwhile).
   const std::string handover_path = absl::GetFlag(FLAGS_handover_socket);
-  TakenListeners taken;
-  if (!handover_path.empty()) {
-    absl::StatusOr<TakenListeners> took = TakeListeners(handover_path);
-    if (took.ok()) {
-      taken = *std::move(took);
-      LogInfo("took over the listening sockets of the server at %s (this is pid %d)", handover_path,
-              getpid());
-    } else if (!absl::IsNotFound(took.status())) {
-      return Fail(took.status());
-    }
-  }
+  absl::StatusOr<TakenListeners> taken = TakeOverListeners(handover_path);
+  if (!taken.ok()) return Fail(taken.status());
   absl::StatusOr<std::unique_ptr<Server>> server =
-      Server::Create(*config, *std::move(factory), std::move(taken.by_worker));
+      Server::Create(config, *std::move(factory), std::move(taken->by_worker));
   if (!server.ok()) return Fail(server.status());
   // Whatever way ServerMain returns from here, the metrics thread stops reading the server
   // before the server goes.
@@ -392,19 +548,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
     }
   } metrics_stopper{metrics, ops};
   ops.SetServer(server->get());
-  // SIGTERM/SIGINT/SIGUSR1/SIGHUP are blocked in every thread (the workers inherit the mask) and
-  // taken by sigwait on this thread only: no handler ever runs, nothing to make
-  // async-signal-safe, nothing interrupts a worker. (Before this point, during data loading and
-  // binding, SIGTERM simply ends the process: there is nothing to drain.)
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGUSR1);
-  sigaddset(&signals, SIGHUP);
-  sigaddset(&signals, SIGUSR2);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);  // sends use MSG_NOSIGNAL; this covers anything else
+  const sigset_t signals = BlockServingSignals();
 
   std::vector<std::vector<ScopedFd>> dups;
   if (!handover_path.empty()) dups = (*server)->DupListeners();
@@ -413,22 +557,22 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
       .version = ONEPASS_VERSION,
       .handler = handler_name,
       .metrics_listen = metrics != nullptr ? metrics->address().ToString() : "",
-      .proxy_protocol_from = config->proxy_protocol_from,
+      .proxy_protocol_from = config.proxy_protocol_from,
       .data_load_time = load_time,
       .data_load_phases = load_phases,
       .data = data};
   status.SetData(std::move(data), load_start + load_time, load_time);
   status.SetPhase(ServerPhase::kServing);
-  for (const std::string& line : StartupReport(**server, *config, facts)) {
+  for (const std::string& line : StartupReport(**server, config, facts)) {
     LogInfo("start-up: %s", line);
   }
   std::unique_ptr<HandoverServer> handover;
   if (!handover_path.empty()) {
-    if (taken.connection.valid()) {
+    if (taken->connection.valid()) {
       // Our workers accept now: the old server may stop.
       // Under systemd we become the service's main process before the old one exits.
       NotifyServiceManagerOfMainPid();
-      if (absl::Status confirmed = ConfirmHandover(taken.connection); !confirmed.ok()) {
+      if (absl::Status confirmed = ConfirmHandover(taken->connection); !confirmed.ok()) {
         LogWarning("%s", confirmed.message());
       }
     }
@@ -451,84 +595,10 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   std::printf("ready\n");
   std::fflush(stdout);
 
-  // SIGHUP loads on its own thread (server/restart/background_loader.h): a load stuck on its files
-  // must not keep SIGTERM from stopping the server. A SIGHUP during a load asks for one more
-  // afterwards (the files may have changed again).
-  BackgroundLoader loader;
-  // Declared after nothing that its thread reads; joined before the server goes.
-  DataReleaser releaser;
-  bool reload_again = false;
-  absl::Time reload_start;
-  auto start_load = [&] {
-    LogInfo("SIGHUP: reloading %s data", handler_name);
-    reload_start = absl::Now();
-    loader.Start([&make_factory, handler_name] { return make_factory(handler_name); });
-  };
-  while (true) {
-    int signal_number = 0;
-    if (loader.busy() || (*server)->retiring()) {
-      // Poll for the load, and for the workers to let go of the data a reload replaced,
-      // between signals: at most 10 ms between the end of a load and the workers getting the
-      // new data, for 100 wakeups a second while a reload is under way.
-      const timespec poll = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
-      signal_number = sigtimedwait(&signals, nullptr, &poll);
-      releaser.Release((*server)->TakeRetired());
-      if (std::optional<LoadResult> loaded = loader.Take(); loaded.has_value()) {
-        // NSD/Knot/nginx semantics: the data named by the same flags; the workers switch
-        // between connections, never waiting for the load.
-        const absl::Duration reload_time = absl::Now() - reload_start;
-        std::vector<DataGauge> reloaded_data;
-        std::vector<LoadPhase> phases;
-        if (loaded->ok()) {
-          reloaded_data = (**loaded)->DataGauges();
-          phases = (**loaded)->LoadPhases();
-        }
-        const absl::Time swap_start = absl::Now();
-        const absl::Status reloaded = (*server)->Reload(*std::move(loaded));
-        const absl::Duration swap_time = absl::Now() - swap_start;
-        phases.push_back({"swap", swap_time, swap_time, absl::ZeroDuration()});
-        status.RecordReload(reload_start, reloaded.ok(), std::string(reloaded.message()));
-        if (reloaded.ok()) {
-          status.SetData(std::move(reloaded_data), reload_start + reload_time, reload_time);
-        }
-        if (reloaded.ok()) {
-          LogInfo("reloaded %s data in %s (%s); handed to %d workers", handler_name,
-                  absl::FormatDuration(absl::Now() - reload_start), FormatLoadPhases(phases),
-                  (*server)->worker_count());
-        } else {
-          LogError("reload failed: %s; still serving the previous data", reloaded.message());
-        }
-        if (std::exchange(reload_again, false)) start_load();
-      }
-      if (signal_number <= 0) continue;
-    } else if (sigwait(&signals, &signal_number) != 0) {
-      continue;
-    }
-    if (signal_number == SIGUSR2) {
-      // A binary upgrade (deploy/README.md): the successor takes over, then we drain.
-      if (handover == nullptr) {
-        LogWarning("SIGUSR2 ignored: a successor needs --handover-socket to take over");
-      } else if (absl::Status spawned = SpawnSuccessor(successor); !spawned.ok()) {
-        LogError("%s; still serving", spawned.message());
-      }
-      continue;
-    }
-    if (signal_number == SIGUSR1) {
-      LogInfo("stats %s", (*server)->FormatStats());
-      continue;
-    }
-    if (signal_number == SIGHUP) {
-      if (loader.busy()) {
-        reload_again = true;
-      } else {
-        start_load();
-      }
-      continue;
-    }
-    LogInfo("%s: draining (up to %s)", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
-            absl::FormatDuration(config->drain_timeout));
-    break;
-  }
+  Reloads reloads(**server, status, make_factory, handler_name);
+  const int stop = RunSignalLoop(signals, **server, reloads, handover.get(), successor);
+  LogInfo("%s: draining (up to %s)", stop == SIGINT ? "SIGINT" : "SIGTERM",
+          absl::FormatDuration(config.drain_timeout));
   status.SetPhase(ServerPhase::kDraining);
   // Our dups of the listening sockets go first: a plain stop takes them out of the group.
   handover.reset();
@@ -536,7 +606,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   (*server)->Wait();
   std::printf("stats %s\n", (*server)->FormatStats().c_str());
   std::fflush(stdout);
-  if (loader.busy() && !loader.Take().has_value()) {
+  if (reloads.stuck()) {
     // Blocked in its files and impossible to interrupt: exit without running destructors
     // that the loading thread might still reach.
     LogWarning(
