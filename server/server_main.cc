@@ -497,7 +497,6 @@ int RunSignalLoop(const sigset_t& signals, Server& server, Reloads& reloads,
 
 }  // namespace
 
-
 int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   SetLogProgramName("onepassd");
   HoldHangup();

@@ -1,5 +1,5 @@
-// The io_uring driver (--io=uring; docs/design.md "One worker core, two I/O drivers"): the same worker core
-// over a ring instead of epoll.
+// The io_uring driver (--io=uring; docs/design.md "One worker core, two I/O drivers"): the same
+// worker core over a ring instead of epoll.
 //   accept (K single-shot accepts armed per listener, each with its own address slot)
 //     → the first recv into the connection's input buffer (MSG_DONTWAIT: the request is usually
 //       there, TCP_DEFER_ACCEPT) → the core (ConnectionSink::Received): the handler, and the
