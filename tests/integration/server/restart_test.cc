@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/wait_for.h"
@@ -46,7 +47,9 @@ TEST(RestartTest, FiveRestartsAndAReloadUnderLoadLoseNoConnection) {
       "--zone",
       std::string(ONEPASS_SOURCE_DIR) + "/tests/data/example.com.zone",
       "--handover-socket",
-      dir + "/handover.sock"};
+      dir + "/handover.sock",
+      "--metrics-listen",
+      "127.0.0.1:0"};
   absl::StatusOr<std::unique_ptr<ServerProcess>> first = ServerProcess::Start(args);
   ASSERT_TRUE(first.ok()) << first.status();
   std::unique_ptr<ServerProcess> current = *std::move(first);
@@ -60,7 +63,16 @@ TEST(RestartTest, FiveRestartsAndAReloadUnderLoadLoseNoConnection) {
                        "--threads", "2", "--timeout-ms", "5000"},
                       absl::Seconds(60));
   });
-  usleep(500 * 1000);
+  // Each server hands over only once it has served some of the load itself (its counters say
+  // so), so every restart happens under load.
+  const auto serving = [&](const ServerProcess& server) {
+    return testing::WaitFor(
+        [&] {
+          return testing::ScrapeValue(server.metrics_address(), "onepass_served_total") >= 200;
+        },
+        absl::Seconds(10));
+  };
+  ASSERT_TRUE(serving(*current)) << "the load did not reach the first server";
   int reloads_seen = 0;
   for (int restart = 1; restart <= 5; ++restart) {
     absl::StatusOr<std::unique_ptr<ServerProcess>> next = ServerProcess::Start(args);
@@ -90,7 +102,7 @@ TEST(RestartTest, FiveRestartsAndAReloadUnderLoadLoseNoConnection) {
           absl::Seconds(10)))
           << log;
     }
-    usleep(700 * 1000);
+    EXPECT_TRUE(serving(*current)) << "restart " << restart << ": the new server serves nothing";
   }
   load_thread.join();
   EXPECT_EQ(current->Stop(), 0);
