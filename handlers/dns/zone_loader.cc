@@ -29,6 +29,17 @@ struct ZoneBuild {
   // The owner of the previous record: its RRsets are offered for sharing when the owner
   // changes (records of one owner usually stand together; one that comes later unshares).
   absl::string_view last_owner;
+  // Its node, valid while the table keeps this capacity (a rehash moves the nodes): most
+  // records follow one of the same owner, and need no lookup.
+  Node* last_node = nullptr;
+  size_t last_capacity = 0;
+
+  Node* LastNode() {
+    if (last_owner.empty()) return nullptr;
+    if (nodes.capacity() == last_capacity) return last_node;
+    auto it = nodes.find(last_owner);
+    return it == nodes.end() ? nullptr : &it->second;
+  }
 };
 
 // The compact copy of a parsed record, its bytes in the arena (interned for sharable types).
@@ -49,12 +60,12 @@ Record CompactRecord(const ParsedRecord& parsed, uint16_t type, RdataInterner& i
   return record;
 }
 
-// Offers the finished RRsets of `owner` for sharing (rrset_store.h). Not at a signed owner:
-// its RRsets get signatures of their own.
-void ShareRRsets(ZoneBuild& build, absl::string_view owner) {
-  auto it = build.nodes.find(owner);
-  if (it == build.nodes.end() || it->second.Find(kTypeRrsig) != nullptr) return;
-  for (RRset*& rrset : it->second.rrsets) {
+// Offers the finished RRsets of the previous record's owner for sharing (rrset_store.h). Not
+// at a signed owner: its RRsets get signatures of their own.
+void ShareRRsets(ZoneBuild& build) {
+  Node* node = build.LastNode();
+  if (node == nullptr || node->Find(kTypeRrsig) != nullptr) return;
+  for (RRset*& rrset : node->rrsets) {
     if (!rrset->shared && RRsetStore::Sharable(rrset->type)) rrset = build.rrsets.Share(rrset);
   }
 }
@@ -89,13 +100,21 @@ absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin
           rr.text));
     }
   }
-  if (owner != build.last_owner) {
-    if (!build.last_owner.empty()) ShareRRsets(build, build.last_owner);
+  Node* found = nullptr;
+  if (owner == build.last_owner) {
+    found = build.LastNode();
+  } else {
+    ShareRRsets(build);
   }
-  auto it = build.nodes.find(owner);
-  if (it == build.nodes.end()) it = build.nodes.try_emplace(build.names.Intern(owner)).first;
-  build.last_owner = it->first;
-  Node& node = it->second;
+  if (found == nullptr) {
+    auto it = build.nodes.find(owner);
+    if (it == build.nodes.end()) it = build.nodes.try_emplace(build.names.Intern(owner)).first;
+    build.last_owner = it->first;
+    found = &it->second;
+    build.last_node = found;
+    build.last_capacity = build.nodes.capacity();
+  }
+  Node& node = *found;
   RRset** rrset = nullptr;
   for (RRset*& existing : node.rrsets) {
     if (existing->type == type) {
@@ -165,7 +184,7 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
         return AddRecord(options, origin, rr, build, interner);
       });
   if (!read.ok()) return read;
-  if (!build.last_owner.empty()) ShareRRsets(build, build.last_owner);
+  ShareRRsets(build);
   NodeMap& nodes = build.nodes;
   if (options.phases != nullptr) options.phases->Mark("parse");
   if (origin.empty()) {
