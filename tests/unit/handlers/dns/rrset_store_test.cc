@@ -18,8 +18,8 @@
 namespace onepass::dns {
 namespace {
 
-using ::testing::ElementsAre;
 using testing::Ask;
+using ::testing::ElementsAre;
 using testing::WireName;
 
 constexpr char kHead[] =
