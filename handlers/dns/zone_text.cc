@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -17,6 +18,7 @@
 #include "common/data_file.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
+#include "handlers/dns/zone_text_dnssec.h"
 
 // After the C++ headers: ldns (1.8.3) defines `bool` for C, which breaks C++20 <optional>.
 #include <ldns/ldns.h>  // NOLINT(build/include_order)
@@ -272,6 +274,8 @@ class MasterFileReader {
   // The fast path; false when the type or the form (RFC 3597 \#) is left to ldns.
   bool FastRdata(uint16_t type, absl::Span<const Token> rdata, ParsedRecord& record,
                  std::string& error);
+  // DS and RRSIG in the forms signers write (zone_text_dnssec.h); false: leave it to ldns.
+  bool DnssecRdata(uint16_t type, absl::Span<const Token> rdata, ParsedRecord& record);
   absl::Status LdnsRdata(absl::string_view type_text, absl::Span<const Token> rdata, uint32_t ttl,
                          ParsedRecord& record);
   absl::Status SetOrigin(absl::string_view text);
@@ -561,9 +565,31 @@ bool MasterFileReader::FastRdata(uint16_t type, absl::Span<const Token> rdata, P
       }
       return true;
     }
+    case kTypeDs:
+    case kTypeRrsig:
+      return DnssecRdata(type, rdata, record);
     default:
       return false;
   }
+}
+
+bool MasterFileReader::DnssecRdata(uint16_t type, absl::Span<const Token> rdata,
+                                   ParsedRecord& record) {
+  absl::InlinedVector<absl::string_view, 16> tokens;
+  for (const Token& token : rdata) {
+    if (token.quoted) return false;
+    tokens.push_back(token.text);
+  }
+  bool ok;
+  if (type == kTypeDs) {
+    ok = DsRdataFromText(tokens, record.rdata);
+  } else {
+    ok = tokens.size() > 7 && ParseName(tokens[7], origin_wire_, name_) &&
+         RrsigRdataFromText(tokens, name_, record.rdata);
+  }
+  // Not the plain form: ldns reads it (and gives its verdict on it).
+  if (!ok) record.rdata.clear();
+  return ok;
 }
 
 absl::Status MasterFileReader::LdnsRdata(absl::string_view type_text, absl::Span<const Token> rdata,
