@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# Zone data at scale: generates a zone of --names names (scripts/gen-dns-zone.py), then, for
+# Zone data at scale: generates a zone of --names names shaped as --shape says
+# (scripts/gen-dns-zone.py: default, tld, mixed; tld-signed is tld signed with NSEC3 opt-out), then, for
 # --rounds rounds, starts onepassd, NSD and Knot on it one after another and measures per
 # server the CPU spent until the first answer (user + sys of all its processes), the memory then
 # (PSS of all processes) and the wall time from start to the first answer. onepassd then gets a
 # SIGHUP: its reload time (SIGHUP to the "reloaded" log line), the reload's own phases, the
-# peak RSS (VmHWM) and the PSS 2 s after. Prints one table (ranges over the rounds) headed by
-# the command that made it.
+# peak RSS (VmHWM) and the PSS 2 s after. After each load, --check-queries random queries
+# (names of the zone, some that do not exist) are asked of the server and their answers,
+# reduced to RCODE, AA/TC and sorted sections (loadtest/zone_answers.py), compared with
+# onepassd's of the same round: the "answers = onepassd" column, "whole/asked(RCODE and
+# answer section)" (Knot leaves out the apex NS and the additional records NSD adds). Prints one table (ranges
+# over the rounds) headed by the command that made it.
 #
-#   loadtest/zone_scale.sh [--names N] [--rounds R] [--onepassd PATH] [--precompile-mb MB ...]
+#   loadtest/zone_scale.sh [--shape default|tld|tld-signed|mixed] [--names N] [--rounds R]
+#                          [--onepassd PATH] [--precompile-mb MB ...] [--check-queries N]
 #                          [--no-nsd] [--no-knot] [--no-reload] [--signed]
 #
 # --signed signs the generated zone first (ldns-keygen: a KSK and a ZSK, ECDSA P-256;
 # ldns-signzone -n: NSEC3, 0 iterations, no salt, signatures valid 30 days) and every server
 # loads the signed zone: a 100,000-name zone gives about 400k records, the case
-# handlers/dns/README.md quotes.
+# handlers/dns/README.md quotes. --shape tld-signed is the tld shape signed with NSEC3 opt-out
+# by BIND's dnssec-signzone (-3 - -A: NSEC3 only for the delegations with a DS, as large TLDs
+# sign; ECDSA P-256 KSK and ZSK, 30 days).
 #
 # Nothing reads the address space of a server while it loads or reloads (/proc/PID/smaps walks
 # it under the lock that malloc's mmap/brk/mprotect calls need, and slowed reloads twofold when
@@ -25,6 +33,9 @@ set -euo pipefail
 
 command_line="$0 $*"
 names=1000000
+shape=default
+check_queries=200
+optout=0
 signed=0
 rounds=2
 onepassd=""
@@ -35,6 +46,8 @@ with_reload=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --names) names="$2"; shift 2 ;;
+    --shape) shape="$2"; shift 2 ;;
+    --check-queries) check_queries="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --onepassd) onepassd="$2"; shift 2 ;;
     --precompile-mb) precompile+=("$2"); shift 2 ;;
@@ -46,6 +59,11 @@ while [[ $# -gt 0 ]]; do
     *) echo "zone_scale.sh: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
+case "$shape" in
+  default|tld|mixed) ;;
+  tld-signed) shape=tld; signed=1; optout=1 ;;
+  *) echo "zone_scale.sh: --shape is default, tld, tld-signed or mixed" >&2; exit 2 ;;
+esac
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=loadtest/nsd_conf.sh
 source "$root/loadtest/nsd_conf.sh"
@@ -75,8 +93,18 @@ cleanup() {
 }
 trap cleanup EXIT
 zone="$work/bench.zone"
-python3 "$root/scripts/gen-dns-zone.py" --names "$names" --out "$zone"
-if [[ $signed -eq 1 ]]; then
+python3 "$root/scripts/gen-dns-zone.py" --shape "$shape" --names "$names" --out "$zone" \
+  --queries "$work/queries" --query-count "$check_queries"
+if [[ $optout -eq 1 ]]; then
+  # ldns-signzone -p still writes an NSEC3 for every delegation; BIND's signer skips the
+  # insecure ones (RFC 5155 §6), which is what opt-out is for.
+  command -v dnssec-signzone >/dev/null || { echo "zone_scale.sh: tld-signed needs dnssec-signzone (bind9-utils)" >&2; exit 2; }
+  (cd "$work" && dnssec-keygen -q -a ECDSAP256SHA256 -f KSK bench.test >/dev/null &&
+    dnssec-keygen -q -a ECDSAP256SHA256 bench.test >/dev/null &&
+    dnssec-signzone -q -3 - -A -H 0 -S -K . -o bench.test -e +2592000 -f "$zone.signed" "$zone")
+  mv "$zone.signed" "$zone"
+  echo "signed: dnssec-signzone, NSEC3 opt-out (0 iterations, no salt), ECDSA P-256 KSK and ZSK"
+elif [[ $signed -eq 1 ]]; then
   command -v ldns-signzone >/dev/null || { echo "zone_scale.sh: --signed needs ldns-signzone (ldnsutils)" >&2; exit 2; }
   ksk=$(cd "$work" && ldns-keygen -a ECDSAP256SHA256 -k bench.test.)
   zsk=$(cd "$work" && ldns-keygen -a ECDSAP256SHA256 bench.test.)
@@ -85,7 +113,7 @@ if [[ $signed -eq 1 ]]; then
   mv "$zone.signed" "$zone"
   echo "signed: NSEC3 (0 iterations), ECDSA P-256 KSK $ksk, ZSK $zsk"
 fi
-echo "zone: $names names, $(grep -vc '^\$' "$zone") records, $(( $(stat -c %s "$zone") / 1000000 )) MB"
+echo "zone: shape $shape$([[ $signed -eq 1 ]] && echo " signed"), $names names, $(grep -vc '^\$' "$zone") lines, $(( $(stat -c %s "$zone") / 1000000 )) MB"
 
 # Results, one space-separated list of per-round values per "label|column".
 declare -A results
@@ -93,6 +121,17 @@ labels=()
 record() {  # record LABEL COLUMN VALUE
   [[ " ${labels[*]} " == *" $1 "* ]] || labels+=("$1")
   results["$1|$2"]+="$3 "
+}
+
+# check_answers LABEL PORT: the server's answers to the check queries, compared with those of
+# the first onepassd of this round (its own row: the count it gave, all of them).
+check_answers() {
+  local out="$work/answers.$2"
+  python3 "$root/loadtest/zone_answers.py" "$work/queries" "$2" >"$out"
+  [[ -f "$work/answers.reference.$round" ]] || cp "$out" "$work/answers.reference.$round"
+  record "$1" answers "$(awk -F'\t' 'NR == FNR { a[FNR] = $0; b[FNR] = $1; next }
+    a[FNR] == $0 { n++ } b[FNR] == $1 { m++ }
+    END { printf "%d/%d(%d)", n, FNR, m }' "$work/answers.reference.$round" "$out")"
 }
 
 # run_onepassd LABEL ARGS...: one start (and reload) of onepassd.
@@ -106,6 +145,7 @@ run_onepassd() {
   record "$label" cpu "$(cpu_seconds "$pid")"
   record "$label" mem "$(pss_mb "$pid")"
   record "$label" start "$t"
+  check_answers "$label" 15353
   if [[ $with_reload -eq 1 ]]; then
     local before took line cpu_before
     before=$(grep -c "reloaded" "$work/onepassd.err" || true)
@@ -143,6 +183,7 @@ run_nsd() {
   # shellcheck disable=SC2086 # one PID per word
   { record "$label" cpu "$(cpu_seconds $tree)"; record "$label" mem "$(pss_mb $tree)"; }
   record "$label" start "$t"
+  check_answers "$label" 15354
   if [[ $with_reload -eq 1 ]]; then
     # NSD re-reads a zone file whose mtime changed on SIGHUP, in a forked reload process.
     local before cpu_before took
@@ -174,6 +215,7 @@ run_knot() {
   record "$label" cpu "$(cpu_seconds "$pid")"
   record "$label" mem "$(pss_mb "$pid")"
   record "$label" start "$t"
+  check_answers "$label" 15355
   if [[ $with_reload -eq 1 ]]; then
     # knotc -b waits until the zone is loaded; a changed mtime makes Knot read the file again.
     local cpu_before took
@@ -217,13 +259,13 @@ done
 echo
 echo "$command_line  ($(date -u +%Y-%m-%d), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
-echo "| server | CPU to load (user+sys) | memory (PSS) | start to first answer | reload | reload CPU | reload / start (median) | reload peak (RSS) | PSS 2 s after |"
-echo "|---|---|---|---|---|---|---|---|---|"
-units=(" s" " MB" " s" " s" " s" "" " MB" " MB")
+echo "| server | CPU to load (user+sys) | memory (PSS) | start to first answer | answers = onepassd | reload | reload CPU | reload / start (median) | reload peak (RSS) | PSS 2 s after |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+units=(" s" " MB" " s" "" " s" " s" "" " MB" " MB")
 for label in "${labels[@]}"; do
   line="| $label |"
   i=0
-  for column in cpu mem start reload reload_cpu ratio peak after; do
+  for column in cpu mem start answers reload reload_cpu ratio peak after; do
     value=$(span "${results["$label|$column"]:-}")
     [[ "$value" == - ]] || value+="${units[$i]}"
     [[ "$column" != ratio || "$value" == - ]] ||

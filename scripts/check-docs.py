@@ -8,7 +8,7 @@ nor loadtest/results/: a result file records the command as it was run that day)
 
 - A path is a word that starts with a top-level folder of the tree (`server/worker.cc`,
   `deploy/`), or, inside backticks or a code block, a file name with an extension
-  (`worker.{h,cc}`, `uring_loop.*`). It must exist: relative to the root or, for a name
+  (`worker.{h,cc}`, `uring_driver.*`). It must exist: relative to the root or, for a name
   without a folder, to the document's own folder or as a file name anywhere in the tree.
   Braces expand, `*` globs; `<placeholder>` and what follows it are left out.
 - A flag is a `--name` anywhere in a document. It must be one of ours: in the --help output of

@@ -276,25 +276,25 @@ class Planner {
   static const RRset* ChooseForAny(const Node& node, bool skip_rrsig) {
     const RRset* normal = nullptr;
     const RRset* non_preferred = nullptr;
-    for (const RRset& rrset : node.rrsets) {
-      switch (rrset.type) {
+    for (const RRset* rrset : node.rrsets) {
+      switch (rrset->type) {
         case kTypeA:
         case kTypeAaaa:
         case kTypeSoa:
         case kTypeMx:
         case kTypePtr:
-          return &rrset;
+          return rrset;
         case kTypeRrsig:
-          if (!skip_rrsig) non_preferred = &rrset;
+          if (!skip_rrsig) non_preferred = rrset;
           break;
         case kTypeDnskey:
         case kTypeNsec:
-          non_preferred = &rrset;
+          non_preferred = rrset;
           break;
         case kTypeNsec3:
           break;
         default:
-          normal = &rrset;
+          normal = rrset;
       }
     }
     return normal != nullptr ? normal : non_preferred;

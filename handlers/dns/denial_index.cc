@@ -108,6 +108,14 @@ std::optional<std::string> DecodeBase32Hex(absl::string_view text) {
   return out;
 }
 
+uint64_t DenialIndex::HashPrefix(absl::string_view hash) {
+  uint64_t prefix = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    prefix = (prefix << 8) | (i < hash.size() ? static_cast<uint8_t>(hash[i]) : 0);
+  }
+  return prefix;
+}
+
 void DenialIndex::Build(absl::string_view origin, NodeMap& nodes, const NodeMap& nsec3_nodes) {
   for (const auto& [owner, node] : nodes) {
     if (const RRset* nsec = node.Find(kTypeNsec)) nsec_.push_back(NsecEntry{owner, nsec});
@@ -149,6 +157,8 @@ void DenialIndex::Build(absl::string_view origin, NodeMap& nodes, const NodeMap&
   std::sort(nsec3_chain_.begin(), nsec3_chain_.end(),
             [](const Nsec3Entry& a, const Nsec3Entry& b) { return a.hash < b.hash; });
   if (nsec3_chain_.empty()) return;
+  hash_prefixes_.reserve(nsec3_chain_.size());
+  for (const Nsec3Entry& entry : nsec3_chain_) hash_prefixes_.push_back(HashPrefix(entry.hash));
 
   // Every authoritative name, empty non-terminals included, hashed now (NSD's prehash).
   char wildcard[kMaxNameBytes + 2];
@@ -181,15 +191,19 @@ int32_t DenialIndex::FindNsec3(absl::string_view name, bool& exact) const {
 }
 
 int32_t DenialIndex::FindNsec3Hash(absl::string_view hash, bool& exact) const {
-  auto it =
-      std::upper_bound(nsec3_chain_.begin(), nsec3_chain_.end(), hash,
-                       [](absl::string_view h, const Nsec3Entry& entry) { return h < entry.hash; });
+  // The first entry above `hash`: every entry whose prefix is below `hash`'s is below it,
+  // every one whose prefix is above is above; the few with an equal prefix are compared whole.
+  const uint64_t prefix = HashPrefix(hash);
+  const auto equal = std::equal_range(hash_prefixes_.begin(), hash_prefixes_.end(), prefix);
+  size_t above = static_cast<size_t>(equal.first - hash_prefixes_.begin());
+  const size_t end = static_cast<size_t>(equal.second - hash_prefixes_.begin());
+  while (above < end && !(hash < nsec3_chain_[above].hash)) ++above;
   // Before the first hash: the last NSEC3 covers it, its next hash wrapping around
   // (RFC 5155 §3.1.7).
-  if (it == nsec3_chain_.begin()) return static_cast<int32_t>(nsec3_chain_.size() - 1);
-  --it;
-  exact = it->hash == hash;
-  return static_cast<int32_t>(it - nsec3_chain_.begin());
+  if (above == 0) return static_cast<int32_t>(nsec3_chain_.size() - 1);
+  const size_t at = above - 1;
+  exact = nsec3_chain_[at].hash == hash;
+  return static_cast<int32_t>(at);
 }
 
 }  // namespace onepass::dns

@@ -79,10 +79,16 @@ class DenialIndex {
 
  private:
   int32_t FindNsec3Hash(absl::string_view hash, bool& exact) const;
+  // The first 8 octets of a hash, big-endian: ordered as the hashes are (a shorter one
+  // padded with zeros, which only ties).
+  static uint64_t HashPrefix(absl::string_view hash);
 
   std::vector<NsecEntry> nsec_;  // canonical order
   Nsec3Params nsec3_params_;
   std::vector<Nsec3Entry> nsec3_chain_;  // by hash
+  // HashPrefix of each chain entry: the binary search runs over these, in one block, rather
+  // than over the entries' heap-held hashes (a cache miss per step; 2 per name at load).
+  std::vector<uint64_t> hash_prefixes_;
 };
 
 }  // namespace onepass::dns

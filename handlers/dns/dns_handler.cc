@@ -128,10 +128,10 @@ std::string DnsHandlerFactory::Summary() const {
   for (const auto& zone : snapshot_->zones()) {
     size_t records = 0;
     for (const auto& [name, node] : zone->nodes()) {
-      for (const RRset& rrset : node.rrsets) records += rrset.records.size();
+      for (const RRset* rrset : node.rrsets) records += rrset->records.size();
     }
     for (const auto& [name, node] : zone->nsec3_nodes()) {
-      for (const RRset& rrset : node.rrsets) records += rrset.records.size();
+      for (const RRset* rrset : node.rrsets) records += rrset->records.size();
     }
     absl::StrAppend(&out, "dns: zone ", NameToText(zone->origin()));
     if (const std::optional<uint32_t> serial = zone->serial()) {
@@ -147,6 +147,13 @@ std::string DnsHandlerFactory::Summary() const {
           " (", NameToText(expiry->owner), ")");
     }
     out += "\n";
+    // Where the zone's memory is (handlers/dns/README.md "Where the bytes go").
+    const ZoneMemory memory = zone->Memory();
+    absl::StrAppend(&out, "dns: zone ", NameToText(zone->origin()), " memory: name table ",
+                    memory.node_table_bytes >> 10, " KiB, ", memory.rrsets, " RRsets (",
+                    memory.rrset_bytes >> 10, " KiB; ", memory.shared_hits,
+                    " more were twins of a shared one), names and RDATA ", memory.arena_bytes >> 10,
+                    " KiB\n");
   }
   if (precompiled_ != nullptr) {
     absl::StrAppend(&out, "dns: ", precompiled_->count(), " answers precompiled (",

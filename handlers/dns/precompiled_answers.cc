@@ -71,8 +71,8 @@ std::shared_ptr<const PrecompiledAnswers> PrecompiledAnswers::Build(
   for (const auto& zone : snapshot->zones()) {
     for (const auto& [name, node] : zone->nodes()) {
       types = {kTypeA, kTypeAaaa};
-      for (const RRset& rrset : node.rrsets) {
-        if (rrset.type != kTypeA && rrset.type != kTypeAaaa) types.push_back(rrset.type);
+      for (const RRset* rrset : node.rrsets) {
+        if (rrset->type != kTypeA && rrset->type != kTypeAaaa) types.push_back(rrset->type);
       }
       for (const uint16_t type : types) {
         std::string key(name);

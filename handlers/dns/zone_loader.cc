@@ -21,8 +21,57 @@ bool AllowedBesideCname(uint16_t type) {
   return type == kTypeCname || type == kTypeRrsig || type == kTypeNsec;
 }
 
+// What a zone is built into while its file is read.
+struct ZoneBuild {
+  NameArena names;
+  RRsetStore rrsets;
+  NodeMap nodes;
+  // The owner of the previous record: its RRsets are offered for sharing when the owner
+  // changes (records of one owner usually stand together; one that comes later unshares).
+  absl::string_view last_owner;
+  // Its node, valid while the table keeps this capacity (a rehash moves the nodes): most
+  // records follow one of the same owner, and need no lookup.
+  Node* last_node = nullptr;
+  size_t last_capacity = 0;
+
+  Node* LastNode() {
+    if (last_owner.empty()) return nullptr;
+    if (nodes.capacity() == last_capacity) return last_node;
+    auto it = nodes.find(last_owner);
+    return it == nodes.end() ? nullptr : &it->second;
+  }
+};
+
+// The compact copy of a parsed record, its bytes in the arena (interned for sharable types).
+Record CompactRecord(const ParsedRecord& parsed, uint16_t type, RdataInterner& interner) {
+  const bool dedup = RRsetStore::Sharable(type) || type == kTypeCname;
+  Record record;
+  record.ttl = parsed.ttl;
+  record.compressible_offsets[0] = parsed.compressible_offsets[0];
+  record.compressible_offsets[1] = parsed.compressible_offsets[1];
+  record.compressible_count = parsed.compressible_count;
+  record.rdata = interner.Intern(parsed.rdata, dedup);
+  if (!parsed.target.empty()) {
+    // Names in RDATA are mostly written in lower case already: then the target is those bytes.
+    const size_t at = record.rdata.find(parsed.target);
+    record.target = at != absl::string_view::npos ? record.rdata.substr(at, parsed.target.size())
+                                                  : interner.Intern(parsed.target, /*dedup=*/true);
+  }
+  return record;
+}
+
+// Offers the finished RRsets of the previous record's owner for sharing (rrset_store.h). Not
+// at a signed owner: its RRsets get signatures of their own.
+void ShareRRsets(ZoneBuild& build) {
+  Node* node = build.LastNode();
+  if (node == nullptr || node->Find(kTypeRrsig) != nullptr) return;
+  for (RRset*& rrset : node->rrsets) {
+    if (!rrset->shared && RRsetStore::Sharable(rrset->type)) rrset = build.rrsets.Share(rrset);
+  }
+}
+
 absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin, TextRecord& rr,
-                       NameArena& names, NodeMap& nodes) {
+                       ZoneBuild& build, RdataInterner& interner) {
   const absl::string_view owner = rr.owner;
   const uint16_t type = rr.type;
   if (!IsSubdomain(owner, origin)) {
@@ -39,7 +88,7 @@ absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin
       type == kTypeAny) {
     return absl::InvalidArgumentError(absl::StrCat("meta type in zone data: ", rr.text));
   }
-  Record& record = rr.record;
+  const ParsedRecord& record = rr.record;
   if ((type == kTypeNsec3 || type == kTypeNsec3param) && record.rdata.size() >= 4) {
     // RFC 5155 §3.2 / §4.2: algorithm, flags, then the iterations.
     const uint16_t iterations = ReadU16(reinterpret_cast<const uint8_t*>(record.rdata.data()) + 2);
@@ -51,15 +100,27 @@ absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin
           rr.text));
     }
   }
-  auto it = nodes.find(owner);
-  if (it == nodes.end()) it = nodes.try_emplace(names.Intern(owner)).first;
-  Node& node = it->second;
-  RRset* rrset = nullptr;
-  for (RRset& existing : node.rrsets) {
-    if (existing.type == type) {
+  Node* found = nullptr;
+  if (owner == build.last_owner) {
+    found = build.LastNode();
+  } else {
+    ShareRRsets(build);
+  }
+  if (found == nullptr) {
+    auto it = build.nodes.find(owner);
+    if (it == build.nodes.end()) it = build.nodes.try_emplace(build.names.Intern(owner)).first;
+    build.last_owner = it->first;
+    found = &it->second;
+    build.last_node = found;
+    build.last_capacity = build.nodes.capacity();
+  }
+  Node& node = *found;
+  RRset** rrset = nullptr;
+  for (RRset*& existing : node.rrsets) {
+    if (existing->type == type) {
       rrset = &existing;
-    } else if ((type == kTypeCname && !AllowedBesideCname(existing.type)) ||
-               (existing.type == kTypeCname && !AllowedBesideCname(type))) {
+    } else if ((type == kTypeCname && !AllowedBesideCname(existing->type)) ||
+               (existing->type == kTypeCname && !AllowedBesideCname(type))) {
       // RFC 1034 §3.6.2: no other data at a CNAME's owner, except what signing adds
       // (RFC 4035 §2.5).
       return absl::InvalidArgumentError(absl::StrCat(
@@ -67,28 +128,30 @@ absl::Status AddRecord(const ZoneLoadOptions& options, const std::string& origin
     }
   }
   if (rrset == nullptr) {
-    node.rrsets.push_back(RRset{type, {}, {}});
+    node.rrsets.push_back(build.rrsets.New(type));
     rrset = &node.rrsets.back();
   }
-  for (const Record& existing : rrset->records) {
+  for (const Record& existing : (*rrset)->records) {
     if (existing.rdata == record.rdata) return absl::OkStatus();  // RFC 2181 §5: a set
   }
-  if ((type == kTypeCname || type == kTypeSoa) && !rrset->records.empty()) {
+  if ((type == kTypeCname || type == kTypeSoa) && !(*rrset)->records.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("more than one ", type == kTypeCname ? "CNAME" : "SOA", " at ",
                      NameToText(std::string(owner)), " (RFC 1034 §3.6.2)"));
   }
-  rrset->records.push_back(std::move(record));
+  // A record for an owner seen before, whose RRset was shared meanwhile: change a copy.
+  if ((*rrset)->shared) *rrset = build.rrsets.Unshare(*rrset);
+  (*rrset)->records.push_back(CompactRecord(record, type, interner));
   return absl::OkStatus();
 }
 
 // An owner with nothing but NSEC3 and its RRSIGs: a hashed name of the NSEC3 chain.
 bool OnlyNsec3(const Node& node) {
   bool nsec3 = false;
-  for (const RRset& rrset : node.rrsets) {
-    if (rrset.type == kTypeNsec3) {
+  for (const RRset* rrset : node.rrsets) {
+    if (rrset->type == kTypeNsec3) {
       nsec3 = true;
-    } else if (rrset.type != kTypeRrsig) {
+    } else if (rrset->type != kTypeRrsig) {
       return false;
     }
   }
@@ -103,10 +166,10 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
     return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": empty zone"));
   }
   std::string origin;
-  NameArena names;
-  NodeMap nodes;
+  ZoneBuild build;
+  RdataInterner interner(build.names);
   // About one node per 40 bytes of text in large zones: fewer rehashes while loading.
-  nodes.reserve(source.text.size() / 64);
+  build.nodes.reserve(source.text.size() / 64);
   const absl::Status read =
       ReadMasterFile(source.display_name, source.text, options.text, [&](TextRecord& rr) {
         if (origin.empty()) {
@@ -118,9 +181,11 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
           }
           origin = std::string(rr.owner);
         }
-        return AddRecord(options, origin, rr, names, nodes);
+        return AddRecord(options, origin, rr, build, interner);
       });
   if (!read.ok()) return read;
+  ShareRRsets(build);
+  NodeMap& nodes = build.nodes;
   if (options.phases != nullptr) options.phases->Mark("parse");
   if (origin.empty()) {
     return absl::InvalidArgumentError(
@@ -133,7 +198,7 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
   NodeMap nsec3_nodes;
   for (const auto& [owner, node] : nodes) {
     if (OnlyNsec3(node) && owner != origin) {
-      nsec3_nodes.emplace(owner, Node{});
+      nsec3_nodes.try_emplace(owner);
     } else {
       owners.push_back(owner);
     }
@@ -150,8 +215,12 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
       nodes.try_emplace(name);
     }
   }
-  auto zone =
-      std::make_unique<Zone>(origin, std::move(names), std::move(nodes), std::move(nsec3_nodes));
+  // The reservation above guessed from the text's size; a zone with longer lines (a TLD's
+  // delegations: ~120 bytes per name) would keep twice the slots it needs. Cut the table to
+  // its size: one pass, ~10% of the index phase.
+  nodes.rehash(0);
+  auto zone = std::make_unique<Zone>(origin, std::move(build.names), std::move(build.rrsets),
+                                     std::move(nodes), std::move(nsec3_nodes));
   if (options.phases != nullptr) options.phases->Mark("index");
   return zone;
 }

@@ -169,7 +169,7 @@ absl::StatusOr<std::unique_ptr<ldns_zone, ZoneDeepFree>> ReadLdnsZone(const Zone
   const absl::Status read =
       ReadMasterFile(source.display_name, source.text, ZoneTextOptions{}, [&](TextRecord& text) {
         // RFC 1035 §4.1.3: owner, type, class, TTL, RDLENGTH, RDATA (big-endian).
-        const Record& record = text.record;
+        const ParsedRecord& record = text.record;
         auto put = [&wire](uint32_t value, int bytes) {
           for (int shift = 8 * (bytes - 1); shift >= 0; shift -= 8) {
             wire.push_back(static_cast<char>(value >> shift));

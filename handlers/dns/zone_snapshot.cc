@@ -30,17 +30,19 @@ void NoteExpiry(absl::string_view owner, const Node& node,
 }
 
 // Points each RRset at the RRSIGs that cover it (RFC 4034 §3.1.1: Type Covered, the first two
-// octets of the RDATA), so answers can add them without searching.
-void AttachSignatures(Node& node) {
+// octets of the RDATA), so answers can add them without searching. A shared RRset gets a
+// private copy first: its signatures are this owner's alone.
+void AttachSignatures(Node& node, RRsetStore& store) {
   const RRset* rrsigs = node.Find(kTypeRrsig);
   if (rrsigs == nullptr) return;
   // Only the other RRsets' signature lists grow: `rrsigs` stays valid.
   for (const Record& rrsig : rrsigs->records) {
     if (rrsig.rdata.size() < 2) continue;
     const uint16_t covered = ReadU16(reinterpret_cast<const uint8_t*>(rrsig.rdata.data()));
-    for (RRset& rrset : node.rrsets) {
-      if (rrset.type != covered || covered == kTypeRrsig) continue;
-      rrset.signatures.push_back(&rrsig);
+    for (RRset*& rrset : node.rrsets) {
+      if (rrset->type != covered || covered == kTypeRrsig) continue;
+      if (rrset->shared) rrset = store.Unshare(rrset);
+      rrset->signatures.push_back(&rrsig);
     }
   }
 }
@@ -48,6 +50,7 @@ void AttachSignatures(Node& node) {
 }  // namespace
 
 absl::string_view NameArena::Intern(absl::string_view name) {
+  if (name.empty()) return {};
   if (used_ + name.size() > kBlockBytes) {
     blocks_.push_back(std::make_unique<char[]>(std::max(kBlockBytes, name.size())));
     used_ = 0;
@@ -58,14 +61,16 @@ absl::string_view NameArena::Intern(absl::string_view name) {
   return absl::string_view(at, name.size());
 }
 
-Zone::Zone(std::string origin, NameArena names, NodeMap nodes, NodeMap nsec3_nodes)
+Zone::Zone(std::string origin, NameArena names, RRsetStore rrsets, NodeMap nodes,
+           NodeMap nsec3_nodes)
     : origin_(std::move(origin)),
       names_(std::move(names)),
+      rrsets_(std::move(rrsets)),
       nodes_(std::move(nodes)),
       nsec3_nodes_(std::move(nsec3_nodes)) {
   for (auto* map : {&nodes_, &nsec3_nodes_}) {
     for (auto& [owner, node] : *map) {
-      AttachSignatures(node);
+      AttachSignatures(node, rrsets_);
       NoteExpiry(owner, node, earliest_expiry_);
     }
   }
@@ -74,8 +79,8 @@ Zone::Zone(std::string origin, NameArena names, NodeMap nodes, NodeMap nsec3_nod
   secure_ = apex_->Find(kTypeRrsig) != nullptr;
   apex_ns_ = apex_->Find(kTypeNs);
   RRset* soa = nullptr;
-  for (RRset& rrset : nodes_.at(origin_).rrsets) {
-    if (rrset.type == kTypeSoa) soa = &rrset;
+  for (RRset* rrset : nodes_.at(origin_).rrsets) {
+    if (rrset->type == kTypeSoa) soa = rrset;  // never shared (not RRsetStore::Sharable)
   }
   // NSD sends an SOA's RRSIGs with the SOA's TTL (its bug #542): owned copies.
   for (const Record* rrsig : soa->signatures) soa_signatures_.push_back(*rrsig);
@@ -95,6 +100,20 @@ Zone::Zone(std::string origin, NameArena names, NodeMap nodes, NodeMap nsec3_nod
   negative_soa_.signatures.clear();
   for (const Record& rrsig : negative_soa_signatures_) negative_soa_.signatures.push_back(&rrsig);
   denial_.Build(origin_, nodes_, nsec3_nodes_);
+  rrsets_.FinishLoading();
+}
+
+ZoneMemory Zone::Memory() const {
+  ZoneMemory memory;
+  // A slot per capacity, plus one control byte each (absl's SwissTable).
+  for (const NodeMap* map : {&nodes_, &nsec3_nodes_}) {
+    memory.node_table_bytes += map->capacity() * (sizeof(NodeMap::value_type) + 1);
+  }
+  memory.rrsets = rrsets_.live();
+  memory.rrset_bytes = rrsets_.allocated() * sizeof(RRset);
+  memory.shared_hits = rrsets_.shared_hits();
+  memory.arena_bytes = names_.allocated();
+  return memory;
 }
 
 absl::string_view Zone::ClosestEncloser(absl::string_view name) const {
@@ -116,7 +135,7 @@ std::optional<uint32_t> Zone::serial() const {
   const RRset* soa = apex_->Find(kTypeSoa);
   if (soa == nullptr || soa->records.empty()) return std::nullopt;
   // MNAME and RNAME (uncompressed), then SERIAL.
-  const std::string& rdata = soa->records.front().rdata;
+  const absl::string_view rdata = soa->records.front().rdata;
   size_t pos = 0;
   for (int name = 0; name < 2; ++name) {
     while (pos < rdata.size() && rdata[pos] != 0) pos += 1 + static_cast<uint8_t>(rdata[pos]);

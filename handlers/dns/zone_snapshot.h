@@ -16,77 +16,10 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "handlers/dns/denial_index.h"
+#include "handlers/dns/rrset_store.h"
+#include "handlers/dns/zone_records.h"
 
 namespace onepass::dns {
-
-// One resource record's data in wire form, ready to copy into a response.
-struct Record {
-  uint32_t ttl = 0;
-  // Uncompressed RDATA.
-  std::string rdata;
-  // Offsets in `rdata` of names that may be compressed in responses: only the RFC 1035 types
-  // (RFC 3597 §4: NS, CNAME, SOA, PTR, MX, ...); never SRV (RFC 2782) or newer types.
-  uint16_t compressible_offsets[2] = {0, 0};
-  uint8_t compressible_count = 0;
-  // Canonical name this record points at, for CNAME chasing and additional-section
-  // processing (NS, CNAME, MX exchange, SRV target); empty for other types.
-  std::string target;
-};
-
-// All records of one type at one owner name (RFC 2181 §5).
-struct RRset {
-  uint16_t type = 0;
-  // Most RRsets of a large zone hold one record: it lives inside the RRset (no heap block of
-  // its own: 1.4 M fewer allocations for a 1M-name zone).
-  absl::InlinedVector<Record, 1> records;
-  // The RRSIGs at the same owner whose Type Covered is `type` (RFC 4034 §3.1.1), sent after
-  // the records to a DO query (RFC 4035 §3.1.1). They point into the node's RRSIG RRset (kept
-  // for queries of type RRSIG), or for the SOA into copies the Zone owns (their TTL is the
-  // SOA's); valid as long as the Zone.
-  std::vector<const Record*> signatures;
-};
-
-// One owner name in a zone. Empty non-terminals exist as nodes without RRsets (RFC 4592 §2.2.2)
-// so that they block wildcards and answer NODATA.
-struct Node {
-  // Where this name is in the zone's NSEC3 chain (denial_index.h): the NSEC3 whose hash
-  // matches the name (RFC 5155 §7.2.3), or else the one covering it. -1 when the zone has no
-  // NSEC3 chain, or for names the chain does not hash (below a zone cut).
-  int32_t nsec3 = -1;
-  bool nsec3_exact = false;
-  // The NSEC3 covering the hash of "*." + this name (RFC 5155 §7.2.1 wildcard proof), or -1.
-  int32_t nsec3_wildcard = -1;
-
-  // In the order each type first appears in the zone file (NSD keeps the same order; it
-  // decides which RRset answers QTYPE=ANY, RFC 8482 §4.1).
-  std::vector<RRset> rrsets;
-
-  const RRset* Find(uint16_t type) const {
-    for (const RRset& rrset : rrsets) {
-      if (rrset.type == type) return &rrset;
-    }
-    return nullptr;
-  }
-};
-
-// Owner names of a zone, stored back to back in large blocks: a node map keyed by views into
-// it needs no heap block per name (a 1M-name zone: 32 MB of 32-byte blocks, and 16 bytes less
-// per map slot than a std::string key). Views stay valid as long as the arena (blocks never
-// move).
-class NameArena {
- public:
-  NameArena() = default;
-  NameArena(NameArena&&) = default;
-  NameArena& operator=(NameArena&&) = default;
-
-  // A stable copy of `name`.
-  absl::string_view Intern(absl::string_view name);
-
- private:
-  static constexpr size_t kBlockBytes = size_t{1} << 20;
-  std::vector<std::unique_ptr<char[]>> blocks_;
-  size_t used_ = kBlockBytes;  // in the last block
-};
 
 // The RRSIG of a zone that expires first (RFC 4034 §3.1.5), for the load-time report.
 struct SignatureExpiry {
@@ -95,13 +28,26 @@ struct SignatureExpiry {
   uint16_t type_covered = 0;
 };
 
+// What a zone's own structures take [bytes], for the load report: the node table's slots,
+// the RRsets (the records inside them included, their blocks when they have several not),
+// and the arena of owner names and RDATA.
+struct ZoneMemory {
+  size_t node_table_bytes = 0;
+  size_t rrsets = 0;
+  size_t rrset_bytes = 0;
+  size_t shared_hits = 0;
+  size_t arena_bytes = 0;
+};
+
 class Zone {
  public:
   // `nsec3_nodes`: the owners that hold only NSEC3 (and their RRSIGs), kept out of `nodes`
   // because they are not names of the zone's namespace (RFC 5155 §7.2.8: a query for one is
   // answered as for any name that does not exist).
-  // The keys of `nodes` and `nsec3_nodes` are views into `names`, which the zone keeps.
-  Zone(std::string origin, NameArena names, NodeMap nodes, NodeMap nsec3_nodes = {});
+  // The keys of `nodes` and `nsec3_nodes` and the records' bytes are views into `names`, and
+  // the nodes' RRsets live in `rrsets`; the zone keeps both.
+  Zone(std::string origin, NameArena names, RRsetStore rrsets, NodeMap nodes,
+       NodeMap nsec3_nodes = {});
   Zone(const Zone&) = delete;
   Zone& operator=(const Zone&) = delete;
 
@@ -121,6 +67,7 @@ class Zone {
   const RRset& negative_soa() const { return negative_soa_; }
   size_t node_count() const { return nodes_.size(); }
   const NodeMap& nodes() const { return nodes_; }
+  ZoneMemory Memory() const;
 
   // The deepest existing node at or above `name` (which must be in the zone): the closest
   // encloser of RFC 4592 §3.3.1. Returns its name, a suffix of `name`.
@@ -141,7 +88,8 @@ class Zone {
 
  private:
   std::string origin_;
-  NameArena names_;  // before the maps whose keys point into it
+  NameArena names_;    // before the maps whose keys point into it
+  RRsetStore rrsets_;  // likewise for the nodes' RRsets
   NodeMap nodes_;
   NodeMap nsec3_nodes_;
   bool secure_ = false;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -17,6 +18,7 @@
 #include "common/data_file.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
+#include "handlers/dns/zone_text_dnssec.h"
 
 // After the C++ headers: ldns (1.8.3) defines `bool` for C, which breaks C++20 <optional>.
 #include <ldns/ldns.h>  // NOLINT(build/include_order)
@@ -70,8 +72,8 @@ int TargetField(uint16_t type) {
   }
 }
 
-Record RecordFromLdns(const ldns_rr* rr) {
-  Record record;
+ParsedRecord RecordFromLdns(const ldns_rr* rr) {
+  ParsedRecord record;
   record.ttl = ldns_rr_ttl(rr);
   const uint16_t type = ldns_rr_get_type(rr);
   const bool compressible = HasCompressibleNames(type);
@@ -270,9 +272,12 @@ class MasterFileReader {
   absl::Status Directive(const std::string& file, const Logical& logical, int depth);
   absl::Status RecordLine(const std::string& file, absl::string_view text, const Logical& logical);
   // The fast path; false when the type or the form (RFC 3597 \#) is left to ldns.
-  bool FastRdata(uint16_t type, absl::Span<const Token> rdata, Record& record, std::string& error);
+  bool FastRdata(uint16_t type, absl::Span<const Token> rdata, ParsedRecord& record,
+                 std::string& error);
+  // DS and RRSIG in the forms signers write (zone_text_dnssec.h); false: leave it to ldns.
+  bool DnssecRdata(uint16_t type, absl::Span<const Token> rdata, ParsedRecord& record);
   absl::Status LdnsRdata(absl::string_view type_text, absl::Span<const Token> rdata, uint32_t ttl,
-                         Record& record);
+                         ParsedRecord& record);
   absl::Status SetOrigin(absl::string_view text);
   void SetOriginWire(const std::string& wire);
   absl::Status Error(const std::string& file, int line, absl::string_view what,
@@ -484,7 +489,7 @@ absl::Status MasterFileReader::Directive(const std::string& file, const Logical&
                             " (known: $ORIGIN, $INCLUDE, RFC 1035 §5.1; $TTL, RFC 2308 §4)"));
 }
 
-bool MasterFileReader::FastRdata(uint16_t type, absl::Span<const Token> rdata, Record& record,
+bool MasterFileReader::FastRdata(uint16_t type, absl::Span<const Token> rdata, ParsedRecord& record,
                                  std::string& error) {
   if (!rdata.empty() && !rdata[0].quoted && rdata[0].text == "\\#") return false;  // RFC 3597
   record.rdata.clear();
@@ -560,13 +565,35 @@ bool MasterFileReader::FastRdata(uint16_t type, absl::Span<const Token> rdata, R
       }
       return true;
     }
+    case kTypeDs:
+    case kTypeRrsig:
+      return DnssecRdata(type, rdata, record);
     default:
       return false;
   }
 }
 
+bool MasterFileReader::DnssecRdata(uint16_t type, absl::Span<const Token> rdata,
+                                   ParsedRecord& record) {
+  absl::InlinedVector<absl::string_view, 16> tokens;
+  for (const Token& token : rdata) {
+    if (token.quoted) return false;
+    tokens.push_back(token.text);
+  }
+  bool ok;
+  if (type == kTypeDs) {
+    ok = DsRdataFromText(tokens, record.rdata);
+  } else {
+    ok = tokens.size() > 7 && ParseName(tokens[7], origin_wire_, name_) &&
+         RrsigRdataFromText(tokens, name_, record.rdata);
+  }
+  // Not the plain form: ldns reads it (and gives its verdict on it).
+  if (!ok) record.rdata.clear();
+  return ok;
+}
+
 absl::Status MasterFileReader::LdnsRdata(absl::string_view type_text, absl::Span<const Token> rdata,
-                                         uint32_t ttl, Record& record) {
+                                         uint32_t ttl, ParsedRecord& record) {
   // The owner and class do not matter here (ours are used); TTL given explicitly.
   ldns_line_ = absl::StrCat(". ", ttl, " IN ", type_text);
   for (const Token& token : rdata) {
@@ -645,12 +672,12 @@ absl::Status MasterFileReader::RecordLine(const std::string& file, absl::string_
     if (!error.empty()) return Error(file, logical.line, absl::StrCat(type_text, ": ", error));
     record_.record.ttl = ttl;
     if (options_.verify_with_ldns) {
-      Record reference;
+      ParsedRecord reference;
       if (absl::Status s = LdnsRdata(type_text, rdata, ttl, reference); !s.ok()) {
         return Error(file, logical.line,
                      absl::StrCat("fast path accepted what ldns rejects (", s.message(), ")"));
       }
-      const Record& mine = record_.record;
+      const ParsedRecord& mine = record_.record;
       if (reference.rdata != mine.rdata || reference.target != mine.target ||
           reference.compressible_count != mine.compressible_count ||
           reference.compressible_offsets[0] != mine.compressible_offsets[0] ||

@@ -17,7 +17,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "handlers/dns/zone_snapshot.h"
+#include "handlers/dns/zone_records.h"
 
 namespace onepass::dns {
 
@@ -40,7 +40,7 @@ struct TextRecord {
   absl::string_view owner;  // canonical wire name
   uint16_t rr_class = 1;
   uint16_t type = 0;
-  Record record;           // ttl, rdata, compressible offsets, target
+  ParsedRecord record;     // ttl, rdata, compressible offsets, target
   absl::string_view text;  // "owner TYPE ..." as written, for messages
 };
 

@@ -410,7 +410,7 @@ namespace onepass {
 namespace {
 
 // A FinalSendQueue that records what it was given (the io_uring loop's role,
-// server/uring_loop.h), or declines.
+// server/drivers/uring_driver.h), or declines.
 class RecordingFinalSend : public FinalSendQueue {
  public:
   explicit RecordingFinalSend(bool accept) : accept_(accept) {}
