@@ -21,7 +21,10 @@ step() { printf '\n=== %s\n' "$*"; }
 # GTEST_SKIP exits 77, ctest's SKIP_RETURN_CODE: tests/support/test_main.cc), and under
 # CI=true (the CI sets it; the install script brings every tool) a skip is a failure.
 tally=$(mktemp)
-trap 'rm -f "$tally"' EXIT
+# Each GoogleTest binary appends its case counts here (tests/support/test_main.cc).
+ONEPASS_TEST_CASES_FILE=$(mktemp)
+export ONEPASS_TEST_CASES_FILE
+trap 'rm -f "$tally" "$ONEPASS_TEST_CASES_FILE"' EXIT
 failed_runs=0
 run_ctest() { ctest "$@" 2>&1 | tee -a "$tally" || failed_runs=$((failed_runs + 1)); }
 run_bats() { timeout 600 bats --tap "$@" 2>&1 | tee -a "$tally" || failed_runs=$((failed_runs + 1)); }
@@ -74,6 +77,11 @@ scripts/check-format.sh || failed_runs=$((failed_runs + 1))
 read -r passed failed skipped < <(scripts/tally-tests.sh "$tally")
 step "summary"
 echo "all: $passed passed, $failed failed, $skipped skipped"
+read -r runs cases_passed cases_failed cases_skipped < <(awk \
+  '{ runs++; p += $2; f += $3; s += $4 } END { printf "%d %d %d %d\n", runs, p, f, s }' \
+  "$ONEPASS_TEST_CASES_FILE")
+echo "GoogleTest cases in those runs: $cases_passed passed, $cases_failed failed," \
+  "$cases_skipped skipped ($runs binary runs)"
 if [ "${CI:-}" = true ] && [ "$skipped" -gt 0 ]; then
   echo "CI=true: $skipped skipped test(s) count as failures (a tool or capability is missing)"
   exit 1
