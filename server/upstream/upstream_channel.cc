@@ -53,7 +53,6 @@ UpstreamChannel::~UpstreamChannel() = default;
 absl::StatusOr<UpstreamChannel::Socket*> UpstreamChannel::OpenSocket(int upstream) {
   const SocketAddress& address = upstreams_[upstream].address;
   auto socket = std::make_unique<Socket>();
-  socket->channel = this;
   socket->upstream = upstream;
   socket->serial = next_serial_++;
   socket->fd.Reset(::socket(address.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -191,10 +190,9 @@ bool UpstreamChannel::SendStream(int upstream, absl::Span<const uint8_t> frame) 
 }
 
 void UpstreamChannel::OnReadable(Socket* socket) {
-  UpstreamChannel* channel = this;
   const int fd = socket->fd.get();
   for (int reads = 0; reads < kReadsPerEvent; ++reads) {
-    ssize_t received = recv(fd, channel->buffer_.data(), channel->buffer_.size(), MSG_DONTWAIT);
+    ssize_t received = recv(fd, buffer_.data(), buffer_.size(), MSG_DONTWAIT);
     if (received < 0) {
       if (errno == EINTR) continue;
       // EAGAIN: drained. ECONNREFUSED (an ICMP port unreachable from a stopped upstream):
@@ -202,27 +200,24 @@ void UpstreamChannel::OnReadable(Socket* socket) {
       if (errno == ECONNREFUSED) continue;
       return;
     }
-    WorkerStats::Add(channel->stats_->upstream_received);
-    const absl::Span<const uint8_t> datagram(channel->buffer_.data(),
-                                             static_cast<size_t>(received));
-    if (channel->config_.request_key != nullptr) {
+    WorkerStats::Add(stats_->upstream_received);
+    const absl::Span<const uint8_t> datagram(buffer_.data(), static_cast<size_t>(received));
+    if (config_.request_key != nullptr) {
       auto& awaited = socket->awaited;
-      const auto key =
-          std::find(awaited.begin(), awaited.end(), channel->config_.request_key(datagram));
+      const auto key = std::find(awaited.begin(), awaited.end(), config_.request_key(datagram));
       if (key == awaited.end()) {
         // Not the reply to a request sent from this port: forged, or a duplicate.
-        WorkerStats::Add(channel->stats_->upstream_unexpected);
+        WorkerStats::Add(stats_->upstream_unexpected);
         continue;
       }
       *key = awaited.back();
       awaited.pop_back();
     }
     const int upstream = socket->upstream;
-    const bool done =
-        socket->retired && socket->awaited.empty() && channel->config_.request_key != nullptr;
+    const bool done = socket->retired && socket->awaited.empty() && config_.request_key != nullptr;
     // Closed before the callback, which may send (and so open sockets) but never closes one.
-    if (done) channel->CloseSocket(socket);
-    channel->on_datagram_(upstream, datagram);
+    if (done) CloseSocket(socket);
+    on_datagram_(upstream, datagram);
     if (done) return;
   }
 }

@@ -77,7 +77,6 @@ class UpstreamChannel {
  private:
   using Clock = std::chrono::steady_clock;
   struct Socket {
-    UpstreamChannel* channel = nullptr;
     int upstream = 0;
     uint64_t serial = 0;
     size_t member_index = 0;  // in Upstream::sockets
