@@ -24,8 +24,13 @@ namespace {
 using ListenRequirement = Server::ListenRequirement;
 
 absl::Status ValidateConfig(const ServerConfig& config, ListenRequirement listen) {
-  if (config.listen.empty() && listen == ListenRequirement::kNeeded) {
-    return absl::InvalidArgumentError("nothing to listen on; give --listen ADDR:PORT");
+  if (config.listen.empty() && config.tls_listen.empty() && listen == ListenRequirement::kNeeded) {
+    return absl::InvalidArgumentError(
+        "nothing to listen on; give --listen ADDR:PORT (or --tls-listen ADDR:PORT)");
+  }
+  if (!config.tls_listen.empty() && config.tls == nullptr) {
+    return absl::InvalidArgumentError(
+        "--tls-listen needs a certificate and its key: give --tls-cert FILE and --tls-key FILE");
   }
   if (config.backlog <= 0) return absl::InvalidArgumentError("--backlog must be positive");
   if (config.io == IoLoop::kUring) {
@@ -57,6 +62,24 @@ absl::Status ValidateConfig(const ServerConfig& config, ListenRequirement listen
   return ProxyPolicy::FromList(config.proxy_protocol_from).status();
 }
 
+// --listen's addresses, then --tls-listen's: the order of every worker's listeners (the core
+// serves those from config.listen.size() on through TLS).
+absl::StatusOr<std::vector<SocketAddress>> ListenAddresses(const ServerConfig& config) {
+  std::vector<SocketAddress> addresses;
+  for (const std::string& text : config.listen) {
+    absl::StatusOr<SocketAddress> address = ParseSocketAddress(text, {.what = "listen address"});
+    if (!address.ok()) return address.status();
+    addresses.push_back(*address);
+  }
+  for (const std::string& text : config.tls_listen) {
+    absl::StatusOr<SocketAddress> address =
+        ParseSocketAddress(text, {.what = "TLS listen address (--tls-listen)"});
+    if (!address.ok()) return address.status();
+    addresses.push_back(*address);
+  }
+  return addresses;
+}
+
 // The kernel silently caps the listen backlog at net.core.somaxconn: say so once.
 void WarnIfBacklogCapped(int backlog) {
   std::ifstream file("/proc/sys/net/core/somaxconn");
@@ -75,14 +98,7 @@ absl::Status Server::CheckConfig(const ServerConfig& config, ListenRequirement l
       !placement.ok()) {
     return placement.status();
   }
-  for (const std::string& text : config.listen) {
-    if (absl::StatusOr<SocketAddress> address =
-            ParseSocketAddress(text, {.what = "listen address"});
-        !address.ok()) {
-      return address.status();
-    }
-  }
-  return absl::OkStatus();
+  return ListenAddresses(config).status();
 }
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(
@@ -104,12 +120,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   const int workers = static_cast<int>(place.worker_cpus.size());
   if (!place.note.empty()) LogInfo("%s", place.note);
 
-  std::vector<SocketAddress> requested;
-  for (const std::string& text : config.listen) {
-    absl::StatusOr<SocketAddress> address = ParseSocketAddress(text, {.what = "listen address"});
-    if (!address.ok()) return address.status();
-    requested.push_back(*address);
-  }
+  absl::StatusOr<std::vector<SocketAddress>> addresses = ListenAddresses(config);
+  if (!addresses.ok()) return addresses.status();
+  const std::vector<SocketAddress>& requested = *addresses;
   WarnIfBacklogCapped(config.backlog);
   std::vector<int> steering_cpus;
   if (place.cpu_steering) steering_cpus = place.worker_cpus;
@@ -117,7 +130,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
       inherited.empty() ? OpenListeners(requested, workers, config.backlog, steering_cpus)
                         : AdoptListeners(requested, workers, std::move(inherited));
   if (!listeners.ok()) return listeners.status();
-  server->addresses_ = listeners->bound;
+  const auto plain_end = listeners->bound.begin() + static_cast<long>(config.listen.size());
+  server->addresses_.assign(listeners->bound.begin(), plain_end);
+  server->tls_addresses_.assign(plain_end, listeners->bound.end());
 
   // The soft descriptor limit up to the hard one, and the connections lowered to fit it
   // (server/descriptor_limit.h).
@@ -301,8 +316,20 @@ std::vector<uint64_t> Server::HandlerCountsOf(int w) const {
   return counts;
 }
 
+void Server::ReloadTls(std::shared_ptr<const tls::TlsServerContext> context) {
+  if (tls_addresses_.empty() || context == nullptr) return;
+  for (const auto& worker : workers_) worker->OfferTls(context);
+}
+
+tls::TlsStatsSnapshot Server::TlsStats() const {
+  tls::TlsStatsSnapshot total;
+  for (const auto& worker : workers_) total += worker->tls_stats().Read();
+  return total;
+}
+
 std::string Server::FormatStats() const {
   std::string text = Stats().Format();
+  if (!tls_addresses_.empty()) absl::StrAppend(&text, " ", TlsStats().Format());
   const std::string handler = FormatCounters(counter_specs_, HandlerCounts());
   if (!handler.empty()) absl::StrAppend(&text, " ", handler);
   return text;

@@ -24,6 +24,8 @@
 #include "server/core/worker_metrics.h"
 #include "server/placement.h"
 #include "server/server_config.h"
+#include "server/tls/tls_server_context.h"
+#include "server/tls/tls_stats.h"
 #include "server/worker.h"
 
 namespace onepass {
@@ -50,8 +52,9 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // The bound addresses in --listen order, with the real ports.
+  // The bound addresses in --listen order, with the real ports; and --tls-listen's.
   const std::vector<SocketAddress>& addresses() const { return addresses_; }
+  const std::vector<SocketAddress>& tls_addresses() const { return tls_addresses_; }
   const WorkerPlacement& placement() const { return placement_; }
   int worker_count() const { return static_cast<int>(workers_.size()); }
 
@@ -76,6 +79,14 @@ class Server {
   // error says why; the workers keep the previous data. Counted as reloads/reload_failures.
   absl::Status Reload(absl::StatusOr<std::unique_ptr<HandlerFactory>> factory);
 
+  // The main thread (SIGHUP), after Start: the TLS listeners' connections accepted from each
+  // worker's next event on start under `context` (a new certificate, key or ticket keys,
+  // built and checked by the caller); those in flight finish under the one they started with,
+  // so none is dropped. Nothing to do without --tls-listen.
+  void ReloadTls(std::shared_ptr<const tls::TlsServerContext> context);
+  // Any thread: the TLS counters summed over workers.
+  tls::TlsStatsSnapshot TlsStats() const;
+
   // The main thread: the data that Reload replaced and every worker has stopped using, for the
   // caller to free off the workers (freeing 1M names takes ~0.5 s of CPU: a worker doing it
   // would hold up each of its connections that long). Empty while a worker has not switched.
@@ -90,7 +101,8 @@ class Server {
   // summed over workers, by index; they survive reloads.
   absl::Span<const CounterSpec> handler_counter_specs() const { return counter_specs_; }
   std::vector<uint64_t> HandlerCounts() const;
-  // Stats().Format() followed by the handler's counters: `family{label="value"}=N` pairs.
+  // Stats().Format(), the TLS counters (with --tls-listen) and the handler's counters:
+  // `family{label="value"}=N` pairs.
   std::string FormatStats() const;
   // Any thread, for the metrics listener (server/ops/ops_endpoints.h): worker `w`'s CPU (-1: not
   // pinned), its handler counters, and its histogram, gauges and heartbeat.
@@ -116,6 +128,7 @@ class Server {
   std::atomic<uint64_t> reload_failures_{0};
   WorkerPlacement placement_;
   std::vector<SocketAddress> addresses_;
+  std::vector<SocketAddress> tls_addresses_;
   // Declared before the workers, which count into it: it outlives them.
   std::unique_ptr<ClientTable> clients_;
   std::vector<std::unique_ptr<Worker>> workers_;

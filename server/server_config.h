@@ -6,11 +6,13 @@
 #define ONEPASS_SERVER_SERVER_CONFIG_H_
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/base/config.h"
 #include "absl/time/time.h"
+#include "server/tls/tls_server_context.h"
 
 namespace onepass {
 
@@ -93,6 +95,12 @@ inline constexpr bool kPrivateFdTablesByDefault = true;
 struct ServerConfig {
   // "ADDR:PORT" or "[V6ADDR]:PORT"; port 0 asks the kernel for one (the same for all workers).
   std::vector<std::string> listen;
+  // The same for TLS listeners (--tls-listen: DNS over TLS on 853, RFC 7858): each worker
+  // listens on these too, after `listen`'s, and serves them through `tls`.
+  std::vector<std::string> tls_listen;
+  // The certificate, key and ticket keys for tls_listen's connections at start (required
+  // with tls_listen); a reload's new one goes through Server::ReloadTls.
+  std::shared_ptr<const tls::TlsServerContext> tls;
   // Workers (threads). 0: one per CPU in `cpus`, or in the affinity mask when `cpus` is empty.
   int workers = 0;
   // CPUs to pin worker i to cpus[i]. Empty: the process's affinity mask, when it has at least

@@ -40,6 +40,7 @@
 #include "server/restart/successor.h"
 #include "server/server.h"
 #include "server/server_config.h"
+#include "server/tls_flags.h"
 
 ABSL_FLAG(std::vector<std::string>, listen, {},
           "Address to listen on: ADDR:PORT, or [V6ADDR]:PORT for IPv6 (e.g. 127.0.0.1:53, "
@@ -169,7 +170,9 @@ constexpr char kUsage[] =
     "List flags (--listen, and the handlers' file lists) may be repeated or comma-separated.\n"
     "--flagfile FILE reads flags from FILE, one --name=value per line, '#' comments\n"
     "(example: deploy/onepassd.flags); flags after it on the command line override it.\n"
-    "Prints 'listening on ADDR:PORT' per address and 'ready' once bound; on SIGTERM drains and\n"
+    "--tls-listen ADDR:853 --tls-cert FILE --tls-key FILE adds DNS over TLS (RFC 7858).\n"
+    "Prints 'listening on ADDR:PORT' per address ('tls listening on' for --tls-listen) and\n"
+    "'ready' once bound; on SIGTERM drains and\n"
     "prints 'stats ...'. SIGUSR1 logs the counters. SIGHUP reloads the handler's data from\n"
     "the same flags (zone files, OCSP responses, Whois database) without dropping a\n"
     "connection; if the new data fails to load, the previous data stays in service.\n"
@@ -196,6 +199,7 @@ void PrintHelp() {
 absl::StatusOr<ServerConfig> ConfigFromFlags() {
   ServerConfig config;
   config.listen = absl::GetFlag(FLAGS_listen);
+  config.tls_listen = TlsListenFromFlags();
   config.workers = absl::GetFlag(FLAGS_workers);
   if (std::string cpus = absl::GetFlag(FLAGS_cpus); !cpus.empty()) {
     absl::StatusOr<std::vector<int>> list = ParseCpuList(cpus);
@@ -296,6 +300,12 @@ absl::StatusOr<std::optional<ServerConfig>> ParseFlags(int argc, char** argv) {
                      absl::Milliseconds(absl::GetFlag(FLAGS_log_window_ms)));
   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
   if (!config.ok()) return config.status();
+  absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> tls = LoadTlsFromFlags(absl::Now());
+  if (!tls.ok()) return tls.status();
+  config->tls = *std::move(tls);
+  if (config->tls != nullptr && config->tls_listen.empty() && !absl::GetFlag(FLAGS_check)) {
+    LogWarning("--tls-cert is loaded but no --tls-listen is given: nothing is served over TLS");
+  }
   if (const int mb = absl::GetFlag(FLAGS_max_data_file_mb); mb > 0) {
     SetMaxDataFileBytes(static_cast<uint64_t>(mb) << 20);
   } else {
@@ -441,9 +451,28 @@ class Reloads {
 
  private:
   void Start() {
+    ReloadTls();
     LogInfo("SIGHUP: reloading %s data", handler_name_);
     start_ = absl::Now();
     loader_.Start([this] { return make_factory_(handler_name_); });
+  }
+
+  // The certificate, key and ticket keys, read again from the same flags (small files, read
+  // here, before the data: a renewed certificate is served at once); a bad one keeps the old.
+  void ReloadTls() {
+    if (server_.tls_addresses().empty()) return;
+    absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> context =
+        LoadTlsFromFlags(absl::Now());
+    if (context.ok() && *context == nullptr) {
+      context = absl::FailedPreconditionError("no --tls-cert");  // flags do not change; defensive
+    }
+    if (!context.ok()) {
+      LogError("TLS reload failed: %s; still serving the previous certificate and keys",
+               context.status().message());
+      return;
+    }
+    server_.ReloadTls(*std::move(context));
+    LogInfo("SIGHUP: TLS certificate, key and ticket keys reloaded; new connections use them");
   }
 
   Server& server_;
@@ -524,6 +553,13 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   if (absl::GetFlag(FLAGS_check)) {
     // --check: the data loaded as a start would load it; nothing bound, nothing served.
     std::printf("%scheck: %s data OK\n", (*factory)->Summary().c_str(), handler_name.c_str());
+    if (config.tls != nullptr) {
+      std::printf("%s", config.tls->Summary().c_str());
+      for (const std::string& warning : config.tls->warnings()) {
+        std::printf("warning: %s\n", warning.c_str());
+      }
+      std::printf("check: TLS certificate, key and ticket keys OK\n");
+    }
     return 0;
   }
   const absl::Duration load_time = absl::Now() - load_start;
@@ -588,6 +624,9 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
 
   for (const SocketAddress& address : (*server)->addresses()) {
     std::printf("listening on %s\n", address.ToString().c_str());
+  }
+  for (const SocketAddress& address : (*server)->tls_addresses()) {
+    std::printf("tls listening on %s\n", address.ToString().c_str());
   }
   // The tests' contract (tests/support/server_process.h): the metrics address before "ready".
   if (metrics != nullptr) std::printf("metrics on %s\n", metrics->address().ToString().c_str());

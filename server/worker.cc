@@ -153,17 +153,29 @@ void Worker::OfferHandler(std::shared_ptr<const HandlerFactory> factory,
   Wake(offer_fd_.get());
 }
 
+void Worker::OfferTls(std::shared_ptr<const tls::TlsServerContext> context) {
+  std::shared_ptr<const tls::TlsServerContext> unused;  // an offer not taken yet
+  {
+    std::lock_guard<std::mutex> lock(offer_mutex_);
+    unused = std::exchange(offered_tls_, std::move(context));
+  }
+  Wake(offer_fd_.get());
+}
+
 void Worker::OnHandlerOffered() {
   Drain(offer_fd_.get());
   std::unique_ptr<Handler> handler;
   std::shared_ptr<const HandlerFactory> factory;
+  std::shared_ptr<const tls::TlsServerContext> tls;
   uint64_t generation = 0;
   {
     std::lock_guard<std::mutex> lock(offer_mutex_);
     handler = std::move(offered_handler_);
     factory = std::move(offered_factory_);
+    tls = std::move(offered_tls_);
     generation = offered_generation_;
   }
+  if (tls != nullptr) core_->SwapTls(std::move(tls));
   if (handler == nullptr) return;  // taken with an earlier wakeup
   core_->SwapHandler(std::move(factory), std::move(handler));
   serving_generation_.store(generation, std::memory_order_release);

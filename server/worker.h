@@ -66,6 +66,11 @@ class Worker {
   void OfferHandler(std::shared_ptr<const HandlerFactory> factory, std::unique_ptr<Handler> handler,
                     uint64_t generation);
 
+  // Any thread (SIGHUP): connections accepted on the TLS listeners from the worker's next event
+  // on start under `context`; those in flight finish under theirs.
+  void OfferTls(std::shared_ptr<const tls::TlsServerContext> context);
+  const tls::TlsStats& tls_stats() const { return core_->tls_stats(); }
+
   // Any thread: the reload generation this worker serves (0: the data it started with). It
   // rises only after the worker has let go of the previous handler and factory, so data
   // replaced at generation <= it is no longer referenced by this worker (Server::TakeRetired).
@@ -120,6 +125,7 @@ class Worker {
   std::shared_ptr<const HandlerFactory> offered_factory_;
   std::unique_ptr<Handler> offered_handler_;
   uint64_t offered_generation_ = 0;
+  std::shared_ptr<const tls::TlsServerContext> offered_tls_;
   std::atomic<uint64_t> serving_generation_{0};
   std::vector<int> foreign_listeners_;
   std::atomic<FdTable> fd_table_{FdTable::kPending};

@@ -2,8 +2,8 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "server/server_config.h"
@@ -17,21 +17,6 @@ namespace {
 constexpr int kMaxCallsWithoutProgress = 8;
 
 }  // namespace
-
-void InputBuffer::Consume(size_t n) {
-  begin_ += n < size() ? n : size();
-  if (begin_ == end_) begin_ = end_ = 0;
-}
-
-absl::Span<uint8_t> InputBuffer::WritableTail() {
-  if (begin_ > 0) {
-    // Only the tail of an incomplete request is left here: a short move.
-    std::memmove(data_.get(), data_.get() + begin_, end_ - begin_);
-    end_ -= begin_;
-    begin_ = 0;
-  }
-  return {data_.get() + end_, capacity_ - end_};
-}
 
 Connection::Connection(size_t input_capacity, size_t output_capacity)
     : in_(std::make_unique<InputBuffer>(input_capacity)),
@@ -50,10 +35,18 @@ void Connection::Reset(int fd, const std::array<uint8_t, 16>& peer, uint64_t id,
   if (out_ != nullptr) out_->Clear();
 }
 
+bool Connection::StartTls(const TlsStart& start) {
+  if (tls_ == nullptr) tls_ = std::make_unique<ConnectionTls>();
+  tls_->ciphertext.Clear();
+  fields_.tls = true;
+  return tls_->session.Start(start.context, start.stats);
+}
+
 void Connection::TakeOver(Connection& other) {
   fields_ = other.fields_;
   std::swap(in_, other.in_);
   std::swap(out_, other.out_);
+  std::swap(tls_, other.tls_);
   other.Reset(-1);
 }
 
@@ -103,6 +96,7 @@ bool Connection::Receive(const ConnectionEnv& env, Turn& turn) {
     CountEndOfInput(env);
     return Finish();
   }
+  if (ReceivesCiphertext()) return ReceiveTls(env, turn);
   if (turn.reads == kReadsPerTurn) return false;  // the rest is still in the socket
   // A read that did not fill the buffer most likely emptied the socket: let the (level-
   // triggered) event loop say when more has come instead of paying a recv for EAGAIN.
@@ -122,9 +116,13 @@ bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t rece
   if (received > 0) {
     turn.last_read_short = static_cast<size_t>(received) < asked;
     turn.last_read_full = !turn.last_read_short;
+    turn.calls_without_progress = 0;
+    if (ReceivesCiphertext()) {
+      tls_->ciphertext.Commit(static_cast<size_t>(received));
+      return Decrypt(env, turn);
+    }
     if (turn.last_read_full) fields_.filled_buffer = true;
     in_->Commit(static_cast<size_t>(received));
-    turn.calls_without_progress = 0;
     return MoveTo(AfterReceive());
   }
   if (received == 0) {
@@ -135,6 +133,56 @@ bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t rece
   if (received == -EAGAIN || received == -EWOULDBLOCK) return false;
   if (received == -EINTR) return true;  // again, in the same state
   WorkerStats::Add(env.stats->reset_errors);
+  return Finish();
+}
+
+bool Connection::ReceiveTls(const ConnectionEnv& env, Turn& turn) {
+  tls::TlsSession& session = tls_->session;
+  // Ciphertext left when the plaintext room filled, or plaintext the library holds: no recv.
+  if (!tls_->ciphertext.empty() || session.holds_plaintext()) return Decrypt(env, turn);
+  // Before waiting for the client, what the layer owes it (the server's handshake flight, a
+  // session ticket) goes out: the client waits for it before sending on.
+  if (!session.Pending().empty()) {
+    fields_.tls_flight = true;
+    return MoveTo(ConnectionState::kWriting);
+  }
+  if (turn.reads == kReadsPerTurn || turn.last_read_short) return false;  // as plain TCP
+  absl::Span<uint8_t> tail = tls_->ciphertext.WritableTail();  // empty buffer: never zero
+  return TakeReceived(env, turn, env.io->Receive(fields_.fd, tail), tail.size());
+}
+
+bool Connection::Decrypt(const ConnectionEnv& env, Turn& turn) {
+  InputBuffer& ciphertext = tls_->ciphertext;
+  tls::TlsSession& session = tls_->session;
+  absl::Span<uint8_t> room = in_->WritableTail();
+  if (room.empty()) {  // cannot happen with capacity > max_request_bytes; never spin
+    WorkerStats::Add(env.stats->rejected_oversize);
+    return Finish();
+  }
+  const tls::FeedResult fed = session.Feed(ciphertext.contents(), room);
+  ciphertext.Consume(fed.consumed);
+  in_->Commit(fed.plaintext);
+  if (fed.plaintext == room.size()) fields_.filled_buffer = true;
+  switch (fed.result) {
+    case tls::TlsResult::kPlaintext:
+      return MoveTo(ConnectionState::kProcessing);
+    case tls::TlsResult::kPeerClosed:
+      // close_notify: the client sends nothing more (RFC 8446 §6.1), as a TCP half-close.
+      fields_.peer_closed = true;
+      return MoveTo(ConnectionState::kProcessing);
+    case tls::TlsResult::kNeedMore:
+      // Feed takes all it is given unless its room fills; anything left would loop.
+      if (fed.consumed == 0 && !ciphertext.empty()) return Finish();
+      return MoveTo(ConnectionState::kReading);
+    case tls::TlsResult::kFailed:
+      break;
+  }
+  // Failed (counted by cause in TlsStats): the alert, if the session made one, in one send at
+  // most; the client may already be gone.
+  if (!session.Pending().empty()) {
+    WorkerStats::Add(env.stats->sends);
+    env.io->Send(fields_.fd, session.Pending(), /*more=*/false);
+  }
   return Finish();
 }
 
@@ -157,6 +205,16 @@ bool Connection::TakeProxy(const ConnectionEnv& env, Turn& turn) {
   // Behind a load balancer the client is the one its header names: that address goes to the
   // handler and keys the per-client limit.
   if (step.has_client) fields_.peer = step.client;
+  if (fields_.tls) {
+    // The bytes after the header are the TLS handshake: they go to the layer, not the handler.
+    InputBuffer& ciphertext = tls_->ciphertext;
+    const absl::Span<uint8_t> tail = ciphertext.WritableTail();
+    const size_t take = std::min(tail.size(), in_->size());
+    std::copy_n(in_->contents().data(), take, tail.data());
+    ciphertext.Commit(take);
+    in_->Clear();
+    return MoveTo(ConnectionState::kReading);
+  }
   // The header came alone: the request follows.
   return MoveTo(in_->empty() ? ConnectionState::kReading : ConnectionState::kProcessing);
 }
@@ -264,36 +322,29 @@ bool Connection::InputIsFinal(const ConnectionEnv& env) {
 }
 
 bool Connection::Flush(const ConnectionEnv& env) {
-  // The last response of a connection that closes at once (the single pass): MSG_MORE holds
-  // its tail segment back until the close() that follows, which sends it with the FIN in one
-  // segment instead of two (one fewer packet to send, receive and acknowledge per
-  // connection). Only when CloseAfterWrite goes straight to Finish: below kUnsentCheckBytes
-  // (kClosingUnsent would wait for bytes still corked), without lingering (its shutdown
-  // would push them, but the FIN must still follow the answer alone), and with no answer
-  // still to come from an upstream (the corked ones would wait for it).
-  const bool more = fields_.after_write == AfterWrite::kClose && fields_.upstream_pending == 0 &&
-                    fields_.bytes_sent + out_->size() <= kUnsentCheckBytes;
-  while (!out_->empty()) {
-    // The whole response in one send: the handler built the length prefix and the message
-    // together, so no tinygram leaves (RFC 7766 §8; docs/design.md "The connection path").
-    ssize_t sent;
-    if (more && env.final_send != nullptr &&
-        env.final_send->QueueFinalSend(fields_.fd, out_->contents())) {
-      sent = static_cast<ssize_t>(out_->size());  // the queue sends it, then closes
-      fields_.close_queued = true;
-    } else {
-      sent = env.io->Send(fields_.fd, out_->contents(), more);
+  if (fields_.tls) {
+    if (!out_->empty()) fields_.tls_flight = false;
+    if (!FlushTls(env)) return false;  // waits until writable, or closed
+    if (std::exchange(fields_.tls_flight, false)) return MoveTo(ConnectionState::kReading);
+  } else {
+    // The last response of a connection that closes at once (the single pass): MSG_MORE
+    // holds its tail segment back until the close() that follows, which sends it with the FIN
+    // in one segment instead of two (one fewer packet to send, receive and acknowledge per
+    // connection). Only when CloseAfterWrite goes straight to Finish: below kUnsentCheckBytes
+    // (kClosingUnsent would wait for bytes still corked), without lingering (its shutdown
+    // would push them, but the FIN must still follow the answer alone), and with no answer
+    // still to come from an upstream (the corked ones would wait for it).
+    const bool last = fields_.after_write == AfterWrite::kClose &&
+                      fields_.upstream_pending == 0 &&
+                      fields_.bytes_sent + out_->size() <= kUnsentCheckBytes;
+    while (!out_->empty()) {
+      // The whole response in one send: the handler built the length prefix and the message
+      // together, so no tinygram leaves (RFC 7766 §8; docs/design.md "The connection path").
+      const ssize_t sent = SendBytes(env, out_->contents(), last);
+      if (sent < 0) return SendFailed(env, sent);
+      out_->Consume(static_cast<size_t>(sent));
+      if (!out_->empty()) return false;  // the socket buffer is full: wait until writable
     }
-    WorkerStats::Add(env.stats->sends);
-    if (sent < 0) {
-      if (sent == -EINTR) continue;
-      if (sent == -EAGAIN || sent == -EWOULDBLOCK) return false;  // wait until writable
-      WorkerStats::Add(env.stats->reset_errors);
-      return Finish();
-    }
-    out_->Consume(static_cast<size_t>(sent));
-    fields_.bytes_sent += static_cast<size_t>(sent);
-    if (!out_->empty()) return false;  // the socket buffer is full: wait until writable
   }
   fields_.deadlines.write.reset();  // the next response that waits gets its own deadline
   WorkerStats::Add(env.stats->responses);
@@ -314,6 +365,56 @@ bool Connection::Flush(const ConnectionEnv& env) {
   // consumed none of wait for more input (ConnectionFields::process_after_write).
   return MoveTo(!in_->empty() && fields_.process_after_write ? ConnectionState::kProcessing
                                                              : ConnectionState::kReading);
+}
+
+bool Connection::FlushTls(const ConnectionEnv& env) {
+  tls::TlsSession& session = tls_->session;
+  const bool closing =
+      fields_.after_write != AfterWrite::kRead && fields_.upstream_pending == 0;
+  for (;;) {
+    // The response a record at a time, each added to what the session holds (the ticket of a
+    // handshake just completed) unless a record's worth already waits: the single pass sends
+    // ticket, answer and close_notify in one send, and the session never holds much more than
+    // one record of a big response (an AXFR, pipelined answers).
+    if (!out_->empty() && session.Pending().size() < kTlsRecordPlaintext) {
+      const size_t take = std::min(out_->size(), kTlsRecordPlaintext);
+      if (!session.Encrypt(out_->contents().first(take), closing && take == out_->size())) {
+        return Finish();  // counted by cause in TlsStats
+      }
+      out_->Consume(take);
+    }
+    const absl::Span<const uint8_t> pending = session.Pending();
+    if (pending.empty()) return true;  // and the response is all encrypted
+    // Corked to leave with the FIN when it is the last (as plain TCP's last send in Flush).
+    const bool last =
+        closing && out_->empty() && fields_.bytes_sent + pending.size() <= kUnsentCheckBytes;
+    const ssize_t sent = SendBytes(env, pending, last);
+    if (sent < 0) return SendFailed(env, sent);
+    session.ConsumePending(static_cast<size_t>(sent));
+    if (static_cast<size_t>(sent) < pending.size()) return false;  // full: wait until writable
+  }
+}
+
+ssize_t Connection::SendBytes(const ConnectionEnv& env, absl::Span<const uint8_t> bytes,
+                              bool last) {
+  WorkerStats::Add(env.stats->sends);
+  if (last && env.final_send != nullptr && env.final_send->QueueFinalSend(fields_.fd, bytes)) {
+    fields_.close_queued = true;  // the queue sends it, then closes
+    fields_.bytes_sent += bytes.size();
+    return static_cast<ssize_t>(bytes.size());
+  }
+  ssize_t sent;
+  do {
+    sent = env.io->Send(fields_.fd, bytes, last);
+  } while (sent == -EINTR);
+  if (sent > 0) fields_.bytes_sent += static_cast<size_t>(sent);
+  return sent;
+}
+
+bool Connection::SendFailed(const ConnectionEnv& env, ssize_t error) {
+  if (error == -EAGAIN || error == -EWOULDBLOCK) return false;  // wait until writable
+  WorkerStats::Add(env.stats->reset_errors);
+  return Finish();
 }
 
 bool Connection::DeliverUpstream(absl::Span<const uint8_t> response) {

@@ -22,38 +22,14 @@
 #include "handlers/handler.h"
 #include "handlers/output_buffer.h"
 #include "server/core/connection_state.h"
+#include "server/core/connection_tls.h"
 #include "server/core/deadline.h"
+#include "server/core/input_buffer.h"
 #include "server/core/proxy_protocol.h"
 #include "server/core/socket_io.h"
 #include "server/core/stats.h"
 
 namespace onepass {
-
-// Received bytes not yet consumed by the handler. Fixed capacity, allocated once.
-class InputBuffer {
- public:
-  explicit InputBuffer(size_t capacity)
-      : data_(std::make_unique_for_overwrite<uint8_t[]>(capacity)), capacity_(capacity) {}
-
-  absl::Span<const uint8_t> contents() const { return {data_.get() + begin_, end_ - begin_}; }
-  size_t size() const { return end_ - begin_; }
-  bool empty() const { return begin_ == end_; }
-  size_t capacity() const { return capacity_; }
-
-  // Drops `n` <= size() bytes from the front.
-  void Consume(size_t n);
-  // Free space after the contents, moving the contents to the front first.
-  absl::Span<uint8_t> WritableTail();
-  // Adds `n` bytes written into WritableTail() to the contents.
-  void Commit(size_t n) { end_ += n; }
-  void Clear() { begin_ = end_ = 0; }
-
- private:
-  std::unique_ptr<uint8_t[]> data_;
-  size_t capacity_;
-  size_t begin_ = 0;
-  size_t end_ = 0;
-};
 
 // A driver that can take the last send of a connection together with its close (the io_uring
 // driver, server/drivers/uring_driver.h: one send and a close linked after it, submitted with
@@ -122,6 +98,11 @@ struct ConnectionFields {
   size_t discarded = 0;   // bytes thrown away while lingering
   // The driver's FinalSendQueue took the last send and will close the socket itself.
   bool close_queued = false;
+  // Served through the connection's TLS layer (StartTls): a --tls-listen socket.
+  bool tls = false;
+  // kWriting only to send what the TLS layer owes the client (its handshake flight, a ticket)
+  // before reading on: no response is counted when it is sent.
+  bool tls_flight = false;
   // Requests forwarded upstream whose answers are not yet delivered (kWaitingUpstream).
   uint32_t upstream_pending = 0;
   // The worker's id of this connection (RequestContext::connection), unique per worker.
@@ -141,9 +122,18 @@ class Connection {
   // may come first (--proxy-protocol-from). Takes ownership of nothing: the core closes.
   void Reset(int fd, const std::array<uint8_t, 16>& peer = {}, uint64_t id = 0,
              bool proxy_header = false);
-  // Moves `other`'s socket, bytes and state here (by swapping buffers: no copy), leaving
-  // `other` empty. Used to park the worker's scratch connection.
+  // After Reset: serves the connection through TLS (a --tls-listen socket), starting a session
+  // under `start`'s context; the layer is made once per connection object and then reused.
+  // False when the TLS library cannot start one: close the connection.
+  bool StartTls(const TlsStart& start);
+  // Moves `other`'s socket, bytes and state here (by swapping buffers and TLS layers: no
+  // copy), leaving `other` empty. Used to park the worker's scratch connection.
   void TakeOver(Connection& other);
+  // Frees the TLS layer's SSL object and its hold on an old context (after a reload; the next
+  // StartTls makes a new one). Only between connections.
+  void ReleaseTls() {
+    if (tls_ != nullptr) tls_->session.Release();
+  }
 
   // Runs the state machine until the connection is done (kClosed) or must wait for its socket:
   // returns kReading (readable), kWriting (writable; out() holds the rest of the response),
@@ -155,8 +145,11 @@ class Connection {
   // into ReceiveTail() asking for `asked` bytes returned (bytes, 0 at EOF, or -errno), taken
   // as Advance's own first read in kReading would take it; then Advance goes on.
   ConnectionState AdvanceReceived(const ConnectionEnv& env, ssize_t result, size_t asked);
-  // Where the next recv writes (the free space of the input buffer). Valid until the next call.
-  absl::Span<uint8_t> ReceiveTail() { return in_->WritableTail(); }
+  // Where the next recv writes (the free space of the input buffer, or of the TLS layer's
+  // ciphertext buffer). Valid until the next call.
+  absl::Span<uint8_t> ReceiveTail() {
+    return ReceivesCiphertext() ? tls_->ciphertext.WritableTail() : in_->WritableTail();
+  }
 
   ConnectionState state() const { return fields_.state; }
   uint64_t id() const { return fields_.id; }
@@ -214,6 +207,23 @@ class Connection {
   bool Flush(const ConnectionEnv& env);                // kWriting
   bool Process(const ConnectionEnv& env, Turn& turn);  // kProcessing
   bool Receive(const ConnectionEnv& env, Turn& turn);  // kReading
+  // kReading through the TLS layer: ciphertext left over, or what the layer owes the client,
+  // or a recv of ciphertext.
+  bool ReceiveTls(const ConnectionEnv& env, Turn& turn);
+  // Feeds the ciphertext buffered to the TLS session; its plaintext goes to the input.
+  bool Decrypt(const ConnectionEnv& env, Turn& turn);
+  // kWriting through the TLS layer: sends what the session holds, then the response a record
+  // at a time. True once everything is sent; false to wait until writable, or closed.
+  bool FlushTls(const ConnectionEnv& env);
+  // One send of `bytes`, the last of the connection when `last` (MSG_MORE, or the driver's
+  // FinalSendQueue): bytes taken, or -errno.
+  ssize_t SendBytes(const ConnectionEnv& env, absl::Span<const uint8_t> bytes, bool last);
+  // A send failed with `error`: wait until writable (EAGAIN, returns false) or closed, counted.
+  bool SendFailed(const ConnectionEnv& env, ssize_t error);
+  // The recv goes to the TLS layer (not during a PROXY header, which precedes TLS).
+  bool ReceivesCiphertext() const {
+    return fields_.tls && fields_.state != ConnectionState::kProxyHeader;
+  }
   // Receive's second half: what the recv of `asked` bytes returned (-errno on error).
   bool TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t result, size_t asked);
   // The loop of Advance, from `go_on`.
@@ -253,6 +263,8 @@ class Connection {
   ConnectionFields fields_;
   std::unique_ptr<InputBuffer> in_;
   std::unique_ptr<OutputBuffer> out_;
+  // Made by the first StartTls; travels with the buffers (TakeOver).
+  std::unique_ptr<ConnectionTls> tls_;
 };
 
 }  // namespace onepass

@@ -81,9 +81,10 @@ enum class AcceptNext {
 class ConnectionSink {
  public:
   virtual ~ConnectionSink() = default;
-  // A socket fresh from accept4: the single pass runs now (recv, handler, send, close), and the
-  // connection parks only if it must wait.
-  virtual void ServeAccepted(int fd, const sockaddr_storage& peer) = 0;
+  // A socket fresh from accept4 on listener number `listener` (IoDriver::listener_fds order):
+  // the single pass runs now (recv, handler, send, close), and the connection parks only if it
+  // must wait.
+  virtual void ServeAccepted(int fd, const sockaddr_storage& peer, int listener) = 0;
   // For a driver that receives a connection's first bytes itself (the ring): the connection
   // and where its first recv writes, or null (the core refused it and closed `fd`). Then
   // Received with what that recv returned (bytes, 0 at EOF, -errno).
@@ -91,7 +92,7 @@ class ConnectionSink {
     void* connection = nullptr;
     absl::Span<uint8_t> into;
   };
-  virtual Receive BeginReceive(int fd, const sockaddr_storage& peer) = 0;
+  virtual Receive BeginReceive(int fd, const sockaddr_storage& peer, int listener) = 0;
   virtual void Received(void* connection, ssize_t result) = 0;
   // A last send taken by the driver's FinalSendQueue failed (the client reset).
   virtual void OnFinalSendFailed(int error) = 0;

@@ -29,6 +29,7 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
       // One byte beyond MaxRequestBytes so that an oversize request is seen as such.
       input_buffer_bytes_(std::max(factory->MaxRequestBytes() + 1, kMinInputBufferBytes)),
       output_buffer_bytes_(factory->OutputBufferBytes()),
+      first_tls_listener_(static_cast<int>(config.listen.size())),
       handler_counters_(factory->Counters().size()),
       factory_(std::move(factory)),
       handler_(factory_->CreateHandler(handler_counters_)),
@@ -50,6 +51,7 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
   env_.keepalive = config_.keepalive;
   env_.linger = config_.linger > absl::ZeroDuration();
   if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
+  tls_start_ = {config_.tls, &tls_stats_};
 }
 
 WorkerCore::~WorkerCore() {
@@ -137,11 +139,12 @@ void WorkerCore::SwapHandler(std::shared_ptr<const HandlerFactory> factory,
 
 // --- accept and the single pass
 
-void WorkerCore::ServeAccepted(int fd, const sockaddr_storage& peer) {
+void WorkerCore::ServeAccepted(int fd, const sockaddr_storage& peer, int listener) {
   WorkerStats::Add(stats_.accepted);
   // The scratch is reset here, once per connection, not again after it is done with.
   const int64_t accepted_at = MonotonicNanos();  // vDSO: no syscall on the single pass
   scratch_->Reset(fd, MapAddress(peer), next_connection_id_++, env_.proxy != nullptr);
+  if (!StartTls(*scratch_, listener)) return;
   const ConnectionState state = scratch_->Advance(env_);
   FlushUpstream();
   if (state == ConnectionState::kClosed) {
@@ -151,7 +154,25 @@ void WorkerCore::ServeAccepted(int fd, const sockaddr_storage& peer) {
   Admit(*scratch_, /*received=*/nullptr, accepted_at);
 }
 
-ConnectionSink::Receive WorkerCore::BeginReceive(int fd, const sockaddr_storage& peer) {
+bool WorkerCore::StartTls(Connection& connection, int listener) {
+  if (listener < first_tls_listener_) return true;
+  if (connection.StartTls(tls_start_)) return true;
+  // The library could not make an SSL object (out of memory): counted as its failure.
+  tls_stats_.failed_by(tls::TlsFailure::k_internal).fetch_add(1, std::memory_order_relaxed);
+  driver_->CloseSocket(connection.fd(), /*abort=*/false);
+  connection.Reset(-1);
+  return false;
+}
+
+void WorkerCore::SwapTls(std::shared_ptr<const tls::TlsServerContext> context) {
+  tls_start_.context = std::move(context);
+  // Connections in flight keep the context they started with; idle slots let go of the old
+  // one now rather than at their next connection.
+  for (Slot* slot : free_) slot->connection.ReleaseTls();
+}
+
+ConnectionSink::Receive WorkerCore::BeginReceive(int fd, const sockaddr_storage& peer,
+                                                 int listener) {
   WorkerStats::Add(stats_.accepted);
   Slot* slot = receiving_ < driver_->receives_in_flight() ? AcquireSlot() : nullptr;
   if (slot == nullptr) {
@@ -163,6 +184,11 @@ ConnectionSink::Receive WorkerCore::BeginReceive(int fd, const sockaddr_storage&
   slot->phase = Slot::Phase::kReceiving;
   slot->accepted_at = MonotonicNanos();
   slot->connection.Reset(fd, MapAddress(peer), next_connection_id_++, env_.proxy != nullptr);
+  if (!StartTls(slot->connection, listener)) {
+    --receiving_;
+    Release(slot);
+    return {};
+  }
   const absl::Span<uint8_t> into = slot->connection.ReceiveTail();
   slot->asked = into.size();
   return {slot, into};

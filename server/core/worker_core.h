@@ -33,12 +33,15 @@
 #include "handlers/handler.h"
 #include "server/core/client_limits.h"
 #include "server/core/connection.h"
+#include "server/core/connection_tls.h"
 #include "server/core/io_driver.h"
 #include "server/core/proxy_protocol.h"
 #include "server/core/stats.h"
 #include "server/core/timer_queue.h"
 #include "server/core/worker_metrics.h"
 #include "server/server_config.h"
+#include "server/tls/tls_server_context.h"
+#include "server/tls/tls_stats.h"
 #include "server/upstream/upstream_channel.h"
 
 namespace onepass {
@@ -72,10 +75,13 @@ class WorkerCore final : public ConnectionSink {
   // Between two events: every connection's next call sees `handler` (made by `factory`), which
   // takes over the old one's in-flight upstream state. The old handler is destroyed here.
   void SwapHandler(std::shared_ptr<const HandlerFactory> factory, std::unique_ptr<Handler> handler);
+  // Between two events: connections accepted on the TLS listeners from now on start under
+  // `context` (a SIGHUP's new certificate, key or ticket keys); those in flight keep theirs.
+  void SwapTls(std::shared_ptr<const tls::TlsServerContext> context);
 
   // ConnectionSink.
-  void ServeAccepted(int fd, const sockaddr_storage& peer) override;
-  Receive BeginReceive(int fd, const sockaddr_storage& peer) override;
+  void ServeAccepted(int fd, const sockaddr_storage& peer, int listener) override;
+  Receive BeginReceive(int fd, const sockaddr_storage& peer, int listener) override;
   void Received(void* connection, ssize_t result) override;
   void OnFinalSendFailed(int error) override { WorkerStats::Add(stats_.reset_errors); }
   AcceptNext OnAcceptError(int error) override;
@@ -90,6 +96,8 @@ class WorkerCore final : public ConnectionSink {
   HandlerCounters& handler_counters() { return handler_counters_; }
   const HandlerCounters& handler_counters() const { return handler_counters_; }
   const WorkerMetrics& metrics() const { return metrics_; }
+  // Any thread: handshakes and failures on this worker's TLS listeners.
+  const tls::TlsStats& tls_stats() const { return tls_stats_; }
   // Whether the handler forwards (its upstream sockets keep the shared descriptor table).
   bool forwarding() const { return upstream_ != nullptr; }
 
@@ -115,6 +123,9 @@ class WorkerCore final : public ConnectionSink {
     int64_t accepted_at = 0;  // MonotonicNanos() at accept (server/core/worker_metrics.h)
   };
 
+  // A connection accepted on `listener`: its TLS session is started when that is a TLS
+  // listener. False: it could not be, and the connection is closed (counted).
+  bool StartTls(Connection& connection, int listener);
   // The connection was served whole on its first turn.
   void FinishSinglePass(Connection& connection, int64_t accepted_at);
   // A first turn that must wait, on `connection` (the scratch, or a slot the driver received
@@ -162,6 +173,8 @@ class WorkerCore final : public ConnectionSink {
   IoDriver* const driver_;
   const size_t input_buffer_bytes_;
   const size_t output_buffer_bytes_;
+  // Listeners from this index on are --tls-listen's (they follow --listen's in the driver).
+  const int first_tls_listener_;
   // Declared before the handlers, which count into it: it outlives them.
   HandlerCounters handler_counters_;
   // Declared before handler_ so that the handler goes first: it may read the factory's data.
@@ -169,6 +182,8 @@ class WorkerCore final : public ConnectionSink {
   std::unique_ptr<Handler> handler_;
   ConnectionEnv env_;
   WorkerStats stats_;
+  tls::TlsStats tls_stats_;
+  TlsStart tls_start_;  // the context new TLS connections start with
   WorkerMetrics metrics_;
 
   // The single pass runs here; parking swaps its buffers into a pooled slot.

@@ -102,10 +102,19 @@ void LibeventDriver::SetAccepting(bool on) {
 
 void LibeventDriver::OnAcceptable(int fd, short, void* arg) {
   LibeventDriver* driver = static_cast<LibeventDriver*>(arg);
-  driver->AcceptBurst(fd, driver->accept_burst_);
+  driver->AcceptBurst(driver->ListenerIndex(fd), driver->accept_burst_);
 }
 
-void LibeventDriver::AcceptBurst(int listener, int limit) {
+int LibeventDriver::ListenerIndex(int fd) const {
+  // A handful of listeners per worker, looked up once per burst, not per connection.
+  for (size_t i = 0; i < listeners_.size(); ++i) {
+    if (listeners_[i].get() == fd) return static_cast<int>(i);
+  }
+  return 0;
+}
+
+void LibeventDriver::AcceptBurst(int index, int limit) {
+  const int listener = listeners_[index].get();
   for (int i = 0; i < limit; ++i) {
     // The peer's address comes with the accept: no getpeername per connection.
     sockaddr_storage address{};
@@ -116,7 +125,7 @@ void LibeventDriver::AcceptBurst(int listener, int limit) {
       if (sink_->OnAcceptError(errno) == AcceptNext::kAcceptMore) continue;
       return;
     }
-    sink_->ServeAccepted(fd, address);
+    sink_->ServeAccepted(fd, address, index);
   }
   // The burst is spent; the listener is level-triggered, so the rest waits for the next turn.
 }
@@ -124,7 +133,7 @@ void LibeventDriver::AcceptBurst(int listener, int limit) {
 void LibeventDriver::CloseListeners(bool take_queued) {
   SetAccepting(false);
   if (take_queued) {
-    for (const ScopedFd& listener : listeners_) AcceptBurst(listener.get(), backlog_);
+    for (size_t i = 0; i < listeners_.size(); ++i) AcceptBurst(static_cast<int>(i), backlog_);
   }
   accept_events_.clear();
   listeners_.clear();

@@ -46,7 +46,9 @@ class LibeventDriver final : public IoDriver {
   LibeventDriver(TimerQueue* timers, std::vector<ScopedFd> listeners, int accept_burst,
                  int backlog);
   // Accepts up to `limit` connections from `listener`, each served at once by the sink.
-  void AcceptBurst(int listener, int limit);
+  // Accepts up to `limit` connections from listeners_[index].
+  void AcceptBurst(int index, int limit);
+  int ListenerIndex(int fd) const;
   static void OnWatchReady(int fd, short what, void* arg);
   static void OnAcceptable(int fd, short what, void* arg);
   static void OnWake(int fd, short what, void* arg);

@@ -57,6 +57,7 @@ T* Untag(uint64_t data) {
 
 struct AcceptSlot {
   int listener = -1;
+  int index = 0;  // of the listener, in listener_fds() order
   sockaddr_storage address{};
   socklen_t address_length = 0;
   bool armed = false;
@@ -112,7 +113,7 @@ class UringDriver final : public IoDriver, public FinalSendQueue {
   io_uring_sqe* Sqe();
   void ArmPoll(FdWatch& watch);
   void ArmAccept(AcceptSlot* slot);
-  void StartReceive(int fd, const sockaddr_storage& address);
+  void StartReceive(int fd, const sockaddr_storage& address, int listener);
   void OnCompletion(const io_uring_cqe& cqe);
   void OnAccepted(AcceptSlot* accept, int result);
   void OnPolled(PollEntry* entry);
@@ -162,10 +163,11 @@ absl::Status UringDriver::Setup() {
   ring_ready_ = true;
   // The ring's fd registered: io_uring_enter skips the fd lookup on every call.
   io_uring_register_ring_fd(&ring_);
-  for (const ScopedFd& listener : listeners_) {
+  for (size_t l = 0; l < listeners_.size(); ++l) {
     for (int i = 0; i < kAcceptsPerListener; ++i) {
       accepts_.push_back(std::make_unique<AcceptSlot>());
-      accepts_.back()->listener = listener.get();
+      accepts_.back()->listener = listeners_[l].get();
+      accepts_.back()->index = static_cast<int>(l);
     }
   }
   const bool accepting = accepting_;
@@ -285,7 +287,7 @@ void UringDriver::ArmAccept(AcceptSlot* slot) {
 void UringDriver::OnAccepted(AcceptSlot* accept, int result) {
   accept->armed = false;
   if (result >= 0) {
-    StartReceive(result, accept->address);
+    StartReceive(result, accept->address, accept->index);
   } else if (result != -ECANCELED && sink_->OnAcceptError(-result) == AcceptNext::kPaused) {
     accepting_ = false;  // armed again when the core resumes (SetAccepting)
   }
@@ -296,8 +298,8 @@ void UringDriver::OnAccepted(AcceptSlot* accept, int result) {
   }
 }
 
-void UringDriver::StartReceive(int fd, const sockaddr_storage& address) {
-  const ConnectionSink::Receive receive = sink_->BeginReceive(fd, address);
+void UringDriver::StartReceive(int fd, const sockaddr_storage& address, int listener) {
+  const ConnectionSink::Receive receive = sink_->BeginReceive(fd, address, listener);
   if (receive.connection == nullptr) return;  // refused: the core closed it
   RecvSlot* slot;
   if (!free_recvs_.empty()) {
@@ -338,14 +340,14 @@ void UringDriver::CloseListeners(bool take_queued) {
 
 void UringDriver::FinishCloseListeners() {
   if (take_queued_) {
-    for (const ScopedFd& listener : listeners_) {
+    for (size_t l = 0; l < listeners_.size(); ++l) {
       for (int i = 0; i < backlog_; ++i) {
         sockaddr_storage address{};
         socklen_t length = sizeof(address);
-        const int fd = accept4(listener.get(), reinterpret_cast<sockaddr*>(&address), &length,
-                               SOCK_NONBLOCK | SOCK_CLOEXEC);
+        const int fd = accept4(listeners_[l].get(), reinterpret_cast<sockaddr*>(&address),
+                               &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) break;
-        StartReceive(fd, address);
+        StartReceive(fd, address, static_cast<int>(l));
       }
     }
   }

@@ -33,9 +33,6 @@ struct TlsConfig {
   // Ciphertext a session may hold unsent [bytes]: the server's first flight (certificate
   // chain) and one answer. Beyond it the session fails (k_output_full).
   size_t max_output_bytes = 96 * 1024;
-  // A handshake not complete by then is closed [caller-enforced: the worker's deadline, as
-  // the read timeout is; the layer reads no clock].
-  absl::Duration handshake_timeout = absl::Seconds(5);
   // Session tickets sent per full handshake. One suffices for clients that make one query per
   // connection; OpenSSL's default of two costs a second ticket encryption every time.
   int tickets_per_handshake = 1;

@@ -227,6 +227,8 @@ absl::string_view TlsSession::alpn() const {
   return {reinterpret_cast<const char*>(name), name == nullptr ? 0 : size};
 }
 
+bool TlsSession::holds_plaintext() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }
+
 int TlsSession::version() const { return handshake_done_ ? SSL_version(ssl_) : 0; }
 
 TlsFailure TlsSession::Classify(int ssl_error) const {

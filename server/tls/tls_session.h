@@ -12,7 +12,8 @@
 //        connection's input and call Handler::Process as for plain TCP.
 //      - r.consumed < received.size() only when plaintext_room filled up: keep the rest and
 //        Feed it again (Feed({}, room) also drains plaintext the library still holds).
-//      - kNeedMore: recv again (within TlsConfig::handshake_timeout until handshake_done()).
+//      - kNeedMore: recv again (the caller bounds the handshake in time: the worker's read
+//        deadline covers the handshake and the first request together).
 //      - kFailed: count failure() (the session already counted it in TlsStats), send what is
 //        pending (the alert) and close. kPeerClosed: the client sent close_notify.
 //   3. The handler's response: session.Encrypt(response, /*close_notify=*/true) for
@@ -89,6 +90,9 @@ class TlsSession {
   // `n` <= Pending().size() bytes were sent.
   void ConsumePending(size_t n);
 
+  // Plaintext the library decrypted but Feed could not hand over (its room filled): the next
+  // Feed, even of no ciphertext, gives it.
+  bool holds_plaintext() const;
   bool handshake_done() const { return handshake_done_; }
   bool resumed() const { return resumed_; }  // valid once handshake_done()
   bool failed() const { return failure_ != TlsFailure::kNone; }

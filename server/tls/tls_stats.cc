@@ -1,5 +1,7 @@
 #include "server/tls/tls_stats.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace onepass::tls {
 
 absl::string_view TlsFailureName(TlsFailure failure) {
@@ -10,6 +12,48 @@ absl::string_view TlsFailureName(TlsFailure failure) {
   };
   const auto index = static_cast<size_t>(failure);
   return index < sizeof(kNames) / sizeof(kNames[0]) ? kNames[index] : "unknown";
+}
+
+TlsStatsSnapshot& TlsStatsSnapshot::operator+=(const TlsStatsSnapshot& other) {
+  handshakes_full += other.handshakes_full;
+  handshakes_resumed += other.handshakes_resumed;
+  tls13 += other.tls13;
+  tls12 += other.tls12;
+  alpn_selected += other.alpn_selected;
+  alpn_absent += other.alpn_absent;
+  tickets_unknown_key += other.tickets_unknown_key;
+  close_notify_received += other.close_notify_received;
+  for (int i = 0; i < kTlsFailureCount; ++i) failed[i] += other.failed[i];
+  return *this;
+}
+
+std::string TlsStatsSnapshot::Format() const {
+  std::string text = absl::StrCat(
+      "tls_handshakes_full=", handshakes_full, " tls_handshakes_resumed=", handshakes_resumed,
+      " tls_failed=", failed_total(), " tls13=", tls13, " tls12=", tls12,
+      " tls_alpn_selected=", alpn_selected, " tls_alpn_absent=", alpn_absent,
+      " tls_tickets_unknown_key=", tickets_unknown_key,
+      " tls_close_notify_received=", close_notify_received);
+  for (int i = 0; i < kTlsFailureCount; ++i) {
+    absl::StrAppend(&text, " tls_failed{reason=\"",
+                    TlsFailureName(static_cast<TlsFailure>(i + 1)), "\"}=", failed[i]);
+  }
+  return text;
+}
+
+TlsStatsSnapshot TlsStats::Read() const {
+  TlsStatsSnapshot snapshot;
+  auto load = [](const std::atomic<uint64_t>& n) { return n.load(std::memory_order_relaxed); };
+  snapshot.handshakes_full = load(handshakes_full);
+  snapshot.handshakes_resumed = load(handshakes_resumed);
+  snapshot.tls13 = load(tls13);
+  snapshot.tls12 = load(tls12);
+  snapshot.alpn_selected = load(alpn_selected);
+  snapshot.alpn_absent = load(alpn_absent);
+  snapshot.tickets_unknown_key = load(tickets_unknown_key);
+  snapshot.close_notify_received = load(close_notify_received);
+  for (int i = 0; i < kTlsFailureCount; ++i) snapshot.failed[i] = load(failed[i]);
+  return snapshot;
 }
 
 }  // namespace onepass::tls

@@ -1,12 +1,14 @@
 // What the TLS layer counts: handshakes by result, failures by cause, versions and ALPN.
 //
-// Plain integers owned by the caller (one TlsStats per worker, written on the worker's thread
-// only): TlsSession adds to the block it is given and never reads it. The server copies them
-// into its exported counters when it wires TLS in; the layer itself knows no exporter.
+// Owned by the caller (one TlsStats per worker, written on the worker's thread only):
+// TlsSession adds to the block it is given and never reads it. The server exports them (the
+// exit line, /metrics); the layer itself knows no exporter.
 #ifndef ONEPASS_SERVER_TLS_TLS_STATS_H_
 #define ONEPASS_SERVER_TLS_TLS_STATS_H_
 
+#include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "absl/strings/string_view.h"
 
@@ -40,16 +42,17 @@ inline constexpr int kTlsFailureCount = 0 ONEPASS_TLS_FAILURES(ONEPASS_TLS_COUNT
 // "not_tls", ... ("none" for kNone): for log lines and metric labels.
 absl::string_view TlsFailureName(TlsFailure failure);
 
-struct TlsStats {
-  uint64_t handshakes_full = 0;     // completed without resumption
-  uint64_t handshakes_resumed = 0;  // completed from a session ticket
-  uint64_t tls13 = 0;               // completed handshakes by version
+// TlsStats read at one moment, as plain values (summed over workers for the exit line and
+// /metrics).
+struct TlsStatsSnapshot {
+  uint64_t handshakes_full = 0;
+  uint64_t handshakes_resumed = 0;
+  uint64_t tls13 = 0;
   uint64_t tls12 = 0;
-  uint64_t alpn_selected = 0;        // the client offered ALPN and got one of ours ("dot")
-  uint64_t alpn_absent = 0;          // the client offered no ALPN (served anyway, RFC 7858 §3.1)
-  uint64_t tickets_unknown_key = 0;  // a ticket from a key no longer in use: full handshake
+  uint64_t alpn_selected = 0;
+  uint64_t alpn_absent = 0;
+  uint64_t tickets_unknown_key = 0;
   uint64_t close_notify_received = 0;
-  // Failed sessions by TlsFailure, indexed by static_cast<int>(failure) - 1.
   uint64_t failed[kTlsFailureCount] = {};
 
   uint64_t failed_total() const {
@@ -57,7 +60,39 @@ struct TlsStats {
     for (uint64_t n : failed) sum += n;
     return sum;
   }
-  uint64_t& failed_by(TlsFailure failure) { return failed[static_cast<int>(failure) - 1]; }
+  TlsStatsSnapshot& operator+=(const TlsStatsSnapshot& other);
+  // "tls_handshakes_full=N tls_handshakes_resumed=N ... tls_failed{reason="not_tls"}=N ...":
+  // the exit line's form.
+  std::string Format() const;
+};
+
+// Counted on the worker's thread, read by others (the exit line, the metrics listener): relaxed
+// atomics, like the server's WorkerStats. An increment is a locked add: a handful per handshake,
+// which costs hundreds of microseconds anyway.
+struct TlsStats {
+  std::atomic<uint64_t> handshakes_full{0};     // completed without resumption
+  std::atomic<uint64_t> handshakes_resumed{0};  // completed from a session ticket
+  std::atomic<uint64_t> tls13{0};               // completed handshakes by version
+  std::atomic<uint64_t> tls12{0};
+  std::atomic<uint64_t> alpn_selected{0};  // the client offered ALPN and got one of ours ("dot")
+  std::atomic<uint64_t> alpn_absent{0};    // the client offered no ALPN (served, RFC 7858 §3.1)
+  std::atomic<uint64_t> tickets_unknown_key{0};  // a ticket of a key no longer in use: full
+  std::atomic<uint64_t> close_notify_received{0};
+  // Failed sessions by TlsFailure, indexed by static_cast<int>(failure) - 1.
+  std::atomic<uint64_t> failed[kTlsFailureCount] = {};
+
+  uint64_t failed_total() const {
+    uint64_t sum = 0;
+    for (const std::atomic<uint64_t>& n : failed) sum += n.load(std::memory_order_relaxed);
+    return sum;
+  }
+  std::atomic<uint64_t>& failed_by(TlsFailure failure) {
+    return failed[static_cast<int>(failure) - 1];
+  }
+  const std::atomic<uint64_t>& failed_by(TlsFailure failure) const {
+    return failed[static_cast<int>(failure) - 1];
+  }
+  TlsStatsSnapshot Read() const;
 };
 
 }  // namespace onepass::tls

@@ -139,7 +139,7 @@ class WorkerCoreTest : public ::testing::Test {
     auto* v4 = reinterpret_cast<sockaddr_in*>(&peer);
     v4->sin_family = AF_INET;
     v4->sin_addr.s_addr = htonl(0xC0000200u + host);
-    core_->ServeAccepted(fd, peer);
+    core_->ServeAccepted(fd, peer, /*listener=*/0);
   }
   void Advance(absl::Duration by) {
     fake_now += absl::ToChronoNanoseconds(by);

@@ -1,0 +1,47 @@
+// The TLS layer of a connection accepted on a --tls-listen socket (DNS over TLS, RFC 7858):
+// between the socket and the handler, so that the handler sees plaintext requests and writes
+// plaintext responses exactly as on plain TCP (server/tls/tls_session.h does the TLS).
+//
+// Connection (server/core/connection.h) drives it in its own states: kReading receives
+// ciphertext here and feeds it to the session, whose plaintext goes to the request buffer;
+// kWriting encrypts the response a record at a time and sends the session's output. Owned by a
+// connection slot and reused from one connection to the next: the SSL object and both buffers
+// keep their memory.
+#ifndef ONEPASS_SERVER_CORE_CONNECTION_TLS_H_
+#define ONEPASS_SERVER_CORE_CONNECTION_TLS_H_
+
+#include <cstddef>
+#include <memory>
+
+#include "server/core/input_buffer.h"
+#include "server/tls/tls_server_context.h"
+#include "server/tls/tls_session.h"
+#include "server/tls/tls_stats.h"
+
+namespace onepass {
+
+// Ciphertext one recv may bring: a whole TLS record (RFC 8446 §5.2: 2^14 bytes of plaintext
+// plus at most 256 of expansion, and the 5-byte header) with room to spare, so that the
+// ClientHello, or the client's Finished with its query, comes in one recv.
+inline constexpr size_t kTlsReceiveBytes = 18 * 1024;
+// Plaintext encrypted per record when sending (the TLS maximum): what waits unsent in the
+// session beyond its handshake flight is bounded by one record, whatever the response size.
+inline constexpr size_t kTlsRecordPlaintext = 16 * 1024;
+
+// What a worker's connections on TLS listeners start with: the context in use (replaced on
+// reload; a connection keeps the one it started with) and the worker's counters.
+struct TlsStart {
+  std::shared_ptr<const tls::TlsServerContext> context;
+  tls::TlsStats* stats = nullptr;
+};
+
+struct ConnectionTls {
+  ConnectionTls() : ciphertext(kTlsReceiveBytes) {}
+  tls::TlsSession session;
+  // Received, not yet fed: only what Feed left when the plaintext room filled.
+  InputBuffer ciphertext;
+};
+
+}  // namespace onepass
+
+#endif  // ONEPASS_SERVER_CORE_CONNECTION_TLS_H_

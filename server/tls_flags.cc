@@ -1,0 +1,55 @@
+#include "server/tls_flags.h"
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "server/tls/tls_config.h"
+
+ABSL_FLAG(std::vector<std::string>, tls_listen, {},
+          "ADDR:PORT to serve DNS over TLS (RFC 7858) on, port 853 by convention; repeatable, "
+          "IPv4 or [IPv6]. Same workers and CPU steering as --listen; needs --tls-cert and "
+          "--tls-key. The TLS handshake and the first request must arrive within "
+          "--read-timeout-ms of accept.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain for --tls-listen: the server's certificate first, then its "
+          "intermediates. ECDSA P-256 is the fast choice. Re-read on SIGHUP.");
+ABSL_FLAG(std::string, tls_key, "",
+          "PEM private key of --tls-cert's certificate (unencrypted; checked to match it). "
+          "Re-read on SIGHUP.");
+ABSL_FLAG(std::string, tls_ticket_keys, "",
+          "Session ticket keys for resumption without server state: 80-byte keys back to back, "
+          "newest first (make one with `openssl rand 80`; the same file on every host behind "
+          "one address). The newest encrypts, all decrypt; re-read on SIGHUP, so rotate by "
+          "putting a new key in front. Empty: one random key per process (tickets survive a "
+          "reload, not a restart).");
+ABSL_FLAG(bool, tls12, false,
+          "Also accept TLS 1.2 on --tls-listen (TLS 1.3 only by default).");
+
+namespace onepass {
+
+std::vector<std::string> TlsListenFromFlags() { return absl::GetFlag(FLAGS_tls_listen); }
+
+absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> LoadTlsFromFlags(absl::Time now) {
+  tls::TlsConfig config;
+  config.cert_file = absl::GetFlag(FLAGS_tls_cert);
+  config.key_file = absl::GetFlag(FLAGS_tls_key);
+  config.ticket_keys_file = absl::GetFlag(FLAGS_tls_ticket_keys);
+  config.allow_tls12 = absl::GetFlag(FLAGS_tls12);
+  if (config.cert_file.empty() && config.key_file.empty()) {
+    if (!config.ticket_keys_file.empty()) {
+      return absl::InvalidArgumentError(
+          "--tls-ticket-keys without --tls-cert: give the certificate and key too");
+    }
+    return std::shared_ptr<const tls::TlsServerContext>();
+  }
+  if (config.cert_file.empty() || config.key_file.empty()) {
+    return absl::InvalidArgumentError("TLS needs both --tls-cert FILE and --tls-key FILE");
+  }
+  absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> context =
+      tls::TlsServerContext::Create(config, now);
+  if (!context.ok()) return context.status();
+  for (const std::string& warning : (*context)->warnings()) LogWarning("TLS: %s", warning);
+  return context;
+}
+
+}  // namespace onepass

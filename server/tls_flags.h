@@ -1,0 +1,27 @@
+// onepassd's TLS flags (--tls-listen, --tls-cert, --tls-key, --tls-ticket-keys, --tls12), read
+// into the TLS layer's config and context (server/tls/). At start, by --check and on each
+// SIGHUP: the same flags name the same files, read again.
+#ifndef ONEPASS_SERVER_TLS_FLAGS_H_
+#define ONEPASS_SERVER_TLS_FLAGS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/tls/tls_server_context.h"
+
+namespace onepass {
+
+// --tls-listen's addresses, as given.
+std::vector<std::string> TlsListenFromFlags();
+
+// The context the flags name, built and checked (certificate chain and key match, ticket key
+// file); its warnings (expiry) are logged. Null when no --tls-cert is given. Errors name the
+// flag and the file.
+absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> LoadTlsFromFlags(absl::Time now);
+
+}  // namespace onepass
+
+#endif  // ONEPASS_SERVER_TLS_FLAGS_H_
