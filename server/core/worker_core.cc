@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <utility>
 
@@ -29,7 +30,8 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
       // One byte beyond MaxRequestBytes so that an oversize request is seen as such.
       input_buffer_bytes_(std::max(factory->MaxRequestBytes() + 1, kMinInputBufferBytes)),
       output_buffer_bytes_(factory->OutputBufferBytes()),
-      first_tls_listener_(static_cast<int>(config.listen.size())),
+      first_tls_listener_(config.tls_listen.empty() ? INT_MAX
+                                                    : static_cast<int>(config.listen.size())),
       handler_counters_(factory->Counters().size()),
       factory_(std::move(factory)),
       handler_(factory_->CreateHandler(handler_counters_)),

@@ -173,7 +173,8 @@ class WorkerCore final : public ConnectionSink {
   IoDriver* const driver_;
   const size_t input_buffer_bytes_;
   const size_t output_buffer_bytes_;
-  // Listeners from this index on are --tls-listen's (they follow --listen's in the driver).
+  // Listeners from this index on are --tls-listen's (they follow --listen's in the driver);
+  // INT_MAX without any.
   const int first_tls_listener_;
   // Declared before the handlers, which count into it: it outlives them.
   HandlerCounters handler_counters_;

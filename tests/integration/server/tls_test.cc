@@ -1,0 +1,322 @@
+// --tls-listen in-process, on each I/O driver: the TLS layer between the socket and the test
+// line protocol (tests/support/line_handler.h), driven by OpenSSL's client over real loopback
+// TCP. What DNS over TLS relies on: one exchange per connection with the answer and
+// close_notify in one send, resumption from a ticket, a ClientHello in pieces, plain bytes on
+// the TLS port refused and counted, big answers through a full socket, the handshake bounded
+// by the read timeout, and a reload of the certificate without dropping a connection.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "openssl/ssl.h"
+#include "server/drivers/uring_driver.h"
+#include "server/scoped_fd.h"
+#include "server/server.h"
+#include "server/tls/tls_config.h"
+#include "server/tls/tls_server_context.h"
+#include "tests/support/in_process_server.h"
+#include "tests/support/tcp_client.h"
+#include "tests/unit/server/tls/tls_test_client.h"
+#include "tests/unit/server/tls/tls_test_pki.h"
+
+namespace onepass {
+namespace {
+
+using tls::testing::ClientOptions;
+using tls::testing::TestPkiDir;
+using tls::testing::TestTlsClient;
+using testing::TcpClient;
+
+std::shared_ptr<const tls::TlsServerContext> MakeContext(const TestPkiDir& pki) {
+  tls::TlsConfig config;
+  config.cert_file = pki.chain_file();
+  config.key_file = pki.key_file();
+  absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> context =
+      tls::TlsServerContext::Create(config, absl::Now());
+  EXPECT_TRUE(context.ok()) << context.status();
+  return context.ok() ? *context : nullptr;
+}
+
+// A blocking TCP connection to 127.0.0.1:`port` with TCP_NODELAY; `receive_buffer` > 0 sets
+// SO_RCVBUF before connect (after it, the window could not shrink cleanly).
+absl::StatusOr<ScopedFd> ConnectTcp(int port, int receive_buffer) {
+  ScopedFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
+  const int one = 1;
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (receive_buffer > 0) {
+    setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
+  }
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+    return absl::InternalError(absl::StrCat("connect: ", std::strerror(errno)));
+  }
+  return fd;
+}
+
+// What one TLS connection got.
+struct DotResult {
+  bool handshake = false;  // completed
+  bool resumed = false;
+  std::string plaintext;      // the server's application data
+  bool close_notify = false;  // it ended with close_notify
+  bool eof = false;           // then the TCP connection ended
+  std::string error;          // what went wrong on the client's side, if anything
+};
+
+// One connection: the handshake, `request` once it is done (or with `early_request` never),
+// then everything the server sends until it closes (10 s at most). `chunk` > 0 sends the
+// client's bytes in pieces of that size, each its own send (TCP_NODELAY), so the server gets
+// records in pieces. `receive_buffer` > 0 shrinks the client's socket receive buffer, so a big
+// answer fills the server's socket and its sends come back partial.
+DotResult Exchange(int port, const std::string& request, const ClientOptions& options,
+                   size_t chunk = 0, SSL_SESSION** session_out = nullptr, int receive_buffer = 0) {
+  DotResult result;
+  absl::StatusOr<ScopedFd> tcp = ConnectTcp(port, receive_buffer);
+  if (!tcp.ok()) {
+    result.error = tcp.status().ToString();
+    return result;
+  }
+  const int fd = tcp->get();
+  TestTlsClient client(options);
+  bool sent_request = false;
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < give_up) {
+    if (!result.handshake && client.Step()) {
+      result.handshake = true;
+      result.resumed = SSL_session_reused(client.ssl()) == 1;
+    }
+    if (result.handshake && !sent_request) {
+      client.Write(request);
+      sent_request = true;
+    }
+    const std::string out = client.TakeOutput();
+    for (size_t at = 0; at < out.size();) {
+      const size_t n = chunk == 0 ? out.size() - at : std::min(chunk, out.size() - at);
+      const ssize_t sent = send(fd, out.data() + at, n, MSG_NOSIGNAL);
+      if (sent <= 0) {
+        result.error = absl::StrCat("send: ", std::strerror(errno));
+        return result;
+      }
+      at += static_cast<size_t>(sent);
+    }
+    if (client.failed()) {
+      result.error = "the client's TLS failed";
+      return result;
+    }
+    pollfd ready = {fd, POLLIN, 0};
+    const int64_t wait_ms = absl::ToInt64Milliseconds(give_up - absl::Now());
+    if (poll(&ready, 1, static_cast<int>(std::max<int64_t>(wait_ms, 0))) <= 0) continue;
+    char buffer[65536];
+    const ssize_t got = recv(fd, buffer, sizeof(buffer), 0);
+    if (got == 0) {
+      result.eof = true;
+      break;
+    }
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      result.error = absl::StrCat("recv: ", std::strerror(errno));
+      break;
+    }
+    client.GiveInput({buffer, static_cast<size_t>(got)});
+    if (result.handshake || client.Step()) {
+      if (!result.handshake) {
+        result.handshake = true;
+        result.resumed = SSL_session_reused(client.ssl()) == 1;
+      }
+      bool closed = false;
+      result.plaintext += client.Read(&closed);
+      result.close_notify = result.close_notify || closed;
+    }
+  }
+  if (session_out != nullptr) *session_out = client.TakeSession();
+  return result;
+}
+
+class TlsServerTest : public testing::InProcessLineServerTest,
+                      public ::testing::WithParamInterface<IoLoop> {
+ protected:
+  TlsServerTest() {
+    config_.io = GetParam();
+    config_.workers = 1;  // answers name their worker: always 0
+    config_.tls_listen = {"127.0.0.1:0"};
+    config_.tls = MakeContext(pki_);
+    options_.ca_file = pki_.ca_file();
+  }
+  void Start(const testing::LineProtocolOptions& line = {}) {
+    StartServer(line);
+    ASSERT_EQ(server_->tls_addresses().size(), 1u);
+    tls_port_ = server_->tls_addresses()[0].port();
+  }
+  bool WaitForTls(const std::function<bool(const tls::TlsStatsSnapshot&)>& done) {
+    for (int i = 0; i < 500; ++i) {
+      if (done(server_->TlsStats())) return true;
+      usleep(10 * 1000);
+    }
+    ADD_FAILURE() << "TLS stats never matched: " << server_->TlsStats().Format();
+    return false;
+  }
+
+  TestPkiDir pki_;
+  ClientOptions options_;
+  int tls_port_ = 0;
+};
+
+TEST_P(TlsServerTest, OneRequestPerConnectionAnswersWithCloseNotifyAndCloses) {
+  Start();
+  constexpr int kConnections = 20;
+  for (int i = 0; i < kConnections; ++i) {
+    const DotResult got = Exchange(tls_port_, absl::StrCat("hello ", i, "\n"), options_);
+    ASSERT_TRUE(got.error.empty()) << got.error;
+    EXPECT_TRUE(got.handshake);
+    EXPECT_EQ(got.plaintext, absl::StrCat("worker=0 hello ", i, "\n"));
+    EXPECT_TRUE(got.close_notify);
+    EXPECT_TRUE(got.eof);
+  }
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.served == kConnections; }));
+  const StatsSnapshot stats = server_->Stats();
+  // Per connection: the server's flight, then the ticket, the answer and close_notify in one
+  // send (the answer never leaves apart from its close_notify).
+  EXPECT_EQ(stats.sends, 2u * kConnections) << stats.Format();
+  EXPECT_EQ(stats.responses, kConnections);
+  EXPECT_EQ(stats.errors, 0u);
+  const tls::TlsStatsSnapshot tls = server_->TlsStats();
+  EXPECT_EQ(tls.handshakes_full, kConnections);
+  EXPECT_EQ(tls.tls13, kConnections);
+  EXPECT_EQ(tls.alpn_selected, kConnections);
+  EXPECT_EQ(tls.failed_total(), 0u);
+  // The plain listener still serves plain TCP.
+  absl::StatusOr<TcpClient> plain = Connect();
+  ASSERT_TRUE(plain.ok());
+  ASSERT_TRUE(plain->Send("plain\n").ok());
+  EXPECT_EQ(*plain->ReadUntilClose(), "worker=0 plain\n");
+}
+
+TEST_P(TlsServerTest, TicketFromOneConnectionResumesTheNext) {
+  Start();
+  SSL_SESSION* session = nullptr;
+  const DotResult first = Exchange(tls_port_, "one\n", options_, 0, &session);
+  ASSERT_TRUE(first.error.empty()) << first.error;
+  ASSERT_NE(session, nullptr);
+  ClientOptions resume = options_;
+  resume.session = session;
+  const DotResult second = Exchange(tls_port_, "two\n", resume);
+  SSL_SESSION_free(session);
+  ASSERT_TRUE(second.error.empty()) << second.error;
+  EXPECT_TRUE(second.resumed);
+  EXPECT_EQ(second.plaintext, "worker=0 two\n");
+  ASSERT_TRUE(WaitForTls([](const tls::TlsStatsSnapshot& s) {
+    return s.handshakes_full == 1 && s.handshakes_resumed == 1;
+  }));
+}
+
+TEST_P(TlsServerTest, ClientHelloAndRequestInSmallPiecesAreServed) {
+  Start();
+  for (size_t chunk : {1u, 7u, 100u}) {
+    const DotResult got = Exchange(tls_port_, "pieces\n", options_, chunk);
+    ASSERT_TRUE(got.error.empty()) << "chunk " << chunk << ": " << got.error;
+    EXPECT_EQ(got.plaintext, "worker=0 pieces\n") << "chunk " << chunk;
+    EXPECT_TRUE(got.close_notify);
+  }
+  EXPECT_EQ(server_->TlsStats().failed_total(), 0u);
+}
+
+TEST_P(TlsServerTest, PlainBytesOnTheTlsPortAreClosedAndCounted) {
+  Start();
+  absl::StatusOr<TcpClient> client = TcpClient::Connect("127.0.0.1", tls_port_);
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE(client->Send("hello\n").ok());
+  absl::StatusOr<std::string> reply = client->ReadUntilClose();
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(*reply, "");  // no alert a plain client could not read
+  ASSERT_TRUE(WaitForTls([](const tls::TlsStatsSnapshot& s) {
+    return s.failed[static_cast<int>(tls::TlsFailure::k_not_tls) - 1] == 1;
+  }));
+  EXPECT_EQ(server_->Stats().served, 0u);
+}
+
+TEST_P(TlsServerTest, BigAnswerCrossesAFullSocketWhole) {
+  testing::LineProtocolOptions line;
+  line.output_bytes = 1 << 20;
+  Start(line);
+  constexpr size_t kBytes = 600 * 1024;  // several records, more than a socket buffer
+  const DotResult got = Exchange(tls_port_, absl::StrCat("big ", kBytes, "\n"), options_, 0,
+                                 nullptr, /*receive_buffer=*/4096);
+  ASSERT_TRUE(got.error.empty()) << got.error << " after " << got.plaintext.size() << " bytes; "
+                                 << server_->Stats().Format();
+  ASSERT_EQ(got.plaintext.size(), kBytes + 1);
+  EXPECT_EQ(got.plaintext.find_first_not_of('x'), kBytes);
+  EXPECT_TRUE(got.close_notify);
+  // The socket filled: the connection waited to write, and went on where it stopped.
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.served == 1; }));
+  EXPECT_GE(server_->Stats().parked, 1u) << server_->Stats().Format();
+}
+
+TEST_P(TlsServerTest, HandshakeThatStallsIsCutAtTheReadTimeout) {
+  config_.read_timeout = absl::Milliseconds(300);
+  Start();
+  TestTlsClient client(options_);
+  client.Step();
+  const std::string hello = client.TakeOutput();
+  absl::StatusOr<TcpClient> tcp = TcpClient::Connect("127.0.0.1", tls_port_);
+  ASSERT_TRUE(tcp.ok());
+  ASSERT_TRUE(tcp->Send(hello.substr(0, hello.size() / 2)).ok());  // and then nothing
+  absl::StatusOr<std::string> rest = tcp->ReadUntilClose(absl::Seconds(10));
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.read_timeouts == 1; }));
+  EXPECT_EQ(server_->TlsStats().handshakes_full, 0u);
+}
+
+TEST_P(TlsServerTest, ReloadServesTheNewCertificateToNewConnectionsOnly) {
+  Start();
+  TestPkiDir other({.common_name = "renewed.example.test"});
+  server_->ReloadTls(MakeContext(other));
+  ClientOptions renewed = options_;
+  renewed.ca_file = other.ca_file();
+  // The worker takes the new context at its next event: a connection or two may still get the
+  // old one, never a failure.
+  bool served_renewed = false;
+  for (int i = 0; i < 50 && !served_renewed; ++i) {
+    const DotResult got = Exchange(tls_port_, "after\n", renewed);
+    if (got.error.empty()) {
+      EXPECT_EQ(got.plaintext, "worker=0 after\n");
+      served_renewed = true;
+    }
+  }
+  EXPECT_TRUE(served_renewed);
+  // The old CA no longer verifies what new connections get.
+  const DotResult old = Exchange(tls_port_, "old\n", options_);
+  EXPECT_FALSE(old.error.empty());
+}
+
+std::vector<IoLoop> Drivers() {
+  std::vector<IoLoop> drivers = {IoLoop::kEpoll};
+  if (UringDriverBuilt() && ProbeUring().ok()) drivers.push_back(IoLoop::kUring);
+  return drivers;
+}
+
+INSTANTIATE_TEST_SUITE_P(Drivers, TlsServerTest, ::testing::ValuesIn(Drivers()),
+                         [](const ::testing::TestParamInfo<IoLoop>& info) {
+                           return info.param == IoLoop::kUring ? "uring" : "epoll";
+                         });
+
+}  // namespace
+}  // namespace onepass
