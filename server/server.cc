@@ -28,6 +28,12 @@ absl::Status ValidateConfig(const ServerConfig& config, ListenRequirement listen
     return absl::InvalidArgumentError(
         "nothing to listen on; give --listen ADDR:PORT (or --tls-listen ADDR:PORT)");
   }
+  if (config.tls_max_handshakes <= 0 || config.tls_full_per_client < 0 ||
+      config.tls_resumed_per_client < 0) {
+    return absl::InvalidArgumentError(
+        "--tls-max-handshakes must be positive, --tls-full-per-client and "
+        "--tls-resumed-per-client not negative (0: unlimited)");
+  }
   if (!config.tls_listen.empty() && config.tls == nullptr) {
     return absl::InvalidArgumentError(
         "--tls-listen needs a certificate and its key: give --tls-cert FILE and --tls-key FILE");
@@ -133,6 +139,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   const auto plain_end = listeners->bound.begin() + static_cast<long>(config.listen.size());
   server->addresses_.assign(listeners->bound.begin(), plain_end);
   server->tls_addresses_.assign(plain_end, listeners->bound.end());
+  if (!server->tls_addresses_.empty()) server->tls_context_ = config.tls;
 
   // The soft descriptor limit up to the hard one, and the connections lowered to fit it
   // (server/descriptor_limit.h).
@@ -319,6 +326,8 @@ std::vector<uint64_t> Server::HandlerCountsOf(int w) const {
 void Server::ReloadTls(std::shared_ptr<const tls::TlsServerContext> context) {
   if (tls_addresses_.empty() || context == nullptr) return;
   for (const auto& worker : workers_) worker->OfferTls(context);
+  std::lock_guard<std::mutex> lock(tls_mutex_);
+  tls_context_ = std::move(context);
 }
 
 tls::TlsStatsSnapshot Server::TlsStats() const {

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,6 +85,11 @@ class Server {
   // built and checked by the caller); those in flight finish under the one they started with,
   // so none is dropped. Nothing to do without --tls-listen.
   void ReloadTls(std::shared_ptr<const tls::TlsServerContext> context);
+  // Any thread: the context new TLS connections start with (null without --tls-listen).
+  std::shared_ptr<const tls::TlsServerContext> tls_context() const {
+    std::lock_guard<std::mutex> lock(tls_mutex_);
+    return tls_context_;
+  }
   // Any thread: the TLS counters summed over workers.
   tls::TlsStatsSnapshot TlsStats() const;
 
@@ -129,6 +135,8 @@ class Server {
   WorkerPlacement placement_;
   std::vector<SocketAddress> addresses_;
   std::vector<SocketAddress> tls_addresses_;
+  mutable std::mutex tls_mutex_;  // a reload writes tls_context_, /metrics reads it
+  std::shared_ptr<const tls::TlsServerContext> tls_context_;
   // Declared before the workers, which count into it: it outlives them.
   std::unique_ptr<ClientTable> clients_;
   std::vector<std::unique_ptr<Worker>> workers_;

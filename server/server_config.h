@@ -47,6 +47,14 @@ inline constexpr int kDefaultMaxConnectionsPerClient = 25;  // parked, per clien
 // or one customer usually owns whole (RFC 6177, RFC 7421).
 inline constexpr int kDefaultClientPrefixV4 = 32;
 inline constexpr int kDefaultClientPrefixV6 = 64;
+// TLS handshakes (--tls-listen). In progress at once, whole server: each parks its connection
+// between the server's flight and the client's Finished (one round trip). New ones per client
+// prefix per second: a full handshake costs a signature and a key exchange (~270 us of CPU), a
+// resumed one a fraction; one resolver behind a /32 making a few hundred DoT connections a
+// second stays well inside, a flood from one prefix does not.
+inline constexpr int kDefaultTlsMaxHandshakes = 1000;
+inline constexpr int kDefaultTlsFullPerClient = 100;
+inline constexpr int kDefaultTlsResumedPerClient = 1000;
 inline constexpr absl::Duration kDefaultReadTimeout = absl::Milliseconds(2000);
 inline constexpr absl::Duration kDefaultWriteTimeout = absl::Milliseconds(2000);
 // The whole life of a parked connection, however it keeps busy (RFC 7766 §6.2.3 lets a server
@@ -101,6 +109,15 @@ struct ServerConfig {
   // The certificate, key and ticket keys for tls_listen's connections at start (required
   // with tls_listen); a reload's new one goes through Server::ReloadTls.
   std::shared_ptr<const tls::TlsServerContext> tls;
+  // Handshakes in progress at once, whole server (split over workers like max_connections);
+  // beyond it a new TLS connection that must wait for its client is closed (counted:
+  // TlsFailure::k_limit).
+  int tls_max_handshakes = kDefaultTlsMaxHandshakes;
+  // New handshakes per client prefix (client_prefix_v4/v6) per second, whole server (split
+  // over workers), full and resumed; 0: unlimited. Beyond it the handshake fails before its
+  // costly half (TlsFailure::k_limit).
+  int tls_full_per_client = kDefaultTlsFullPerClient;
+  int tls_resumed_per_client = kDefaultTlsResumedPerClient;
   // Workers (threads). 0: one per CPU in `cpus`, or in the affinity mask when `cpus` is empty.
   int workers = 0;
   // CPUs to pin worker i to cpus[i]. Empty: the process's affinity mask, when it has at least

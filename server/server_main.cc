@@ -199,7 +199,7 @@ void PrintHelp() {
 absl::StatusOr<ServerConfig> ConfigFromFlags() {
   ServerConfig config;
   config.listen = absl::GetFlag(FLAGS_listen);
-  config.tls_listen = TlsListenFromFlags();
+  TlsFlagsIntoConfig(config);
   config.workers = absl::GetFlag(FLAGS_workers);
   if (std::string cpus = absl::GetFlag(FLAGS_cpus); !cpus.empty()) {
     absl::StatusOr<std::vector<int>> list = ParseCpuList(cpus);

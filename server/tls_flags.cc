@@ -24,10 +24,25 @@ ABSL_FLAG(std::string, tls_ticket_keys, "",
           "reload, not a restart).");
 ABSL_FLAG(bool, tls12, false,
           "Also accept TLS 1.2 on --tls-listen (TLS 1.3 only by default).");
+ABSL_FLAG(int, tls_max_handshakes, onepass::kDefaultTlsMaxHandshakes,
+          "TLS handshakes waiting for their clients at once, whole server (split over workers). "
+          "Beyond it a new TLS connection whose client is slow to finish is closed (counted: "
+          "onepass_tls_failures_total{reason=\"limit\"}).");
+ABSL_FLAG(int, tls_full_per_client, onepass::kDefaultTlsFullPerClient,
+          "New full TLS handshakes per second per client prefix (--client-prefix-v4/-v6), whole "
+          "server; beyond it the handshake is refused before its signature. 0: unlimited.");
+ABSL_FLAG(int, tls_resumed_per_client, onepass::kDefaultTlsResumedPerClient,
+          "New resumed TLS handshakes (from a session ticket) per second per client prefix, "
+          "whole server. 0: unlimited.");
 
 namespace onepass {
 
-std::vector<std::string> TlsListenFromFlags() { return absl::GetFlag(FLAGS_tls_listen); }
+void TlsFlagsIntoConfig(ServerConfig& config) {
+  config.tls_listen = absl::GetFlag(FLAGS_tls_listen);
+  config.tls_max_handshakes = absl::GetFlag(FLAGS_tls_max_handshakes);
+  config.tls_full_per_client = absl::GetFlag(FLAGS_tls_full_per_client);
+  config.tls_resumed_per_client = absl::GetFlag(FLAGS_tls_resumed_per_client);
+}
 
 absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> LoadTlsFromFlags(absl::Time now) {
   tls::TlsConfig config;

@@ -10,12 +10,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/server_config.h"
 #include "server/tls/tls_server_context.h"
 
 namespace onepass {
 
-// --tls-listen's addresses, as given.
-std::vector<std::string> TlsListenFromFlags();
+// --tls-listen's addresses, as given, and the handshake limits, into `config`.
+void TlsFlagsIntoConfig(ServerConfig& config);
 
 // The context the flags name, built and checked (certificate chain and key match, ticket key
 // file); its warnings (expiry) are logged. Null when no --tls-cert is given. Errors name the

@@ -38,8 +38,12 @@ void Connection::Reset(int fd, const std::array<uint8_t, 16>& peer, uint64_t id,
 bool Connection::StartTls(const TlsStart& start) {
   if (tls_ == nullptr) tls_ = std::make_unique<ConnectionTls>();
   tls_->ciphertext.Clear();
+  tls_->limiter = start.limiter;
+  tls_->prefix_v4 = start.prefix_v4;
+  tls_->prefix_v6 = start.prefix_v6;
+  tls_->client = ClientKeyOf(fields_.peer, start.prefix_v4, start.prefix_v6);
   fields_.tls = true;
-  return tls_->session.Start(start.context, start.stats);
+  return tls_->session.Start(start.context, start.stats, tls_.get());
 }
 
 void Connection::TakeOver(Connection& other) {
@@ -206,6 +210,8 @@ bool Connection::TakeProxy(const ConnectionEnv& env, Turn& turn) {
   // handler and keys the per-client limit.
   if (step.has_client) fields_.peer = step.client;
   if (fields_.tls) {
+    // The client's handshakes are charged to the prefix its header named.
+    tls_->client = ClientKeyOf(fields_.peer, tls_->prefix_v4, tls_->prefix_v6);
     // The bytes after the header are the TLS handshake: they go to the layer, not the handler.
     InputBuffer& ciphertext = tls_->ciphertext;
     const absl::Span<uint8_t> tail = ciphertext.WritableTail();

@@ -172,6 +172,10 @@ class Connection {
   void GiveOutput(std::unique_ptr<OutputBuffer> out) { out_ = std::move(out); }
 
   int fd() const { return fields_.fd; }
+  // A TLS connection whose handshake is not done yet.
+  bool tls_handshaking() const {
+    return fields_.tls && tls_ != nullptr && !tls_->session.handshake_done();
+  }
   const std::array<uint8_t, 16>& peer() const { return fields_.peer; }
   OutputBuffer& out() { return *out_; }  // requires has_output()
   const InputBuffer& in() const { return *in_; }

@@ -13,7 +13,11 @@
 #include <cstddef>
 #include <memory>
 
+#include "server/core/client_limits.h"
+#include "server/core/handshake_limiter.h"
 #include "server/core/input_buffer.h"
+#include "server/core/worker_metrics.h"
+#include "server/tls/handshake_gate.h"
 #include "server/tls/tls_server_context.h"
 #include "server/tls/tls_session.h"
 #include "server/tls/tls_stats.h"
@@ -33,13 +37,28 @@ inline constexpr size_t kTlsRecordPlaintext = 16 * 1024;
 struct TlsStart {
   std::shared_ptr<const tls::TlsServerContext> context;
   tls::TlsStats* stats = nullptr;
+  // The worker's per-prefix handshake budgets, and the bits of an address that make a prefix
+  // (--client-prefix-v4/-v6); null: unlimited.
+  HandshakeLimiter* limiter = nullptr;
+  int prefix_v4 = 32;
+  int prefix_v6 = 64;
 };
 
-struct ConnectionTls {
+// The session's gate (server/tls/handshake_gate.h) is the connection's client prefix against
+// the worker's limiter.
+struct ConnectionTls final : public tls::HandshakeGate {
   ConnectionTls() : ciphertext(kTlsReceiveBytes) {}
+  bool Admit(bool resumption) override {
+    return limiter == nullptr || limiter->Admit(client, resumption, MonotonicNanos());
+  }
+
   tls::TlsSession session;
   // Received, not yet fed: only what Feed left when the plaintext room filled.
   InputBuffer ciphertext;
+  HandshakeLimiter* limiter = nullptr;
+  ClientKey client{};  // the peer's prefix (the one a PROXY header named, if any)
+  int prefix_v4 = 32;
+  int prefix_v6 = 64;
 };
 
 }  // namespace onepass

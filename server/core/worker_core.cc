@@ -53,7 +53,20 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
   env_.keepalive = config_.keepalive;
   env_.linger = config_.linger > absl::ZeroDuration();
   if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
-  tls_start_ = {config_.tls, &tls_stats_};
+  tls_start_ = {.context = config_.tls,
+                .stats = &tls_stats_,
+                .prefix_v4 = config_.client_prefix_v4,
+                .prefix_v6 = config_.client_prefix_v6};
+  if (!config_.tls_listen.empty()) {
+    // The server-wide limits, split as --max-connections is: this worker's share of them.
+    const double share = static_cast<double>(max_connections_) /
+                         std::max(config_.max_connections, max_connections_);
+    max_handshakes_ = std::max(1, static_cast<int>(config_.tls_max_handshakes * share + 0.5));
+    handshake_limiter_ = std::make_unique<HandshakeLimiter>(
+        HandshakeLimiter::Rates{.full = config_.tls_full_per_client * share,
+                                .resumed = config_.tls_resumed_per_client * share});
+    tls_start_.limiter = handshake_limiter_.get();
+  }
 }
 
 WorkerCore::~WorkerCore() {
@@ -238,6 +251,17 @@ void WorkerCore::Admit(Connection& connection, Slot* received, int64_t accepted_
     if (received != nullptr) Release(received);
     return;
   }
+  if (connection.tls_handshaking() && handshakes_parked_ >= max_handshakes_) {
+    // As many handshakes wait for their clients as this worker takes: the client must retry.
+    tls_stats_.failed_by(tls::TlsFailure::k_limit).fetch_add(1, std::memory_order_relaxed);
+    Refuse(connection, idle, stats_.rejected_tls_handshakes);
+    if (received != nullptr) {
+      Release(received);
+    } else {
+      free_.push_back(slot);
+    }
+    return;
+  }
   // The client: the accepted peer, or the one a trusted PROXY header named.
   if (!CountPeer(connection.peer(), slot)) {
     Refuse(connection, idle, stats_.rejected_per_client);
@@ -331,9 +355,16 @@ void WorkerCore::Lend(Connection& connection) {
 
 // --- parked connections
 
+void WorkerCore::CountHandshake(Slot* slot, bool handshaking) {
+  if (slot->handshaking == handshaking) return;
+  slot->handshaking = handshaking;
+  handshakes_parked_ += handshaking ? 1 : -1;
+}
+
 void WorkerCore::Park(Slot* slot) {
   Connection& connection = slot->connection;
   const ConnectionState state = connection.state();
+  CountHandshake(slot, connection.tls_handshaking());
   TrackUpstream(slot);
   const SteadyTime now = now_();
   if (state == ConnectionState::kWaitingUpstream) {
@@ -396,6 +427,9 @@ void WorkerCore::AfterAdvance(Slot* slot, ConnectionState state) {
 }
 
 void WorkerCore::CountTimeout(const Connection& connection) {
+  if (connection.tls_handshaking()) {
+    tls_stats_.failed_by(tls::TlsFailure::k_timeout).fetch_add(1, std::memory_order_relaxed);
+  }
   const std::optional<SteadyTime>& lifetime = connection.deadlines().lifetime;
   if (lifetime.has_value() && *lifetime <= now_()) {
     WorkerStats::Add(stats_.lifetime_cuts);
@@ -454,6 +488,7 @@ void WorkerCore::Close(Slot* slot) {
 }
 
 void WorkerCore::Release(Slot* slot) {
+  CountHandshake(slot, false);
   if (!waiting_upstream_.empty()) waiting_upstream_.erase(slot->connection.id());
   ReleaseOutput(slot->connection);
   UncountPeer(slot);

@@ -34,6 +34,7 @@
 #include "server/core/client_limits.h"
 #include "server/core/connection.h"
 #include "server/core/connection_tls.h"
+#include "server/core/handshake_limiter.h"
 #include "server/core/io_driver.h"
 #include "server/core/proxy_protocol.h"
 #include "server/core/stats.h"
@@ -120,6 +121,7 @@ class WorkerCore final : public ConnectionSink {
     // per-client limit.
     std::array<uint8_t, 16> client_key{};
     bool peer_counted = false;
+    bool handshaking = false;  // counted in handshakes_parked_
     int64_t accepted_at = 0;  // MonotonicNanos() at accept (server/core/worker_metrics.h)
   };
 
@@ -135,6 +137,8 @@ class WorkerCore final : public ConnectionSink {
   // aborted when it holds answer bytes the client has not taken.
   void Refuse(Connection& connection, bool idle, std::atomic<uint64_t>& cause);
   void Park(Slot* slot);
+  // Keeps handshakes_parked_ right as `slot`'s connection finishes its TLS handshake or goes.
+  void CountHandshake(Slot* slot, bool handshaking);
   void OnReady(Slot* slot);
   void OnDeadline(Slot* slot);
   // After a parked connection ran Advance: closes it, or parks it again for its new state.
@@ -185,6 +189,10 @@ class WorkerCore final : public ConnectionSink {
   WorkerStats stats_;
   tls::TlsStats tls_stats_;
   TlsStart tls_start_;  // the context new TLS connections start with
+  // This worker's share of the TLS handshake limits (ServerConfig::tls_*).
+  std::unique_ptr<HandshakeLimiter> handshake_limiter_;
+  int max_handshakes_ = 0;
+  int handshakes_parked_ = 0;
   WorkerMetrics metrics_;
 
   // The single pass runs here; parking swaps its buffers into a pooled slot.

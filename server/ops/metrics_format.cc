@@ -202,6 +202,57 @@ double UnixSeconds(absl::Time time) {
   return time == absl::InfinitePast() ? 0 : absl::ToDoubleSeconds(time - absl::UnixEpoch());
 }
 
+// --tls-listen's handshakes, failures by cause, versions, suites, ALPN, and the credentials in
+// use (the certificate's expiry, the ticket key that encrypts).
+void WriteTls(const MetricsInput& input, Exposition& out) {
+  const tls::TlsStatsSnapshot& tls = input.tls_stats;
+  out.Family("onepass_tls_handshakes_total", "counter",
+             "TLS handshakes completed, full or resumed from a session ticket");
+  out.Sample("onepass_tls_handshakes_total", {{"result", "full"}}, tls.handshakes_full);
+  out.Sample("onepass_tls_handshakes_total", {{"result", "resumed"}}, tls.handshakes_resumed);
+  out.Family("onepass_tls_failures_total", "counter",
+             "TLS sessions that failed (the connection was closed), by cause");
+  for (int i = 0; i < tls::kTlsFailureCount; ++i) {
+    out.Sample("onepass_tls_failures_total",
+               {{"reason", std::string(tls::TlsFailureName(static_cast<tls::TlsFailure>(i + 1)))}},
+               tls.failed[i]);
+  }
+  out.Family("onepass_tls_versions_total", "counter", "completed handshakes by TLS version");
+  out.Sample("onepass_tls_versions_total", {{"version", "1.3"}}, tls.tls13);
+  out.Sample("onepass_tls_versions_total", {{"version", "1.2"}}, tls.tls12);
+  out.Family("onepass_tls_ciphers_total", "counter", "completed handshakes by cipher suite");
+  for (int i = 0; i < tls::kTlsCipherCount; ++i) {
+    out.Sample("onepass_tls_ciphers_total", {{"suite", std::string(tls::TlsCipherName(i))}},
+               tls.cipher[i]);
+  }
+  out.Family("onepass_tls_alpn_total", "counter",
+             "completed handshakes by ALPN: dot selected, or none offered");
+  out.Sample("onepass_tls_alpn_total", {{"alpn", "dot"}}, tls.alpn_selected);
+  out.Sample("onepass_tls_alpn_total", {{"alpn", "none"}}, tls.alpn_absent);
+  out.Family("onepass_tls_tickets_unknown_key_total", "counter",
+             "session tickets of a key no longer in use (a full handshake instead)");
+  out.Sample("onepass_tls_tickets_unknown_key_total", {}, tls.tickets_unknown_key);
+  if (input.tls_context == nullptr) return;
+  out.Family("onepass_tls_certificate_expiry_timestamp_seconds", "gauge",
+             "Unix time the certificate in use expires (notAfter)");
+  out.Sample("onepass_tls_certificate_expiry_timestamp_seconds", {},
+             UnixSeconds(input.tls_context->not_after()));
+  const std::vector<tls::TicketKey>& keys = input.tls_context->ticket_keys();
+  out.Family("onepass_tls_ticket_key_info", "gauge",
+             "1 for the session ticket key that encrypts (its name's first 4 bytes in hex), "
+             "with how many keys decrypt and where they come from");
+  std::string name = "random";
+  if (!keys.empty()) {
+    name.clear();
+    for (int i = 0; i < 4; ++i) absl::StrAppend(&name, absl::Hex(keys[0].name[i], absl::kZeroPad2));
+  }
+  out.Sample("onepass_tls_ticket_key_info",
+             {{"name", name},
+              {"keys", absl::StrCat(keys.empty() ? 1 : keys.size())},
+              {"source", input.tls_context->ticket_keys_from_file() ? "file" : "process"}},
+             uint64_t{1});
+}
+
 void WriteServerStatus(const MetricsInput& input, Exposition& out) {
   const ServerStatusSnapshot& status = input.status;
   out.Family("onepass_build_info", "gauge", "version and protocol of this onepassd; always 1");
@@ -275,6 +326,7 @@ std::string FormatMetrics(const MetricsInput& input) {
   WriteHandlerCounters(input, out);
   WriteWorkerMetrics(input, out);
   WriteServerStatus(input, out);
+  if (input.tls) WriteTls(input, out);
   return out.Take();
 }
 

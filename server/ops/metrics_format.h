@@ -11,6 +11,7 @@
 #define ONEPASS_SERVER_OPS_METRICS_FORMAT_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@
 #include "server/core/stats.h"
 #include "server/core/worker_metrics.h"
 #include "server/ops/server_status.h"
+#include "server/tls/tls_server_context.h"
+#include "server/tls/tls_stats.h"
 
 namespace onepass {
 
@@ -42,6 +45,10 @@ struct MetricsInput {
   uint64_t reloads = 0;
   uint64_t reload_failures = 0;
   ServerStatusSnapshot status;
+  // --tls-listen: the TLS counters summed over workers, and the context new connections get.
+  bool tls = false;
+  tls::TlsStatsSnapshot tls_stats;
+  std::shared_ptr<const tls::TlsServerContext> tls_context;
   int64_t now_nanos = 0;  // MonotonicNanos() when read: the heartbeats' age
 };
 

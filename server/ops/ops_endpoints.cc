@@ -19,6 +19,11 @@ MetricsInput OpsEndpoints::ReadMetrics() const {
   const StatsSnapshot total = server->Stats();
   input.reloads = total.reloads;
   input.reload_failures = total.reload_failures;
+  if (!server->tls_addresses().empty()) {
+    input.tls = true;
+    input.tls_stats = server->TlsStats();
+    input.tls_context = server->tls_context();
+  }
   for (int w = 0; w < server->worker_count(); ++w) {
     WorkerSample sample;
     sample.index = w;

@@ -1,9 +1,11 @@
 #include "server/ops/startup_report.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/cpu_list.h"
 
 namespace onepass {
@@ -19,6 +21,17 @@ std::string FormatGauge(const DataGauge& gauge) {
   return absl::StrCat(
       gauge.name, labels.empty() ? "" : "{", labels, labels.empty() ? "" : "}", "=",
       whole ? absl::StrCat(static_cast<int64_t>(gauge.value)) : absl::StrCat(gauge.value));
+}
+
+// Kernel TLS (kTLS: the kernel encrypts sends once told the keys) exists where the "tls" ULP
+// is built in or loadable; /proc/net/tls_stat appears with it. onepassd encrypts in user space
+// either way (server/tls/README.md says why): this only says what the kernel could do.
+std::string KernelTlsNote() {
+  if (access("/proc/net/tls_stat", R_OK) == 0) {
+    return "kTLS: the kernel has it (/proc/net/tls_stat); onepassd encrypts in user space";
+  }
+  return "kTLS: not in this kernel (no /proc/net/tls_stat: CONFIG_TLS off or the tls module "
+         "not loaded); onepassd encrypts in user space";
 }
 
 std::string FormatLimit(rlim_t value) {
@@ -49,6 +62,22 @@ std::vector<std::string> StartupReport(const Server& server, const ServerConfig&
       facts.metrics_listen.empty() ? "off" : facts.metrics_listen, "; PROXY v2 from: ",
       facts.proxy_protocol_from.empty() ? "nobody"
                                         : absl::StrJoin(facts.proxy_protocol_from, " ")));
+  if (!server.tls_addresses().empty()) {
+    std::vector<std::string> tls_listeners;
+    for (const SocketAddress& address : server.tls_addresses()) {
+      tls_listeners.push_back(address.ToString());
+    }
+    lines.push_back(absl::StrCat("TLS listeners: ", absl::StrJoin(tls_listeners, " "), "; ",
+                                 KernelTlsNote()));
+    lines.push_back(absl::StrCat("TLS limits: --tls-max-handshakes ", config.tls_max_handshakes,
+                                 " --tls-full-per-client ", config.tls_full_per_client,
+                                 " --tls-resumed-per-client ", config.tls_resumed_per_client));
+    if (const auto context = server.tls_context(); context != nullptr) {
+      for (absl::string_view line : absl::StrSplit(context->Summary(), '\n', absl::SkipEmpty())) {
+        lines.push_back(std::string(line));
+      }
+    }
+  }
   std::vector<std::string> data;
   for (const DataGauge& gauge : facts.data) data.push_back(FormatGauge(gauge));
   lines.push_back(absl::StrCat(

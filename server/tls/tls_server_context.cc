@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/data_file.h"
+#include "server/tls/handshake_gate.h"
 #include "server/tls/tls_stats.h"
 
 namespace onepass::tls {
@@ -103,8 +104,12 @@ int TicketKeyCallback(SSL* ssl, unsigned char* key_name, unsigned char* iv, EVP_
       }
     }
     if (key == nullptr) {
-      if (auto* stats = static_cast<TlsStats*>(SSL_get_app_data(ssl))) {
-        ++stats->tickets_unknown_key;
+      auto* hooks = static_cast<SessionHooks*>(SSL_get_app_data(ssl));
+      if (hooks != nullptr && hooks->stats != nullptr) ++hooks->stats->tickets_unknown_key;
+      // A full handshake follows: it is charged as one (HandshakeGate::Admit).
+      if (hooks != nullptr && hooks->gate != nullptr && !hooks->gate->Admit(false)) {
+        hooks->refused = true;
+        return -1;
       }
       return 0;
     }
@@ -119,6 +124,22 @@ int TicketKeyCallback(SSL* ssl, unsigned char* key_name, unsigned char* iv, EVP_
       enc == 1 ? EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes_key.data(), iv)
                : EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes_key.data(), iv);
   return ok == 1 ? verdict : -1;
+}
+
+// Before anything costly is done for a ClientHello: the connection's gate decides whether this
+// client may have a handshake now, a resumption (the hello offers a ticket: RFC 8446 §4.2.11's
+// pre_shared_key) priced apart from a full one. A refusal ends the handshake with a
+// handshake_failure alert, having spent no signature or key exchange on it.
+int AdmitClientHello(SSL* ssl, int* alert, void*) {
+  auto* hooks = static_cast<SessionHooks*>(SSL_get_app_data(ssl));
+  if (hooks == nullptr || hooks->gate == nullptr) return SSL_CLIENT_HELLO_SUCCESS;
+  const unsigned char* psk = nullptr;
+  size_t psk_size = 0;
+  const bool resumption = SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_psk, &psk, &psk_size) == 1;
+  if (hooks->gate->Admit(resumption)) return SSL_CLIENT_HELLO_SUCCESS;
+  hooks->refused = true;
+  *alert = SSL_AD_HANDSHAKE_FAILURE;
+  return SSL_CLIENT_HELLO_ERROR;
 }
 
 // RFC 7301 §3.2: the server picks one of the client's protocols, or, when it supports none of
@@ -262,6 +283,7 @@ absl::Status TlsServerContext::Configure() {
   SSL_CTX_set_max_early_data(ctx_, 0);
   SSL_CTX_set_recv_max_early_data(ctx_, 0);
   SSL_CTX_set_alpn_select_cb(ctx_, SelectAlpn, &alpn_wire_);
+  SSL_CTX_set_client_hello_cb(ctx_, AdmitClientHello, nullptr);
   SSL_CTX_set_app_data(ctx_, this);
   return absl::OkStatus();
 }

@@ -86,8 +86,10 @@ bool TlsSession::NewSsl() {
   return true;
 }
 
-bool TlsSession::Start(const std::shared_ptr<const TlsServerContext>& context, TlsStats* stats) {
+bool TlsSession::Start(const std::shared_ptr<const TlsServerContext>& context, TlsStats* stats,
+                       HandshakeGate* gate) {
   stats_ = stats;
+  hooks_ = {.stats = stats, .gate = gate};
   in_ = {};
   in_read_ = 0;
   out_.clear();
@@ -106,7 +108,7 @@ bool TlsSession::Start(const std::shared_ptr<const TlsServerContext>& context, T
     context_ = context;
     if (!NewSsl()) return false;
   }
-  SSL_set_app_data(ssl_, stats_);  // TlsServerContext's ticket callback counts here
+  SSL_set_app_data(ssl_, &hooks_);  // the context's callbacks count and ask the gate here
   SSL_set_accept_state(ssl_);
   return true;
 }
@@ -129,6 +131,7 @@ void TlsSession::Release() {
   ssl_ = nullptr;
   context_.reset();
   stats_ = nullptr;
+  hooks_ = {};
 }
 
 FeedResult TlsSession::Feed(absl::Span<const uint8_t> ciphertext, absl::Span<uint8_t> plaintext) {
@@ -188,6 +191,20 @@ void TlsSession::CompleteHandshake() {
   ++(resumed_ ? stats_->handshakes_resumed : stats_->handshakes_full);
   ++(SSL_version(ssl_) == TLS1_3_VERSION ? stats_->tls13 : stats_->tls12);
   ++(alpn().empty() ? stats_->alpn_absent : stats_->alpn_selected);
+  // TLS 1.3 suites' protocol ids (RFC 8446 §B.4); the rest (1.2) is "other".
+  int suite = 3;
+  switch (SSL_CIPHER_get_protocol_id(SSL_get_current_cipher(ssl_))) {
+    case 0x1301:
+      suite = 0;
+      break;
+    case 0x1302:
+      suite = 1;
+      break;
+    case 0x1303:
+      suite = 2;
+      break;
+  }
+  ++stats_->cipher[suite];
 }
 
 bool TlsSession::Encrypt(absl::Span<const uint8_t> plaintext, bool close_notify) {
@@ -233,6 +250,7 @@ int TlsSession::version() const { return handshake_done_ ? SSL_version(ssl_) : 0
 
 TlsFailure TlsSession::Classify(int ssl_error) const {
   if (output_overflow_) return TlsFailure::k_output_full;
+  if (hooks_.refused) return TlsFailure::k_limit;
   const unsigned long code = ERR_peek_error();
   if (code == 0 || ERR_GET_LIB(code) != ERR_LIB_SSL) return TlsFailure::k_internal;
   const int reason = ERR_GET_REASON(code);

@@ -34,6 +34,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "server/tls/handshake_gate.h"
 #include "server/tls/tls_server_context.h"
 #include "server/tls/tls_stats.h"
 
@@ -66,7 +67,10 @@ class TlsSession {
   // connection). Keeps the previous connection's SSL object (SSL_clear) when the context is
   // the same one, otherwise makes a new one (after a reload). False when OpenSSL cannot
   // allocate one: close the connection.
-  bool Start(const std::shared_ptr<const TlsServerContext>& context, TlsStats* stats);
+  // `gate` (may be null: all admitted) is asked before each handshake's costly half; it must
+  // outlive the connection too.
+  bool Start(const std::shared_ptr<const TlsServerContext>& context, TlsStats* stats,
+             HandshakeGate* gate = nullptr);
 
   // Frees the SSL object and lets go of the context: for an idle slot after a reload (else it
   // keeps the old certificate and keys alive until its next Start) or to give memory back.
@@ -113,6 +117,7 @@ class TlsSession {
 
   std::shared_ptr<const TlsServerContext> context_;
   TlsStats* stats_ = nullptr;
+  SessionHooks hooks_;  // the SSL's app data
   SSL* ssl_ = nullptr;
   // The ciphertext of the current Feed, read by BioRead.
   absl::Span<const uint8_t> in_;

@@ -14,6 +14,12 @@ absl::string_view TlsFailureName(TlsFailure failure) {
   return index < sizeof(kNames) / sizeof(kNames[0]) ? kNames[index] : "unknown";
 }
 
+absl::string_view TlsCipherName(int index) {
+  static constexpr absl::string_view kNames[kTlsCipherCount] = {"aes128gcm", "aes256gcm",
+                                                                "chacha20", "other"};
+  return index >= 0 && index < kTlsCipherCount ? kNames[index] : "other";
+}
+
 TlsStatsSnapshot& TlsStatsSnapshot::operator+=(const TlsStatsSnapshot& other) {
   handshakes_full += other.handshakes_full;
   handshakes_resumed += other.handshakes_resumed;
@@ -23,6 +29,7 @@ TlsStatsSnapshot& TlsStatsSnapshot::operator+=(const TlsStatsSnapshot& other) {
   alpn_absent += other.alpn_absent;
   tickets_unknown_key += other.tickets_unknown_key;
   close_notify_received += other.close_notify_received;
+  for (int i = 0; i < kTlsCipherCount; ++i) cipher[i] += other.cipher[i];
   for (int i = 0; i < kTlsFailureCount; ++i) failed[i] += other.failed[i];
   return *this;
 }
@@ -34,6 +41,9 @@ std::string TlsStatsSnapshot::Format() const {
       " tls_alpn_selected=", alpn_selected, " tls_alpn_absent=", alpn_absent,
       " tls_tickets_unknown_key=", tickets_unknown_key,
       " tls_close_notify_received=", close_notify_received);
+  for (int i = 0; i < kTlsCipherCount; ++i) {
+    absl::StrAppend(&text, " tls_cipher{suite=\"", TlsCipherName(i), "\"}=", cipher[i]);
+  }
   for (int i = 0; i < kTlsFailureCount; ++i) {
     absl::StrAppend(&text, " tls_failed{reason=\"",
                     TlsFailureName(static_cast<TlsFailure>(i + 1)), "\"}=", failed[i]);
@@ -52,6 +62,7 @@ TlsStatsSnapshot TlsStats::Read() const {
   snapshot.alpn_absent = load(alpn_absent);
   snapshot.tickets_unknown_key = load(tickets_unknown_key);
   snapshot.close_notify_received = load(close_notify_received);
+  for (int i = 0; i < kTlsCipherCount; ++i) snapshot.cipher[i] = load(cipher[i]);
   for (int i = 0; i < kTlsFailureCount; ++i) snapshot.failed[i] = load(failed[i]);
   return snapshot;
 }

@@ -26,6 +26,8 @@ namespace onepass::tls {
   REASON(handshake, "a handshake message that breaks the protocol")                          \
   REASON(handshake_too_large, "more handshake bytes than TlsConfig::max_handshake_bytes")    \
   REASON(output_full, "more pending output than TlsConfig::max_output_bytes")                \
+  REASON(limit, "refused by a handshake limit (per client prefix, or in progress at once)") \
+  REASON(timeout, "the handshake was not done within the read timeout (counted by the server)") \
   REASON(internal, "a TLS library error not classified above")
 
 enum class TlsFailure : uint8_t {
@@ -42,6 +44,12 @@ inline constexpr int kTlsFailureCount = 0 ONEPASS_TLS_FAILURES(ONEPASS_TLS_COUNT
 // "not_tls", ... ("none" for kNone): for log lines and metric labels.
 absl::string_view TlsFailureName(TlsFailure failure);
 
+// The cipher suites a handshake may settle on, as counted: TLS 1.3's three (RFC 8446 §B.4) and
+// everything else (TLS 1.2's ECDHE suites) as "other".
+inline constexpr int kTlsCipherCount = 4;
+// "aes128gcm", "aes256gcm", "chacha20", "other".
+absl::string_view TlsCipherName(int index);
+
 // TlsStats read at one moment, as plain values (summed over workers for the exit line and
 // /metrics).
 struct TlsStatsSnapshot {
@@ -53,6 +61,7 @@ struct TlsStatsSnapshot {
   uint64_t alpn_absent = 0;
   uint64_t tickets_unknown_key = 0;
   uint64_t close_notify_received = 0;
+  uint64_t cipher[kTlsCipherCount] = {};
   uint64_t failed[kTlsFailureCount] = {};
 
   uint64_t failed_total() const {
@@ -78,6 +87,8 @@ struct TlsStats {
   std::atomic<uint64_t> alpn_absent{0};    // the client offered no ALPN (served, RFC 7858 §3.1)
   std::atomic<uint64_t> tickets_unknown_key{0};  // a ticket of a key no longer in use: full
   std::atomic<uint64_t> close_notify_received{0};
+  // Completed handshakes by cipher suite (TlsCipherName order).
+  std::atomic<uint64_t> cipher[kTlsCipherCount] = {};
   // Failed sessions by TlsFailure, indexed by static_cast<int>(failure) - 1.
   std::atomic<uint64_t> failed[kTlsFailureCount] = {};
 
