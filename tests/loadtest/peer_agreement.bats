@@ -45,11 +45,23 @@ dnsperf_field() { awk -v label="$2:" '$0 ~ label { for (i = 1; i <= NF; i++) if 
     --listen 127.0.0.1:0 --workers 1 --keepalive-ms 2000
   dnsperf -m tcp -s 127.0.0.1 -p "${SERVER_ADDR##*:}" -d "$BATS_TEST_TMPDIR/queries.txt" -n 300 \
     -c 8 -q 8 -t 5 -O num-queries-per-conn=1 > "$BATS_TEST_TMPDIR/dnsperf.out" 2>&1
-  local completed lost
-  completed=$(dnsperf_field "$BATS_TEST_TMPDIR/dnsperf.out" "Queries completed")
-  lost=$(dnsperf_field "$BATS_TEST_TMPDIR/dnsperf.out" "Queries lost")
-  [ "$completed" = 300 ] || { cat "$BATS_TEST_TMPDIR/dnsperf.out"; false; }
-  [ "$lost" = 0 ]
+  # dnsperf 2.10's num-queries-per-conn now and then opens a client's next connection and writes
+  # nothing on it until its wait for that connection's answers (-t) runs out; it then writes the
+  # held query, already counted as timed out, with the next one on a fresh connection. tcpdump
+  # showed it (about 1 run in 15 on this 2-core VM, 8 queries at once, ids near 100): 8
+  # connections silent for 5.0 s, then each query answered by onepassd within 2 ms of arriving,
+  # and reported as "unexpected (maybe timed out) id". So what is checked here: each of the 300
+  # was answered, on time or late, the late ones are exactly the ones dnsperf timed out, and
+  # (below) the server answered every query once. A server that lost or never answered a query
+  # fails the first two; one that stalled is caught by onepass-load's 5 s timeout below.
+  local report=$BATS_TEST_TMPDIR/dnsperf.out completed lost late timed_out
+  completed=$(dnsperf_field "$report" "Queries completed")
+  lost=$(dnsperf_field "$report" "Queries lost")
+  late=$(sed -n 's/.*unexpected (maybe timed out) id: \([0-9]*\)$/\1/p' "$report" | sort -n)
+  timed_out=$(sed -n 's/^\[Timeout\] Query timed out: msg id \([0-9]*\)$/\1/p' "$report" | sort -n)
+  [ "$((completed + $(grep -c . <<< "$late" || true)))" = 300 ] || { cat "$report"; false; }
+  [ "$late" = "$timed_out" ] || { cat "$report"; false; }
+  [ "$lost" = "$(grep -c . <<< "$timed_out" || true)" ] || { cat "$report"; false; }
   "$BIN_DIR/loadtest/onepass-load" --target "$SERVER_ADDR" --qname www.example.com. --count 400 \
     --concurrency 8 --timeout-ms 5000 --json "$BATS_TEST_TMPDIR/load.json"
   [ "$(json_number "$BATS_TEST_TMPDIR/load.json" ok)" = 400 ]
