@@ -54,13 +54,21 @@ std::shared_ptr<const tls::TlsServerContext> MakeContext(const TestPkiDir& pki) 
 
 // A blocking TCP connection to 127.0.0.1:`port` with TCP_NODELAY; `receive_buffer` > 0 sets
 // SO_RCVBUF before connect (after it, the window could not shrink cleanly).
-absl::StatusOr<ScopedFd> ConnectTcp(int port, int receive_buffer) {
+absl::StatusOr<ScopedFd> ConnectTcp(int port, int receive_buffer, const char* source = nullptr) {
   ScopedFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
   const int one = 1;
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if (receive_buffer > 0) {
     setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
+  }
+  if (source != nullptr) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    inet_pton(AF_INET, source, &from.sin_addr);
+    if (bind(fd.get(), reinterpret_cast<const sockaddr*>(&from), sizeof(from)) != 0) {
+      return absl::InternalError(absl::StrCat("bind ", source, ": ", std::strerror(errno)));
+    }
   }
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -87,10 +95,12 @@ struct DotResult {
 // client's bytes in pieces of that size, each its own send (TCP_NODELAY), so the server gets
 // records in pieces. `receive_buffer` > 0 shrinks the client's socket receive buffer, so a big
 // answer fills the server's socket and its sends come back partial.
+// `source`: the client's address (127.0.0.1 when null), for a second client prefix.
 DotResult Exchange(int port, const std::string& request, const ClientOptions& options,
-                   size_t chunk = 0, SSL_SESSION** session_out = nullptr, int receive_buffer = 0) {
+                   size_t chunk = 0, SSL_SESSION** session_out = nullptr, int receive_buffer = 0,
+                   const char* source = nullptr) {
   DotResult result;
-  absl::StatusOr<ScopedFd> tcp = ConnectTcp(port, receive_buffer);
+  absl::StatusOr<ScopedFd> tcp = ConnectTcp(port, receive_buffer, source);
   if (!tcp.ok()) {
     result.error = tcp.status().ToString();
     return result;
@@ -305,6 +315,64 @@ TEST_P(TlsServerTest, ReloadServesTheNewCertificateToNewConnectionsOnly) {
   // The old CA no longer verifies what new connections get.
   const DotResult old = Exchange(tls_port_, "old\n", options_);
   EXPECT_FALSE(old.error.empty());
+}
+
+TEST_P(TlsServerTest, FloodOfFullHandshakesFromOnePrefixIsHeldToItsRate) {
+  config_.tls_full_per_client = 5;  // one worker: the whole budget is its
+  Start();
+  int served = 0;
+  int refused = 0;
+  for (int i = 0; i < 30; ++i) {
+    const DotResult got = Exchange(tls_port_, "flood\n", options_);
+    (got.error.empty() && got.plaintext == "worker=0 flood\n" ? served : refused)++;
+  }
+  // A second's worth at once, then about five a second: far fewer than 30 in this loop.
+  EXPECT_GE(served, 5);
+  EXPECT_LT(served, 25);
+  EXPECT_GT(refused, 0);
+  ASSERT_TRUE(WaitForTls([&](const tls::TlsStatsSnapshot& s) {
+    return s.failed[static_cast<int>(tls::TlsFailure::k_limit) - 1] ==
+           static_cast<uint64_t>(refused);
+  }));
+  // Another prefix is served at once, however the flooding one fares.
+  const DotResult other = Exchange(tls_port_, "other\n", options_, 0, nullptr, 0, "127.0.0.2");
+  ASSERT_TRUE(other.error.empty()) << other.error;
+  EXPECT_EQ(other.plaintext, "worker=0 other\n");
+  // A resumption is priced apart: the flooding prefix still resumes.
+  SSL_SESSION* session = nullptr;
+  Exchange(tls_port_, "ticket\n", options_, 0, &session, 0, "127.0.0.3");
+  ASSERT_NE(session, nullptr);
+  ClientOptions resume = options_;
+  resume.session = session;
+  const DotResult resumed = Exchange(tls_port_, "resumed\n", resume);
+  SSL_SESSION_free(session);
+  ASSERT_TRUE(resumed.error.empty()) << resumed.error;
+  EXPECT_TRUE(resumed.resumed);
+}
+
+TEST_P(TlsServerTest, HandshakesInProgressAreBoundedAndFreedAtTheirTimeout) {
+  config_.tls_max_handshakes = 1;
+  config_.read_timeout = absl::Milliseconds(500);
+  Start();
+  // A client that sends its ClientHello and never its Finished holds the one handshake slot.
+  TestTlsClient stalled(options_);
+  stalled.Step();
+  absl::StatusOr<ScopedFd> holder = ConnectTcp(tls_port_, 0);
+  ASSERT_TRUE(holder.ok());
+  const std::string hello = stalled.TakeOutput();
+  ASSERT_EQ(send(holder->get(), hello.data(), hello.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(hello.size()));
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 1; }));
+  const DotResult refused = Exchange(tls_port_, "refused\n", options_);
+  EXPECT_FALSE(refused.error.empty() && !refused.plaintext.empty());
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.rejected_tls_handshakes == 1; }));
+  // Its read timeout frees the slot: new clients are served again.
+  ASSERT_TRUE(WaitForTls([](const tls::TlsStatsSnapshot& s) {
+    return s.failed[static_cast<int>(tls::TlsFailure::k_timeout) - 1] == 1;
+  }));
+  const DotResult after = Exchange(tls_port_, "after\n", options_);
+  ASSERT_TRUE(after.error.empty()) << after.error;
+  EXPECT_EQ(after.plaintext, "worker=0 after\n");
 }
 
 std::vector<IoLoop> Drivers() {
