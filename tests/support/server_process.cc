@@ -120,6 +120,15 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
       absl::string_view address = line;
       if (absl::ConsumePrefix(&address, "metrics on "))
         server->metrics_address_ = std::string(address);
+      if (absl::ConsumePrefix(&address, "tls listening on ")) {
+        server->tls_addresses_.emplace_back(address);
+        const size_t colon = address.rfind(':');
+        if (server->tls_addresses_.size() == 1 &&
+            (colon == absl::string_view::npos ||
+             !absl::SimpleAtoi(address.substr(colon + 1), &server->tls_port_))) {
+          return absl::InternalError(absl::StrCat("cannot read a port from: ", line));
+        }
+      }
       if (absl::ConsumePrefix(&address, "listening on ")) {
         server->addresses_.emplace_back(address);
         if (server->addresses_.size() == 1) {

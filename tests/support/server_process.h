@@ -40,6 +40,9 @@ class ServerProcess {
   const std::string& metrics_address() const { return metrics_address_; }
   // Port of the first listener.
   int port() const { return port_; }
+  // The --tls-listen addresses ("tls listening on ..."), and the first one's port (0: none).
+  const std::vector<std::string>& tls_addresses() const { return tls_addresses_; }
+  int tls_port() const { return tls_port_; }
   pid_t pid() const { return pid_; }
 
   // Sends SIGTERM and waits up to `timeout`; returns the exit code (-1 on signal or timeout).
@@ -58,7 +61,9 @@ class ServerProcess {
   int stdout_fd_ = -1;
   int stderr_fd_ = -1;
   int port_ = 0;
+  int tls_port_ = 0;
   std::vector<std::string> addresses_;
+  std::vector<std::string> tls_addresses_;
   std::string metrics_address_;
   std::string stderr_text_;
   std::string stdout_text_;

@@ -40,15 +40,17 @@ std::optional<std::vector<std::string>> KdigQueryArgs(const CorpusQuery& q) {
 }
 
 absl::StatusOr<std::string> KdigAnswer(int port, bool tcp, const std::vector<std::string>& query) {
+  return KdigAnswer(port, tcp ? std::vector<std::string>{"+tcp"}
+                              : std::vector<std::string>{"+notcp", "+ignore"},
+                    query);
+}
+
+absl::StatusOr<std::string> KdigAnswer(int port, const std::vector<std::string>& transport,
+                                       const std::vector<std::string>& query) {
   std::vector<std::string> argv = {
       "kdig",      "-p",      std::to_string(port), "@127.0.0.1",  "+noall",     "+header", "+opt",
       "+question", "+answer", "+authority",         "+additional", "+timeout=2", "+retry=0"};
-  if (tcp) {
-    argv.push_back("+tcp");
-  } else {
-    argv.push_back("+notcp");
-    argv.push_back("+ignore");
-  }
+  argv.insert(argv.end(), transport.begin(), transport.end());
   argv.insert(argv.end(), query.begin(), query.end());
   auto run = onepass::testing::RunCommand(argv, absl::Seconds(10));
   if (!run.ok()) return run.status();

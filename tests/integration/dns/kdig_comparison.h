@@ -26,6 +26,9 @@ std::optional<std::vector<std::string>> KdigQueryArgs(const CorpusQuery& q);
 // answer, authority, additional, with the header's ID dropped. An error when kdig could not
 // run or printed no header (no answer within 2 s).
 absl::StatusOr<std::string> KdigAnswer(int port, bool tcp, const std::vector<std::string>& query);
+// The same with kdig's transport options given (e.g. {"+tls", "+tls-ca=FILE"}).
+absl::StatusOr<std::string> KdigAnswer(int port, const std::vector<std::string>& transport,
+                                       const std::vector<std::string>& query);
 
 // kdig's printout split in two: the text with each record's TTL replaced by "TTL", and the
 // TTLs in order (the TTLs of a cached answer age).
