@@ -3,7 +3,8 @@
 # connection, the shape resolvers use) against each DoT server, one run on one machine, the
 # same zone (tests/data/example.com.zone) and query (www.example.com A):
 #   nsd       NSD (tls-service-key/-pem, tls-port; server-count 1, RRL off)
-#   bind      BIND 9 named (a tls block with session tickets on, listen-on tls; -n 1: one worker)
+#   bind      BIND 9 named (a tls block with session tickets on, listen-on tls; -n 1: one worker;
+#             tcp-listen-queue 1024: its default of 10 drops SYNs at this rate)
 #   dnsdist   dnsdist (addTLSLocal, one TCP worker, no cache) in front of a backend NSD
 #   onepassd  onepassd --zone --tls-listen (one worker); a build without --tls-listen is said
 #             to lack it, in its rows and in a line after the table, not skipped
@@ -11,8 +12,8 @@
 # with a throwaway P-256 certificate for dot.example.test (signed by a throwaway CA, both made
 # with openssl in the scratch folder); first `kdig +tls` must get the answer through it (the
 # server side is right before the load tester is blamed). Then two runs per server: full
-# handshakes (--tls-resume 0) and resumed ones (--tls-resume 1: every connection offers the
-# newest ticket its thread received). onepass-load verifies the chain and the name (--tls-ca,
+# handshakes (--tls-resume 0) and resumed ones (--tls-resume 1: every connection offers a
+# ticket an earlier one received, each ticket once, RFC 8446 §C.4). onepass-load verifies the chain and the name (--tls-ca,
 # --tls-sni) and runs closed loop, --concurrency connections, on the client CPUs.
 #
 #   loadtest/dot-bench.sh [--seconds 5] [--count N] [--rounds 1] [--concurrency 32]
@@ -192,6 +193,7 @@ options {
   recursion no;
   allow-query { any; };
   tcp-clients 1000;
+  tcp-listen-queue 1024;
   notify no;
 };
 controls { };

@@ -94,9 +94,9 @@ ABSL_FLAG(std::string, tls_sni, "",
           "dot: the server name sent (SNI) and required in its certificate (RFC 8310 §8); "
           "empty: no SNI, and only the chain is verified");
 ABSL_FLAG(double, tls_resume, 0,
-          "dot: share of connections (0..1) that offer the newest session ticket an earlier "
-          "connection of the thread received (TLS 1.3 resumption, RFC 8446 §2.2); 0: every "
-          "handshake is full; the report gives the share the server resumed");
+          "dot: share of connections (0..1) that offer a session ticket an earlier connection "
+          "of the thread received, each ticket once (TLS 1.3 resumption, RFC 8446 §2.2, §C.4); "
+          "0: every handshake is full; the report gives the share the server resumed");
 ABSL_FLAG(std::string, qname, "example.com.", "dns: query name");
 ABSL_FLAG(std::string, qtype, "A", "dns: query type");
 ABSL_FLAG(std::string, queries, "", "dns: file of \"name type\" lines, cycled (overrides --qname)");
@@ -371,7 +371,7 @@ std::string TlsSettingsJson(const LoadConfig& config) {
   if (config.tls == nullptr) return "";
   const TlsClientOptions& tls = config.tls->options();
   return absl::StrFormat(
-      ", \"tls\": {\"ca\": \"%s\", \"insecure\": %s, \"sni\": \"%s\", \"resume\": %.3f}",
+      ", \"tls_client\": {\"ca\": \"%s\", \"insecure\": %s, \"sni\": \"%s\", \"resume\": %.3f}",
       JsonEscape(tls.ca_file), tls.insecure ? "true" : "false", JsonEscape(tls.sni),
       tls.resume_fraction);
 }

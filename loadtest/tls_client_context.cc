@@ -78,27 +78,33 @@ absl::StatusOr<std::unique_ptr<TlsClientContext>> TlsClientContext::Create(
 
 TlsClientContext::~TlsClientContext() { SSL_CTX_free(ctx_); }
 
-TicketStore::~TicketStore() { SSL_SESSION_free(latest_); }
+TicketStore::~TicketStore() {
+  for (SSL_SESSION* ticket : tickets_) SSL_SESSION_free(ticket);
+}
 
 SSL_SESSION* TicketStore::NextOffer() {
-  if (latest_ == nullptr) {
+  if (tickets_.empty()) {
     credit_ = std::min(1.0, credit_ + fraction_);
     return nullptr;
   }
   credit_ += fraction_;
   if (credit_ < 1.0) return nullptr;
   credit_ -= 1.0;
-  SSL_SESSION_up_ref(latest_);
-  return latest_;
+  SSL_SESSION* ticket = tickets_.back();
+  tickets_.pop_back();
+  return ticket;
 }
 
 void TicketStore::Keep(SSL_SESSION* session) {
-  if (!SSL_SESSION_is_resumable(session)) {
+  if (!SSL_SESSION_is_resumable(session) || fraction_ == 0) {
     SSL_SESSION_free(session);
     return;
   }
-  SSL_SESSION_free(latest_);
-  latest_ = session;
+  if (tickets_.size() == kMaxTickets) {
+    SSL_SESSION_free(tickets_.front());
+    tickets_.pop_front();
+  }
+  tickets_.push_back(session);
 }
 
 }  // namespace onepass::load

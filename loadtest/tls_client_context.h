@@ -7,6 +7,7 @@
 
 #include <openssl/ssl.h>
 
+#include <deque>
 #include <memory>
 #include <string>
 
@@ -43,29 +44,31 @@ class TlsClientContext {
   SSL_CTX* ctx_ = nullptr;
 };
 
-// One thread's tickets: the newest one received, offered on the share of connections that
-// --tls-resume asks for. TLS 1.3 advises a client to use a ticket once (RFC 8446 §C.4, for
-// privacy); the load tester reuses the newest one, as a resolver pool behind one address would
-// look to the server: what a server does with a ticket costs the same either way.
+// One thread's tickets, each offered once (RFC 8446 §C.4: reuse would let an observer link
+// the connections, and a server may refuse it), the newest first; a connection that resumes
+// gets a new one (RFC 8446 §4.6.1), so a steady share can resume. At most kMaxTickets kept:
+// the oldest go first.
 class TicketStore {
  public:
+  static constexpr size_t kMaxTickets = 64;
+
   explicit TicketStore(double fraction) : fraction_(fraction) {}
   ~TicketStore();
   TicketStore(const TicketStore&) = delete;
   TicketStore& operator=(const TicketStore&) = delete;
 
-  // For the next connection: a session to offer (a new reference the caller frees), or null.
-  // A share `fraction` of the calls get one, evenly spread; a call that finds no ticket yet
-  // keeps its turn for the next call that does.
+  // For the next connection: a ticket to offer (the caller owns it now), or null. A share
+  // `fraction` of the calls get one, evenly spread; a call that finds none keeps its turn for
+  // the next call that does.
   SSL_SESSION* NextOffer();
   // A ticket the server sent; the store takes the reference.
   void Keep(SSL_SESSION* session);
-  bool has_ticket() const { return latest_ != nullptr; }
+  size_t size() const { return tickets_.size(); }
 
  private:
   double fraction_;
   double credit_ = 0;
-  SSL_SESSION* latest_ = nullptr;
+  std::deque<SSL_SESSION*> tickets_;  // the newest at the back
 };
 
 }  // namespace onepass::load

@@ -54,9 +54,9 @@ void TlsExchange::Begin(int64_t origin_ns, int64_t now_ns) {
   SSL_set_ex_data(ssl_, TlsClientContext::OwnerIndex(), this);
   const std::string& sni = context_->options().sni;
   if (!sni.empty()) SSL_set_tlsext_host_name(ssl_, sni.c_str());
-  if (SSL_SESSION* session = tickets_->NextOffer()) {
-    offered_ticket_ = SSL_set_session(ssl_, session) == 1;
-    SSL_SESSION_free(session);
+  if (SSL_SESSION* ticket = tickets_->NextOffer()) {
+    offered_ticket_ = SSL_set_session(ssl_, ticket) == 1;
+    SSL_SESSION_free(ticket);  // the SSL holds its own reference
   }
   if (plain_.size() < kPlainBytes) plain_.resize(kPlainBytes);
 }

@@ -212,7 +212,8 @@ TEST_F(TlsExchangeTest, ATicketFromAnEarlierConnectionIsResumed) {
   MakeClient();
   ASSERT_TRUE(RunOne()) << Reasons();
   EXPECT_FALSE(tls_->offered_ticket());  // none yet
-  ASSERT_TRUE(tickets_->has_ticket());
+  const size_t tickets = tickets_->size();
+  ASSERT_GT(tickets, 0u);
   ASSERT_TRUE(RunOne()) << Reasons();
   EXPECT_TRUE(tls_->offered_ticket());
   EXPECT_TRUE(server_->resumed());
@@ -220,7 +221,26 @@ TEST_F(TlsExchangeTest, ATicketFromAnEarlierConnectionIsResumed) {
   EXPECT_EQ(stats_.tls.resumed, 1u);
   EXPECT_EQ(stats_.tls.resume_offered, 1u);
   EXPECT_EQ(stats_.ok, 2u);
+  // One ticket used (each is offered once), at least one more received.
+  EXPECT_GE(tickets_->size(), tickets);
   ExpectCountedOnce();
+}
+
+TEST_F(TlsExchangeTest, EachTicketIsOfferedOnce) {
+  options_.resume_fraction = 1;
+  MakeClient();
+  ASSERT_TRUE(RunOne()) << Reasons();
+  std::vector<SSL_SESSION*> offered;
+  while (SSL_SESSION* ticket = tickets_->NextOffer()) offered.push_back(ticket);
+  ASSERT_FALSE(offered.empty());
+  for (size_t i = 1; i < offered.size(); ++i) EXPECT_NE(offered[i], offered[0]);
+  for (SSL_SESSION* ticket : offered) SSL_SESSION_free(ticket);
+  EXPECT_EQ(tickets_->size(), 0u);
+  // None left: the next connection is a full handshake, and brings tickets again.
+  ASSERT_TRUE(RunOne()) << Reasons();
+  EXPECT_FALSE(tls_->offered_ticket());
+  EXPECT_EQ(stats_.tls.full, 2u);
+  EXPECT_GT(tickets_->size(), 0u);
 }
 
 TEST_F(TlsExchangeTest, TheResumeFractionIsTheShareOfTicketsOffered) {
