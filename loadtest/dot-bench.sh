@@ -16,7 +16,7 @@
 # ticket an earlier one received, each ticket once, RFC 8446 §C.4). onepass-load verifies the chain and the name (--tls-ca,
 # --tls-sni) and runs closed loop, --concurrency connections, on the client CPUs.
 #
-#   loadtest/dot-bench.sh [--seconds 5] [--count N] [--rounds 1] [--concurrency 32]
+#   loadtest/dot-bench.sh [--seconds 5] [--count N] [--rounds 1] [--concurrency 64]
 #                         [--servers "nsd bind dnsdist onepassd"] [--modes "full resumed"]
 #                         [--server-cpus 0] [--client-cpus 1] [--bin DIR] [--name NAME]
 #                         [--results DIR]
@@ -45,7 +45,7 @@ command_line=$(command_as_run "$0" "$@")
 seconds=5
 count=""
 rounds=1
-concurrency=32
+concurrency=64
 servers="nsd bind dnsdist onepassd"
 modes="full resumed"
 server_cpus=0

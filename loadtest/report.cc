@@ -23,8 +23,9 @@ std::string LatencyJson(const Histogram& h) {
 
 // Resumed handshakes among the completed ones (0 when none completed).
 double ResumedShare(const TlsCounts& tls) {
-  return tls.completed() == 0 ? 0.0
-                              : static_cast<double>(tls.resumed) / static_cast<double>(tls.completed());
+  return tls.completed() == 0
+             ? 0.0
+             : static_cast<double>(tls.resumed) / static_cast<double>(tls.completed());
 }
 
 std::string TlsJson(const RunResult& result) {

@@ -127,8 +127,8 @@ class TlsExchangeTest : public ::testing::Test {
     tickets_ = std::make_unique<TicketStore>(options_.resume_fraction);
     stats_ = ThreadStats();
     tls_.reset();
-    tls_ = std::make_unique<TlsExchange>(
-        context_.get(), tickets_.get(), Exchange(&config_, requests_.get(), &stats_), &stats_);
+    tls_ = std::make_unique<TlsExchange>(context_.get(), tickets_.get(),
+                                         Exchange(&config_, requests_.get(), &stats_), &stats_);
   }
 
   // Begins and connects; returns the ClientHello.
@@ -351,8 +351,7 @@ TEST_F(TlsExchangeTest, AServerThatClosesDuringTheHandshakeIsAHandshakeFailure) 
 TEST_F(TlsExchangeTest, GarbageInsteadOfAServerHelloIsAHandshakeFailure) {
   MakeClient();
   Connect();
-  tls_->OnReceived(std::string("\x00\x1c\x12\x34\x81\x80\x00\x01", 8) + std::string(40, 'x'),
-                   3000);
+  tls_->OnReceived(std::string("\x00\x1c\x12\x34\x81\x80\x00\x01", 8) + std::string(40, 'x'), 3000);
   EXPECT_FALSE(tls_->active());
   EXPECT_EQ(Errors(ErrorKind::kTlsHandshake), 1u);
   EXPECT_EQ(stats_.tls.failed, 1u);
