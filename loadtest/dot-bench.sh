@@ -116,25 +116,9 @@ make_certificates() {
 make_certificates
 
 PEER_PID=""
-stop_peer() {
-  [ -n "$PEER_PID" ] || return 0
-  kill -TERM "$PEER_PID" 2>/dev/null || true
-  local tries
-  for ((tries = 0; tries < 100; tries++)); do
-    kill -0 "$PEER_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -KILL "$PEER_PID" 2>/dev/null || true
-  wait "$PEER_PID" 2>/dev/null || true
-  PEER_PID=""
-}
+stop_peer() { stop_pid "$PEER_PID"; PEER_PID=""; }
 BACKEND_PID=""
-stop_backend() {
-  [ -n "$BACKEND_PID" ] || return 0
-  kill -TERM "$BACKEND_PID" 2>/dev/null || true
-  wait "$BACKEND_PID" 2>/dev/null || true
-}
-trap 'stop_peer; stop_backend; cleanup_work_dir' EXIT
+trap 'stop_peer; stop_pid "$BACKEND_PID"; cleanup_work_dir' EXIT
 
 # kdig_tls PORT: the answer kdig +tls gets from 127.0.0.1:PORT, verifying as onepass-load does.
 kdig_tls() {

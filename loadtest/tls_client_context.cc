@@ -11,15 +11,6 @@
 namespace onepass::load {
 namespace {
 
-std::string OpenSslError() {
-  unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return "unknown OpenSSL error";
-  char text[256];
-  ERR_error_string_n(code, text, sizeof(text));
-  return text;
-}
-
 // TLS 1.3 tickets come after the handshake (RFC 8446 §4.6.1), one or more per connection;
 // each goes to the thread's TicketStore through the connection's owner.
 int OnNewSession(SSL* ssl, SSL_SESSION* session) {
@@ -30,6 +21,19 @@ int OnNewSession(SSL* ssl, SSL_SESSION* session) {
 }
 
 }  // namespace
+
+std::string TakeOpenSslError(unsigned long* code) {
+  const unsigned long newest = ERR_peek_last_error();
+  if (code != nullptr) *code = newest;
+  std::string text = "unknown OpenSSL error";
+  if (newest != 0) {
+    char buffer[256];
+    ERR_error_string_n(newest, buffer, sizeof(buffer));
+    text = buffer;
+  }
+  ERR_clear_error();
+  return text;
+}
 
 int TlsClientContext::OwnerIndex() {
   static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
@@ -48,7 +52,7 @@ absl::StatusOr<std::unique_ptr<TlsClientContext>> TlsClientContext::Create(
   std::unique_ptr<TlsClientContext> context(new TlsClientContext(options));
   OwnerIndex();  // allocated before any thread makes a connection
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
-  if (ctx == nullptr) return absl::InternalError(absl::StrCat("SSL_CTX_new: ", OpenSslError()));
+  if (ctx == nullptr) return absl::InternalError(absl::StrCat("SSL_CTX_new: ", TakeOpenSslError()));
   context->ctx_ = ctx;
   // TLS 1.2 and 1.3 offered, as stub resolvers do (RFC 8310 §8, RFC 8996 retired the older).
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -56,12 +60,12 @@ absl::StatusOr<std::unique_ptr<TlsClientContext>> TlsClientContext::Create(
   SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
   static const unsigned char kAlpn[] = {3, 'd', 'o', 't'};  // RFC 7858 §3.1, IANA's "dot"
   if (SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof(kAlpn)) != 0) {
-    return absl::InternalError(absl::StrCat("ALPN: ", OpenSslError()));
+    return absl::InternalError(absl::StrCat("ALPN: ", TakeOpenSslError()));
   }
   if (!options.insecure) {
     if (SSL_CTX_load_verify_locations(ctx, options.ca_file.c_str(), nullptr) != 1) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--tls-ca ", options.ca_file, ": ", OpenSslError()));
+          absl::StrCat("--tls-ca ", options.ca_file, ": ", TakeOpenSslError()));
     }
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
     // The authentication domain name (RFC 8310 §8) is the SNI name when one is given.

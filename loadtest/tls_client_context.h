@@ -22,6 +22,10 @@ struct TlsClientOptions {
   double resume_fraction = 0;  // share of connections that offer a ticket, 0..1
 };
 
+// The newest error of this thread's OpenSSL queue in words (its code in `code` when given, 0
+// when the queue was empty); the queue is cleared.
+std::string TakeOpenSslError(unsigned long* code = nullptr);
+
 // Immutable after Create; SSL_new on it is thread-safe, so one serves every client thread.
 class TlsClientContext {
  public:

@@ -11,19 +11,6 @@ namespace {
 
 constexpr size_t kPlainBytes = 16 * 1024;  // one TLS record's plaintext at most (RFC 8446 §5.1)
 
-// The newest OpenSSL error in words, for a sample; the queue is cleared.
-std::string TakeOpenSslError(unsigned long* code) {
-  *code = ERR_peek_last_error();
-  std::string text;
-  if (*code != 0) {
-    char buffer[256];
-    ERR_error_string_n(*code, buffer, sizeof(buffer));
-    text = buffer;
-  }
-  ERR_clear_error();
-  return text;
-}
-
 }  // namespace
 
 TlsExchange::~TlsExchange() { SSL_free(ssl_); }
@@ -45,8 +32,7 @@ void TlsExchange::Begin(int64_t origin_ns, int64_t now_ns) {
   if (ssl_ == nullptr || in_ == nullptr || out_bio_ == nullptr) {
     BIO_free(in_);
     BIO_free(out_bio_);
-    unsigned long code;
-    Fail(ErrorKind::kLocalError, "TLS set-up failed", TakeOpenSslError(&code), now_ns);
+    Fail(ErrorKind::kLocalError, "TLS set-up failed", TakeOpenSslError(), now_ns);
     return;
   }
   SSL_set_bio(ssl_, in_, out_bio_);
@@ -88,8 +74,7 @@ void TlsExchange::OnReceived(absl::string_view bytes, int64_t now_ns) {
   if (!active()) return;
   if (BIO_write(in_, bytes.data(), static_cast<int>(bytes.size())) !=
       static_cast<int>(bytes.size())) {
-    unsigned long code;
-    Fail(ErrorKind::kLocalError, "TLS input buffer failed", TakeOpenSslError(&code), now_ns);
+    Fail(ErrorKind::kLocalError, "TLS input buffer failed", TakeOpenSslError(), now_ns);
     return;
   }
   if (phase_ == Phase::kHandshaking) {
@@ -187,7 +172,7 @@ void TlsExchange::Pump(int64_t now_ns) {
 }
 
 void TlsExchange::FailSsl(int result, int64_t now_ns) {
-  unsigned long code;
+  unsigned long code = 0;
   std::string detail = TakeOpenSslError(&code);
   const char* reason = code != 0 ? ERR_reason_error_string(code) : nullptr;
   ErrorKind kind = ErrorKind::kTlsError;
@@ -201,7 +186,7 @@ void TlsExchange::FailSsl(int result, int64_t now_ns) {
   }
   if (reason == nullptr) {
     reason = phase_ != Phase::kOpen ? "TLS handshake failed" : "TLS failed";
-    if (result == SSL_ERROR_SYSCALL && detail.empty()) detail = "no more input";
+    if (result == SSL_ERROR_SYSCALL && code == 0) detail = "no more input";
   }
   Fail(kind, reason, detail, now_ns);
 }
