@@ -49,9 +49,10 @@ ABSL_FLAG(std::string, engine, "auto",
           "call per batch), epoll (the earlier core: non-blocking sockets and epoll), or auto: "
           "uring for closed loop (--concurrency) or several queries per connection where the "
           "kernel has it (IORING_OP_SOCKET, Linux 5.19; with --source IORING_OP_BIND, 6.11), "
-          "else epoll, and epoll for paced starts (--rate, --ramp)");
+          "else epoll, and epoll for paced starts (--rate, --ramp); --proto dot always runs on "
+          "epoll (uring is refused)");
 ABSL_FLAG(int, queries_per_conn, 1,
-          "dns (uring core): queries sent on each connection, each answer checked; the server "
+          "dns (uring core), dot: queries sent on each connection, each answer checked; the server "
           "must keep the connection open for them (RFC 7766 §6.2.1)");
 ABSL_FLAG(int, pipeline, 1,
           "with --queries-per-conn: queries sent at a time on a connection, in one send; the "
