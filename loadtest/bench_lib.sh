@@ -208,19 +208,25 @@ busy_cores() {
     if (y[2] > x[2]) printf "%.2f", (y[1] - x[1]) / (y[2] - x[2]) * n; else print 0 }'
 }
 
-# Stops the server started last (SIGTERM, then SIGKILL after 10 s); prints its stats line.
-stop_server() {
-  [ -n "$SERVER_PID" ] || return 0
-  kill -TERM "$SERVER_PID" 2>/dev/null || true
+# stop_pid PID: SIGTERM, then SIGKILL after 10 s; reaped. Nothing when PID is empty.
+stop_pid() {
+  [ -n "$1" ] || return 0
+  kill -TERM "$1" 2>/dev/null || true
   local tries
   for ((tries = 0; tries < 100; tries++)); do
-    kill -0 "$SERVER_PID" 2>/dev/null || break
+    kill -0 "$1" 2>/dev/null || break
     sleep 0.1
   done
-  if kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -KILL "$SERVER_PID" 2>/dev/null || true
+  if kill -0 "$1" 2>/dev/null; then
+    kill -KILL "$1" 2>/dev/null || true
   fi
-  wait "$SERVER_PID" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+# Stops the server started last (stop_pid); prints its stats line.
+stop_server() {
+  [ -n "$SERVER_PID" ] || return 0
+  stop_pid "$SERVER_PID"
   SERVER_PID=""
   grep '^stats ' "$SERVER_OUT" || true
 }

@@ -27,9 +27,9 @@ namespace {
 constexpr int kMaxEvents = 1024;
 constexpr size_t kReadBufferBytes = 64 * 1024;
 
-// Waits for events up to `timeout_ns` with nanosecond resolution (epoll_pwait2, Linux 5.11),
-// falling back to epoll_wait's milliseconds, rounded up, on older kernels.
-int WaitForEvents(int epoll_fd, epoll_event* events, int max_events, int64_t timeout_ns) {
+}  // namespace
+
+int WaitForEpollEvents(int epoll_fd, epoll_event* events, int max_events, int64_t timeout_ns) {
   static std::atomic<bool> have_pwait2{true};
   if (have_pwait2.load(std::memory_order_relaxed)) {
     timespec timeout = {static_cast<time_t>(timeout_ns / 1'000'000'000),
@@ -41,8 +41,6 @@ int WaitForEvents(int epoll_fd, epoll_event* events, int max_events, int64_t tim
   return epoll_wait(epoll_fd, events, max_events,
                     static_cast<int>((timeout_ns + 999'999) / 1'000'000));
 }
-
-}  // namespace
 
 ClientThread::ClientThread(const LoadConfig& config, int index, int64_t start_ns,
                            const std::atomic<bool>* stop)
@@ -84,22 +82,17 @@ void ClientThread::Run() {
   std::vector<epoll_event> events(kMaxEvents);
   while (true) {
     int64_t now = MonotonicNs();
-    const bool starting = schedule.Starting(now, stats_);
-    bool more_due = false;
-    if (starting) {
-      more_due = schedule.StartDue(
-          now, &stats_,
-          [this](int64_t intended_ns, int64_t now_ns) { StartConnection(intended_ns, now_ns); },
-          [this] { return inflight_; }, [this] { return !free_slots_.empty(); });
-    } else if (inflight_ == 0) {
-      break;
-    }
-    if (schedule.PastHardEnd(now)) break;
-    std::optional<int64_t> deadline;
-    if (!deadlines_.empty()) deadline = deadlines_.front().when_ns;
-    const int64_t wait_ns =
-        schedule.WaitNs(now, starting, more_due, !free_slots_.empty(), deadline);
-    int n = WaitForEvents(epoll_fd_, events.data(), kMaxEvents, wait_ns);
+    const std::optional<int64_t> wait = schedule.Pass(
+        now, &stats_,
+        [this](int64_t intended_ns, int64_t now_ns) { StartConnection(intended_ns, now_ns); },
+        [this] { return inflight_; }, [this] { return !free_slots_.empty(); },
+        [this]() -> std::optional<int64_t> {
+          if (deadlines_.empty()) return std::nullopt;
+          return deadlines_.front().when_ns;
+        });
+    if (!wait.has_value()) break;
+    const int64_t wait_ns = *wait;
+    int n = WaitForEpollEvents(epoll_fd_, events.data(), kMaxEvents, wait_ns);
     now = MonotonicNs();
     for (int i = 0; i < n; ++i) {
       uint64_t data = events[i].data.u64;

@@ -6,6 +6,8 @@
 #ifndef ONEPASS_LOADTEST_CLIENT_THREAD_H_
 #define ONEPASS_LOADTEST_CLIENT_THREAD_H_
 
+#include <sys/epoll.h>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -20,6 +22,10 @@
 #include "loadtest/thread_stats.h"
 
 namespace onepass::load {
+
+// Waits for events up to `timeout_ns` with nanosecond resolution (epoll_pwait2, Linux 5.11),
+// falling back to epoll_wait's milliseconds, rounded up, on older kernels.
+int WaitForEpollEvents(int epoll_fd, epoll_event* events, int max_events, int64_t timeout_ns);
 
 class ClientThread : public LoadThread {
  public:

@@ -155,16 +155,6 @@ start_knot() {
   wait_dns "$KNOT_PORT" || { echo "dnsperf-bench: Knot did not answer:" >&2; cat "$dir/knot.log" >&2; return 1; }
 }
 
-# cpu_ticks_of PID: user+sys clock ticks of the process PID, its threads and its live children.
-cpu_ticks_of() {
-  local ticks=0 p f
-  for p in $(tree_pids "$1"); do
-    read -r -a f < <(sed 's/^.*) //' /proc/"$p"/stat 2>/dev/null) || continue
-    ticks=$((ticks + f[11] + f[12]))  # after "comm) ": utime is the 12th field, stime the 13th
-  done
-  echo "$ticks"
-}
-
 # listen_overflows: the machine's count of connections dropped at a full accept queue
 # (TcpExt ListenOverflows): each costs dnsperf a SYN retransmission, a second later.
 listen_overflows() {

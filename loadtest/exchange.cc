@@ -191,6 +191,13 @@ void Exchange::OnTimeout(int64_t now_ns) {
   if (active()) Fail(ErrorKind::kTimeout, now_ns);
 }
 
+void Exchange::OnTransportFailed(ErrorKind kind, const char* reason, const std::string& detail,
+                                 int64_t now_ns) {
+  if (!active()) return;
+  if (reason != nullptr) RecordReason(reason, detail, config_->max_samples, stats_);
+  Fail(kind, now_ns);
+}
+
 void Exchange::Succeed(int64_t now_ns) {
   phase_ = Phase::kEnded;
   succeeded_ = true;

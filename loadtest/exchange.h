@@ -74,6 +74,11 @@ class Exchange {
   void OnPeerClosed(int64_t now_ns);        // the server closed its side (recv 0)
   void OnError(int error, int64_t now_ns);  // a send or receive errno once connected
   void OnTimeout(int64_t now_ns);           // --timeout-ms passed
+  // A layer between the socket and the machine (TLS, tls_exchange.h) failed: counted as
+  // `kind`, with `reason` (static storage, may be null) among the reasons and `detail` kept
+  // as a sample while fewer than max_samples are.
+  void OnTransportFailed(ErrorKind kind, const char* reason, const std::string& detail,
+                         int64_t now_ns);
 
  private:
   enum class Phase { kEnded, kConnecting, kExchanging };

@@ -13,6 +13,8 @@
 
 namespace onepass::load {
 
+class TlsClientContext;
+
 // Which client core drives the sockets (--engine).
 enum class Engine { kUring, kEpoll };
 
@@ -30,6 +32,8 @@ struct LoadConfig {
   double duration_s = 10;  // stop starting connections after this long [s]
   uint64_t count = 0;      // stop after this many connections in total; 0: no bound
   int timeout_ms = 1000;   // per connection, from connect to the whole response [ms]
+
+  const TlsClientContext* tls = nullptr;  // --proto dot: not owned; else null (plain TCP)
 
   Engine engine = Engine::kUring;
   int queries_per_conn = 1;  // queries sent on each connection (uring core)

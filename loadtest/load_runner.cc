@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "loadtest/client_thread.h"
 #include "loadtest/cpu_accounting.h"
+#include "loadtest/dot_client_thread.h"
 #include "loadtest/uring_client.h"
 
 namespace onepass::load {
@@ -50,7 +51,9 @@ RunResult RunLoad(const LoadConfig& config, const std::atomic<bool>& stop, bool 
   std::vector<std::thread> threads;
   std::atomic<int> finished{0};
   for (int i = 0; i < config.threads; ++i) {
-    if (config.engine == Engine::kUring) {
+    if (config.tls != nullptr) {
+      clients.push_back(std::make_unique<DotClientThread>(config, i, start_ns, &stop));
+    } else if (config.engine == Engine::kUring) {
       clients.push_back(MakeUringClientThread(config, i, start_ns, &stop));
     } else {
       clients.push_back(std::make_unique<ClientThread>(config, i, start_ns, &stop));
@@ -98,6 +101,7 @@ RunResult RunLoad(const LoadConfig& config, const std::atomic<bool>& stop, bool 
   if (progress && terminal) absl::FPrintF(stderr, "\n");
 
   result.requested_rate = config.rate;
+  result.tls = config.tls != nullptr;
   result.concurrency = config.concurrency;
   for (auto& client : clients) {
     ThreadStats stats = client->Snapshot();

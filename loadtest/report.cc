@@ -21,6 +21,25 @@ std::string LatencyJson(const Histogram& h) {
       Us(h.ValueAtPercentile(99)), Us(h.ValueAtPercentile(99.9)), Us(h.max()), h.Mean() / 1000.0);
 }
 
+// Resumed handshakes among the completed ones (0 when none completed).
+double ResumedShare(const TlsCounts& tls) {
+  return tls.completed() == 0
+             ? 0.0
+             : static_cast<double>(tls.resumed) / static_cast<double>(tls.completed());
+}
+
+std::string TlsJson(const RunResult& result) {
+  if (!result.tls) return "";
+  const TlsCounts& tls = result.total.tls;
+  return absl::StrFormat(
+      ", \"tls\": {\"handshakes\": %d, \"full\": %d, \"resumed\": %d, \"resumed_share\": %.4f, "
+      "\"resume_offered\": %d, \"failed\": %d, \"tls13\": %d, \"alpn_dot\": %d, "
+      "\"handshakes_per_s\": %.1f, \"handshake_us\": %s, \"answer_us\": %s}",
+      tls.started, tls.full, tls.resumed, ResumedShare(tls), tls.resume_offered, tls.failed,
+      tls.tls13, tls.alpn_dot, result.wall_s > 0 ? tls.completed() / result.wall_s : 0.0,
+      LatencyJson(tls.handshake_latency), LatencyJson(tls.answer_latency));
+}
+
 std::string ResultJsonFields(const RunResult& result) {
   const ThreadStats& total = result.total;
   std::string errors = absl::StrFormat("{\"total\": %d", total.errors_total());
@@ -60,7 +79,7 @@ std::string ResultJsonFields(const RunResult& result) {
       "\"cpu_us_per_conn\": %.3f, \"notes\": [%s], \"threads\": [%s]}, "
       "\"server\": {\"measured\": %s, \"cpu_s\": %.4f, \"softirq_cpu_s\": %.4f, "
       "\"cpu_us_per_conn\": %.3f}, "
-      "\"queries\": {\"sent\": %d, \"ok\": %d, \"ok_per_s\": %.1f, \"latency_us\": %s}",
+      "\"queries\": {\"sent\": %d, \"ok\": %d, \"ok_per_s\": %.1f, \"latency_us\": %s}%s",
       result.requested_rate, result.concurrency, result.wall_s, result.achieved_rate(),
       result.wall_s > 0 ? total.ok / result.wall_s : 0.0, total.started, total.completed(),
       total.ok, result.success_ratio(), errors, absl::StrJoin(reasons, ", "),
@@ -71,7 +90,7 @@ std::string ResultJsonFields(const RunResult& result) {
       result.client_softirq_cpu_s, result.client_us_per_conn(), absl::StrJoin(notes, ", "),
       absl::StrJoin(threads, ", "), result.server_measured ? "true" : "false", result.server_cpu_s,
       result.server_softirq_cpu_s, result.server_us_per_conn(), total.queries_sent,
-      total.queries_ok, result.queries_per_s(), LatencyJson(total.query_latency));
+      total.queries_ok, result.queries_per_s(), LatencyJson(total.query_latency), TlsJson(result));
 }
 
 std::string FormatUs(uint64_t ns) {
@@ -180,7 +199,7 @@ void PrintRunTable(const LoadConfig& config, const RunResult& result, FILE* out)
   std::string mode = result.requested_rate > 0
                          ? absl::StrFormat("open loop at %.0f conn/s", result.requested_rate)
                          : absl::StrFormat("closed loop, %d in flight", result.concurrency);
-  absl::FPrintF(out, "onepass-load: %s to %s, %s, %d thread(s), %.2f s\n", config.protocol->name(),
+  absl::FPrintF(out, "onepass-load: %s to %s, %s, %d thread(s), %.2f s\n", ProtocolName(config),
                 config.target.ToString(), mode, config.threads, result.wall_s);
   absl::FPrintF(out, "  connections   %d started, %d ok, %d errors (success %.4f%%)\n",
                 total.started, total.ok, total.errors_total(), result.success_ratio() * 100);
@@ -210,6 +229,24 @@ void PrintRunTable(const LoadConfig& config, const RunResult& result, FILE* out)
                 FormatUs(latency.ValueAtPercentile(99)), FormatUs(latency.ValueAtPercentile(99.9)),
                 FormatUs(latency.max()),
                 result.requested_rate > 0 ? "  (from intended start)" : "");
+  if (result.tls) {
+    const TlsCounts& tls = total.tls;
+    absl::FPrintF(out,
+                  "  TLS           %d handshakes: %d full, %d resumed (%.1f%% resumed, %d "
+                  "offered a ticket), %d failed; TLS 1.3 %d, ALPN dot %d\n",
+                  tls.started, tls.full, tls.resumed, 100 * ResumedShare(tls), tls.resume_offered,
+                  tls.failed, tls.tls13, tls.alpn_dot);
+    absl::FPrintF(out, "  handshake [us] p50 %s  p90 %s  p99 %s  max %s  (connect to Finished)\n",
+                  FormatUs(tls.handshake_latency.ValueAtPercentile(50)),
+                  FormatUs(tls.handshake_latency.ValueAtPercentile(90)),
+                  FormatUs(tls.handshake_latency.ValueAtPercentile(99)),
+                  FormatUs(tls.handshake_latency.max()));
+    absl::FPrintF(out, "  answer [us]   p50 %s  p90 %s  p99 %s  max %s  (after the handshake)\n",
+                  FormatUs(tls.answer_latency.ValueAtPercentile(50)),
+                  FormatUs(tls.answer_latency.ValueAtPercentile(90)),
+                  FormatUs(tls.answer_latency.ValueAtPercentile(99)),
+                  FormatUs(tls.answer_latency.max()));
+  }
   if (result.requested_rate > 0) {
     absl::FPrintF(out, "  start lag     p99 %s us, max %s us, %d late > 1 ms, %d never started\n",
                   FormatUs(total.start_lag.ValueAtPercentile(99)), FormatUs(total.start_lag.max()),
@@ -291,6 +328,10 @@ std::string RampJson(const LoadConfig& config, const std::string& settings_json,
       "{\"tool\": \"onepass-load\", \"settings\": %s, \"ramp\": {\"min_success\": %.6f, "
       "\"max_p99_ms\": %.3f, \"capacity_conn_per_s\": %.1f, \"steps\": [%s]}}\n",
       settings_json, min_success, max_p99_ms, capacity, absl::StrJoin(items, ", "));
+}
+
+std::string ProtocolName(const LoadConfig& config) {
+  return config.tls != nullptr ? "dot" : std::string(config.protocol->name());
 }
 
 std::string JsonEscape(absl::string_view text) {

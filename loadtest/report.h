@@ -28,6 +28,7 @@ struct RunResult {
   bool server_measured = false;
   double server_cpu_s = 0;
   double server_softirq_cpu_s = 0;
+  bool tls = false;  // --proto dot: the report has the handshakes (total.tls)
   bool client_bound = false;
   std::vector<std::string> client_notes;  // why the client was (or may have been) the limit
 
@@ -66,6 +67,9 @@ std::string RampJson(const LoadConfig& config, const std::string& settings_json,
                      double max_p99_ms);
 
 std::string JsonEscape(absl::string_view text);
+
+// What --proto named: the protocol's name, "dot" for DNS over TLS.
+std::string ProtocolName(const LoadConfig& config);
 
 absl::Status WriteFile(const std::string& path, const std::string& contents);
 

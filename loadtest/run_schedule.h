@@ -65,6 +65,24 @@ class RunSchedule {
     return inflight() < concurrency_ && stats->started < share_ && slot_free();
   }
 
+  // One pass of a thread's loop up to its wait: starts what is due (StartDue) and returns how
+  // long the loop may wait [ns] (WaitNs), or nullopt when the loop is over (nothing left to
+  // start and none in flight, or past the hard end). `next_deadline()`: the earliest deadline
+  // of a connection in flight, or nullopt.
+  template <typename Start, typename Inflight, typename SlotFree, typename NextDeadline>
+  std::optional<int64_t> Pass(int64_t now_ns, ThreadStats* stats, Start start, Inflight inflight,
+                              SlotFree slot_free, NextDeadline next_deadline) {
+    const bool starting = Starting(now_ns, *stats);
+    bool more_due = false;
+    if (starting) {
+      more_due = StartDue(now_ns, stats, start, inflight, slot_free);
+    } else if (inflight() == 0) {
+      return std::nullopt;
+    }
+    if (PastHardEnd(now_ns)) return std::nullopt;
+    return WaitNs(now_ns, starting, more_due, slot_free(), next_deadline());
+  }
+
   // How long the loop may wait from `now_ns` [ns]: until the next publication, deadline,
   // start or the end; 0 when more starts are due.
   int64_t WaitNs(int64_t now_ns, bool starting, bool more_due, bool slot_free,

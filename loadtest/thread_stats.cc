@@ -26,8 +26,26 @@ const char* ErrorKindName(ErrorKind kind) {
       return "short";
     case ErrorKind::kWrong:
       return "wrong";
+    case ErrorKind::kTlsVerify:
+      return "tls_verify";
+    case ErrorKind::kTlsHandshake:
+      return "tls_handshake";
+    case ErrorKind::kTlsError:
+      return "tls_error";
   }
   return "?";
+}
+
+void TlsCounts::Merge(const TlsCounts& other) {
+  started += other.started;
+  full += other.full;
+  resumed += other.resumed;
+  failed += other.failed;
+  resume_offered += other.resume_offered;
+  tls13 += other.tls13;
+  alpn_dot += other.alpn_dot;
+  handshake_latency.Merge(other.handshake_latency);
+  answer_latency.Merge(other.answer_latency);
 }
 
 uint64_t ThreadStats::errors_total() const {
@@ -80,6 +98,7 @@ void ThreadStats::Merge(const ThreadStats& other, size_t max_samples) {
   cpu_ns += other.cpu_ns;
   sched_ns += other.sched_ns;
   wall_ns = std::max(wall_ns, other.wall_ns);
+  tls.Merge(other.tls);
 }
 
 ErrorKind ErrorKindOfErrno(int error, bool connecting) {
@@ -105,13 +124,17 @@ ErrorKind ErrorKindOfErrno(int error, bool connecting) {
   }
 }
 
-ErrorKind RecordMismatch(const CheckResult& result, size_t max_samples, ThreadStats* stats) {
-  stats->AddReason(result.reason);
+void RecordReason(const char* reason, const std::string& detail, size_t max_samples,
+                  ThreadStats* stats) {
+  stats->AddReason(reason);
   if (stats->samples.size() < max_samples) {
-    stats->samples.push_back(result.detail.empty()
-                                 ? std::string(result.reason)
-                                 : absl::StrCat(result.reason, ": ", result.detail));
+    stats->samples.push_back(detail.empty() ? std::string(reason)
+                                            : absl::StrCat(reason, ": ", detail));
   }
+}
+
+ErrorKind RecordMismatch(const CheckResult& result, size_t max_samples, ThreadStats* stats) {
+  RecordReason(result.reason, result.detail, max_samples, stats);
   return result.verdict == Verdict::kShort ? ErrorKind::kShort : ErrorKind::kWrong;
 }
 

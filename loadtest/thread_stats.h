@@ -24,13 +24,32 @@ enum class ErrorKind {
   kLocalError,    // the client's own limits: EMFILE, ENOBUFS, ...
   kShort,         // the server closed before a whole response
   kWrong,         // a whole response that is not the right answer
+  kTlsVerify,     // --proto dot: the server's certificate failed verification (--tls-ca)
+  kTlsHandshake,  // --proto dot: any other failed handshake (an alert, a protocol error, a close)
+  kTlsError,      // --proto dot: a TLS failure after the handshake (a bad record, an alert)
 };
-inline constexpr int kErrorKindCount = 8;
+inline constexpr int kErrorKindCount = 11;
 const char* ErrorKindName(ErrorKind kind);  // "refused", "no_source_port", ...
 
 struct ReasonCount {
   const char* reason;  // static string from CheckResult
   uint64_t count;
+};
+
+// --proto dot: the TLS handshakes of the connections that got past their TCP connect.
+struct TlsCounts {
+  uint64_t started = 0;         // handshakes begun (ClientHello sent)
+  uint64_t full = 0;            // completed without resumption
+  uint64_t resumed = 0;         // completed resuming a ticket (SSL_session_reused)
+  uint64_t failed = 0;          // ended before completing: any error kind, timeouts included
+  uint64_t resume_offered = 0;  // ClientHellos that offered a ticket (--tls-resume)
+  uint64_t tls13 = 0;           // completed with TLS 1.3
+  uint64_t alpn_dot = 0;        // completed with "dot" selected (RFC 7858 §3.1)
+  Histogram handshake_latency;  // from the connect's start to the handshake's end [ns]
+  Histogram answer_latency;     // from the handshake's end to the last answer [ns]
+
+  uint64_t completed() const { return full + resumed; }
+  void Merge(const TlsCounts& other);
 };
 
 struct ThreadStats {
@@ -56,6 +75,7 @@ struct ThreadStats {
   int64_t sched_ns = 0;  // the same from /proc schedstat (cpu_accounting.h), as the server's
   int64_t wall_ns = 0;   // this thread's running time
   int cpu = -1;          // the CPU it was pinned to, or -1
+  TlsCounts tls;         // --proto dot only
 
   static constexpr int64_t kLateStartNs = 1'000'000;
 
@@ -67,6 +87,11 @@ struct ThreadStats {
 
 // The error kind of a failed socket call; `connecting`: before the connection was made.
 ErrorKind ErrorKindOfErrno(int error, bool connecting);
+
+// Counts `reason` (static storage) and keeps it with `detail` as a sample while fewer than
+// `max_samples` are kept.
+void RecordReason(const char* reason, const std::string& detail, size_t max_samples,
+                  ThreadStats* stats);
 
 // Counts a failed transaction (kShort or kWrong verdict): its reason, and a sample with
 // details while fewer than `max_samples` are kept. Returns the error kind to count.

@@ -372,21 +372,16 @@ void UringClientThread::Run() {
   schedule.Begin();  // all threads begin together
   while (true) {
     int64_t now = MonotonicNs();
-    const bool starting = schedule.Starting(now, stats_);
-    bool more_due = false;
-    if (starting) {
-      more_due = schedule.StartDue(
-          now, &stats_,
-          [this](int64_t intended_ns, int64_t now_ns) { StartConnection(intended_ns, now_ns); },
-          [this] { return inflight_; }, [this] { return !free_slots_.empty(); });
-    } else if (inflight_ == 0) {
-      break;
-    }
-    if (schedule.PastHardEnd(now)) break;
-    std::optional<int64_t> deadline;
-    if (!deadlines_.empty()) deadline = deadlines_.front().when_ns;
-    const int64_t wait_ns =
-        schedule.WaitNs(now, starting, more_due, !free_slots_.empty(), deadline);
+    const std::optional<int64_t> wait = schedule.Pass(
+        now, &stats_,
+        [this](int64_t intended_ns, int64_t now_ns) { StartConnection(intended_ns, now_ns); },
+        [this] { return inflight_; }, [this] { return !free_slots_.empty(); },
+        [this]() -> std::optional<int64_t> {
+          if (deadlines_.empty()) return std::nullopt;
+          return deadlines_.front().when_ns;
+        });
+    if (!wait.has_value()) break;
+    const int64_t wait_ns = *wait;
     // One system call submits every chain queued above and waits. It returns once a quarter of
     // the connections have news (or at the timeout: the next start, deadline or publication),
     // not at every completion: with DEFER_TASKRUN the kernel counts the ring's pending work

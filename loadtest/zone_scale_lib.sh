@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Measuring helpers of zone_scale.sh (and dnsperf-bench.sh): processes, CPU, memory, first
-# answer, the Knot config, ranges. Sourced.
+# Measuring helpers of zone_scale.sh (and dnsperf-bench.sh, dot-bench.sh): processes, CPU,
+# memory, first answer, the Knot config, ranges. Sourced.
 
 # The processes of a server: the PID and its descendants.
 tree_pids() {
@@ -15,6 +15,16 @@ tree_pids() {
     frontier=("${next[@]}")
   done
   echo "${all[@]}"
+}
+
+# cpu_ticks_of PID: user+sys clock ticks of the process PID, its threads and its live children.
+cpu_ticks_of() {
+  local ticks=0 p f
+  for p in $(tree_pids "$1"); do
+    read -r -a f < <(sed 's/^.*) //' /proc/"$p"/stat 2>/dev/null) || continue
+    ticks=$((ticks + f[11] + f[12]))  # after "comm) ": utime is the 12th field, stime the 13th
+  done
+  echo "$ticks"
 }
 
 # user+sys seconds of the PIDs, counting reaped children too.

@@ -32,6 +32,8 @@ packages=(
   # peers: Knot (zone-scale and performance comparisons), Unbound (a frontend backend),
   # dnsdist (the frontend benchmark's rival), BIND's signer (zones signed by another tool)
   knot unbound dnsdist bind9-utils
+  # BIND 9.18's named: a DNS-over-TLS peer of loadtest/dot-bench.sh
+  bind9
   # the io_uring worker loop (--io=uring)
   liburing-dev
   # metrics (promtool, a Prometheus server scraping in a test) and a PROXY v2 balancer
@@ -65,7 +67,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
-# The DNS servers among the packages (nsd, knot, unbound, dnsdist) would start system daemons
+# The DNS servers among the packages (nsd, knot, unbound, dnsdist, named) would start system daemons
 # on port 53 when installed; the tests start their own. policy-rc.d (invoke-rc.d(8)) tells the
 # maintainer scripts not to start anything, for the length of this install only.
 policy=/usr/sbin/policy-rc.d
@@ -82,7 +84,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recomme
 # A daemon started anyway (a policy-rc.d that was already there): stop it.
 # (bird2's system daemon may run: the tests' BIRDs live in their own namespaces and sockets.)
 if command -v systemctl >/dev/null 2>&1; then
-  for unit in nsd knot unbound dnsdist; do
+  for unit in nsd knot unbound dnsdist named; do
     if systemctl is-active --quiet "$unit" 2>/dev/null; then $SUDO systemctl stop "$unit" || true; fi
   done
 fi

@@ -9,24 +9,10 @@
 
 #include "gtest/gtest.h"
 #include "loadtest/dns_request.h"
+#include "tests/unit/loadtest/dns_answer.h"
 
 namespace onepass::load {
 namespace {
-
-// The answer a correct server gives to `request` (length prefix, header, question): QR and
-// AA set, NOERROR, one A record. `id_delta` changes the ID.
-std::string AnswerTo(absl::string_view request, int id_delta = 0) {
-  std::string message(request.substr(2));
-  message[1] = static_cast<char>(message[1] + id_delta);
-  message[2] = static_cast<char>(0x84 | (message[2] & 0x79));
-  message[3] = 0;
-  message[6] = 0, message[7] = 1;
-  message += std::string("\xC0\x0C\x00\x01\x00\x01\x00\x00\x0E\x10\x00\x04\xC0\x00\x02\x01", 16);
-  std::string framed;
-  framed.push_back(static_cast<char>(message.size() >> 8));
-  framed.push_back(static_cast<char>(message.size() & 0xFF));
-  return framed + message;
-}
 
 // One DNS request per frame of `stream` (the queries the machine sent), in order.
 std::vector<std::string> Frames(absl::string_view stream) {
