@@ -29,10 +29,10 @@ absl::Status ValidateConfig(const ServerConfig& config, ListenRequirement listen
         "nothing to listen on; give --listen ADDR:PORT (or --tls-listen ADDR:PORT)");
   }
   if (config.tls_max_handshakes <= 0 || config.tls_full_per_client < 0 ||
-      config.tls_resumed_per_client < 0) {
+      config.tls_resumed_per_client < 0 || config.tls_idle_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
-        "--tls-max-handshakes must be positive, --tls-full-per-client and "
-        "--tls-resumed-per-client not negative (0: unlimited)");
+        "--tls-max-handshakes must be positive, --tls-full-per-client, "
+        "--tls-resumed-per-client (0: unlimited) and --tls-idle-timeout-ms not negative");
   }
   if (!config.tls_listen.empty() && config.tls == nullptr) {
     return absl::InvalidArgumentError(

@@ -113,6 +113,12 @@ struct ServerConfig {
   // beyond it a new TLS connection that must wait for its client is closed (counted:
   // TlsFailure::k_limit).
   int tls_max_handshakes = kDefaultTlsMaxHandshakes;
+  // `keepalive` for TLS connections (--tls-idle-timeout-ms): how long one waits for its next
+  // query after an answer. 0: the answer goes with close_notify and the connection closes (one
+  // query per connection, as resolvers probing authoritative servers do); stubs that keep a
+  // DoT connection (RFC 7858 §3.4) are better served by several seconds, since each new
+  // connection costs them and us a handshake.
+  absl::Duration tls_idle_timeout = absl::ZeroDuration();
   // New handshakes per client prefix (client_prefix_v4/v6) per second, whole server (split
   // over workers), full and resumed; 0: unlimited. Beyond it the handshake fails before its
   // costly half (TlsFailure::k_limit).

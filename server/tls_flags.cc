@@ -24,6 +24,11 @@ ABSL_FLAG(std::string, tls_ticket_keys, "",
           "reload, not a restart).");
 ABSL_FLAG(bool, tls12, false,
           "Also accept TLS 1.2 on --tls-listen (TLS 1.3 only by default).");
+ABSL_FLAG(int, tls_idle_timeout_ms, 0,
+          "How long a DNS-over-TLS connection may wait idle for its next query, in ms (the TLS "
+          "counterpart of --keepalive-ms, which plain TCP keeps). 0: the answer leaves with "
+          "close_notify and the connection closes; stubs that keep DoT connections (RFC 7858 "
+          "§3.4) want several seconds.");
 ABSL_FLAG(int, tls_max_handshakes, onepass::kDefaultTlsMaxHandshakes,
           "TLS handshakes waiting for their clients at once, whole server (split over workers). "
           "Beyond it a new TLS connection whose client is slow to finish is closed (counted: "
@@ -40,6 +45,7 @@ namespace onepass {
 void TlsFlagsIntoConfig(ServerConfig& config) {
   config.tls_listen = absl::GetFlag(FLAGS_tls_listen);
   config.tls_max_handshakes = absl::GetFlag(FLAGS_tls_max_handshakes);
+  config.tls_idle_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_tls_idle_timeout_ms));
   config.tls_full_per_client = absl::GetFlag(FLAGS_tls_full_per_client);
   config.tls_resumed_per_client = absl::GetFlag(FLAGS_tls_resumed_per_client);
 }

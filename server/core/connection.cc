@@ -140,6 +140,14 @@ bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t rece
   return Finish();
 }
 
+void Connection::SendCloseNotify(const ConnectionEnv& env) {
+  if (!fields_.tls || tls_ == nullptr || !tls_->session.handshake_done()) return;
+  tls::TlsSession& session = tls_->session;
+  if (!session.Pending().empty() || !session.Close()) return;
+  WorkerStats::Add(env.stats->sends);
+  env.io->Send(fields_.fd, session.Pending(), /*more=*/false);
+}
+
 bool Connection::ReceiveTls(const ConnectionEnv& env, Turn& turn) {
   tls::TlsSession& session = tls_->session;
   // Ciphertext left when the plaintext room filled, or plaintext the library holds: no recv.
@@ -228,7 +236,7 @@ bool Connection::TakeProxy(const ConnectionEnv& env, Turn& turn) {
 bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
   RequestContext context;
   context.now = absl::Now();
-  context.keepalive = env.keepalive;
+  context.keepalive = fields_.tls ? env.tls_keepalive : env.keepalive;
   context.peer_closed = fields_.peer_closed;
   context.peer = fields_.peer;
   context.more_input_expected = fields_.filled_buffer;

@@ -52,6 +52,8 @@ struct ConnectionEnv {
   WorkerStats* stats = nullptr;
   size_t max_request_bytes = 0;
   absl::Duration keepalive = absl::ZeroDuration();
+  // The same for connections through the TLS layer (--tls-idle-timeout-ms).
+  absl::Duration tls_keepalive = absl::ZeroDuration();
   // Lingering close (--linger-ms > 0): see ConnectionState::kLingering.
   bool linger = false;
   // --proxy-protocol-from (server/core/proxy_protocol.h); nullptr: off, no header is looked for.
@@ -172,6 +174,10 @@ class Connection {
   void GiveOutput(std::unique_ptr<OutputBuffer> out) { out_ = std::move(out); }
 
   int fd() const { return fields_.fd; }
+  bool tls() const { return fields_.tls; }
+  // A TLS connection closed between requests (idle timeout, drain): close_notify, in one send
+  // at most (RFC 8446 §6.1: the closing side says so; the client may be gone).
+  void SendCloseNotify(const ConnectionEnv& env);
   // A TLS connection whose handshake is not done yet.
   bool tls_handshaking() const {
     return fields_.tls && tls_ != nullptr && !tls_->session.handshake_done();

@@ -14,13 +14,14 @@ namespace {
 // Per message: restarts only when a whole request was consumed, never on a partial read.
 SteadyTime ReadDeadline(const ParkedConnection& connection, SteadyTime now,
                         const ServerConfig& config, WorkerLoad load, Deadlines& deadlines) {
-  const bool idle = connection.idle && config.keepalive > absl::ZeroDuration();
+  const absl::Duration keepalive = connection.keepalive.value_or(config.keepalive);
+  const bool idle = connection.idle && keepalive > absl::ZeroDuration();
   if (!deadlines.read.has_value() || connection.message_consumed) {
     absl::Duration wait = config.read_timeout;
     if (idle) {
       // RFC 7766 §6.2.3: a busy server may close idle connections sooner (NSD, Unbound).
       const bool busy = load.parked * 2 > static_cast<size_t>(load.max_connections);
-      wait = busy ? std::min(config.keepalive, kBusyKeepalive) : config.keepalive;
+      wait = busy ? std::min(keepalive, kBusyKeepalive) : keepalive;
     }
     deadlines.read = After(now, wait);
     deadlines.read_is_idle = idle;

@@ -47,6 +47,8 @@ struct ParkedConnection {
   bool message_consumed = false;
   // Bytes of a request are buffered (the next request has begun).
   bool input_pending = false;
+  // Its keepalive when not the configuration's (a TLS connection: --tls-idle-timeout-ms).
+  std::optional<absl::Duration> keepalive;
   Deadlines deadlines;
 };
 

@@ -51,6 +51,7 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
   env_.stats = &stats_;
   env_.max_request_bytes = factory_->MaxRequestBytes();
   env_.keepalive = config_.keepalive;
+  env_.tls_keepalive = config_.tls_idle_timeout;
   env_.linger = config_.linger > absl::ZeroDuration();
   if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
   tls_start_ = {.context = config_.tls,
@@ -388,6 +389,7 @@ void WorkerCore::Park(Slot* slot) {
   parked.message_consumed = state == ConnectionState::kReading && connection.TakeMessageConsumed();
   parked.input_pending = !connection.in().empty();
   parked.deadlines = connection.deadlines();
+  if (connection.tls()) parked.keepalive = config_.tls_idle_timeout;
   const WorkerLoad load{.parked = parked_.size(), .max_connections = max_connections_};
   const ParkDeadline deadline = ComputeParkDeadline(parked, now, config_, load);
   connection.deadlines() = deadline.deadlines;
@@ -406,6 +408,7 @@ void WorkerCore::OnReady(Slot* slot) {
 
 void WorkerCore::OnDeadline(Slot* slot) {
   CountTimeout(slot->connection);
+  if (slot->connection.idle()) slot->connection.SendCloseNotify(env_);
   Close(slot);
 }
 
@@ -561,7 +564,10 @@ void WorkerCore::BeginDrain() {
   driver_->CloseListeners(/*take_queued=*/!paused_);
   // Kept-alive connections between requests have nothing in flight: close them now.
   for (size_t i = parked_.size(); i > 0; --i) {
-    if (parked_[i - 1]->connection.idle()) Close(parked_[i - 1]);
+    Connection& connection = parked_[i - 1]->connection;
+    if (!connection.idle()) continue;
+    connection.SendCloseNotify(env_);
+    Close(parked_[i - 1]);
   }
   MaybeStop();
 }

@@ -71,7 +71,9 @@ std::vector<std::string> StartupReport(const Server& server, const ServerConfig&
                                  KernelTlsNote()));
     lines.push_back(absl::StrCat("TLS limits: --tls-max-handshakes ", config.tls_max_handshakes,
                                  " --tls-full-per-client ", config.tls_full_per_client,
-                                 " --tls-resumed-per-client ", config.tls_resumed_per_client));
+                                 " --tls-resumed-per-client ", config.tls_resumed_per_client,
+                                 " --tls-idle-timeout-ms ",
+                                 absl::ToInt64Milliseconds(config.tls_idle_timeout)));
     if (const auto context = server.tls_context(); context != nullptr) {
       for (absl::string_view line : absl::StrSplit(context->Summary(), '\n', absl::SkipEmpty())) {
         lines.push_back(std::string(line));

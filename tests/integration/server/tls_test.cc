@@ -96,9 +96,10 @@ struct DotResult {
 // records in pieces. `receive_buffer` > 0 shrinks the client's socket receive buffer, so a big
 // answer fills the server's socket and its sends come back partial.
 // `source`: the client's address (127.0.0.1 when null), for a second client prefix.
+// `next`: sent on the same connection once the first answer line has come (keepalive).
 DotResult Exchange(int port, const std::string& request, const ClientOptions& options,
                    size_t chunk = 0, SSL_SESSION** session_out = nullptr, int receive_buffer = 0,
-                   const char* source = nullptr) {
+                   const char* source = nullptr, const std::string& next = "") {
   DotResult result;
   absl::StatusOr<ScopedFd> tcp = ConnectTcp(port, receive_buffer, source);
   if (!tcp.ok()) {
@@ -108,6 +109,7 @@ DotResult Exchange(int port, const std::string& request, const ClientOptions& op
   const int fd = tcp->get();
   TestTlsClient client(options);
   bool sent_request = false;
+  bool sent_next = false;
   const absl::Time give_up = absl::Now() + absl::Seconds(10);
   while (absl::Now() < give_up) {
     if (!result.handshake && client.Step()) {
@@ -117,6 +119,10 @@ DotResult Exchange(int port, const std::string& request, const ClientOptions& op
     if (result.handshake && !sent_request) {
       client.Write(request);
       sent_request = true;
+    }
+    if (!next.empty() && result.plaintext.find('\n') != std::string::npos && !sent_next) {
+      client.Write(next);
+      sent_next = true;
     }
     const std::string out = client.TakeOutput();
     for (size_t at = 0; at < out.size();) {
@@ -373,6 +379,20 @@ TEST_P(TlsServerTest, HandshakesInProgressAreBoundedAndFreedAtTheirTimeout) {
   const DotResult after = Exchange(tls_port_, "after\n", options_);
   ASSERT_TRUE(after.error.empty()) << after.error;
   EXPECT_EQ(after.plaintext, "worker=0 after\n");
+}
+
+TEST_P(TlsServerTest, IdleTimeoutKeepsTheConnectionForTheNextQueryThenSaysCloseNotify) {
+  config_.tls_idle_timeout = absl::Milliseconds(300);
+  Start();
+  const DotResult got =
+      Exchange(tls_port_, "first\n", options_, 0, nullptr, 0, nullptr, "second\n");
+  ASSERT_TRUE(got.error.empty()) << got.error;
+  EXPECT_EQ(got.plaintext, "worker=0 first\nworker=0 second\n");
+  // Closed by the idle timeout, with close_notify.
+  EXPECT_TRUE(got.close_notify);
+  EXPECT_TRUE(got.eof);
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.idle_closes == 1; }));
+  EXPECT_EQ(server_->TlsStats().handshakes_full, 1u);
 }
 
 std::vector<IoLoop> Drivers() {
