@@ -300,7 +300,8 @@ absl::StatusOr<std::optional<ServerConfig>> ParseFlags(int argc, char** argv) {
                      absl::Milliseconds(absl::GetFlag(FLAGS_log_window_ms)));
   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
   if (!config.ok()) return config.status();
-  absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> tls = LoadTlsFromFlags(absl::Now());
+  absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> tls =
+      LoadTlsFromFlags(absl::Now(), absl::GetFlag(FLAGS_handler));
   if (!tls.ok()) return tls.status();
   config->tls = *std::move(tls);
   if (config->tls != nullptr && config->tls_listen.empty() && !absl::GetFlag(FLAGS_check)) {
@@ -462,7 +463,7 @@ class Reloads {
   void ReloadTls() {
     if (server_.tls_addresses().empty()) return;
     absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> context =
-        LoadTlsFromFlags(absl::Now());
+        LoadTlsFromFlags(absl::Now(), handler_name_);
     if (context.ok() && *context == nullptr) {
       context = absl::FailedPreconditionError("no --tls-cert");  // flags do not change; defensive
     }

@@ -2,6 +2,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/log.h"
 #include "server/tls/tls_config.h"
 
@@ -22,6 +23,10 @@ ABSL_FLAG(std::string, tls_ticket_keys, "",
           "one address). The newest encrypts, all decrypt; re-read on SIGHUP, so rotate by "
           "putting a new key in front. Empty: one random key per process (tickets survive a "
           "reload, not a restart).");
+ABSL_FLAG(std::string, tls_alpn, "",
+          "ALPN protocols to select on --tls-listen, comma-separated, or \"none\" to ignore the "
+          "client's offer. Default by --handler: dns \"dot\" (RFC 7858), ocsp and rdap "
+          "\"http/1.1\" (HTTPS), whois none.");
 ABSL_FLAG(bool, tls12, false,
           "Also accept TLS 1.2 on --tls-listen (TLS 1.3 only by default).");
 ABSL_FLAG(int, tls_idle_timeout_ms, 0,
@@ -50,8 +55,28 @@ void TlsFlagsIntoConfig(ServerConfig& config) {
   config.tls_resumed_per_client = absl::GetFlag(FLAGS_tls_resumed_per_client);
 }
 
-absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> LoadTlsFromFlags(absl::Time now) {
+namespace {
+
+// The ALPN names of the application protocols onepassd serves (the IANA registry).
+std::vector<std::string> AlpnFor(const std::string& handler) {
+  if (handler == "dns") return {"dot"};
+  if (handler == "ocsp" || handler == "rdap") return {"http/1.1"};
+  return {};
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> LoadTlsFromFlags(
+    absl::Time now, const std::string& handler) {
   tls::TlsConfig config;
+  const std::string alpn = absl::GetFlag(FLAGS_tls_alpn);
+  if (alpn.empty()) {
+    config.alpn = AlpnFor(handler);
+  } else if (alpn == "none") {
+    config.alpn.clear();
+  } else {
+    config.alpn = absl::StrSplit(alpn, ',', absl::SkipEmpty());
+  }
   config.cert_file = absl::GetFlag(FLAGS_tls_cert);
   config.key_file = absl::GetFlag(FLAGS_tls_key);
   config.ticket_keys_file = absl::GetFlag(FLAGS_tls_ticket_keys);

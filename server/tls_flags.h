@@ -20,8 +20,9 @@ void TlsFlagsIntoConfig(ServerConfig& config);
 
 // The context the flags name, built and checked (certificate chain and key match, ticket key
 // file); its warnings (expiry) are logged. Null when no --tls-cert is given. Errors name the
-// flag and the file.
-absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> LoadTlsFromFlags(absl::Time now);
+// flag and the file. `handler` (--handler) gives the default ALPN (--tls-alpn).
+absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> LoadTlsFromFlags(
+    absl::Time now, const std::string& handler);
 
 }  // namespace onepass
 

@@ -23,8 +23,9 @@ struct TlsConfig {
   // TLS 1.3 only unless set (RFC 8996 retired 1.0/1.1; 1.2 only for old clients).
   bool allow_tls12 = false;
   // ALPN protocols we select, in our order of preference. RFC 7858 §3.1 and the IANA registry
-  // name DoT "dot". A client that offers ALPN without any of these is refused with
-  // no_application_protocol (RFC 7301 §3.2); one that offers none is served.
+  // name DoT "dot"; HTTPS (RDAP, OCSP, CRLs) is "http/1.1". A client that offers ALPN
+  // without any of these is refused with no_application_protocol (RFC 7301 §3.2); one that
+  // offers none is served. Empty: the client's offer is ignored (a protocol with no ALPN name).
   std::vector<std::string> alpn = {"dot"};
   // Ciphertext a client may send before its handshake completes [bytes]. A ClientHello is
   // usually under 2 KiB; this bounds what a slow or hostile client can make us buffer and

@@ -167,9 +167,6 @@ absl::StatusOr<std::shared_ptr<const TlsServerContext>> TlsServerContext::Create
     const TlsConfig& config, absl::Time now) {
   ERR_clear_error();
   std::shared_ptr<TlsServerContext> context(new TlsServerContext(config));
-  if (config.alpn.empty()) {
-    return absl::InvalidArgumentError("TLS: no ALPN protocol given (DNS over TLS is \"dot\")");
-  }
   for (const std::string& name : config.alpn) {
     if (name.empty() || name.size() > 255) {
       return absl::InvalidArgumentError(
@@ -282,7 +279,8 @@ absl::Status TlsServerContext::Configure() {
   // beside that for one query per connection.
   SSL_CTX_set_max_early_data(ctx_, 0);
   SSL_CTX_set_recv_max_early_data(ctx_, 0);
-  SSL_CTX_set_alpn_select_cb(ctx_, SelectAlpn, &alpn_wire_);
+  // No protocols of ours (Whois over TLS has no ALPN name): the client's offer is ignored.
+  if (!alpn_wire_.empty()) SSL_CTX_set_alpn_select_cb(ctx_, SelectAlpn, &alpn_wire_);
   SSL_CTX_set_client_hello_cb(ctx_, AdmitClientHello, nullptr);
   SSL_CTX_set_app_data(ctx_, this);
   return absl::OkStatus();
@@ -305,7 +303,7 @@ std::string TlsServerContext::Summary() const {
         "does not survive a restart nor span hosts");
   }
   lines.push_back(absl::StrCat("tls versions: ", config_.allow_tls12 ? "1.3, 1.2" : "1.3",
-                               "; alpn: ", absl::StrJoin(config_.alpn, ",")));
+                               "; alpn: ", config_.alpn.empty() ? "none" : absl::StrJoin(config_.alpn, ",")));
   return absl::StrJoin(lines, "\n");
 }
 

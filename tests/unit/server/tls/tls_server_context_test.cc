@@ -103,7 +103,7 @@ TEST(TlsServerContextTest, WarnsBeforeAndAfterExpiry) {
 TEST(TlsServerContextTest, AlpnNamesMustFitTheWireFormat) {
   TestPkiDir pki;
   TlsConfig config = ConfigFor(pki);
-  config.alpn = {};
+  config.alpn = {""};
   EXPECT_FALSE(TlsServerContext::Create(config, absl::Now()).ok());
   config.alpn = {std::string(256, 'x')};
   EXPECT_FALSE(TlsServerContext::Create(config, absl::Now()).ok());

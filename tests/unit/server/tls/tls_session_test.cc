@@ -187,6 +187,19 @@ TEST_F(TlsSessionTest, AlpnWithoutDotIsRefusedWithNoApplicationProtocol) {
   EXPECT_FALSE(session.Encrypt(Bytes("x"), true));
 }
 
+TEST_F(TlsSessionTest, NoAlpnOfOursIgnoresTheClientsOffer) {
+  // A protocol without an ALPN name (Whois over TLS): whatever the client offers, it is served
+  // and nothing is selected.
+  TlsConfig config;
+  config.alpn = {};
+  TlsSession session;
+  ClientOptions options;
+  options.alpn = {"h2", "http/1.1"};
+  SSL_SESSION_free(Connect(session, MakeContext(config), options));
+  EXPECT_TRUE(session.alpn().empty());
+  EXPECT_EQ(stats_.failed_total(), 0u);
+}
+
 TEST_F(TlsSessionTest, Tls12IsRefusedByDefault) {
   TlsSession session;
   ASSERT_TRUE(session.Start(MakeContext(), &stats_));
