@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 
@@ -64,6 +65,25 @@ class ProtocolClient {
   // Pairs a response with its request when answers come out of order (pipelined queries,
   // RFC 7766 §7): the same key for a request and its response (DNS: the message ID).
   virtual uint32_t MatchKey(absl::string_view message) const { return 0; }
+};
+
+// A protocol whose request is the same bytes every time (Whois, RDAP, raw), and whose answer
+// may be asked to contain a given text.
+class FixedRequestClient : public ProtocolClient {
+ public:
+  void BuildRequest(uint64_t sequence, uint32_t random, std::string* out) const final {
+    *out = request_;
+  }
+
+ protected:
+  FixedRequestClient(std::string request, std::string expect_substring)
+      : request_(std::move(request)), expect_substring_(std::move(expect_substring)) {}
+  // Empty: any answer's content will do.
+  const std::string& expect_substring() const { return expect_substring_; }
+
+ private:
+  const std::string request_;
+  const std::string expect_substring_;
 };
 
 }  // namespace onepass::load

@@ -8,13 +8,9 @@
 namespace onepass::load {
 
 RdapClient::RdapClient(absl::string_view path, absl::string_view host, std::string expect_substring)
-    : request_(absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: ", host,
-                            "\r\nAccept: application/rdap+json\r\n\r\n")),
-      expect_substring_(std::move(expect_substring)) {}
-
-void RdapClient::BuildRequest(uint64_t sequence, uint32_t random, std::string* out) const {
-  *out = request_;
-}
+    : FixedRequestClient(absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: ", host,
+                                      "\r\nAccept: application/rdap+json\r\n\r\n"),
+                         std::move(expect_substring)) {}
 
 CheckResult RdapClient::Check(absl::string_view request, absl::string_view response,
                               bool closed) const {
@@ -43,7 +39,7 @@ CheckResult RdapClient::Check(absl::string_view request, absl::string_view respo
     return CheckResult::Wrong("body is not Content-Length bytes",
                               absl::StrCat(body.size(), " of ", length));
   }
-  if (!expect_substring_.empty() && !absl::StrContains(body, expect_substring_)) {
+  if (!expect_substring().empty() && !absl::StrContains(body, expect_substring())) {
     return CheckResult::Wrong("body lacks the expected text");
   }
   return CheckResult::Ok();

@@ -12,19 +12,14 @@
 
 namespace onepass::load {
 
-class RdapClient : public ProtocolClient {
+class RdapClient : public FixedRequestClient {
  public:
   // `path`: the request target ("/domain/example.com"); `host`: the Host header.
   RdapClient(absl::string_view path, absl::string_view host, std::string expect_substring);
 
   absl::string_view name() const override { return "rdap"; }
-  void BuildRequest(uint64_t sequence, uint32_t random, std::string* out) const override;
   CheckResult Check(absl::string_view request, absl::string_view response,
                     bool closed) const override;
-
- private:
-  std::string request_;
-  std::string expect_substring_;
 };
 
 }  // namespace onepass::load

@@ -18,31 +18,26 @@ CheckResult CheckReplyAtClose(absl::string_view response, bool closed,
   return CheckResult::Ok();
 }
 
+// RFC 3912 §2: the query line ends in CRLF, whatever line end it came with.
+std::string WhoisLine(absl::string_view query) {
+  while (absl::ConsumeSuffix(&query, "\n") || absl::ConsumeSuffix(&query, "\r")) {
+  }
+  return absl::StrCat(query, "\r\n");
+}
+
 }  // namespace
 
 WhoisClient::WhoisClient(absl::string_view query, std::string expect_substring)
-    : expect_substring_(std::move(expect_substring)) {
-  while (absl::ConsumeSuffix(&query, "\n") || absl::ConsumeSuffix(&query, "\r")) {
-  }
-  request_ = absl::StrCat(query, "\r\n");
-}
-
-void WhoisClient::BuildRequest(uint64_t sequence, uint32_t random, std::string* out) const {
-  *out = request_;
-}
+    : FixedRequestClient(WhoisLine(query), std::move(expect_substring)) {}
 
 CheckResult WhoisClient::Check(absl::string_view request, absl::string_view response,
                                bool closed) const {
-  return CheckReplyAtClose(response, closed, expect_substring_);
-}
-
-void RawClient::BuildRequest(uint64_t sequence, uint32_t random, std::string* out) const {
-  *out = request_;
+  return CheckReplyAtClose(response, closed, expect_substring());
 }
 
 CheckResult RawClient::Check(absl::string_view request, absl::string_view response,
                              bool closed) const {
-  return CheckReplyAtClose(response, closed, expect_substring_);
+  return CheckReplyAtClose(response, closed, expect_substring());
 }
 
 }  // namespace onepass::load

@@ -4,6 +4,7 @@
 #define ONEPASS_LOADTEST_WHOIS_REQUEST_H_
 
 #include <string>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 #include "loadtest/protocol.h"
@@ -12,36 +13,26 @@ namespace onepass::load {
 
 // RFC 3912 §2: the query is one line ending in CRLF; the server answers and closes.
 // Checks a non-empty reply and, if `expect_substring` is set, that the reply contains it.
-class WhoisClient : public ProtocolClient {
+class WhoisClient : public FixedRequestClient {
  public:
   // `query` without the line ending (a trailing CR/LF is stripped).
   WhoisClient(absl::string_view query, std::string expect_substring);
 
   absl::string_view name() const override { return "whois"; }
-  void BuildRequest(uint64_t sequence, uint32_t random, std::string* out) const override;
   CheckResult Check(absl::string_view request, absl::string_view response,
                     bool closed) const override;
-
- private:
-  std::string request_;
-  std::string expect_substring_;
 };
 
 // Sends fixed bytes; any non-empty reply (containing `expect_substring` if set) ending at the
 // server's close is correct.
-class RawClient : public ProtocolClient {
+class RawClient : public FixedRequestClient {
  public:
   RawClient(std::string request, std::string expect_substring)
-      : request_(std::move(request)), expect_substring_(std::move(expect_substring)) {}
+      : FixedRequestClient(std::move(request), std::move(expect_substring)) {}
 
   absl::string_view name() const override { return "raw"; }
-  void BuildRequest(uint64_t sequence, uint32_t random, std::string* out) const override;
   CheckResult Check(absl::string_view request, absl::string_view response,
                     bool closed) const override;
-
- private:
-  std::string request_;
-  std::string expect_substring_;
 };
 
 }  // namespace onepass::load

@@ -79,7 +79,9 @@ absl::StatusOr<std::unique_ptr<CrlEntry>> LoadOne(const std::filesystem::path& p
   std::error_code size_error;
   const uintmax_t size = std::filesystem::file_size(path, size_error);
   if (size_error || size > config.max_bytes) {
-    return absl::InvalidArgumentError(size_error ? size_error.message() : "larger than 64 MiB");
+    return absl::InvalidArgumentError(
+        size_error ? size_error.message()
+                   : absl::StrCat(size, " bytes, larger than --crl-max-bytes=", config.max_bytes));
   }
   std::ifstream in(path, std::ios::binary);
   entry->der.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -153,13 +155,13 @@ absl::StatusOr<std::shared_ptr<const CrlSnapshot>> LoadCrlDir(const CrlLoadConfi
   }
   std::sort(paths.begin(), paths.end());
   auto snapshot = std::shared_ptr<CrlSnapshot>(new CrlSnapshot());
+  snapshot->max_bytes_ = config.max_bytes;
   for (const fs::path& path : paths) {
     absl::StatusOr<std::unique_ptr<CrlEntry>> entry = LoadOne(path, config, now, issuers, warnings);
     if (!entry.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(path.string(), ": ", entry.status().message()));
     }
-    snapshot->max_bytes_ = std::max(snapshot->max_bytes_, (*entry)->der.size());
     snapshot->by_name_.emplace((*entry)->name, entry->get());
     snapshot->entries_.push_back(*std::move(entry));
   }

@@ -38,8 +38,10 @@ struct CrlLoadConfig {
   // PEM file of the CA certificates whose CRLs these are; when set, each CRL's issuer must be
   // one of them and its signature must verify with that certificate's key.
   std::string issuers_file;
-  // CRLs above this many bytes are refused (the output buffers are sized from the largest).
-  size_t max_bytes = 64 << 20;
+  // CRLs above this many bytes fail the load (--crl-max-bytes). The output buffers are sized
+  // for it, not for the largest CRL loaded: the server sizes them once at start and refuses a
+  // reload that needs more, and a CA's CRL grows as it revokes.
+  size_t max_bytes = 1 << 20;
 };
 
 class CrlSnapshot {
@@ -47,6 +49,8 @@ class CrlSnapshot {
   // The CRL called `name` ("NAME.crl"), or null.
   const CrlEntry* Find(absl::string_view name) const;
   size_t size() const { return entries_.size(); }
+  // The largest CRL this load accepted, and so any reload under the same flags: what the
+  // output buffers must hold.
   size_t max_bytes() const { return max_bytes_; }
   const std::vector<std::unique_ptr<CrlEntry>>& entries() const { return entries_; }
 

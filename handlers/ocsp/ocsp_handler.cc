@@ -101,7 +101,9 @@ size_t OcspHandlerFactory::MaxRequestBytes() const {
 
 size_t OcspHandlerFactory::OutputBufferBytes() const {
   // Room for any response the snapshot holds and for one reloaded within the same limit (its
-  // head prefix is a few hundred bytes), plus the per-request Date and Cache-Control.
+  // head prefix is a few hundred bytes), plus the per-request Date and Cache-Control. For the
+  // CRLs the limit is --crl-max-bytes, not the largest loaded: a CRL that has grown must not
+  // need a restart to be served (the server refuses a reload that needs larger buffers).
   constexpr size_t kHeadPrefixAllowance = 512;
   const size_t crl_bytes = config_.crls == nullptr ? 0 : config_.crls->max_bytes();
   return std::max({snapshot_->max_presigned_bytes(),

@@ -45,6 +45,7 @@ RdapResponder::RdapResponder(std::shared_ptr<const RdapSnapshot> snapshot, const
       config_(config),
       counters_(counters),
       cache_control_(absl::StrCat("public, max-age=", config.cache_max_age_s)),
+      cache_control_tail_(absl::StrCat("\r\nCache-Control: ", cache_control_, "\r\n\r\n")),
       retry_after_s_(config.rate_limit.queries_per_second > 0
                          ? static_cast<int>(std::ceil(1.0 / config.rate_limit.queries_per_second))
                          : 1) {
@@ -69,19 +70,24 @@ bool RdapResponder::Answer(const RdapAnswer& answer, bool etag, const http::Http
       etag && request.has_if_none_match &&
       http::IfNoneMatchMatches(request.if_none_match, etag_text.substr(1, etag_text.size() - 2));
   const int status = not_modified ? 304 : 200;
-  if (not_modified) {
-    head_.clear();
-    absl::StrAppend(&head_,
-                    "HTTP/1.1 304 Not Modified\r\nAccess-Control-Allow-Origin: *\r\n"
-                    "Connection: close\r\nDate: ",
-                    date_cache_.Get(now), "\r\n");
-  } else {
-    Head(200, answer.size(), now, &head_);
-  }
-  if (etag) absl::StrAppend(&head_, "ETag: ", etag_text, "\r\n");
-  absl::StrAppend(&head_, "Cache-Control: ", cache_control_, "\r\n\r\n");
+  // The head is written straight into `out` from constant pieces (the same bytes Head() would
+  // give): the answer path builds no string and formats no number but the length.
   http::TailWriter writer(out);
-  writer.Add(head_);
+  if (not_modified) {
+    writer.Add(
+        "HTTP/1.1 304 Not Modified\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n"
+        "Date: ");
+  } else {
+    writer.Add("HTTP/1.1 200 OK\r\nContent-Type: application/rdap+json\r\nContent-Length: ");
+    writer.AddDecimal(answer.size());
+    writer.Add("\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\nDate: ");
+  }
+  writer.Add(date_cache_.Get(now));
+  if (etag) {
+    writer.Add("\r\nETag: ");
+    writer.Add(etag_text);
+  }
+  writer.Add(cache_control_tail_);
   if (!not_modified && request.method == "GET") {
     for (int i = 0; i < answer.count; ++i) writer.Add(answer.pieces[i]);
   }

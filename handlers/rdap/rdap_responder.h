@@ -67,6 +67,7 @@ class RdapResponder {
   const RdapConfig config_;
   HandlerCounters& counters_;
   const std::string cache_control_;
+  const std::string cache_control_tail_;  // from the end of Date to the end of the head
   const int retry_after_s_;
   http::HttpDateCache date_cache_;
   RdapScratch scratch_;

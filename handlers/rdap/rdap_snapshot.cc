@@ -29,11 +29,6 @@ std::string CanonicalAddress(absl::string_view address) {
   return out;
 }
 
-template <typename Map>
-size_t TableBytes(const Map& map) {
-  return map.capacity() * (sizeof(typename Map::value_type) + 1);
-}
-
 }  // namespace
 
 uint64_t Fnv1a(absl::string_view text, uint64_t seed) {
@@ -61,11 +56,11 @@ bool RdapSnapshot::FindDomain(absl::string_view name, RdapAnswer* answer) const 
   answer->Add(top_);
   answer->Add(absl::string_view(entry.own, entry.own_bytes));
   answer->Add(events_end_);
-  answer->Add(pieces_[entry.status]);
-  answer->Add(pieces_[entry.registrar]);
-  answer->Add(pieces_[entry.contacts]);
-  answer->Add(pieces_[entry.redacted]);
-  answer->Add(pieces_[entry.hosts]);
+  answer->Add(text_[entry.status]);
+  answer->Add(text_[entry.registrar]);
+  answer->Add(text_[entry.contacts]);
+  answer->Add(text_[entry.redacted]);
+  answer->Add(text_[entry.hosts]);
   answer->Add(bottom_);
   answer->etag = DomainEtag(entry);
   return true;
@@ -75,11 +70,11 @@ void RdapSnapshot::SearchResult(uint32_t id, RdapAnswer* answer) const {
   const DomainEntry& entry = domains_[id];
   answer->Add(absl::string_view(entry.own, entry.own_bytes));
   answer->Add(events_end_);
-  answer->Add(pieces_[entry.status]);
-  answer->Add(pieces_[entry.registrar]);
-  answer->Add(pieces_[entry.contacts]);
-  answer->Add(pieces_[entry.redacted]);
-  answer->Add(pieces_[entry.hosts]);
+  answer->Add(text_[entry.status]);
+  answer->Add(text_[entry.registrar]);
+  answer->Add(text_[entry.contacts]);
+  answer->Add(text_[entry.redacted]);
+  answer->Add(text_[entry.hosts]);
 }
 
 bool RdapSnapshot::FindNameserver(absl::string_view name, RdapAnswer* answer) const {
@@ -124,8 +119,7 @@ bool RdapSnapshot::SearchDomains(absl::string_view prefix, bool exact, size_t ma
 
 RdapSnapshotBuilder::RdapSnapshotBuilder(std::string base_url) : snapshot_(new RdapSnapshot()) {
   config_.base_url = std::move(base_url);
-  snapshot_->pieces_.push_back(absl::string_view());
-  snapshot_->piece_hashes_.push_back(0);
+  snapshot_->piece_hashes_.push_back(0);  // of the empty text, number 0
 }
 
 void RdapSnapshotBuilder::ReserveDomains(size_t count) {
@@ -134,27 +128,18 @@ void RdapSnapshotBuilder::ReserveDomains(size_t count) {
 }
 
 uint32_t RdapSnapshotBuilder::Intern(absl::string_view text) {
-  if (text.empty()) return 0;
-  auto it = interned_.find(text);
-  if (it != interned_.end()) return it->second;
   RdapSnapshot& s = *snapshot_;
-  const uint32_t id = static_cast<uint32_t>(s.pieces_.size());
-  s.pieces_.push_back(s.arena_.Store(text));
-  s.piece_hashes_.push_back(Fnv1a(text));
-  interned_.emplace(std::string(text), id);
+  const uint32_t id = s.text_.Intern(text);
+  if (id == s.piece_hashes_.size()) s.piece_hashes_.push_back(Fnv1a(text));  // a new one
   return id;
-}
-
-void RdapSnapshotBuilder::NoteBody(size_t bytes) {
-  snapshot_->stats_.max_body_bytes = std::max(snapshot_->stats_.max_body_bytes, bytes);
 }
 
 void RdapSnapshotBuilder::StoreWhole(
     absl::string_view key, absl::string_view text,
     absl::flat_hash_map<absl::string_view, RdapSnapshot::Whole>& map) {
   RdapSnapshot& s = *snapshot_;
-  map[s.arena_.Store(key)] = {s.arena_.Store(text), Fnv1a(text)};
-  NoteBody(text.size());
+  map[s.text_.Store(key)] = {s.text_.Store(text), Fnv1a(text)};
+  s.stats_.NoteBody(text.size());
 }
 
 absl::Status RdapSnapshotBuilder::AddRegistrar(const whois::RegistrarRecord& registrar) {
@@ -166,7 +151,7 @@ absl::Status RdapSnapshotBuilder::AddRegistrar(const whois::RegistrarRecord& reg
   for (absl::string_view* field :
        {&stored.name, &stored.whois_server, &stored.url, &stored.abuse_email, &stored.abuse_phone,
         &stored.address, &stored.phone, &stored.email, &stored.rdap_url}) {
-    *field = snapshot_->arena_.Store(*field);
+    *field = snapshot_->text_.Store(*field);
   }
   scratch_.clear();
   RenderDomainRegistrar(stored, config_, &scratch_);
@@ -190,7 +175,7 @@ absl::Status RdapSnapshotBuilder::AddContact(const whois::ContactRecord& contact
   for (absl::string_view* field :
        {&stored.handle, &stored.name, &stored.organization, &stored.street, &stored.city,
         &stored.state, &stored.postal_code, &stored.country, &stored.phone, &stored.email}) {
-    *field = snapshot_->arena_.Store(*field);
+    *field = snapshot_->text_.Store(*field);
   }
   contact_by_handle_.emplace(std::move(key), static_cast<uint32_t>(contacts_.size()));
   contacts_.push_back(stored);
@@ -210,7 +195,7 @@ absl::Status RdapSnapshotBuilder::AddNameserver(const whois::NameserverRecord& n
                                             "name servers and domains that name them)"));
   }
   StoredNameserver stored;
-  stored.name = snapshot_->arena_.Store(nameserver.name);
+  stored.name = snapshot_->text_.Store(nameserver.name);
   stored.registrar_iana_id = nameserver.registrar_iana_id;
   for (absl::string_view address : nameserver.addresses) {
     stored.addresses.push_back(CanonicalAddress(address));
@@ -263,11 +248,11 @@ absl::Status RdapSnapshotBuilder::AddDomain(const whois::DomainRecord& domain) {
   scratch_.clear();
   RenderDomainOwn(domain, r, config_, &scratch_);
   RdapSnapshot::DomainEntry entry;
-  absl::string_view own = s.arena_.Store(scratch_);
+  absl::string_view own = s.text_.Store(scratch_);
   entry.own = own.data();
   entry.own_bytes = static_cast<uint32_t>(own.size());
   entry.own_hash = Fnv1a(own);
-  entry.key = s.arena_.Store(domain.name);
+  entry.key = s.text_.Store(domain.name);
   entry.registrar = registrar_piece_[registrar->second];
   scratch_.clear();
   RenderDomainStatus(domain.statuses, &scratch_);
@@ -285,9 +270,9 @@ absl::Status RdapSnapshotBuilder::AddDomain(const whois::DomainRecord& domain) {
   s.domains_.push_back(entry);
   s.domain_index_.emplace(entry.key, id);
   ++s.stats_.domains;
-  const size_t bytes = own.size() + s.pieces_[entry.status].size() +
-                       s.pieces_[entry.registrar].size() + s.pieces_[entry.contacts].size() +
-                       s.pieces_[entry.redacted].size() + s.pieces_[entry.hosts].size();
+  const size_t bytes = own.size() + s.text_[entry.status].size() + s.text_[entry.registrar].size() +
+                       s.text_[entry.contacts].size() + s.text_[entry.redacted].size() +
+                       s.text_[entry.hosts].size();
   s.stats_.max_domain_bytes = std::max(s.stats_.max_domain_bytes, bytes);  // + shared, in Build
   return absl::OkStatus();
 }
@@ -296,24 +281,24 @@ std::shared_ptr<const RdapSnapshot> RdapSnapshotBuilder::Build() {
   RdapSnapshot& s = *snapshot_;
   scratch_.clear();
   RenderTop(&scratch_);
-  s.top_ = s.arena_.Store(scratch_);
+  s.top_ = s.text_.Store(scratch_);
   scratch_.clear();
   RenderDomainEventsEnd(config_, &scratch_);
-  s.events_end_ = s.arena_.Store(scratch_);
+  s.events_end_ = s.text_.Store(scratch_);
   scratch_.clear();
   RenderBottom(config_, &scratch_);
-  s.bottom_ = s.arena_.Store(scratch_);
+  s.bottom_ = s.text_.Store(scratch_);
   // The search bottom: the same notices and the truncation notice (RFC 9083 §4.8).
   scratch_.pop_back();  // "}"
   scratch_.pop_back();  // "]"
   scratch_.push_back(',');
   RenderTruncatedNotice(&scratch_);
   scratch_.append("]}");
-  s.truncated_bottom_ = s.arena_.Store(scratch_);
+  s.truncated_bottom_ = s.text_.Store(scratch_);
   s.shared_hash_ = Mix(Mix(Fnv1a(s.top_), Fnv1a(s.events_end_)), Fnv1a(s.bottom_));
-  s.last_update_ = s.arena_.Store(config_.last_update);
+  s.last_update_ = s.text_.Store(config_.last_update);
   s.stats_.max_domain_bytes += s.top_.size() + s.events_end_.size() + s.bottom_.size();
-  NoteBody(s.stats_.max_domain_bytes);
+  s.stats_.NoteBody(s.stats_.max_domain_bytes);
 
   for (const StoredNameserver& n : nameservers_) {
     std::vector<absl::string_view> addresses(n.addresses.begin(), n.addresses.end());
@@ -336,22 +321,22 @@ std::shared_ptr<const RdapSnapshot> RdapSnapshotBuilder::Build() {
     StoreWhole(absl::StrCat(r.iana_id), RenderRegistrarEntity(r, config_), s.entities_);
   }
   const std::string help = RenderHelp(config_);
-  s.help_ = {s.arena_.Store(help), Fnv1a(help)};
-  NoteBody(help.size());
+  s.help_ = {s.text_.Store(help), Fnv1a(help)};
+  s.stats_.NoteBody(help.size());
 
   s.domains_by_name_.resize(s.domains_.size());
   for (uint32_t i = 0; i < s.domains_by_name_.size(); ++i) s.domains_by_name_[i] = i;
   std::sort(s.domains_by_name_.begin(), s.domains_by_name_.end(),
             [&s](uint32_t a, uint32_t b) { return s.domains_[a].key < s.domains_[b].key; });
   s.domains_.shrink_to_fit();
-  s.stats_.shared_pieces = s.pieces_.size() - 1;
-  s.stats_.text_bytes = s.arena_.bytes_used();
+  s.text_.Seal();
+  s.stats_.shared_pieces = s.text_.interned();
+  s.stats_.text_bytes = s.text_.text_bytes();
   s.stats_.index_bytes = s.domains_.capacity() * sizeof(RdapSnapshot::DomainEntry) +
                          s.domains_by_name_.capacity() * sizeof(uint32_t) +
-                         TableBytes(s.domain_index_) + TableBytes(s.nameservers_) +
-                         TableBytes(s.entities_) +
-                         s.pieces_.capacity() * (sizeof(absl::string_view) + sizeof(uint64_t));
-  interned_ = {};
+                         whois::TableBytes(s.domain_index_) + whois::TableBytes(s.nameservers_) +
+                         whois::TableBytes(s.entities_) + s.text_.index_bytes() +
+                         s.piece_hashes_.capacity() * sizeof(uint64_t);
   contact_by_handle_ = {};
   nameserver_by_name_ = {};
   return std::shared_ptr<const RdapSnapshot>(std::move(snapshot_));

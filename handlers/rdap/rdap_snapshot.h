@@ -14,7 +14,6 @@
 #ifndef ONEPASS_HANDLERS_RDAP_RDAP_SNAPSHOT_H_
 #define ONEPASS_HANDLERS_RDAP_RDAP_SNAPSHOT_H_
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -30,32 +29,12 @@
 namespace onepass::rdap {
 
 // An answer's body as views into the snapshot, in order, and its ETag (16 hex digits).
-struct RdapAnswer {
-  static constexpr int kMaxPieces = 9;
-  std::array<absl::string_view, kMaxPieces> pieces;
-  int count = 0;
+struct RdapAnswer : whois::PieceList<9> {
   uint64_t etag = 0;
-
-  void Add(absl::string_view piece) {
-    if (!piece.empty()) pieces[count++] = piece;
-  }
-  size_t size() const {
-    size_t total = 0;
-    for (int i = 0; i < count; ++i) total += pieces[i].size();
-    return total;
-  }
 };
 
-struct RdapSnapshotStats {
-  size_t domains = 0;
-  size_t nameservers = 0;
-  size_t registrars = 0;
-  size_t contacts = 0;
-  size_t shared_pieces = 0;
-  size_t text_bytes = 0;
-  size_t index_bytes = 0;
+struct RdapSnapshotStats : whois::RegistryStats {
   size_t max_domain_bytes = 0;  // the largest domain answer, whole
-  size_t max_body_bytes = 0;    // the largest answer of any kind
   // gTLD RDAP Response Profile gaps in the data (reported by --check, not fatal):
   size_t registrars_without_abuse = 0;     // §2.4.5: abuse email and phone
   size_t registrars_without_rdap_url = 0;  // §2.2: no "related" link for their domains
@@ -97,7 +76,7 @@ class RdapSnapshot {
     const char* own;
     uint64_t own_hash;  // Fnv1a of the own piece
     uint32_t own_bytes;
-    uint32_t status;  // indexes in pieces_
+    uint32_t status;  // numbers in text_
     uint32_t registrar;
     uint32_t contacts;
     uint32_t redacted;
@@ -111,9 +90,8 @@ class RdapSnapshot {
   RdapSnapshot() = default;
   uint64_t DomainEtag(const DomainEntry& entry) const;
 
-  whois::TextArena arena_;
-  std::vector<absl::string_view> pieces_;  // interned; pieces_[0] is empty
-  std::vector<uint64_t> piece_hashes_;
+  whois::InternedText text_;            // every answer's text; the shared pieces numbered
+  std::vector<uint64_t> piece_hashes_;  // Fnv1a of each numbered piece
   std::vector<DomainEntry> domains_;
   absl::flat_hash_map<absl::string_view, uint32_t> domain_index_;
   std::vector<uint32_t> domains_by_name_;  // sorted by key, for search
@@ -157,7 +135,6 @@ class RdapSnapshotBuilder final : public whois::WhoisRecordSink {
   uint32_t Intern(absl::string_view text);
   void StoreWhole(absl::string_view key, absl::string_view text,
                   absl::flat_hash_map<absl::string_view, RdapSnapshot::Whole>& map);
-  void NoteBody(size_t bytes);
 
   std::unique_ptr<RdapSnapshot> snapshot_;
   RdapRenderConfig config_;
@@ -177,7 +154,6 @@ class RdapSnapshotBuilder final : public whois::WhoisRecordSink {
   };
   std::vector<StoredNameserver> nameservers_;
   absl::flat_hash_map<absl::string_view, uint32_t> nameserver_by_name_;
-  absl::flat_hash_map<std::string, uint32_t> interned_;
   std::string scratch_;
 };
 

@@ -112,7 +112,7 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
       "last update %s",
       stats.domains, stats.nameservers, stats.registrars, stats.contacts, source,
       absl::ToDoubleSeconds(took), MiB(total), MiB(stats.text_bytes), MiB(stats.index_bytes),
-      stats.shared_blocks,
+      stats.shared_pieces,
       stats.domains == 0 ? 0.0 : static_cast<double>(total) / static_cast<double>(stats.domains),
       (*snapshot)->last_update());
   if (limit.queries_per_second > 0) {

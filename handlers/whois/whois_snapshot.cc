@@ -31,28 +31,7 @@ std::string RegistrarKey(absl::string_view name) {
 
 std::string Upper(absl::string_view text) { return absl::AsciiStrToUpper(text); }
 
-template <typename Map>
-size_t TableBytes(const Map& map) {
-  return map.capacity() * (sizeof(typename Map::value_type) + 1);
-}
-
 }  // namespace
-
-absl::string_view TextArena::Store(absl::string_view text) {
-  if (text.empty()) return absl::string_view();
-  if (text.size() > free_bytes_) {
-    const size_t size = std::max(kChunkBytes, text.size());
-    chunks_.push_back(std::make_unique_for_overwrite<char[]>(size));
-    free_ = chunks_.back().get();
-    free_bytes_ = size;
-  }
-  std::memcpy(free_, text.data(), text.size());
-  absl::string_view stored(free_, text.size());
-  free_ += text.size();
-  free_bytes_ -= text.size();
-  used_ += text.size();
-  return stored;
-}
 
 size_t WhoisSnapshot::DomainKeyHash::operator()(uint32_t index) const {
   return absl::Hash<absl::string_view>{}(DomainName((*entries)[index]));
@@ -65,9 +44,7 @@ bool WhoisSnapshot::DomainKeyEq::operator()(uint32_t a, absl::string_view b) con
 }
 
 WhoisSnapshot::WhoisSnapshot()
-    : domain_index_(0, DomainKeyHash{&domains_}, DomainKeyEq{&domains_}) {
-  blocks_.push_back(absl::string_view());
-}
+    : domain_index_(0, DomainKeyHash{&domains_}, DomainKeyEq{&domains_}) {}
 
 bool WhoisSnapshot::FindDomain(absl::string_view name, ReplyPieces* reply) const {
   auto it = domain_index_.find(name);
@@ -78,9 +55,9 @@ bool WhoisSnapshot::FindDomain(absl::string_view name, ReplyPieces* reply) const
   reply->Add(registrar.top);
   reply->Add(absl::string_view(entry.text + entry.head_bytes, entry.dates_bytes));
   reply->Add(registrar.middle);
-  reply->Add(blocks_[entry.statuses]);
-  reply->Add(blocks_[entry.contacts]);
-  reply->Add(blocks_[entry.nameservers]);
+  reply->Add(text_[entry.statuses]);
+  reply->Add(text_[entry.contacts]);
+  reply->Add(text_[entry.nameservers]);
   return true;
 }
 
@@ -116,21 +93,6 @@ bool WhoisSnapshot::FindContact(absl::string_view handle, ReplyPieces* reply) co
 
 WhoisSnapshotBuilder::WhoisSnapshotBuilder() : snapshot_(new WhoisSnapshot()) {}
 
-uint32_t WhoisSnapshotBuilder::Intern(absl::string_view text) {
-  if (text.empty()) return 0;
-  auto it = interned_.find(text);
-  if (it != interned_.end()) return it->second;
-  absl::string_view stored = snapshot_->arena_.Store(text);
-  const uint32_t id = static_cast<uint32_t>(snapshot_->blocks_.size());
-  snapshot_->blocks_.push_back(stored);
-  interned_.emplace(stored, id);
-  return id;
-}
-
-void WhoisSnapshotBuilder::NoteBody(size_t bytes) {
-  snapshot_->stats_.max_body_bytes = std::max(snapshot_->stats_.max_body_bytes, bytes);
-}
-
 absl::Status WhoisSnapshotBuilder::AddRegistrar(const RegistrarRecord& registrar) {
   WhoisSnapshot& s = *snapshot_;
   if (s.registrar_by_iana_id_.contains(registrar.iana_id)) {
@@ -146,24 +108,24 @@ absl::Status WhoisSnapshotBuilder::AddRegistrar(const RegistrarRecord& registrar
   for (absl::string_view* field :
        {&stored.name, &stored.whois_server, &stored.url, &stored.abuse_email, &stored.abuse_phone,
         &stored.address, &stored.phone, &stored.email, &stored.rdap_url}) {
-    *field = s.arena_.Store(*field);
+    *field = s.text_.Store(*field);
   }
   WhoisSnapshot::RegistrarEntry entry;
   scratch_.clear();
   RenderRegistrarTop(stored, &scratch_);
-  entry.top = s.arena_.Store(scratch_);
+  entry.top = s.text_.Store(scratch_);
   scratch_.clear();
   RenderRegistrarMiddle(stored, &scratch_);
-  entry.middle = s.arena_.Store(scratch_);
+  entry.middle = s.text_.Store(scratch_);
   scratch_.clear();
   RenderRegistrarReply(stored, &scratch_);
-  entry.reply = s.arena_.Store(scratch_);
-  NoteBody(entry.reply.size());
+  entry.reply = s.text_.Store(scratch_);
+  s.stats_.NoteBody(entry.reply.size());
   const uint32_t index = static_cast<uint32_t>(s.registrars_.size());
   s.registrars_.push_back(entry);
   registrars_.push_back(stored);
   s.registrar_by_iana_id_.emplace(registrar.iana_id, index);
-  s.registrar_by_name_.emplace(s.arena_.Store(key), index);
+  s.registrar_by_name_.emplace(s.text_.Store(key), index);
   ++s.stats_.registrars;
   return absl::OkStatus();
 }
@@ -179,13 +141,13 @@ absl::Status WhoisSnapshotBuilder::AddContact(const ContactRecord& contact) {
   for (absl::string_view* field :
        {&stored.handle, &stored.name, &stored.organization, &stored.street, &stored.city,
         &stored.state, &stored.postal_code, &stored.country, &stored.phone, &stored.email}) {
-    *field = s.arena_.Store(*field);
+    *field = s.text_.Store(*field);
   }
   scratch_.clear();
   RenderContactReply(stored, &scratch_);
-  absl::string_view reply = s.arena_.Store(scratch_);
-  NoteBody(reply.size());
-  absl::string_view stored_key = s.arena_.Store(key);
+  absl::string_view reply = s.text_.Store(scratch_);
+  s.stats_.NoteBody(reply.size());
+  absl::string_view stored_key = s.text_.Store(key);
   s.contacts_.emplace(stored_key, reply);
   contact_index_.emplace(stored_key, static_cast<uint32_t>(contacts_.size()));
   contacts_.push_back(stored);
@@ -211,9 +173,9 @@ absl::Status WhoisSnapshotBuilder::AddNameserver(const NameserverRecord& nameser
   }
   scratch_.clear();
   RenderNameserverReply(nameserver, registrar, &scratch_);
-  absl::string_view reply = s.arena_.Store(scratch_);
-  NoteBody(reply.size());
-  s.nameservers_.emplace(s.arena_.Store(nameserver.name), reply);
+  absl::string_view reply = s.text_.Store(scratch_);
+  s.stats_.NoteBody(reply.size());
+  s.nameservers_.emplace(s.text_.Store(nameserver.name), reply);
   ++s.stats_.nameservers;
   return absl::OkStatus();
 }
@@ -235,7 +197,7 @@ uint32_t WhoisSnapshotBuilder::InternContacts(const DomainRecord& domain) {
   for (int i = 0; i < 3; ++i) {
     if (key[i] != 0) RenderContactRole(roles[i], contacts_[key[i] - 1], &block);
   }
-  const uint32_t id = Intern(block);
+  const uint32_t id = snapshot_->text_.Intern(block);
   contact_blocks_.emplace(key, id);
   return id;
 }
@@ -269,7 +231,7 @@ absl::Status WhoisSnapshotBuilder::AddDomain(const DomainRecord& domain) {
     return absl::InvalidArgumentError("domain fields too long");
   }
   WhoisSnapshot::DomainEntry entry;
-  entry.text = s.arena_.Store(scratch_).data();
+  entry.text = s.text_.Store(scratch_).data();
   entry.head_bytes = static_cast<uint16_t>(head_bytes);
   entry.dates_bytes = static_cast<uint16_t>(dates_bytes);
   entry.name_bytes = static_cast<uint8_t>(domain.name.size());
@@ -285,7 +247,7 @@ absl::Status WhoisSnapshotBuilder::AddDomain(const DomainRecord& domain) {
   } else {
     scratch_.clear();
     RenderStatuses(domain.statuses, &scratch_);
-    entry.statuses = Intern(scratch_);
+    entry.statuses = s.text_.Intern(scratch_);
     blocks_by_fields_.emplace(key_, entry.statuses);
   }
   entry.contacts = InternContacts(domain);
@@ -298,7 +260,7 @@ absl::Status WhoisSnapshotBuilder::AddDomain(const DomainRecord& domain) {
   } else {
     scratch_.clear();
     RenderNameservers(domain.nameservers, domain.dnssec, domain.ds_data, &scratch_);
-    entry.nameservers = Intern(scratch_);
+    entry.nameservers = s.text_.Intern(scratch_);
     blocks_by_fields_.emplace(key_, entry.nameservers);
   }
 
@@ -308,9 +270,9 @@ absl::Status WhoisSnapshotBuilder::AddDomain(const DomainRecord& domain) {
     s.domains_.pop_back();  // the load fails; the stored text is dropped with the snapshot
     return absl::AlreadyExistsError(absl::StrCat("domain ", domain.name, " is defined twice"));
   }
-  NoteBody(head_bytes + dates_bytes + s.registrars_[entry.registrar].top.size() +
-           s.registrars_[entry.registrar].middle.size() + s.blocks_[entry.statuses].size() +
-           s.blocks_[entry.contacts].size() + s.blocks_[entry.nameservers].size());
+  s.stats_.NoteBody(head_bytes + dates_bytes + s.registrars_[entry.registrar].top.size() +
+                    s.registrars_[entry.registrar].middle.size() + s.text_[entry.statuses].size() +
+                    s.text_[entry.contacts].size() + s.text_[entry.nameservers].size());
   ++s.stats_.domains;
   return absl::OkStatus();
 }
@@ -319,19 +281,18 @@ std::shared_ptr<const WhoisSnapshot> WhoisSnapshotBuilder::Build() {
   WhoisSnapshot& s = *snapshot_;
   scratch_.clear();
   RenderTail(last_update_, footer_, &scratch_);
-  s.tail_ = s.arena_.Store(scratch_);
-  s.last_update_ = s.arena_.Store(last_update_);
+  s.tail_ = s.text_.Store(scratch_);
+  s.last_update_ = s.text_.Store(last_update_);
   s.domains_.shrink_to_fit();
-  s.blocks_.shrink_to_fit();
-  s.stats_.shared_blocks = s.blocks_.size() - 1;
-  s.stats_.text_bytes = s.arena_.bytes_used();
+  s.text_.Seal();
+  s.stats_.shared_pieces = s.text_.interned();
+  s.stats_.text_bytes = s.text_.text_bytes();
   s.stats_.index_bytes = s.domains_.capacity() * sizeof(WhoisSnapshot::DomainEntry) +
                          s.domain_index_.capacity() * (sizeof(uint32_t) + 1) +
-                         s.blocks_.capacity() * sizeof(absl::string_view) +
-                         TableBytes(s.registrar_by_name_) + TableBytes(s.registrar_by_iana_id_) +
-                         TableBytes(s.nameservers_) + TableBytes(s.contacts_);
+                         s.text_.index_bytes() + TableBytes(s.registrar_by_name_) +
+                         TableBytes(s.registrar_by_iana_id_) + TableBytes(s.nameservers_) +
+                         TableBytes(s.contacts_);
   // Load-time helpers go now; the snapshot keeps only what serving reads.
-  interned_ = {};
   blocks_by_fields_ = {};
   contact_index_ = {};
   contact_blocks_ = {};

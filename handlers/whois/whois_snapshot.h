@@ -23,51 +23,14 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "handlers/whois/interned_text.h"
 #include "handlers/whois/whois_records.h"
 
 namespace onepass::whois {
 
 // A reply's body as views into the snapshot, in order (the tail is added by the caller).
-struct ReplyPieces {
-  static constexpr int kMaxPieces = 8;
-  std::array<absl::string_view, kMaxPieces> pieces;
-  int count = 0;
-
-  void Add(absl::string_view piece) {
-    if (!piece.empty()) pieces[count++] = piece;
-  }
-  size_t size() const {
-    size_t total = 0;
-    for (int i = 0; i < count; ++i) total += pieces[i].size();
-    return total;
-  }
-};
-
-// Append-only storage for rendered text in 1 MiB chunks: pieces never move once stored, so
-// views into them stay valid for the arena's life, and growth never copies what is stored.
-class TextArena {
- public:
-  absl::string_view Store(absl::string_view text);
-  size_t bytes_used() const { return used_; }
-
- private:
-  static constexpr size_t kChunkBytes = 1 << 20;
-  std::vector<std::unique_ptr<char[]>> chunks_;
-  char* free_ = nullptr;
-  size_t free_bytes_ = 0;
-  size_t used_ = 0;
-};
-
-struct WhoisSnapshotStats {
-  size_t domains = 0;
-  size_t nameservers = 0;
-  size_t registrars = 0;
-  size_t contacts = 0;
-  size_t shared_blocks = 0;   // distinct interned pieces
-  size_t text_bytes = 0;      // rendered text stored
-  size_t index_bytes = 0;     // entries and hash tables, approximately
-  size_t max_body_bytes = 0;  // largest reply body (without the tail)
-};
+using ReplyPieces = PieceList<8>;
+using WhoisSnapshotStats = RegistryStats;
 
 class WhoisSnapshot {
  public:
@@ -94,7 +57,7 @@ class WhoisSnapshot {
   struct DomainEntry {
     const char* text;    // head then dates, contiguous in arena_
     uint32_t registrar;  // index in registrars_
-    uint32_t statuses;   // indexes in blocks_
+    uint32_t statuses;   // numbers in text_
     uint32_t contacts;
     uint32_t nameservers;
     uint16_t head_bytes;
@@ -130,8 +93,7 @@ class WhoisSnapshot {
 
   WhoisSnapshot();
 
-  TextArena arena_;
-  std::vector<absl::string_view> blocks_;  // interned pieces; blocks_[0] is empty
+  InternedText text_;  // every reply's text; the shared blocks numbered
   std::vector<DomainEntry> domains_;
   absl::flat_hash_set<uint32_t, DomainKeyHash, DomainKeyEq> domain_index_;
   std::vector<RegistrarEntry> registrars_;
@@ -193,13 +155,10 @@ class WhoisSnapshotBuilder final : public WhoisRecordSink {
   std::shared_ptr<const WhoisSnapshot> Build();
 
  private:
-  uint32_t Intern(absl::string_view text);
   uint32_t InternContacts(const DomainRecord& domain);
-  void NoteBody(size_t bytes);
 
   std::unique_ptr<WhoisSnapshot> snapshot_;
-  // Load-time only: what has been rendered, by text, and per-contact data for domain blocks.
-  absl::flat_hash_map<absl::string_view, uint32_t> interned_;
+  // Load-time only: per-contact data for domain blocks.
   // Status and name server blocks by the fields they were rendered from ("s" + statuses,
   // DNSSEC + hosts), to skip rendering what was seen before.
   absl::flat_hash_map<std::string, uint32_t> blocks_by_fields_;

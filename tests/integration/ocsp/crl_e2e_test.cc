@@ -2,19 +2,24 @@
 // fetched with curl (whole, HEAD, byte ranges, 304 on both validators), read back with
 // `openssl crl`, and downloaded by `openssl verify -crl_check -crl_download` through a
 // certificate's CRL distribution point; a reload (SIGHUP) with a bad CRL keeps the old one serving,
-// one with a new CRL swaps it in.
+// one with a new CRL swaps it in, and so does one under concurrent load, where every transfer
+// is one whole version.
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
@@ -50,6 +55,14 @@ void Publish(const std::string& path, const std::string& bytes) {
   const std::string temp = path + ".tmp";
   std::ofstream(temp, std::ios::binary) << bytes;
   fs::rename(temp, path);
+}
+
+// The value of header field `name` in `head` (the status line and fields), "" when absent.
+std::string Field(const std::string& head, absl::string_view name) {
+  const std::string key = absl::StrCat("\r\n", name, ": ");
+  const size_t at = head.find(key);
+  if (at == std::string::npos) return "";
+  return head.substr(at + key.size(), head.find("\r\n", at + key.size()) - at - key.size());
 }
 
 class CrlEndToEndTest : public ::testing::Test {
@@ -90,12 +103,6 @@ class CrlEndToEndTest : public ::testing::Test {
     const CommandResult result = RunOk(argv);
     EXPECT_EQ(result.exit_code, 0) << result.err;
     return {result.out, ReadFile(dir_ + "/head"), ReadFile(dir_ + "/body")};
-  }
-  static std::string Field(const std::string& head, absl::string_view name) {
-    const std::string key = absl::StrCat("\r\n", name, ": ");
-    const size_t at = head.find(key);
-    if (at == std::string::npos) return "";
-    return head.substr(at + key.size(), head.find("\r\n", at + key.size()) - at - key.size());
   }
 
   std::string dir_;
@@ -178,48 +185,140 @@ TEST_F(CrlEndToEndTest, ReloadKeepsTheOldCrlOnABadFileAndSwapsAGoodOne) {
   EXPECT_NE(Field(Curl({}).head, "ETag"), etag);
 }
 
-// A CRL replaced while a client fetches it back to back (one connection at a time, not a
-// concurrent load): every transfer succeeds and carries one whole
-// version, the old or the new (the snapshot is swapped between requests, never under one).
-TEST_F(CrlEndToEndTest, ReplacedWhileFetchedEveryTransferIsOneWholeVersion) {
-  const absl::Time now = absl::Now();
-  const std::string second = ca_.MakeCrl(now, now + absl::Hours(24 * 30), 400);
-  const std::string request = "GET /crl/ca.crl HTTP/1.1\r\nHost: x\r\n\r\n";
-  int old_seen = 0, new_seen = 0, failed = 0;
-  bool swapped = false;
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  for (int i = 0; i < 2000 && absl::Now() < deadline; ++i) {
-    if (i == 50) {
-      Publish(dir_ + "/crl/ca.crl", second);
-      ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
-      swapped = true;
-    }
-    absl::StatusOr<::onepass::testing::TcpClient> client =
-        ::onepass::testing::TcpClient::Connect("127.0.0.1", server_->port());
-    if (!client.ok() || !client->Send(request).ok()) {
-      ++failed;
-      continue;
-    }
-    absl::StatusOr<std::string> reply = client->ReadUntilClose(absl::Seconds(10));
-    const size_t end = reply.ok() ? reply->find("\r\n\r\n") : std::string::npos;
-    if (end == std::string::npos || !absl::StartsWith(*reply, "HTTP/1.1 200 ")) {
-      ++failed;
-      continue;
-    }
-    const std::string body = reply->substr(end + 4);
-    if (body == first_) {
-      ++old_seen;
-    } else if (body == second) {
-      ++new_seen;
-      if (new_seen >= 50) break;  // enough transfers of the new version
-    } else {
-      ++failed;
-    }
+// One GET of /crl/ca.crl on its own connection, as the CRL load test's clients send it.
+struct Transfer {
+  bool complete = false;  // a 200 whose body has its Content-Length
+  std::string etag, body, error;
+};
+Transfer FetchOnce(int port) {
+  Transfer transfer;
+  absl::StatusOr<::onepass::testing::TcpClient> client =
+      ::onepass::testing::TcpClient::Connect("127.0.0.1", port);
+  if (!client.ok()) {
+    transfer.error = std::string(client.status().message());
+    return transfer;
   }
-  EXPECT_TRUE(swapped);
-  EXPECT_EQ(failed, 0);
-  EXPECT_GE(old_seen, 50);
-  EXPECT_GE(new_seen, 50) << "the new CRL was not served within the time bound";
+  if (absl::Status sent = client->Send("GET /crl/ca.crl HTTP/1.1\r\nHost: x\r\n\r\n"); !sent.ok()) {
+    transfer.error = std::string(sent.message());
+    return transfer;
+  }
+  absl::StatusOr<std::string> reply = client->ReadUntilClose(absl::Seconds(10));
+  const size_t end = reply.ok() ? reply->find("\r\n\r\n") : std::string::npos;
+  if (end == std::string::npos) {
+    transfer.error = reply.ok() ? "no end of head" : std::string(reply.status().message());
+    return transfer;
+  }
+  const std::string head = reply->substr(0, end + 2);
+  transfer.body = reply->substr(end + 4);
+  transfer.etag = Field(head, "ETag");
+  transfer.complete = absl::StartsWith(head, "HTTP/1.1 200 ") &&
+                      Field(head, "Content-Length") == std::to_string(transfer.body.size());
+  if (!transfer.complete) transfer.error = head.substr(0, head.find("\r\n"));
+  return transfer;
+}
+
+// Several clients fetch the CRL at once, each in a loop bounded in time, while it is replaced
+// (rename) and SIGHUP sent, then replaced by a truncated DER and SIGHUP sent again. Every
+// transfer is complete and byte for byte the old or the new CRL with that version's ETag (the
+// handler copies the whole CRL into the output buffer under one snapshot); the new one is
+// served after the reload, and the truncated one fails the reload and is never served.
+TEST_F(CrlEndToEndTest, ReplacedUnderConcurrentLoadEveryTransferIsOneWholeVersion) {
+  constexpr int kClients = 4;
+  const absl::Time now = absl::Now();
+  const std::string second = ca_.MakeCrl(now, now + absl::Hours(24 * 30), 1000);  // ~37 KB
+  const std::string third = ca_.MakeCrl(now, now + absl::Hours(24 * 30), 200);
+  const std::string first_etag = Field(Curl({}).head, "ETag");
+  ASSERT_FALSE(first_etag.empty());
+
+  std::atomic<bool> stop{false};
+  std::atomic<bool> bad_rejected{false};  // set once the truncated CRL's reload has failed
+  std::atomic<int> old_seen{0}, new_seen{0}, new_in_a_row{0}, after_bad{0}, failed{0};
+  std::mutex mutex;  // guards the two below
+  std::string second_etag;
+  std::vector<std::string> failures;  // the first few, for the message
+  const absl::Time deadline = absl::Now() + absl::Seconds(90);
+  auto fail = [&](std::string why) {
+    failed.fetch_add(1);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (failures.size() < 5) failures.push_back(std::move(why));
+  };
+  auto client_loop = [&] {
+    while (!stop.load() && absl::Now() < deadline) {
+      const bool after_bad_reload = bad_rejected.load();
+      const Transfer transfer = FetchOnce(server_->port());
+      if (!transfer.complete) {
+        fail("incomplete: " + transfer.error);
+      } else if (transfer.body == first_) {
+        old_seen.fetch_add(1);
+        new_in_a_row.store(0);
+        if (transfer.etag != first_etag) fail("the old CRL with ETag " + transfer.etag);
+        if (after_bad_reload) fail("the old CRL after the new one was loaded");
+      } else if (transfer.body == second) {
+        new_seen.fetch_add(1);
+        new_in_a_row.fetch_add(1);
+        if (after_bad_reload) after_bad.fetch_add(1);
+        std::lock_guard<std::mutex> lock(mutex);
+        if (second_etag.empty()) second_etag = transfer.etag;
+        if (transfer.etag != second_etag || transfer.etag == first_etag) {
+          failures.push_back("the new CRL with ETag " + transfer.etag);
+          failed.fetch_add(1);
+        }
+      } else {
+        fail(absl::StrCat("a body of ", transfer.body.size(), " bytes that is neither CRL"));
+      }
+    }
+  };
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) clients.emplace_back(client_loop);
+  // Stops and joins the clients on every way out of the test, an ASSERT's included.
+  struct Joiner {
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& threads;
+    ~Joiner() {
+      stop.store(true);
+      for (std::thread& thread : threads) thread.join();
+    }
+  } joiner{stop, clients};
+  const absl::Duration bound = deadline - absl::Now();
+
+  ASSERT_TRUE(::onepass::testing::WaitFor([&] { return old_seen.load() >= 20 * kClients; }, bound));
+  Publish(dir_ + "/crl/ca.crl", second);
+  ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
+  // Both workers serve the new one: many transfers in a row, spread over the clients. It is
+  // many times the size of the old (a CA's CRL grows): the output buffers sized at start
+  // (--crl-max-bytes) must hold it without a restart.
+  std::string log;
+  ASSERT_TRUE(::onepass::testing::WaitFor(
+      [&] {
+        log += server_->ReadStderr();
+        return new_in_a_row.load() >= 20 * kClients || absl::StrContains(log, "reload failed");
+      },
+      bound))
+      << "the new CRL was not served after the reload";
+  ASSERT_FALSE(absl::StrContains(log, "reload failed")) << log;
+
+  Publish(dir_ + "/crl/ca.crl", third.substr(0, third.size() / 2));
+  ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
+  ASSERT_TRUE(::onepass::testing::WaitFor(
+      [&] {
+        log += server_->ReadStderr();
+        return absl::StrContains(log, "reload failed");
+      },
+      bound))
+      << log;
+  EXPECT_TRUE(absl::StrContains(log, "ca.crl: not one DER")) << log;
+  bad_rejected.store(true);
+  EXPECT_TRUE(::onepass::testing::WaitFor([&] { return after_bad.load() >= 20 * kClients; }, bound))
+      << "too few transfers after the failed reload";
+  stop.store(true);
+  for (std::thread& thread : clients) thread.join();
+  clients.clear();
+
+  EXPECT_EQ(failed.load(), 0) << absl::StrJoin(failures, "\n");
+  EXPECT_GE(old_seen.load(), 20 * kClients);
+  EXPECT_GE(new_seen.load(), 40 * kClients);
+  EXPECT_FALSE(second_etag.empty());
+  EXPECT_EQ(Curl({}).body, second);
 }
 
 }  // namespace

@@ -201,6 +201,30 @@ TEST(HttpRequestParserTest, ConditionalAndExpectFields) {
   EXPECT_FALSE(request.has_if_modified_since);
 }
 
+// Field names match in any case (RFC 9110 §5.1), and only letter for letter: '_', the one
+// token character that a case fold could bring near '-', makes another field.
+TEST(HttpRequestParserTest, FieldNamesMatchInAnyCaseAndNothingElse) {
+  HttpRequest request;
+  ASSERT_EQ(Parse("GET / HTTP/1.1\r\nHOST: h\r\nIF-NONE-MATCH: \"a\"\r\nrAnGe: bytes=0-1\r\n"
+                  "If-RANGE: \"a\"\r\nCONTENT-TYPE: t\r\n\r\n",
+                  request)
+                .status,
+            HttpParseStatus::kComplete);
+  EXPECT_TRUE(request.has_if_none_match);
+  EXPECT_TRUE(request.has_range);
+  EXPECT_TRUE(request.has_if_range);
+  EXPECT_EQ(request.content_type, "t");
+  const std::string near_misses =
+      "POST / HTTP/1.1\r\nHost: h\r\nContent_Length: 2\r\nIf_None_Match: x\r\n\r\nab";
+  const HttpParseResult parsed = Parse(near_misses, request);
+  ASSERT_EQ(parsed.status, HttpParseStatus::kComplete);
+  EXPECT_EQ(parsed.consumed, near_misses.size() - 2);  // "ab" is not the request's body
+  EXPECT_FALSE(request.has_content_length);
+  EXPECT_FALSE(request.has_if_none_match);
+  EXPECT_EQ(Parse("GET / HTTP/1.1\r\nhost: a\r\nHOST: b\r\n\r\n", request).error,
+            HttpError::kRepeatedHost);
+}
+
 // The head is reported as soon as it is complete, while the body is awaited (the handler
 // sends 100 Continue then).
 TEST(HttpRequestParserTest, HeadBytesKnownWhileTheBodyIsAwaited) {

@@ -39,10 +39,12 @@ class CrlTest : public ::testing::Test {
     std::ofstream(dir_ + "/" + name, std::ios::binary) << bytes;
   }
 
-  absl::StatusOr<std::shared_ptr<const CrlSnapshot>> Load(const std::string& issuers = "") {
+  absl::StatusOr<std::shared_ptr<const CrlSnapshot>> Load(const std::string& issuers = "",
+                                                          size_t max_bytes = 1 << 20) {
     CrlLoadConfig config;
     config.dir = dir_;
     config.issuers_file = issuers;
+    config.max_bytes = max_bytes;
     warnings_.clear();
     return LoadCrlDir(config, kNow, &warnings_);
   }
@@ -82,6 +84,24 @@ TEST_F(CrlTest, BadFilesFailTheLoadNamingThem) {
   EXPECT_TRUE(absl::StrContains(expired.status().message(), "expired")) << expired.status();
   Write("bad.crl", ca_.MakeCrl(kNow, kNow + absl::Hours(24)) + "x");
   EXPECT_FALSE(Load().ok());  // trailing bytes
+}
+
+// The limit, not the largest CRL loaded, is what the output buffers are sized for: a CRL that
+// grows up to it can be reloaded without a restart.
+TEST_F(CrlTest, TheSizeLimitFailsALargerCrlAndIsWhatBuffersHold) {
+  const std::string der = ca_.MakeCrl(kNow - absl::Hours(1), kNow + absl::Hours(24 * 30), 100);
+  Write("ca.crl", der);
+  auto fits = Load("", der.size());
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_EQ((*fits)->max_bytes(), der.size());
+  auto roomy = Load("", 1 << 20);
+  ASSERT_TRUE(roomy.ok()) << roomy.status();
+  EXPECT_EQ((*roomy)->max_bytes(), size_t{1} << 20);
+  auto larger = Load("", der.size() - 1);
+  ASSERT_FALSE(larger.ok());
+  EXPECT_TRUE(absl::StrContains(larger.status().message(), "ca.crl: ")) << larger.status();
+  EXPECT_TRUE(absl::StrContains(larger.status().message(), "larger than --crl-max-bytes"))
+      << larger.status();
 }
 
 TEST_F(CrlTest, NextUpdateSoonWarns) {

@@ -46,7 +46,7 @@ TEST(WhoisLoadTest, GeneratedHundredThousandDomains) {
   EXPECT_GT(stats.contacts, 0u);
   EXPECT_GT(stats.nameservers, 0u);
   // Sharing works: far fewer shared blocks than domains, and a bounded cost per domain.
-  EXPECT_LT(stats.shared_blocks, stats.domains / 2);
+  EXPECT_LT(stats.shared_pieces, stats.domains / 2);
   const double bytes_per_domain =
       static_cast<double>(stats.text_bytes + stats.index_bytes) / stats.domains;
   EXPECT_LT(bytes_per_domain, 600.0);
