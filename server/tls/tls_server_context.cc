@@ -82,9 +82,9 @@ std::string FormatDate(absl::Time when) {
 }
 
 // RFC 5077 §4 via OpenSSL: enc=1 asks for the key to encrypt a new ticket, enc=0 for the one
-// named in a ticket the client offers. Returns 1 (use it), 2 (decrypted with an older key:
-// OpenSSL issues a fresh ticket under the newest), 0 (unknown key: the ticket is ignored and a
-// full handshake follows, never an error) or -1 (failure).
+// named in a ticket the client offers. Returns 1 (encrypt with it), 2 (decrypted: and issue a
+// fresh ticket under the newest key), 0 (unknown key: the ticket is ignored and a full
+// handshake follows, never an error) or -1 (failure).
 int TicketKeyCallback(SSL* ssl, unsigned char* key_name, unsigned char* iv, EVP_CIPHER_CTX* cipher,
                       EVP_MAC_CTX* mac, int enc) {
   const auto* context =
@@ -98,11 +98,12 @@ int TicketKeyCallback(SSL* ssl, unsigned char* key_name, unsigned char* iv, EVP_
     if (RAND_bytes(iv, EVP_CIPHER_get_iv_length(EVP_aes_256_cbc())) != 1) return -1;
   } else {
     for (size_t i = 0; i < keys.size() && key == nullptr; ++i) {
-      if (std::memcmp(key_name, keys[i].name.data(), keys[i].name.size()) == 0) {
-        key = &keys[i];
-        verdict = i == 0 ? 1 : 2;
-      }
+      if (std::memcmp(key_name, keys[i].name.data(), keys[i].name.size()) == 0) key = &keys[i];
     }
+    // Always 2 (renew): OpenSSL then sends a resumed client a fresh ticket under the newest key.
+    // With 1 it sends none after a resumption, and a client that uses each ticket once (RFC
+    // 8446 §C.4 asks clients to) would resume only every other connection.
+    verdict = 2;
     if (key == nullptr) {
       auto* hooks = static_cast<SessionHooks*>(SSL_get_app_data(ssl));
       if (hooks != nullptr && hooks->stats != nullptr) ++hooks->stats->tickets_unknown_key;

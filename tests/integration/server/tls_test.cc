@@ -232,15 +232,23 @@ TEST_P(TlsServerTest, TicketFromOneConnectionResumesTheNext) {
   const DotResult first = Exchange(tls_port_, "one\n", options_, 0, &session);
   ASSERT_TRUE(first.error.empty()) << first.error;
   ASSERT_NE(session, nullptr);
-  ClientOptions resume = options_;
-  resume.session = session;
-  const DotResult second = Exchange(tls_port_, "two\n", resume);
+  // Each ticket used once (RFC 8446 §C.4): a resumed connection gets a fresh one, which
+  // resumes the next.
+  for (int i = 0; i < 3; ++i) {
+    ClientOptions resume = options_;
+    resume.session = session;
+    SSL_SESSION* next = nullptr;
+    const DotResult again = Exchange(tls_port_, "two\n", resume, 0, &next);
+    SSL_SESSION_free(session);
+    session = next;
+    ASSERT_TRUE(again.error.empty()) << again.error;
+    EXPECT_TRUE(again.resumed) << "resumption " << i;
+    EXPECT_EQ(again.plaintext, "worker=0 two\n");
+    ASSERT_NE(session, nullptr);
+  }
   SSL_SESSION_free(session);
-  ASSERT_TRUE(second.error.empty()) << second.error;
-  EXPECT_TRUE(second.resumed);
-  EXPECT_EQ(second.plaintext, "worker=0 two\n");
   ASSERT_TRUE(WaitForTls([](const tls::TlsStatsSnapshot& s) {
-    return s.handshakes_full == 1 && s.handshakes_resumed == 1;
+    return s.handshakes_full == 1 && s.handshakes_resumed == 3;
   }));
 }
 
