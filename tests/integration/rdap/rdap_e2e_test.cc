@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/support/server_process.h"
+#include "tests/unit/server/tls/tls_test_pki.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"
 
@@ -61,8 +62,12 @@ class RdapEndToEndTest : public ::testing::Test {
     ASSERT_TRUE(::onepass::testing::ProgramExists("node")) << "run scripts/install-deps.sh";
     // The base URL's path is served too (/rdap/domain/...); links name it without the port,
     // which port 0 does not know yet: no client here follows them.
+    pki_ = new ::onepass::tls::testing::TestPkiDir({.common_name = "rdap.example.test"});
+    // HTTPS beside HTTP (RFC 7481), ALPN http/1.1 by --handler's default.
     auto server = ServerProcess::Start({"--handler", "rdap", "--listen", "127.0.0.1:0", "--workers",
-                                        "2", "--rdap-base-url", "http://127.0.0.1/rdap/"});
+                                        "2", "--rdap-base-url", "http://127.0.0.1/rdap/",
+                                        "--tls-listen", "127.0.0.1:0", "--tls-cert",
+                                        pki_->chain_file(), "--tls-key", pki_->key_file()});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = server->release();
   }
@@ -72,6 +77,8 @@ class RdapEndToEndTest : public ::testing::Test {
     }
     delete server_;
     server_ = nullptr;
+    delete pki_;
+    pki_ = nullptr;
   }
   static std::string Url(absl::string_view path) {
     return absl::StrCat("http://127.0.0.1:", server_->port(), path);
@@ -106,9 +113,26 @@ class RdapEndToEndTest : public ::testing::Test {
   }
 
   static ServerProcess* server_;
+  static ::onepass::tls::testing::TestPkiDir* pki_;
 };
 
 ServerProcess* RdapEndToEndTest::server_ = nullptr;
+::onepass::tls::testing::TestPkiDir* RdapEndToEndTest::pki_ = nullptr;
+
+TEST_F(RdapEndToEndTest, HttpsAnswersAsHttpWithAVerifiedChain) {
+  const Fetched plain = Curl("/domain/example.org");
+  const std::string base = ::testing::TempDir() + "/rdap_https_" + std::to_string(getpid());
+  // curl offers h2 and http/1.1; the server selects http/1.1 (-w shows the version used).
+  const CommandResult result = RunOk(
+      {"curl", "-sS", "--max-time", "10", "--cacert", pki_->ca_file(), "--resolve",
+       absl::StrCat("rdap.example.test:", server_->tls_port(), ":127.0.0.1"), "-o",
+       base + ".body", "-w", "%{http_code} %{http_version}",
+       absl::StrCat("https://rdap.example.test:", server_->tls_port(), "/domain/example.org")});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "200 1.1");
+  EXPECT_EQ(ReadFile(base + ".body"), plain.body);
+  std::remove((base + ".body").c_str());
+}
 
 TEST_F(RdapEndToEndTest, EveryAnswerKindPassesTheIndependentChecker) {
   struct Case {
