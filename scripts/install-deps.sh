@@ -34,6 +34,8 @@ packages=(
   knot unbound dnsdist bind9-utils
   # BIND 9.18's named: a DNS-over-TLS peer of loadtest/dot-bench.sh
   bind9
+  # DNS over TLS: the scanner of tests/deploy/dot_testssl.bats, getdns's stub resolver client
+  testssl.sh getdns-utils
   # the io_uring worker loop (--io=uring)
   liburing-dev
   # metrics (promtool, a Prometheus server scraping in a test) and a PROXY v2 balancer

@@ -126,7 +126,15 @@ bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t rece
       return Decrypt(env, turn);
     }
     if (turn.last_read_full) fields_.filled_buffer = true;
+    const bool first_bytes = in_->empty() && !fields_.served;
     in_->Commit(static_cast<size_t>(received));
+    if (first_bytes && AfterReceive() == ConnectionState::kProcessing &&
+        tls::StartsWithClientHello(in_->contents())) {
+      // A TLS client on a plain port: closed at once, not left to time out on a "request"
+      // that can never be whole.
+      WorkerStats::Add(env.stats->rejected_tls_on_plain);
+      return Finish();
+    }
     return MoveTo(AfterReceive());
   }
   if (received == 0) {

@@ -23,9 +23,9 @@ namespace onepass {
   COUNTER(closed_incomplete, "peer closed before sending a whole request")                        \
   TOTAL(timeouts, "read_timeouts + write_timeouts + lifetime_cuts + unread_aborts",               \
         read_timeouts + write_timeouts + lifetime_cuts + unread_aborts)                           \
-  TOTAL(rejected, "rejected_oversize + _pool_full + _per_client + _proxy + _tls_handshakes",      \
+  TOTAL(rejected, "rejected_oversize + _pool_full + _per_client + _proxy + _tls_*",               \
         rejected_oversize + rejected_pool_full + rejected_per_client + rejected_proxy +           \
-            rejected_tls_handshakes)                                                              \
+            rejected_tls_handshakes + rejected_tls_on_plain)                                      \
   TOTAL(errors, "reset_errors + accept_errors: recv/send and accept failures",                    \
         reset_errors + accept_errors)                                                             \
   COUNTER(single_pass, "connections finished without entering the event loop")                    \
@@ -43,6 +43,7 @@ namespace onepass {
   COUNTER(rejected_per_client, "its address had --max-connections-per-client parked")             \
   COUNTER(rejected_proxy, "no/broken PROXY v2 header from a balancer, or one from elsewhere")     \
   COUNTER(rejected_tls_handshakes, "TLS handshakes refused: --tls-max-handshakes were waiting")  \
+  COUNTER(rejected_tls_on_plain, "a TLS ClientHello on a plain listener (use --tls-listen's)")     \
   COUNTER(proxy_headers, "PROXY v2 headers taken (client address from --proxy-protocol-from)")    \
   COUNTER(reset_errors, "recv/send failed (connection reset, broken pipe)")                       \
   COUNTER(accept_errors, "accept failed with an unexpected error")                                \

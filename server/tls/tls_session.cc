@@ -244,6 +244,11 @@ absl::string_view TlsSession::alpn() const {
   return {reinterpret_cast<const char*>(name), name == nullptr ? 0 : size};
 }
 
+bool StartsWithClientHello(absl::Span<const uint8_t> bytes) {
+  return bytes.size() >= 6 && bytes[0] == kHandshakeRecord && bytes[1] == 3 && bytes[2] >= 1 &&
+         bytes[2] <= 4 && bytes[5] == 1;
+}
+
 bool TlsSession::holds_plaintext() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }
 
 int TlsSession::version() const { return handshake_done_ ? SSL_version(ssl_) : 0; }

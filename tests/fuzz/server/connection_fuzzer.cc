@@ -114,7 +114,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const onepass::StatsSnapshot counters = stats.Read();
   if (counters.responses < counters.served || counters.served > 1) abort();
-  if (counters.rejected != counters.rejected_oversize + counters.rejected_proxy) abort();
+  if (counters.rejected !=
+      counters.rejected_oversize + counters.rejected_proxy + counters.rejected_tls_on_plain) {
+    abort();
+  }
   if (env.proxy == nullptr && (counters.rejected_proxy != 0 || counters.proxy_headers != 0)) {
     abort();
   }

@@ -1,5 +1,5 @@
 // DNS over TLS end to end (RFC 7858): the real onepassd with --tls-listen, asked by real
-// clients. kdig +tls (verifying the chain and the name) gives the same answers as kdig +tcp on
+// clients. getdns (strict, authenticated), kdig +tls (verifying the chain and the name) gives the same answers as kdig +tcp on
 // the plain port for the whole differential corpus; dig +tls answers; openssl s_client selects
 // ALPN "dot" and resumes from a saved session ("Reused"); clients that give up at every step of
 // the handshake (FIN or RST), a ClientHello of 16 KB, plain DNS on the TLS port and a TLS 1.2
@@ -115,6 +115,20 @@ TEST_F(DnsDotTest, DigOverTlsAnswers) {
   EXPECT_THAT(out, HasSubstr("(TLS)"));
 }
 
+TEST_F(DnsDotTest, GetdnsStubAuthenticatesTheServerAndGetsTheAnswer) {
+  // getdns in strict mode (-m): the TLS transport only, the name authenticated against the CA.
+  const std::string config = pki_->WriteFile(
+      "getdns.json", absl::StrCat("{ \"tls_ca_file\": \"", pki_->ca_file(), "\" }\n"));
+  const std::string out =
+      Run({"getdns_query", "-C", config, "-s",
+           absl::StrCat("@127.0.0.1#", Tls(), "~dot.example.test"), "-l", "L", "-m",
+           "www.example.com", "A", "+return_call_reporting"});
+  EXPECT_THAT(out, HasSubstr("\"tls_auth_status\": <bindata of \"Success\">"));
+  EXPECT_THAT(out, HasSubstr("GETDNS_TRANSPORT_TLS"));
+  EXPECT_THAT(out, HasSubstr("<bindata for 192.0.2.80>"));
+  EXPECT_THAT(out, HasSubstr("GETDNS_RESPSTATUS_GOOD"));
+}
+
 TEST_F(DnsDotTest, OpensslSelectsDotAndResumesFromASavedSession) {
   const std::string session = pki_->WriteFile("session.pem", "");
   const std::string address = absl::StrCat("127.0.0.1:", Tls());
@@ -182,6 +196,10 @@ TEST_F(DnsDotTest, PlainDnsOnTheTlsPortAndRenegotiationAreRefused) {
           "R\n");
   EXPECT_THAT(renegotiate, HasSubstr("TLSv1.2"));
   EXPECT_THAT(renegotiate, HasSubstr("no renegotiation"));
+  // And the other way round: kdig +tls to the plain port is closed at once, not left to time
+  // out (its ClientHello read as a 5,635-byte DNS length).
+  auto wrong_port = testing::KdigAnswer(server->port(), KdigTls(), {"www.example.com", "A"});
+  EXPECT_FALSE(wrong_port.ok());
   auto answer = testing::KdigAnswer(server->tls_port(), KdigTls(), {"www.example.com", "A"});
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_THAT(*answer, HasSubstr("192.0.2.80"));
@@ -190,6 +208,7 @@ TEST_F(DnsDotTest, PlainDnsOnTheTlsPortAndRenegotiationAreRefused) {
   EXPECT_THAT(stats, HasSubstr("tls_failed{reason=\"not_tls\"}=1"));
   EXPECT_THAT(stats, HasSubstr("tls_failed{reason=\"peer_alert\"}=1"));
   EXPECT_THAT(stats, HasSubstr("tls12=1"));
+  EXPECT_THAT(stats, HasSubstr("rejected_tls_on_plain=1"));
 }
 
 }  // namespace

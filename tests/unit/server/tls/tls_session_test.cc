@@ -200,6 +200,19 @@ TEST_F(TlsSessionTest, NoAlpnOfOursIgnoresTheClientsOffer) {
   EXPECT_EQ(stats_.failed_total(), 0u);
 }
 
+TEST_F(TlsSessionTest, ClientHelloIsToldFromPlainRequests) {
+  TestTlsClient client;
+  client.Step();
+  const std::string hello = client.TakeOutput();
+  EXPECT_TRUE(StartsWithClientHello(Bytes(hello)));
+  EXPECT_TRUE(StartsWithClientHello(Bytes(hello.substr(0, 6))));
+  EXPECT_FALSE(StartsWithClientHello(Bytes(hello.substr(0, 5))));  // too few to tell
+  // A DNS query over TCP (length prefix, ID, flags RD), an HTTP request, a Whois query.
+  EXPECT_FALSE(StartsWithClientHello(Bytes(std::string("\x00\x1d\x12\x34\x01\x00", 6))));
+  EXPECT_FALSE(StartsWithClientHello(Bytes("GET /ocsp HTTP/1.1\r\n")));
+  EXPECT_FALSE(StartsWithClientHello(Bytes("example.com\r\n")));
+}
+
 TEST_F(TlsSessionTest, Tls12IsRefusedByDefault) {
   TlsSession session;
   ASSERT_TRUE(session.Start(MakeContext(), &stats_));
