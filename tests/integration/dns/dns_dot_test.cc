@@ -18,7 +18,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/dns/differential_corpus.h"
+#include "tests/integration/dns/frontend_support.h"
 #include "tests/integration/dns/kdig_comparison.h"
+#include "tests/integration/dns/nsd_process.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"
@@ -113,6 +115,35 @@ TEST_F(DnsDotTest, DigOverTlsAnswers) {
   EXPECT_THAT(out, ::testing::ContainsRegex(
                        "www\\.example\\.com\\.\\s+3600\\s+IN\\s+A\\s+192\\.0\\.2\\.80"));
   EXPECT_THAT(out, HasSubstr("(TLS)"));
+}
+
+// Frontend mode over TLS: kdig +tls through onepassd's frontend gets what kdig +notcp gets from
+// the NSD behind it, for the corpus (the upstream answers reach the TLS layer like any other).
+TEST_F(DnsDotTest, FrontendOverTlsAnswersAsTheBackend) {
+  auto nsd = testing::NsdProcess::Start(
+      {{"example.com", ONEPASS_SOURCE_DIR "/tests/data/example.com.zone"}});
+  ASSERT_TRUE(nsd.ok()) << nsd.status();
+  auto frontend = testing::StartFrontend(
+      {absl::StrCat("127.0.0.1:", (*nsd)->port())},
+      {"--tls-listen", "127.0.0.1:0", "--tls-cert", pki_->chain_file(), "--tls-key",
+       pki_->key_file(), "--dns-cache-entries", "0"});
+  ASSERT_TRUE(frontend.ok()) << frontend.status();
+  const std::vector<testing::CorpusQuery> corpus =
+      testing::ReadCorpus(ONEPASS_SOURCE_DIR "/tests/integration/dns/differential_queries.txt");
+  int compared = 0;
+  for (const testing::CorpusQuery& q : corpus) {
+    const std::optional<std::vector<std::string>> query = testing::KdigQueryArgs(q);
+    if (!query.has_value()) continue;
+    auto direct = testing::KdigAnswer((*nsd)->port(), {"+notcp", "+ignore", "+padding"}, *query);
+    auto tls = testing::KdigAnswer((*frontend)->tls_port(), KdigTls(), *query);
+    ASSERT_TRUE(direct.ok()) << q.line << ": " << direct.status();
+    ASSERT_TRUE(tls.ok()) << q.line << ": " << tls.status();
+    std::string tls_text = *tls;
+    tls_text.erase(0, tls_text.find('\n') + 1);  // kdig's line about the TLS session
+    EXPECT_EQ(tls_text, *direct) << q.line;
+    ++compared;
+  }
+  EXPECT_GT(compared, 50);
 }
 
 TEST_F(DnsDotTest, GetdnsStubAuthenticatesTheServerAndGetsTheAnswer) {
