@@ -27,8 +27,7 @@ ABSL_FLAG(std::string, tls_alpn, "",
           "ALPN protocols to select on --tls-listen, comma-separated, or \"none\" to ignore the "
           "client's offer. Default by --handler: dns \"dot\" (RFC 7858), ocsp and rdap "
           "\"http/1.1\" (HTTPS), whois none.");
-ABSL_FLAG(bool, tls12, false,
-          "Also accept TLS 1.2 on --tls-listen (TLS 1.3 only by default).");
+ABSL_FLAG(bool, tls12, false, "Also accept TLS 1.2 on --tls-listen (TLS 1.3 only by default).");
 ABSL_FLAG(int, tls_idle_timeout_ms, 0,
           "How long a DNS-over-TLS connection may wait idle for its next query, in ms (the TLS "
           "counterpart of --keepalive-ms, which plain TCP keeps). 0: the answer leaves with "

@@ -356,8 +356,7 @@ bool Connection::Flush(const ConnectionEnv& env) {
     // (kClosingUnsent would wait for bytes still corked), without lingering (its shutdown
     // would push them, but the FIN must still follow the answer alone), and with no answer
     // still to come from an upstream (the corked ones would wait for it).
-    const bool last = fields_.after_write == AfterWrite::kClose &&
-                      fields_.upstream_pending == 0 &&
+    const bool last = fields_.after_write == AfterWrite::kClose && fields_.upstream_pending == 0 &&
                       fields_.bytes_sent + out_->size() <= kUnsentCheckBytes;
     while (!out_->empty()) {
       // The whole response in one send: the handler built the length prefix and the message
@@ -391,8 +390,7 @@ bool Connection::Flush(const ConnectionEnv& env) {
 
 bool Connection::FlushTls(const ConnectionEnv& env) {
   tls::TlsSession& session = tls_->session;
-  const bool closing =
-      fields_.after_write != AfterWrite::kRead && fields_.upstream_pending == 0;
+  const bool closing = fields_.after_write != AfterWrite::kRead && fields_.upstream_pending == 0;
   for (;;) {
     // The response a record at a time, each added to what the session holds (the ticket of a
     // handshake just completed) unless a record's worth already waits: the single pass sends

@@ -28,8 +28,8 @@ bool HandshakeLimiter::Admit(const ClientKey& client, bool resumption, int64_t n
   }
   const double elapsed = static_cast<double>(now_nanos - bucket.at) * 1e-9;
   if (elapsed > 0) {
-    bucket.full = std::min(Burst(rates_.full),
-                           bucket.full + static_cast<float>(elapsed * rates_.full));
+    bucket.full =
+        std::min(Burst(rates_.full), bucket.full + static_cast<float>(elapsed * rates_.full));
     bucket.resumed = std::min(Burst(rates_.resumed),
                               bucket.resumed + static_cast<float>(elapsed * rates_.resumed));
     bucket.at = now_nanos;

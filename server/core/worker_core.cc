@@ -60,8 +60,8 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
                 .prefix_v6 = config_.client_prefix_v6};
   if (!config_.tls_listen.empty()) {
     // The server-wide limits, split as --max-connections is: this worker's share of them.
-    const double share = static_cast<double>(max_connections_) /
-                         std::max(config_.max_connections, max_connections_);
+    const double share =
+        static_cast<double>(max_connections_) / std::max(config_.max_connections, max_connections_);
     max_handshakes_ = std::max(1, static_cast<int>(config_.tls_max_handshakes * share + 0.5));
     handshake_limiter_ = std::make_unique<HandshakeLimiter>(
         HandshakeLimiter::Rates{.full = config_.tls_full_per_client * share,

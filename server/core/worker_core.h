@@ -122,7 +122,7 @@ class WorkerCore final : public ConnectionSink {
     std::array<uint8_t, 16> client_key{};
     bool peer_counted = false;
     bool handshaking = false;  // counted in handshakes_parked_
-    int64_t accepted_at = 0;  // MonotonicNanos() at accept (server/core/worker_metrics.h)
+    int64_t accepted_at = 0;   // MonotonicNanos() at accept (server/core/worker_metrics.h)
   };
 
   // A connection accepted on `listener`: its TLS session is started when that is a TLS

@@ -344,8 +344,8 @@ void UringDriver::FinishCloseListeners() {
       for (int i = 0; i < backlog_; ++i) {
         sockaddr_storage address{};
         socklen_t length = sizeof(address);
-        const int fd = accept4(listeners_[l].get(), reinterpret_cast<sockaddr*>(&address),
-                               &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        const int fd = accept4(listeners_[l].get(), reinterpret_cast<sockaddr*>(&address), &length,
+                               SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) break;
         StartReceive(fd, address, static_cast<int>(l));
       }

@@ -67,13 +67,12 @@ std::vector<std::string> StartupReport(const Server& server, const ServerConfig&
     for (const SocketAddress& address : server.tls_addresses()) {
       tls_listeners.push_back(address.ToString());
     }
-    lines.push_back(absl::StrCat("TLS listeners: ", absl::StrJoin(tls_listeners, " "), "; ",
-                                 KernelTlsNote()));
-    lines.push_back(absl::StrCat("TLS limits: --tls-max-handshakes ", config.tls_max_handshakes,
-                                 " --tls-full-per-client ", config.tls_full_per_client,
-                                 " --tls-resumed-per-client ", config.tls_resumed_per_client,
-                                 " --tls-idle-timeout-ms ",
-                                 absl::ToInt64Milliseconds(config.tls_idle_timeout)));
+    lines.push_back(
+        absl::StrCat("TLS listeners: ", absl::StrJoin(tls_listeners, " "), "; ", KernelTlsNote()));
+    lines.push_back(absl::StrCat(
+        "TLS limits: --tls-max-handshakes ", config.tls_max_handshakes, " --tls-full-per-client ",
+        config.tls_full_per_client, " --tls-resumed-per-client ", config.tls_resumed_per_client,
+        " --tls-idle-timeout-ms ", absl::ToInt64Milliseconds(config.tls_idle_timeout)));
     if (const auto context = server.tls_context(); context != nullptr) {
       for (absl::string_view line : absl::StrSplit(context->Summary(), '\n', absl::SkipEmpty())) {
         lines.push_back(std::string(line));

@@ -303,8 +303,9 @@ std::string TlsServerContext::Summary() const {
         "tls ticket keys: one random key for this process (no --tls-ticket-keys): resumption "
         "does not survive a restart nor span hosts");
   }
-  lines.push_back(absl::StrCat("tls versions: ", config_.allow_tls12 ? "1.3, 1.2" : "1.3",
-                               "; alpn: ", config_.alpn.empty() ? "none" : absl::StrJoin(config_.alpn, ",")));
+  lines.push_back(
+      absl::StrCat("tls versions: ", config_.allow_tls12 ? "1.3, 1.2" : "1.3",
+                   "; alpn: ", config_.alpn.empty() ? "none" : absl::StrJoin(config_.alpn, ",")));
   return absl::StrJoin(lines, "\n");
 }
 

@@ -45,8 +45,8 @@ std::string TlsStatsSnapshot::Format() const {
     absl::StrAppend(&text, " tls_cipher{suite=\"", TlsCipherName(i), "\"}=", cipher[i]);
   }
   for (int i = 0; i < kTlsFailureCount; ++i) {
-    absl::StrAppend(&text, " tls_failed{reason=\"",
-                    TlsFailureName(static_cast<TlsFailure>(i + 1)), "\"}=", failed[i]);
+    absl::StrAppend(&text, " tls_failed{reason=\"", TlsFailureName(static_cast<TlsFailure>(i + 1)),
+                    "\"}=", failed[i]);
   }
   return text;
 }

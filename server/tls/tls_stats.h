@@ -16,17 +16,17 @@ namespace onepass::tls {
 
 // Why a TLS session failed. One counter each (TlsStats::failed), in this order.
 // REASON(name, help).
-#define ONEPASS_TLS_FAILURES(REASON)                                                         \
-  REASON(not_tls, "first bytes are no TLS handshake record (plain DNS, HTTP text, garbage)") \
-  REASON(bad_record, "a malformed, oversized or undecryptable TLS record")                   \
-  REASON(protocol_version, "the client offers no TLS version allowed (1.3; 1.2 if enabled)") \
-  REASON(no_alpn_match, "the client offers ALPN without any of ours (RFC 7301 §3.2 alert)")  \
-  REASON(no_shared_params, "no cipher suite, group or signature scheme in common")           \
-  REASON(peer_alert, "the client sent a fatal alert (it refused our certificate, say)")      \
-  REASON(handshake, "a handshake message that breaks the protocol")                          \
-  REASON(handshake_too_large, "more handshake bytes than TlsConfig::max_handshake_bytes")    \
-  REASON(output_full, "more pending output than TlsConfig::max_output_bytes")                \
-  REASON(limit, "refused by a handshake limit (per client prefix, or in progress at once)") \
+#define ONEPASS_TLS_FAILURES(REASON)                                                            \
+  REASON(not_tls, "first bytes are no TLS handshake record (plain DNS, HTTP text, garbage)")    \
+  REASON(bad_record, "a malformed, oversized or undecryptable TLS record")                      \
+  REASON(protocol_version, "the client offers no TLS version allowed (1.3; 1.2 if enabled)")    \
+  REASON(no_alpn_match, "the client offers ALPN without any of ours (RFC 7301 §3.2 alert)")     \
+  REASON(no_shared_params, "no cipher suite, group or signature scheme in common")              \
+  REASON(peer_alert, "the client sent a fatal alert (it refused our certificate, say)")         \
+  REASON(handshake, "a handshake message that breaks the protocol")                             \
+  REASON(handshake_too_large, "more handshake bytes than TlsConfig::max_handshake_bytes")       \
+  REASON(output_full, "more pending output than TlsConfig::max_output_bytes")                   \
+  REASON(limit, "refused by a handshake limit (per client prefix, or in progress at once)")     \
   REASON(timeout, "the handshake was not done within the read timeout (counted by the server)") \
   REASON(internal, "a TLS library error not classified above")
 

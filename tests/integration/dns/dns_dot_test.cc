@@ -1,9 +1,9 @@
 // DNS over TLS end to end (RFC 7858): the real onepassd with --tls-listen, asked by real
-// clients. getdns (strict, authenticated), kdig +tls (verifying the chain and the name) gives the same answers as kdig +tcp on
-// the plain port for the whole differential corpus; dig +tls answers; openssl s_client selects
-// ALPN "dot" and resumes from a saved session ("Reused"); clients that give up at every step of
-// the handshake (FIN or RST), a ClientHello of 16 KB, plain DNS on the TLS port and a TLS 1.2
-// renegotiation leave the server serving, each counted.
+// clients. getdns (strict, authenticated), kdig +tls (verifying the chain and the name) gives the
+// same answers as kdig +tcp on the plain port for the whole differential corpus; dig +tls answers;
+// openssl s_client selects ALPN "dot" and resumes from a saved session ("Reused"); clients that
+// give up at every step of the handshake (FIN or RST), a ClientHello of 16 KB, plain DNS on the TLS
+// port and a TLS 1.2 renegotiation leave the server serving, each counted.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -109,8 +109,8 @@ TEST_F(DnsDotTest, KdigOverTlsAnswersAsPlainTcpForTheWholeCorpus) {
 }
 
 TEST_F(DnsDotTest, DigOverTlsAnswers) {
-  const std::string out = Run({"dig", "+tls", "+tries=1", "+time=5", "@127.0.0.1", "-p", Tls(),
-                               "www.example.com", "A"});
+  const std::string out = Run(
+      {"dig", "+tls", "+tries=1", "+time=5", "@127.0.0.1", "-p", Tls(), "www.example.com", "A"});
   EXPECT_THAT(out, HasSubstr("status: NOERROR"));
   EXPECT_THAT(out, ::testing::ContainsRegex(
                        "www\\.example\\.com\\.\\s+3600\\s+IN\\s+A\\s+192\\.0\\.2\\.80"));
@@ -123,10 +123,10 @@ TEST_F(DnsDotTest, FrontendOverTlsAnswersAsTheBackend) {
   auto nsd = testing::NsdProcess::Start(
       {{"example.com", ONEPASS_SOURCE_DIR "/tests/data/example.com.zone"}});
   ASSERT_TRUE(nsd.ok()) << nsd.status();
-  auto frontend = testing::StartFrontend(
-      {absl::StrCat("127.0.0.1:", (*nsd)->port())},
-      {"--tls-listen", "127.0.0.1:0", "--tls-cert", pki_->chain_file(), "--tls-key",
-       pki_->key_file(), "--dns-cache-entries", "0"});
+  auto frontend =
+      testing::StartFrontend({absl::StrCat("127.0.0.1:", (*nsd)->port())},
+                             {"--tls-listen", "127.0.0.1:0", "--tls-cert", pki_->chain_file(),
+                              "--tls-key", pki_->key_file(), "--dns-cache-entries", "0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   const std::vector<testing::CorpusQuery> corpus =
       testing::ReadCorpus(ONEPASS_SOURCE_DIR "/tests/integration/dns/differential_queries.txt");
@@ -150,10 +150,9 @@ TEST_F(DnsDotTest, GetdnsStubAuthenticatesTheServerAndGetsTheAnswer) {
   // getdns in strict mode (-m): the TLS transport only, the name authenticated against the CA.
   const std::string config = pki_->WriteFile(
       "getdns.json", absl::StrCat("{ \"tls_ca_file\": \"", pki_->ca_file(), "\" }\n"));
-  const std::string out =
-      Run({"getdns_query", "-C", config, "-s",
-           absl::StrCat("@127.0.0.1#", Tls(), "~dot.example.test"), "-l", "L", "-m",
-           "www.example.com", "A", "+return_call_reporting"});
+  const std::string out = Run({"getdns_query", "-C", config, "-s",
+                               absl::StrCat("@127.0.0.1#", Tls(), "~dot.example.test"), "-l", "L",
+                               "-m", "www.example.com", "A", "+return_call_reporting"});
   EXPECT_THAT(out, HasSubstr("\"tls_auth_status\": <bindata of \"Success\">"));
   EXPECT_THAT(out, HasSubstr("GETDNS_TRANSPORT_TLS"));
   EXPECT_THAT(out, HasSubstr("<bindata for 192.0.2.80>"));
@@ -170,10 +169,9 @@ TEST_F(DnsDotTest, OpensslSelectsDotAndResumesFromASavedSession) {
   EXPECT_THAT(first, HasSubstr("ALPN protocol: dot"));
   EXPECT_THAT(first, HasSubstr("Verify return code: 0 (ok)"));
   EXPECT_THAT(first, HasSubstr("New, TLSv1.3"));
-  const std::string second =
-      Run({"openssl", "s_client", "-connect", address, "-alpn", "dot", "-CAfile", pki_->ca_file(),
-           "-sess_in", session, "-ign_eof"},
-          FramedQuery());
+  const std::string second = Run({"openssl", "s_client", "-connect", address, "-alpn", "dot",
+                                  "-CAfile", pki_->ca_file(), "-sess_in", session, "-ign_eof"},
+                                 FramedQuery());
   EXPECT_THAT(second, HasSubstr("Reused, TLSv1.3"));
 }
 
@@ -222,8 +220,8 @@ TEST_F(DnsDotTest, PlainDnsOnTheTlsPortAndRenegotiationAreRefused) {
   // TLS 1.2 (--tls12) renegotiation: s_client's "R" command asks for it; the server answers
   // with the no_renegotiation alert, the client gives up, and the server serves on.
   const std::string renegotiate =
-      Run({"openssl", "s_client", "-connect", absl::StrCat("127.0.0.1:", port), "-tls1_2",
-           "-alpn", "dot", "-CAfile", pki_->ca_file()},
+      Run({"openssl", "s_client", "-connect", absl::StrCat("127.0.0.1:", port), "-tls1_2", "-alpn",
+           "dot", "-CAfile", pki_->ca_file()},
           "R\n");
   EXPECT_THAT(renegotiate, HasSubstr("TLSv1.2"));
   EXPECT_THAT(renegotiate, HasSubstr("no renegotiation"));

@@ -40,9 +40,9 @@ std::optional<std::vector<std::string>> KdigQueryArgs(const CorpusQuery& q) {
 }
 
 absl::StatusOr<std::string> KdigAnswer(int port, bool tcp, const std::vector<std::string>& query) {
-  return KdigAnswer(port, tcp ? std::vector<std::string>{"+tcp"}
-                              : std::vector<std::string>{"+notcp", "+ignore"},
-                    query);
+  return KdigAnswer(
+      port, tcp ? std::vector<std::string>{"+tcp"} : std::vector<std::string>{"+notcp", "+ignore"},
+      query);
 }
 
 absl::StatusOr<std::string> KdigAnswer(int port, const std::vector<std::string>& transport,

@@ -16,9 +16,9 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/support/server_process.h"
-#include "tests/unit/server/tls/tls_test_pki.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"
+#include "tests/unit/server/tls/tls_test_pki.h"
 
 namespace onepass::rdap {
 namespace {
@@ -125,8 +125,8 @@ TEST_F(RdapEndToEndTest, HttpsAnswersAsHttpWithAVerifiedChain) {
   // curl offers h2 and http/1.1; the server selects http/1.1 (-w shows the version used).
   const CommandResult result = RunOk(
       {"curl", "-sS", "--max-time", "10", "--cacert", pki_->ca_file(), "--resolve",
-       absl::StrCat("rdap.example.test:", server_->tls_port(), ":127.0.0.1"), "-o",
-       base + ".body", "-w", "%{http_code} %{http_version}",
+       absl::StrCat("rdap.example.test:", server_->tls_port(), ":127.0.0.1"), "-o", base + ".body",
+       "-w", "%{http_code} %{http_version}",
        absl::StrCat("https://rdap.example.test:", server_->tls_port(), "/domain/example.org")});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, "200 1.1");

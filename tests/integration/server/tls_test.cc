@@ -9,7 +9,6 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,10 +36,10 @@
 namespace onepass {
 namespace {
 
+using testing::TcpClient;
 using tls::testing::ClientOptions;
 using tls::testing::TestPkiDir;
 using tls::testing::TestTlsClient;
-using testing::TcpClient;
 
 std::shared_ptr<const tls::TlsServerContext> MakeContext(const TestPkiDir& pki) {
   tls::TlsConfig config;
