@@ -14,50 +14,15 @@
 #include <cstdlib>
 
 #include "server/core/connection.h"
+#include "tests/fuzz/server/scripted_connection.h"
 
 namespace {
 
+using onepass::fuzzing::Script;
+using onepass::fuzzing::ScriptedHandler;
+
 // What the scripted handler's factory would declare: the most input a connection may buffer.
 constexpr size_t kMaxRequestBytes = 40;
-
-class Script {
- public:
-  Script(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  bool done() const { return pos_ >= size_; }
-  uint8_t Next() { return pos_ < size_ ? data_[pos_++] : 0; }
-  const uint8_t* Take(size_t* n) {
-    if (*n > size_ - pos_) *n = size_ - pos_;
-    const uint8_t* start = data_ + pos_;
-    pos_ += *n;
-    return start;
-  }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t pos_ = 0;
-};
-
-// A handler whose every verdict is chosen by the fuzzer, including wrong ones (consumed beyond
-// the input, kWriteThenRead without progress, kReadMore with output).
-class ScriptedHandler : public onepass::Handler {
- public:
-  explicit ScriptedHandler(Script* script) : script_(script) {}
-  onepass::Verdict Process(absl::Span<const uint8_t> input, const onepass::RequestContext& context,
-                           onepass::OutputBuffer& out) override {
-    const uint8_t choice = script_->Next();
-    const size_t append = script_->Next() % 48;
-    uint8_t bytes[48] = {};
-    (void)out.Append({bytes, append});
-    onepass::Verdict verdict;
-    verdict.action = static_cast<onepass::Action>(choice % 4);
-    verdict.consumed = input.empty() ? 0 : script_->Next() % (input.size() + 3);
-    return verdict;
-  }
-
- private:
-  Script* script_;
-};
 
 }  // namespace
 
