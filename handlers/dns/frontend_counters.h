@@ -39,6 +39,7 @@ enum class FrontendCounter : size_t {
   kRefreshedAfterStale,
   kUdpTimeoutRetried,
   kProbeFailed,
+  kReloadServfail,
   kCount,
 };
 
@@ -89,6 +90,8 @@ inline constexpr CounterSpec kFrontendCounters[] = {
      "(many: a backend rate-limits the frontend's UDP, e.g. RRL; docs/operations.md)"},
     {"dns_frontend_backend_events", "event", "probe_failed",
      "probes unanswered within --dns-backend-timeout-ms"},
+    {"dns_frontend_queries", "outcome", "reload_servfail",
+     "SERVFAIL at once: a reload dropped the backend the query waited on"},
 };
 static_assert(std::size(kFrontendCounters) == static_cast<size_t>(FrontendCounter::kCount));
 

@@ -399,6 +399,7 @@ bool FrontendHandler::TakeAbandoned(absl::Time now, OutputBuffer& out, UpstreamA
     const InFlight& entry = expired->entry;
     if (expired->retry_over_tcp || entry.probe || entry.answered_stale) continue;
     if (!AppendServfail(entry, out)) continue;
+    Count(Index(FrontendCounter::kReloadServfail));
     answer = {.matched = true, .connection = entry.connection};
     return true;
   }

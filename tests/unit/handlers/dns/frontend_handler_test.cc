@@ -575,6 +575,7 @@ TEST_F(FrontendTest, ReloadWithOtherBackendsStartsAnEmptyInFlightTable) {
   ASSERT_GE(abandoned.size(), 2u + 12u);
   EXPECT_EQ(ReadU16(abandoned.data() + 2), 7);   // the client's ID
   EXPECT_EQ(abandoned.data()[2 + 3] & 0x0f, 2);  // RCODE SERVFAIL
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kReloadServfail), 1u);
   OutputBuffer none(1 << 17);
   EXPECT_FALSE(handler_->TakeAbandoned(now_, none, answer));  // one query, one answer
   EXPECT_EQ(handler_->backends().in_flight(), 0u);
