@@ -402,6 +402,33 @@ TEST_P(TlsServerTest, IdleTimeoutKeepsTheConnectionForTheNextQueryThenSaysCloseN
   EXPECT_EQ(server_->TlsStats().handshakes_full, 1u);
 }
 
+// ALPN names of `bytes` in all, then "dot": a ClientHello of about that size.
+ClientOptions BigHello(const ClientOptions& base, size_t bytes) {
+  ClientOptions options = base;
+  options.alpn.clear();
+  for (size_t i = 0; options.alpn.size() * 17 < bytes; ++i) {
+    options.alpn.push_back(absl::StrCat("padding-", 10000000 + i));
+  }
+  options.alpn.push_back("dot");
+  return options;
+}
+
+TEST_P(TlsServerTest, ClientHelloOf16KbIsServedOneOver32KbRefused) {
+  Start();
+  // 16 KB: more than one TLS record (2^14 bytes), within --max_handshake_bytes' 32 KiB.
+  const DotResult big = Exchange(tls_port_, "big hello\n", BigHello(options_, 16 * 1024), 1000);
+  ASSERT_TRUE(big.error.empty()) << big.error;
+  EXPECT_EQ(big.plaintext, "worker=0 big hello\n");
+  // 40 KB of handshake before any answer: refused, counted, and the next client is served.
+  const DotResult huge = Exchange(tls_port_, "huge\n", BigHello(options_, 40 * 1024));
+  EXPECT_TRUE(huge.plaintext.empty());
+  ASSERT_TRUE(WaitForTls([](const tls::TlsStatsSnapshot& s) {
+    return s.failed[static_cast<int>(tls::TlsFailure::k_handshake_too_large) - 1] == 1;
+  }));
+  const DotResult after = Exchange(tls_port_, "after\n", options_);
+  EXPECT_EQ(after.plaintext, "worker=0 after\n");
+}
+
 std::vector<IoLoop> Drivers() {
   std::vector<IoLoop> drivers = {IoLoop::kEpoll};
   if (UringDriverBuilt() && ProbeUring().ok()) drivers.push_back(IoLoop::kUring);
