@@ -274,7 +274,7 @@ class MasterFileReader {
   // The fast path; false when the type or the form (RFC 3597 \#) is left to ldns.
   bool FastRdata(uint16_t type, absl::Span<const Token> rdata, ParsedRecord& record,
                  std::string& error);
-  // DS and RRSIG in the forms signers write (zone_text_dnssec.h); false: leave it to ldns.
+  // DS, RRSIG and NSEC3 in the forms signers write (zone_text_dnssec.h); false: leave it to ldns.
   bool DnssecRdata(uint16_t type, absl::Span<const Token> rdata, ParsedRecord& record);
   absl::Status LdnsRdata(absl::string_view type_text, absl::Span<const Token> rdata, uint32_t ttl,
                          ParsedRecord& record);
@@ -567,6 +567,7 @@ bool MasterFileReader::FastRdata(uint16_t type, absl::Span<const Token> rdata, P
     }
     case kTypeDs:
     case kTypeRrsig:
+    case kTypeNsec3:
       return DnssecRdata(type, rdata, record);
     default:
       return false;
@@ -583,6 +584,8 @@ bool MasterFileReader::DnssecRdata(uint16_t type, absl::Span<const Token> rdata,
   bool ok;
   if (type == kTypeDs) {
     ok = DsRdataFromText(tokens, record.rdata);
+  } else if (type == kTypeNsec3) {
+    ok = Nsec3RdataFromText(tokens, record.rdata);
   } else {
     ok = tokens.size() > 7 && ParseName(tokens[7], origin_wire_, name_) &&
          RrsigRdataFromText(tokens, name_, record.rdata);
