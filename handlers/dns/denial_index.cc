@@ -166,7 +166,10 @@ void DenialIndex::Build(absl::string_view origin, NodeMap& nodes, const NodeMap&
   for (auto& [owner, node] : nodes) {
     if (BelowCut(origin, owner, nodes)) continue;
     node.nsec3 = FindNsec3(owner, node.nsec3_exact);
-    if (owner.size() + 2 <= kMaxNameBytes) {
+    // The wildcard's hash serves the closest encloser of an NXDOMAIN (RFC 5155 §7.2.2), which
+    // a delegation never is (below it is a referral): in a TLD, half the hashing saved.
+    const bool delegation = owner != origin && node.Find(kTypeNs) != nullptr;
+    if (!delegation && owner.size() + 2 <= kMaxNameBytes) {
       wildcard[0] = 1;
       wildcard[1] = '*';
       std::memcpy(wildcard + 2, owner.data(), owner.size());

@@ -735,6 +735,27 @@ absl::Status MasterFileReader::ReadFile(const std::string& display_name, absl::s
 
 }  // namespace
 
+size_t EstimateOwnerCount(absl::string_view text) {
+  size_t owners = 0;
+  absl::string_view previous;
+  size_t at = 0;
+  while (at < text.size()) {
+    const char* newline =
+        static_cast<const char*>(std::memchr(text.data() + at, '\n', text.size() - at));
+    const size_t end = newline == nullptr ? text.size() : static_cast<size_t>(newline - text.data());
+    const char c = text[at];
+    if (end > at && c != ' ' && c != '\t' && c != '\r' && c != ';' && c != '$') {
+      size_t token_end = at;
+      while (token_end < end && text[token_end] != ' ' && text[token_end] != '\t') ++token_end;
+      const absl::string_view owner = text.substr(at, token_end - at);
+      if (owner != previous) ++owners;
+      previous = owner;
+    }
+    at = end + 1;
+  }
+  return owners;
+}
+
 bool NameFromText(absl::string_view text, absl::string_view origin, std::string& wire) {
   std::string origin_wire;
   if (!origin.empty() && !ParseName(origin, "", origin_wire)) return false;

@@ -142,6 +142,23 @@ TEST(ZoneTextTest, DnssecFastPathMatchesLdns) {
   }
 }
 
+// The name table's size hint (zone_loader.cc): owner lines, a run of one owner counted once.
+TEST(ZoneTextTest, EstimateOwnerCountCountsRunsOfOwners) {
+  EXPECT_EQ(EstimateOwnerCount(""), 0u);
+  EXPECT_EQ(EstimateOwnerCount("$ORIGIN example.\n; a comment\n\n   \n"), 0u);
+  const std::string text =
+      "$ORIGIN example.\n"
+      "@ IN SOA ns h ( 1 2 3\n 4 5 )\n"
+      "  IN NS ns\n"
+      "a\tIN A 192.0.2.1\n"
+      "a IN AAAA ::1\n"
+      "\tIN TXT x\n"
+      "b IN A 192.0.2.2\n"
+      "a IN MX 0 .\n"  // a second run of a: counted again (a hint, high here)
+      "c IN A 192.0.2.3";  // no final newline
+  EXPECT_EQ(EstimateOwnerCount(text), 5u);
+}
+
 struct BadCase {
   std::string text;
   int line;
