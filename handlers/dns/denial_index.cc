@@ -212,8 +212,9 @@ int32_t DenialIndex::FindNsec3Hash(absl::string_view hash, bool& exact) const {
   for (size_t step = 1; high < n && hash_prefixes_[high] <= prefix; step <<= 1) {
     high = n - high > step ? high + step : n;
   }
-  const auto equal = std::equal_range(hash_prefixes_.begin() + static_cast<ptrdiff_t>(low),
-                                      hash_prefixes_.begin() + static_cast<ptrdiff_t>(high), prefix);
+  const auto equal =
+      std::equal_range(hash_prefixes_.begin() + static_cast<ptrdiff_t>(low),
+                       hash_prefixes_.begin() + static_cast<ptrdiff_t>(high), prefix);
   size_t above = static_cast<size_t>(equal.first - hash_prefixes_.begin());
   const size_t end = static_cast<size_t>(equal.second - hash_prefixes_.begin());
   while (above < end && !(hash < nsec3_chain_[above].hash)) ++above;

@@ -742,7 +742,8 @@ size_t EstimateOwnerCount(absl::string_view text) {
   while (at < text.size()) {
     const char* newline =
         static_cast<const char*>(std::memchr(text.data() + at, '\n', text.size() - at));
-    const size_t end = newline == nullptr ? text.size() : static_cast<size_t>(newline - text.data());
+    const size_t end =
+        newline == nullptr ? text.size() : static_cast<size_t>(newline - text.data());
     const char c = text[at];
     if (end > at && c != ' ' && c != '\t' && c != '\r' && c != ';' && c != '$') {
       size_t token_end = at;

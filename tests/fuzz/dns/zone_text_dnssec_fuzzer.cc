@@ -73,9 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   onepass::dns::ZoneTextOptions options;
   options.verify_with_ldns = !absl::StrContains(input, '\0');  // as above
   options.max_errors = 1000;
-  const absl::Status status =
-      onepass::dns::ReadMasterFile("fuzz.zone", zone, options,
-                                   [](onepass::dns::TextRecord&) { return absl::OkStatus(); });
+  const absl::Status status = onepass::dns::ReadMasterFile(
+      "fuzz.zone", zone, options, [](onepass::dns::TextRecord&) { return absl::OkStatus(); });
   if (status.code() == absl::StatusCode::kInternal) {  // fast path != ldns
     std::fprintf(stderr, "%s\n", status.ToString().c_str());
     std::abort();

@@ -31,7 +31,8 @@ struct Case {
 
 std::string Hex(const std::string& bytes) {
   std::string out;
-  for (const unsigned char c : bytes) absl::StrAppend(&out, absl::Hex(static_cast<unsigned>(c), absl::kZeroPad2));
+  for (const unsigned char c : bytes)
+    absl::StrAppend(&out, absl::Hex(static_cast<unsigned>(c), absl::kZeroPad2));
   return out;
 }
 
@@ -62,8 +63,8 @@ TEST(ZoneTextDnssecTest, FastFormsAreLdnsBytes) {
       {"NSEC3", "1 1 0 - " + kHash + " NS DS RRSIG"},
       {"NSEC3", "1 0 65535 - " + kHash + " NS"},
       {"NSEC3", "255 255 0 00 " + kHash + " TYPE65535"},
-      {"NSEC3", "1 0 0 - " + kHash + " A TYPE1234 CAA TYPE300 AAAA"},  // windows 0, 1, 4
-      {"NSEC3", "1 0 0 - " + kHash + " A A RRSIG A"},                  // duplicates
+      {"NSEC3", "1 0 0 - " + kHash + " A TYPE1234 CAA TYPE300 AAAA"},    // windows 0, 1, 4
+      {"NSEC3", "1 0 0 - " + kHash + " A A RRSIG A"},                    // duplicates
       {"NSEC3", "1 0 0 " + std::string(510, 'f') + " " + kHash + " A"},  // 255-byte salt
       {"NSEC3", "1 0 0 - 00000000 A"},                                   // 5-byte hash
   };
@@ -87,20 +88,20 @@ TEST(ZoneTextDnssecTest, Nsec3BytesAreTheRfcs) {
 // Declined: the reader hands these to ldns, which accepts some and rejects others.
 TEST(ZoneTextDnssecTest, OddFormsAreLeftToLdns) {
   const std::vector<Case> cases = {
-      {"DS", "12345 13 2 abc"},                      // odd digit count
-      {"DS", "70000 13 2 abcd"},                     // key tag over 65535
-      {"DS", "0 ECDSAP256SHA256 2 abcd"},            // mnemonic
-      {"DS", "1 2 3"},                               // no digest
+      {"DS", "12345 13 2 abc"},            // odd digit count
+      {"DS", "70000 13 2 abcd"},           // key tag over 65535
+      {"DS", "0 ECDSAP256SHA256 2 abcd"},  // mnemonic
+      {"DS", "1 2 3"},                     // no digest
       {"RRSIG", "A 13 2 1h 20261231000000 20261201000000 4242 example.com. " + kSig},
       {"RRSIG", "A 13 2 3600 1798675200 1796083200 4242 example.com. " + kSig},
       {"RRSIG", "A 13 2 3600 20261331000000 20261201000000 4242 example.com. " + kSig},
       {"RRSIG", kRrsigHead + "!!" + kSig},
-      {"RRSIG", kRrsigHead + "AAA"},                 // not whole quanta
-      {"RRSIG", kRrsigHead + "AB=="},                // stray bits
+      {"RRSIG", kRrsigHead + "AAA"},   // not whole quanta
+      {"RRSIG", kRrsigHead + "AB=="},  // stray bits
       {"RRSIG", "BOGUS 13 2 3600 20261231000000 20261201000000 4242 example.com. " + kSig},
-      {"NSEC3", "SHA-1 1 0 - " + kHash + " A"},      // mnemonic algorithm
-      {"NSEC3", "1 1 65536 - " + kHash + " A"},      // iterations over 16 bits
-      {"NSEC3", "1 1 0 abc " + kHash + " A"},        // odd salt digits
+      {"NSEC3", "SHA-1 1 0 - " + kHash + " A"},                          // mnemonic algorithm
+      {"NSEC3", "1 1 65536 - " + kHash + " A"},                          // iterations over 16 bits
+      {"NSEC3", "1 1 0 abc " + kHash + " A"},                            // odd salt digits
       {"NSEC3", "1 1 0 " + std::string(512, 'f') + " " + kHash + " A"},  // 256-byte salt
       {"NSEC3", "1 1 0 - " + kHash.substr(0, 31) + " A"},                // partial quantum
       {"NSEC3", "1 1 0 - " + kHash.substr(0, 30) + "== A"},              // padding

@@ -154,7 +154,7 @@ TEST(ZoneTextTest, EstimateOwnerCountCountsRunsOfOwners) {
       "a IN AAAA ::1\n"
       "\tIN TXT x\n"
       "b IN A 192.0.2.2\n"
-      "a IN MX 0 .\n"  // a second run of a: counted again (a hint, high here)
+      "a IN MX 0 .\n"      // a second run of a: counted again (a hint, high here)
       "c IN A 192.0.2.3";  // no final newline
   EXPECT_EQ(EstimateOwnerCount(text), 5u);
 }
