@@ -158,10 +158,12 @@ bool OnlyNsec3(const Node& node) {
   return nsec3;
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
-                                                const ZoneLoadOptions& options) {
+// ParseZone; with `text_to_free` (the source's own text), that text is freed as soon as it is
+// read, before the index is built: at a reload's peak the old zone, the new one and the file
+// would otherwise coexist.
+absl::StatusOr<std::unique_ptr<Zone>> ParseZoneText(const ZoneSource& source,
+                                                    const ZoneLoadOptions& options,
+                                                    std::string* text_to_free) {
   if (source.text.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(source.display_name, ": empty zone"));
   }
@@ -186,6 +188,7 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
         return AddRecord(options, origin, rr, build, interner);
       });
   if (!read.ok()) return read;
+  if (text_to_free != nullptr) std::string().swap(*text_to_free);  // views into it are gone
   ShareRRsets(build);
   NodeMap& nodes = build.nodes;
   if (options.phases != nullptr) options.phases->Mark("parse");
@@ -229,15 +232,22 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
   return zone;
 }
 
-absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
-    const std::vector<ZoneSource>& sources, const ZoneLoadOptions& options) {
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Zone>> ParseZone(const ZoneSource& source,
+                                                const ZoneLoadOptions& options) {
+  return ParseZoneText(source, options, nullptr);
+}
+
+absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(std::vector<ZoneSource> sources,
+                                                                  const ZoneLoadOptions& options) {
   std::vector<std::unique_ptr<Zone>> zones;
   absl::flat_hash_set<std::string> origins;
   // Every file is read even after one fails, so that one run reports every bad file (each
   // with its errors, up to options.text.max_errors).
   std::vector<std::string> errors;
-  for (const ZoneSource& source : sources) {
-    absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZone(source, options);
+  for (ZoneSource& source : sources) {
+    absl::StatusOr<std::unique_ptr<Zone>> zone = ParseZoneText(source, options, &source.text);
     if (!zone.ok()) {
       errors.emplace_back(zone.status().message());
       continue;
@@ -271,7 +281,7 @@ absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(
     if (!source.ok()) return source.status();
     sources.push_back(*std::move(source));
   }
-  return BuildSnapshot(sources, options);
+  return BuildSnapshot(std::move(sources), options);
 }
 
 }  // namespace onepass::dns
