@@ -13,8 +13,11 @@
 # over the rounds) headed by the command that made it.
 #
 #   loadtest/zone_scale.sh [--shape default|tld|tld-signed|mixed] [--names N] [--rounds R]
-#                          [--onepassd PATH] [--precompile-mb MB ...] [--check-queries N]
-#                          [--no-nsd] [--no-knot] [--no-reload] [--signed]
+#                          [--onepassd PATH] [--compare PATH ...] [--precompile-mb MB ...]
+#                          [--check-queries N] [--no-nsd] [--no-knot] [--no-reload] [--signed]
+#
+# --compare PATH adds a row per round for another onepassd binary (an older build: before and
+# after on the same generated, and signed, zone), labelled with its file name.
 #
 # --signed signs the generated zone first (ldns-keygen: a KSK and a ZSK, ECDSA P-256;
 # ldns-signzone -n: NSEC3, 0 iterations, no salt, signatures valid 30 days) and every server
@@ -39,6 +42,7 @@ optout=0
 signed=0
 rounds=2
 onepassd=""
+compare=()
 precompile=()
 with_nsd=1
 with_knot=1
@@ -50,6 +54,7 @@ while [[ $# -gt 0 ]]; do
     --check-queries) check_queries="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --onepassd) onepassd="$2"; shift 2 ;;
+    --compare) compare+=("$2"); shift 2 ;;
     --precompile-mb) precompile+=("$2"); shift 2 ;;
     --no-nsd) with_nsd=0; shift ;;
     --no-knot) with_knot=0; shift ;;
@@ -75,6 +80,10 @@ if [[ -z "$onepassd" ]]; then
   done
 fi
 [[ -x "$onepassd" ]] || { echo "zone_scale.sh: no onepassd; build it or pass --onepassd" >&2; exit 2; }
+for binary in "${compare[@]}"; do
+  [[ -x "$binary" ]] || { echo "zone_scale.sh: --compare $binary is not executable" >&2; exit 2; }
+done
+binary="$onepassd"
 [[ ${#precompile[@]} -gt 0 ]] || precompile=(default)
 if [[ $with_nsd -eq 1 ]] && ! command -v nsd >/dev/null; then
   echo "(nsd not installed: no NSD row)"; with_nsd=0
@@ -134,12 +143,12 @@ check_answers() {
     END { printf "%d/%d(%d)", n, FNR, m }' "$work/answers.reference.$round" "$out")"
 }
 
-# run_onepassd LABEL ARGS...: one start (and reload) of onepassd.
+# run_onepassd LABEL ARGS...: one start (and reload) of onepassd ($binary).
 run_onepassd() {
   local label=$1; shift
   local began pid t
   began=$(date +%s.%N)
-  "$onepassd" "$@" >"$work/onepassd.out" 2>"$work/onepassd.err" &
+  "$binary" "$@" >"$work/onepassd.out" 2>"$work/onepassd.err" &
   pid=$!; pids+=("$pid")
   t=$(wait_answer 15353 "$began")
   record "$label" cpu "$(cpu_seconds "$pid")"
@@ -252,6 +261,11 @@ for (( round = 1; round <= rounds; round++ )); do
     fi
     run_onepassd "$label" "${args[@]}"
   done
+  for binary in "${compare[@]}"; do
+    run_onepassd "onepassd $(basename "$binary")" --handler dns --listen 127.0.0.1:15353 \
+      --workers 2 --zone "$zone"
+  done
+  binary="$onepassd"
   [[ $with_nsd -eq 1 ]] && run_nsd
   [[ $with_knot -eq 1 ]] && run_knot
 done

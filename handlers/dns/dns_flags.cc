@@ -1,6 +1,7 @@
 #include "handlers/dns/dns_flags.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -352,7 +353,7 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   phases.Mark(absl::GetFlag(FLAGS_dnssec_keys).empty() ? "read" : "read+sign");
   load_options.phases = &phases;
   absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> snapshot =
-      BuildSnapshot(*sources, load_options);
+      BuildSnapshot(*std::move(sources), load_options);
   if (!snapshot.ok()) return snapshot.status();
   const absl::Duration warn_within = absl::Hours(24) * absl::GetFlag(FLAGS_dns_signature_warn_days);
   for (const auto& zone : (*snapshot)->zones()) {

@@ -48,9 +48,11 @@ absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> LoadZoneFiles(
 // Reads one zone file into a source named by its path.
 absl::StatusOr<ZoneSource> ReadZoneFile(const std::string& path);
 
-// Builds a snapshot from already-read sources (the embedded default zone, tests).
+// Builds a snapshot from already-read sources (the embedded default zone, tests). Each
+// source's text is freed once its zone is read, before its index is built (a reload's peak
+// holds the old zone too): pass them moved; an lvalue is copied.
 absl::StatusOr<std::shared_ptr<const ZoneSnapshot>> BuildSnapshot(
-    const std::vector<ZoneSource>& sources, const ZoneLoadOptions& options = {});
+    std::vector<ZoneSource> sources, const ZoneLoadOptions& options = {});
 
 }  // namespace onepass::dns
 

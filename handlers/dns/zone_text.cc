@@ -274,7 +274,7 @@ class MasterFileReader {
   // The fast path; false when the type or the form (RFC 3597 \#) is left to ldns.
   bool FastRdata(uint16_t type, absl::Span<const Token> rdata, ParsedRecord& record,
                  std::string& error);
-  // DS and RRSIG in the forms signers write (zone_text_dnssec.h); false: leave it to ldns.
+  // DS, RRSIG and NSEC3 in the forms signers write (zone_text_dnssec.h); false: leave it to ldns.
   bool DnssecRdata(uint16_t type, absl::Span<const Token> rdata, ParsedRecord& record);
   absl::Status LdnsRdata(absl::string_view type_text, absl::Span<const Token> rdata, uint32_t ttl,
                          ParsedRecord& record);
@@ -567,6 +567,7 @@ bool MasterFileReader::FastRdata(uint16_t type, absl::Span<const Token> rdata, P
     }
     case kTypeDs:
     case kTypeRrsig:
+    case kTypeNsec3:
       return DnssecRdata(type, rdata, record);
     default:
       return false;
@@ -583,6 +584,8 @@ bool MasterFileReader::DnssecRdata(uint16_t type, absl::Span<const Token> rdata,
   bool ok;
   if (type == kTypeDs) {
     ok = DsRdataFromText(tokens, record.rdata);
+  } else if (type == kTypeNsec3) {
+    ok = Nsec3RdataFromText(tokens, record.rdata);
   } else {
     ok = tokens.size() > 7 && ParseName(tokens[7], origin_wire_, name_) &&
          RrsigRdataFromText(tokens, name_, record.rdata);
@@ -731,6 +734,28 @@ absl::Status MasterFileReader::ReadFile(const std::string& display_name, absl::s
 }
 
 }  // namespace
+
+size_t EstimateOwnerCount(absl::string_view text) {
+  size_t owners = 0;
+  absl::string_view previous;
+  size_t at = 0;
+  while (at < text.size()) {
+    const char* newline =
+        static_cast<const char*>(std::memchr(text.data() + at, '\n', text.size() - at));
+    const size_t end =
+        newline == nullptr ? text.size() : static_cast<size_t>(newline - text.data());
+    const char c = text[at];
+    if (end > at && c != ' ' && c != '\t' && c != '\r' && c != ';' && c != '$') {
+      size_t token_end = at;
+      while (token_end < end && text[token_end] != ' ' && text[token_end] != '\t') ++token_end;
+      const absl::string_view owner = text.substr(at, token_end - at);
+      if (owner != previous) ++owners;
+      previous = owner;
+    }
+    at = end + 1;
+  }
+  return owners;
+}
 
 bool NameFromText(absl::string_view text, absl::string_view origin, std::string& wire) {
   std::string origin_wire;

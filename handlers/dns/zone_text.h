@@ -11,6 +11,7 @@
 #ifndef ONEPASS_HANDLERS_DNS_ZONE_TEXT_H_
 #define ONEPASS_HANDLERS_DNS_ZONE_TEXT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -54,6 +55,13 @@ using TextRecordSink = absl::FunctionRef<absl::Status(TextRecord&)>;
 // options.max_errors of them; the last line says so when reading stopped at that limit.
 absl::Status ReadMasterFile(absl::string_view display_name, absl::string_view text,
                             const ZoneTextOptions& options, TextRecordSink sink);
+
+// About how many owners `text` names, read without parsing it, to size a name table before
+// reading: its lines that start with an owner (not with a blank, ';' or '$') and whose first
+// token differs from the previous such line's. Exact where each owner's records stand
+// together and $ORIGIN gives no relative name twice; a hint only (not $INCLUDEd files):
+// a table sized from it grows like any other when it is low.
+size_t EstimateOwnerCount(absl::string_view text);
 
 // Presentation name (absolute, or relative to `origin`, which is absolute presentation) to
 // wire form, case kept. False on a bad name.

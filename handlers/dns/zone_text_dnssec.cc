@@ -1,6 +1,9 @@
 #include "handlers/dns/zone_text_dnssec.h"
 
+#include <algorithm>
 #include <cstdint>
+
+#include "absl/container/inlined_vector.h"
 
 // After the C++ headers: ldns (1.8.3) defines `bool` for C, which breaks C++20 <optional>.
 #include <ldns/ldns.h>  // NOLINT(build/include_order)
@@ -104,6 +107,70 @@ bool AppendBase64(absl::Span<const absl::string_view> tokens, std::string& out) 
   return chars > 0 && chars % 4 == 0 && padding <= 2 && (bits & ((1u << count) - 1)) == 0;
 }
 
+// Hex digits in pairs to bytes; false on anything else or an odd count.
+bool AppendHex(absl::string_view text, std::string& out) {
+  if (text.size() % 2 != 0) return false;
+  for (size_t i = 0; i < text.size(); i += 2) {
+    const int high = HexValue(text[i]);
+    const int low = HexValue(text[i + 1]);
+    if (high < 0 || low < 0) return false;
+    out.push_back(static_cast<char>(high << 4 | low));
+  }
+  return true;
+}
+
+int Base32HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'V') return c - 'A' + 10;
+  if (c >= 'a' && c <= 'v') return c - 'a' + 10;
+  return -1;
+}
+
+// RFC 4648 §7 in whole 8-character quanta (5 bytes each), no padding: the length of an
+// NSEC3's next hashed owner (RFC 5155 §3.3) then never needs the bits of a partial quantum.
+bool AppendBase32Hex(absl::string_view text, std::string& out) {
+  if (text.empty() || text.size() % 8 != 0) return false;
+  for (size_t at = 0; at < text.size(); at += 8) {
+    uint64_t bits = 0;
+    for (size_t i = at; i < at + 8; ++i) {
+      const int value = Base32HexValue(text[i]);
+      if (value < 0) return false;
+      bits = bits << 5 | static_cast<uint64_t>(value);
+    }
+    Append(out, bits, 5);
+  }
+  return true;
+}
+
+// RFC 4034 §4.1.2: per window of 256 types that has any, its number, the length of its
+// bitmap up to the last byte with a bit set, and that bitmap (bit 0 of byte 0 is type 0).
+bool AppendTypeBitmap(absl::Span<const absl::string_view> tokens, std::string& out) {
+  absl::InlinedVector<uint16_t, 8> types;
+  for (const absl::string_view token : tokens) {
+    const std::string text(token);
+    const uint16_t type = static_cast<uint16_t>(ldns_get_rr_type_by_name(text.c_str()));
+    if (type == 0) return false;
+    types.push_back(type);
+  }
+  if (types.empty()) return false;
+  std::sort(types.begin(), types.end());
+  size_t i = 0;
+  while (i < types.size()) {
+    const int window = types[i] >> 8;
+    uint8_t bits[32] = {};
+    int length = 0;
+    for (; i < types.size() && types[i] >> 8 == window; ++i) {
+      const int low = types[i] & 0xff;
+      bits[low / 8] |= static_cast<uint8_t>(0x80 >> (low % 8));
+      length = low / 8 + 1;
+    }
+    out.push_back(static_cast<char>(window));
+    out.push_back(static_cast<char>(length));
+    out.append(reinterpret_cast<const char*>(bits), static_cast<size_t>(length));
+  }
+  return true;
+}
+
 }  // namespace
 
 bool DsRdataFromText(absl::Span<const absl::string_view> tokens, std::string& rdata) {
@@ -152,6 +219,28 @@ bool RrsigRdataFromText(absl::Span<const absl::string_view> tokens, absl::string
   Append(rdata, keytag, 2);
   rdata.append(signer_wire.data(), signer_wire.size());
   return AppendBase64(tokens.subspan(8), rdata);
+}
+
+bool Nsec3RdataFromText(absl::Span<const absl::string_view> tokens, std::string& rdata) {
+  uint64_t algorithm, flags, iterations;
+  if (tokens.size() < 6 || !Number(tokens[0], 255, algorithm) || !Number(tokens[1], 255, flags) ||
+      !Number(tokens[2], 65535, iterations)) {
+    return false;
+  }
+  Append(rdata, algorithm, 1);
+  Append(rdata, flags, 1);
+  Append(rdata, iterations, 2);
+  // Salt and next hashed owner, each after its length byte (RFC 5155 §3.2).
+  const size_t salt_at = rdata.size();
+  rdata.push_back('\0');
+  if (tokens[3] != "-" && !AppendHex(tokens[3], rdata)) return false;
+  if (rdata.size() - salt_at - 1 > 255) return false;
+  rdata[salt_at] = static_cast<char>(rdata.size() - salt_at - 1);
+  const size_t hash_at = rdata.size();
+  rdata.push_back('\0');
+  if (!AppendBase32Hex(tokens[4], rdata) || rdata.size() - hash_at - 1 > 255) return false;
+  rdata[hash_at] = static_cast<char>(rdata.size() - hash_at - 1);
+  return AppendTypeBitmap(tokens.subspan(5), rdata);
 }
 
 }  // namespace onepass::dns

@@ -276,5 +276,47 @@ TEST(DenialTest, Nsec3Proofs) {
   EXPECT_TRUE(nsec3_type->answer.empty());
 }
 
+// FindNsec3 (a start where a uniform hash would sit, then a widening bracket) against a
+// plain search over the chain: one chain of real hashes (uniform) and one bunched at both ends
+// of the hash space (every start far off); each query matched or covered as upper_bound says.
+TEST(DenialTest, FindNsec3AgreesWithAPlainSearch) {
+  std::vector<std::string> real;
+  std::vector<std::string> bunched;
+  const char kBase32Hex[] = "0123456789abcdefghijklmnopqrstuv";
+  for (int i = 0; i < 300; ++i) {
+    real.push_back(LdnsHash(absl::StrCat("n", i, ".example.org."), "", 0));
+    std::string hash = i % 2 == 0 ? "0000" : "vvvv";
+    for (int j = 4; j < 32; ++j) hash.push_back(kBase32Hex[(i * 7 + j * 13 + i / 32) % 32]);
+    bunched.push_back(hash);
+  }
+  for (std::vector<std::string>* chain : {&real, &bunched}) {
+    std::sort(chain->begin(), chain->end());
+    chain->erase(std::unique(chain->begin(), chain->end()), chain->end());
+    std::string text = "example.org. 300 IN SOA ns.example.net. h.example.org. 1 2 3 4 300\n";
+    text += "example.org. 300 IN NS ns.example.net.\n";
+    text += "example.org. 300 IN NSEC3PARAM 1 0 0 -\n";
+    for (size_t i = 0; i < chain->size(); ++i) {
+      text += absl::StrCat((*chain)[i], ".example.org. 300 IN NSEC3 1 1 0 - ",
+                           (*chain)[(i + 1) % chain->size()], " A RRSIG\n");
+    }
+    auto snapshot = Load(text);
+    ASSERT_NE(snapshot, nullptr);
+    const DenialIndex& denial = snapshot->zones()[0]->denial();
+    ASSERT_EQ(denial.nsec3_count(), chain->size());
+    for (int i = 0; i < 600; ++i) {  // n0..n299 are the real chain's names
+      const std::string name = absl::StrCat("n", i, ".example.org.");
+      SCOPED_TRACE(name);
+      const std::string hash = LdnsHash(name, "", 0);
+      auto it = std::upper_bound(chain->begin(), chain->end(), hash);
+      const std::string expected = it == chain->begin() ? chain->back() : *std::prev(it);
+      bool exact = false;
+      const int32_t index = denial.FindNsec3(WireName(name), exact);
+      ASSERT_GE(index, 0);
+      EXPECT_EQ(denial.nsec3(index).owner, WireName(expected + ".example.org."));
+      EXPECT_EQ(exact, expected == hash);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onepass::dns

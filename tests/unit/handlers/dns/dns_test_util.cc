@@ -8,10 +8,13 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "handlers/dns/default_zone.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_responder.h"
 #include "handlers/dns/zone_loader.h"
+#include "handlers/dns/zone_text.h"
+#include "handlers/dns/zone_text_dnssec.h"
 
 namespace onepass::dns::testing {
 namespace {
@@ -163,6 +166,41 @@ absl::StatusOr<DecodedResponse> Ask(std::shared_ptr<const ZoneSnapshot> snapshot
       responder.Respond(MakeQuery(name, type, options), absl::MakeSpan(out), 0);
   if (response.kind != Response::Kind::kAnswer) return absl::InternalError("no answer");
   return DecodeResponse(out.data(), response.size);
+}
+
+absl::StatusOr<std::string> LdnsRdata(const std::string& type_text, const std::string& rdata_text,
+                                      const std::string& origin) {
+  ldns_rdf* origin_rdf = nullptr;
+  if (ldns_str2rdf_dname(&origin_rdf, origin.c_str()) != LDNS_STATUS_OK) {
+    return absl::InvalidArgumentError("bad origin");
+  }
+  const std::string line = absl::StrCat(". 3600 IN ", type_text, " ", rdata_text);
+  ldns_rr* rr = nullptr;
+  const ldns_status status = ldns_rr_new_frm_str(&rr, line.c_str(), 3600, origin_rdf, nullptr);
+  ldns_rdf_deep_free(origin_rdf);
+  if (status != LDNS_STATUS_OK) {
+    ldns_rr_free(rr);
+    return absl::InvalidArgumentError(ldns_get_errorstr_by_id(status));
+  }
+  std::string rdata;
+  for (size_t i = 0; i < ldns_rr_rd_count(rr); ++i) {
+    const ldns_rdf* rdf = ldns_rr_rdf(rr, i);
+    rdata.append(reinterpret_cast<const char*>(ldns_rdf_data(rdf)), ldns_rdf_size(rdf));
+  }
+  ldns_rr_free(rr);
+  return rdata;
+}
+
+bool FastDnssecRdata(const std::string& type_text, const std::string& rdata_text,
+                     const std::string& origin, std::string& rdata) {
+  const std::vector<absl::string_view> tokens =
+      absl::StrSplit(rdata_text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
+  rdata.clear();
+  if (type_text == "DS") return DsRdataFromText(tokens, rdata);
+  if (type_text == "NSEC3") return Nsec3RdataFromText(tokens, rdata);
+  std::string signer;
+  return type_text == "RRSIG" && tokens.size() > 7 && NameFromText(tokens[7], origin, signer) &&
+         RrsigRdataFromText(tokens, signer, rdata);
 }
 
 }  // namespace onepass::dns::testing

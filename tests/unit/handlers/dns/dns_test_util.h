@@ -66,6 +66,18 @@ absl::StatusOr<DecodedResponse> Ask(std::shared_ptr<const ZoneSnapshot> snapshot
                                     const std::string& name, const std::string& type,
                                     const QueryOptions& options = {});
 
+// The RDATA ldns makes of one record's presentation RDATA (`type_text` "NSEC3", "TYPE65280"...;
+// relative names completed with `origin`, absolute presentation), or its error: the reference
+// the zone reader's fast paths are held to (handlers/dns/zone_text_dnssec.h).
+absl::StatusOr<std::string> LdnsRdata(const std::string& type_text, const std::string& rdata_text,
+                                      const std::string& origin = ".");
+
+// What the zone reader's fast path (zone_text_dnssec.h) makes of a DS, RRSIG or NSEC3 RDATA,
+// its tokens split at blanks and the RRSIG signer completed with `origin`: true with the bytes
+// in `rdata`, or false where it leaves the record to ldns (any other type too).
+bool FastDnssecRdata(const std::string& type_text, const std::string& rdata_text,
+                     const std::string& origin, std::string& rdata);
+
 }  // namespace onepass::dns::testing
 
 #endif  // ONEPASS_TESTS_UNIT_HANDLERS_DNS_DNS_TEST_UTIL_H_

@@ -96,7 +96,7 @@ TEST(ZoneTextTest, FastPathMatchesLdnsOnTrickyForms) {
   EXPECT_EQ(records, 16);
 }
 
-// DS and RRSIG (zone_text_dnssec.h): the plain forms parsed without ldns, byte for byte what
+// DS, RRSIG and NSEC3 (zone_text_dnssec.h): the plain forms parsed without ldns, byte for byte what
 // ldns makes of them; the other forms left to ldns (the same bytes either way).
 TEST(ZoneTextTest, DnssecFastPathMatchesLdns) {
   const std::string sig =
@@ -111,6 +111,9 @@ TEST(ZoneTextTest, DnssecFastPathMatchesLdns) {
       "d IN RRSIG TYPE65280 13 2 3600 20370101000000 19700101000000 65535 @ " + sig,
       "d IN RRSIG NSEC3 ECDSAP256SHA256 2 3600 20261231000000 20261201000000 1 . " + sig,
       "d IN RRSIG A 13 2 3600 1798675200 1796083200 4242 example.com. " + sig,  // ldns
+      "d IN NSEC3 1 1 0 - ( 2T7B4G4VSA5SMI47K61MV5BV1A22BOJR\n NS DS RRSIG )",
+      "d IN NSEC3 1 0 12 aabbccdd 2t7b4g4vsa5smi47k61mv5bv1a22bojr A TYPE65280 ; comment",
+      "d IN NSEC3 1 1 0 - 2T7B4G4VSA5SMI47K61MV5BV1A22BOJR",  // no types: ldns
   };
   for (const std::string& line : lines) {
     SCOPED_TRACE(line);
@@ -126,7 +129,9 @@ TEST(ZoneTextTest, DnssecFastPathMatchesLdns) {
   for (const std::string& line :
        {std::string("d IN DS 12345 13 2 abc"), std::string("d IN DS 70000 13 2 abcd"),
         "d IN RRSIG A 13 2 1h 20261231000000 20261201000000 4242 example.com. " + sig,
-        "d IN RRSIG A 13 2 3600 20261231000000 20261201000000 4242 example.com. !!" + sig}) {
+        "d IN RRSIG A 13 2 3600 20261231000000 20261201000000 4242 example.com. !!" + sig,
+        std::string("d IN NSEC3 1 1 0 - 2T7B4G4VSA5SMI47K61MV5BV1A22BOJ= A"),
+        std::string("d IN NSEC3 SHA1 1 0 - 2T7B4G4VSA5SMI47K61MV5BV1A22BOJR A")}) {
     SCOPED_TRACE(line);
     int records = 0;
     const absl::Status status = ReadVerified(
@@ -135,6 +140,23 @@ TEST(ZoneTextTest, DnssecFastPathMatchesLdns) {
         &records);
     EXPECT_NE(status.code(), absl::StatusCode::kInternal) << status;
   }
+}
+
+// The name table's size hint (zone_loader.cc): owner lines, a run of one owner counted once.
+TEST(ZoneTextTest, EstimateOwnerCountCountsRunsOfOwners) {
+  EXPECT_EQ(EstimateOwnerCount(""), 0u);
+  EXPECT_EQ(EstimateOwnerCount("$ORIGIN example.\n; a comment\n\n   \n"), 0u);
+  const std::string text =
+      "$ORIGIN example.\n"
+      "@ IN SOA ns h ( 1 2 3\n 4 5 )\n"
+      "  IN NS ns\n"
+      "a\tIN A 192.0.2.1\n"
+      "a IN AAAA ::1\n"
+      "\tIN TXT x\n"
+      "b IN A 192.0.2.2\n"
+      "a IN MX 0 .\n"      // a second run of a: counted again (a hint, high here)
+      "c IN A 192.0.2.3";  // no final newline
+  EXPECT_EQ(EstimateOwnerCount(text), 5u);
 }
 
 struct BadCase {
