@@ -4,8 +4,10 @@
 // openssl s_client selects ALPN "dot" and resumes from a saved session ("Reused"); clients that
 // give up at every step of the handshake (FIN or RST), a ClientHello of 16 KB, plain DNS on the TLS
 // port and a TLS 1.2 renegotiation leave the server serving, each counted.
+#include <dirent.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -177,7 +179,18 @@ TEST_F(DnsDotTest, OpensslSelectsDotAndResumesFromASavedSession) {
 
 // The ClientHello of a real client, cut at every byte boundary that matters: the client sends
 // that much and closes (FIN), or resets (RST). The NSD defect was a crash loop on this.
+// The server process's open descriptors (its sockets among them).
+int OpenDescriptors(pid_t pid) {
+  int count = 0;
+  if (DIR* dir = opendir(absl::StrCat("/proc/", pid, "/fd").c_str())) {
+    while (readdir(dir) != nullptr) ++count;
+    closedir(dir);
+  }
+  return count;
+}
+
 TEST_F(DnsDotTest, ClientsGivingUpAtEveryStepOfTheHandshakeLeaveItServing) {
+  const int descriptors_before = OpenDescriptors(server_->pid());
   tls::testing::ClientOptions options;
   tls::testing::TestTlsClient client(options);
   client.Step();
@@ -201,6 +214,58 @@ TEST_F(DnsDotTest, ClientsGivingUpAtEveryStepOfTheHandshakeLeaveItServing) {
     }
   }
   ExpectServing();
+  // Nothing left behind: every one of those sockets is closed (a reset one may take until the
+  // server next reads it; 5 s at most).
+  int descriptors_after = OpenDescriptors(server_->pid());
+  for (int i = 0; i < 100 && descriptors_after > descriptors_before; ++i) {
+    usleep(50 * 1000);
+    descriptors_after = OpenDescriptors(server_->pid());
+  }
+  EXPECT_LE(descriptors_after, descriptors_before);
+}
+
+TEST_F(DnsDotTest, CheckValidatesTheTlsFilesAndSighupReloadsThem) {
+  // --check: the files as serving would load them, a key that belongs to another certificate
+  // named, and the summary of good ones.
+  auto bad = RunCommand({ONEPASSD_PATH, "--handler", "dns", "--check", "--tls-cert",
+                         pki_->chain_file(), "--tls-key", pki_->other_key_file()},
+                        absl::Seconds(20));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->exit_code, 1);
+  EXPECT_THAT(bad->err, HasSubstr(pki_->other_key_file()));
+  auto good = RunCommand({ONEPASSD_PATH, "--handler", "dns", "--check", "--tls-cert",
+                          pki_->chain_file(), "--tls-key", pki_->key_file()},
+                         absl::Seconds(20));
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ(good->exit_code, 0) << good->err;
+  EXPECT_THAT(good->out, HasSubstr("check: TLS certificate, key and ticket keys OK"));
+  EXPECT_THAT(good->out, HasSubstr("EC prime256v1"));
+
+  // SIGHUP: a server whose certificate files are replaced serves the new certificate to new
+  // connections (verified against the new CA), without a restart.
+  tls::testing::TestPkiDir renewed({.common_name = "dot.example.test"});
+  const std::string cert = pki_->WriteFile("live-cert.pem", pki_->chain_pem());
+  const std::string key = pki_->WriteFile("live-key.pem", pki_->key_pem());
+  auto own =
+      ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0", "--tls-listen",
+                            "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--workers", "1"});
+  ASSERT_TRUE(own.ok()) << own.status();
+  const int port = (*own)->tls_port();
+  const std::vector<std::string> query = {"www.example.com", "A"};
+  const std::vector<std::string> new_ca = {"+tls", absl::StrCat("+tls-ca=", renewed.ca_file()),
+                                           "+tls-hostname=dot.example.test"};
+  ASSERT_TRUE(testing::KdigAnswer(port, KdigTls(), query).ok());
+  EXPECT_FALSE(testing::KdigAnswer(port, new_ca, query).ok());
+  pki_->WriteFile("live-cert.pem", renewed.chain_pem());
+  pki_->WriteFile("live-key.pem", renewed.key_pem());
+  ASSERT_EQ(kill((*own)->pid(), SIGHUP), 0);
+  bool renewed_served = false;
+  for (int i = 0; i < 50 && !renewed_served; ++i) {
+    renewed_served = testing::KdigAnswer(port, new_ca, query).ok();
+    if (!renewed_served) usleep(100 * 1000);
+  }
+  EXPECT_TRUE(renewed_served) << (*own)->ReadStderr();
+  EXPECT_THAT((*own)->ReadStderr(), HasSubstr("TLS certificate, key and ticket keys reloaded"));
 }
 
 TEST_F(DnsDotTest, PlainDnsOnTheTlsPortAndRenegotiationAreRefused) {
