@@ -32,8 +32,8 @@ setup() {
     --workers 1 --tls-full-per-client 0 --tls-resumed-per-client 0 \
     > "$T/server.out" 2> "$T/server.err" &
   echo $! > "$T/server.pid"
-  local i
-  for i in $(seq 1 200); do
+  local _
+  for _ in $(seq 1 200); do
     grep -qs '^ready$' "$T/server.out" && break
     kill -0 "$(cat "$T/server.pid")" 2>/dev/null || { cat "$T/server.err" >&2; return 1; }
     sleep 0.05
@@ -43,7 +43,7 @@ setup() {
 }
 
 teardown() {
-  [ -f "$T/server.pid" ] && kill "$(cat "$T/server.pid")" 2>/dev/null || true
+  if [ -f "$T/server.pid" ]; then kill "$(cat "$T/server.pid")" 2>/dev/null || true; fi
 }
 
 @test "testssl.sh finds nothing HIGH or CRITICAL on the DoT listener" {
