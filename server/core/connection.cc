@@ -347,7 +347,10 @@ bool Connection::Flush(const ConnectionEnv& env) {
   if (fields_.tls) {
     if (!out_->empty()) fields_.tls_flight = false;
     if (!FlushTls(env)) return false;  // waits until writable, or closed
-    if (std::exchange(fields_.tls_flight, false)) return MoveTo(ConnectionState::kReading);
+    if (std::exchange(fields_.tls_flight, false)) {
+      fields_.deadlines.write.reset();  // as after a response: the next wait gets its own
+      return MoveTo(ConnectionState::kReading);
+    }
   } else {
     // The last response of a connection that closes at once (the single pass): MSG_MORE
     // holds its tail segment back until the close() that follows, which sends it with the FIN
