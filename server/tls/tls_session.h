@@ -6,8 +6,10 @@
 //   1. session.Start(context, stats) when the connection is accepted (the slot's session is
 //      reused: its SSL object is cleared, not freed, while the context stays the same).
 //   2. Each recv: r = session.Feed(received, plaintext_room).
-//      - Then send all of session.Pending() (the server's first flight, a ticket, an alert)
-//        and session.ConsumePending(sent), whatever r says: on kFailed it holds the alert.
+//      - Send all of session.Pending() (the server's first flight, a ticket, an alert) and
+//        session.ConsumePending(sent) before waiting for more input, whatever r says: on
+//        kFailed it holds the alert. With plaintext, it may wait for the answer and leave
+//        with it (server/core/connection.cc does: ticket, answer and close_notify in one send).
 //      - r.plaintext bytes were written to the front of plaintext_room: append them to the
 //        connection's input and call Handler::Process as for plain TCP.
 //      - r.consumed < received.size() only when plaintext_room filled up: keep the rest and
