@@ -56,6 +56,8 @@ inline constexpr int kDefaultTlsMaxHandshakes = 1000;
 inline constexpr int kDefaultTlsFullPerClient = 100;
 inline constexpr int kDefaultTlsResumedPerClient = 1000;
 inline constexpr absl::Duration kDefaultReadTimeout = absl::Milliseconds(2000);
+// --keepalive-ms for --handler dns: "of the order of seconds" (RFC 7766 §6.2.3).
+inline constexpr absl::Duration kDefaultDnsKeepalive = absl::Seconds(2);
 inline constexpr absl::Duration kDefaultWriteTimeout = absl::Milliseconds(2000);
 // The whole life of a parked connection, however it keeps busy (RFC 7766 §6.2.3 lets a server
 // close any connection; dnsdist's max-connection-duration). Long enough for a resolver's
@@ -159,6 +161,9 @@ struct ServerConfig {
   // 0: close after the response (the single pass). Otherwise keep an idle connection this long
   // for more requests (RFC 7766 §6.2.3); handlers see it as RequestContext::keepalive.
   absl::Duration keepalive = absl::ZeroDuration();
+  // With keepalive: a client that closes its kept-open connections after one request gets
+  // the single pass instead (server/core/reuse_learner.h, --keepalive-learn).
+  bool keepalive_learn = true;
   // On stop: how long connections in flight may take to finish before they are closed.
   absl::Duration drain_timeout = kDefaultDrainTimeout;
   // After a response that ends a connection while the client may still be sending (e.g. an

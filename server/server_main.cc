@@ -104,14 +104,20 @@ ABSL_FLAG(int, max_data_file_mb, static_cast<int>(onepass::kDefaultMaxDataFileBy
           "database, OCSP response) loaded at start or on SIGHUP, in MiB; a larger one, or one "
           "that is not a regular file (a FIFO, /dev/zero, a folder), fails to load and a "
           "reload keeps the previous data.");
-ABSL_FLAG(int, keepalive_ms, 0,
-          "0: close right after the answers (the single pass: accept4, recvfrom, sendto, "
-          "close). N: keep every connection open for a next request for up to N ms of "
-          "idleness (200 ms while more than half of --max-connections are held; RFC 7766 "
-          "section 6.2.3, as NSD and Knot do; DNS echoes it as edns-tcp-keepalive to a query "
-          "that asks, RFC 7828). Set it (e.g. 2000) for clients that send their next query "
-          "after reading an answer on the same connection (dnsperf -m tcp): with 0 such a "
-          "query meets a closed socket and is lost.");
+ABSL_FLAG(int, keepalive_ms, -1,
+          "How long a connection may wait idle for its next request after its answers, in ms "
+          "(RFC 7766 section 6.2.3; 200 ms while more than half of --max-connections are held; "
+          "DNS echoes it as edns-tcp-keepalive to a query that asks, RFC 7828). A client that "
+          "sends its next query after reading an answer on the same connection (dnsperf -m "
+          "tcp) loses none, as with NSD and Knot. 0: close right after the answers (the single "
+          "pass: accept4, recvfrom, sendto, close) for every client. Default (-1) by --handler: "
+          "dns 2000, ocsp, rdap and whois 0. See --keepalive-learn.");
+ABSL_FLAG(bool, keepalive_learn, true,
+          "With --keepalive-ms: each worker remembers, per client address, how its kept-open "
+          "connections end. A client that closed its last 16 after one request gets the single "
+          "pass (answer, close: no wait for its FIN, the cost of a one-query connection stays "
+          "that of the single pass); one connection in 16 is still kept open, and a second "
+          "request on it gives the client keepalive again. false: keep every connection open.");
 ABSL_FLAG(int, drain_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultDrainTimeout),
           "On SIGTERM/SIGINT: stop accepting, then give connections in flight this many ms.");
 ABSL_FLAG(int, linger_ms, absl::ToInt64Milliseconds(onepass::kDefaultLinger),
@@ -196,6 +202,14 @@ void PrintHelp() {
   std::fputs(FormatFlagHelp(absl::StrCat("onepassd: ", kUsage), flags).c_str(), stdout);
 }
 
+// --keepalive-ms's default by --handler name (as --tls-alpn's, server/tls_flags.cc): DNS
+// keeps connections (RFC 7766 §6.2.3: a client may send its next query after reading an
+// answer); Whois closes after its answer (RFC 3912) and the HTTP handlers serve single-shot
+// clients, so they keep the single pass.
+absl::Duration KeepaliveFor(const std::string& handler) {
+  return handler == "dns" ? kDefaultDnsKeepalive : absl::ZeroDuration();
+}
+
 absl::StatusOr<ServerConfig> ConfigFromFlags() {
   ServerConfig config;
   config.listen = absl::GetFlag(FLAGS_listen);
@@ -236,7 +250,10 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.client_prefix_v6 = absl::GetFlag(FLAGS_client_prefix_v6);
   config.read_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_read_timeout_ms));
   config.write_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_write_timeout_ms));
-  config.keepalive = absl::Milliseconds(absl::GetFlag(FLAGS_keepalive_ms));
+  const int keepalive_ms = absl::GetFlag(FLAGS_keepalive_ms);
+  config.keepalive = keepalive_ms == -1 ? KeepaliveFor(absl::GetFlag(FLAGS_handler))
+                                        : absl::Milliseconds(keepalive_ms);
+  config.keepalive_learn = absl::GetFlag(FLAGS_keepalive_learn);
   config.max_connection_time = absl::Milliseconds(absl::GetFlag(FLAGS_max_connection_ms));
   config.drain_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_drain_timeout_ms));
   config.linger = absl::Milliseconds(absl::GetFlag(FLAGS_linger_ms));

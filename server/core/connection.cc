@@ -244,7 +244,9 @@ bool Connection::TakeProxy(const ConnectionEnv& env, Turn& turn) {
 bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
   RequestContext context;
   context.now = absl::Now();
-  context.keepalive = fields_.tls ? env.tls_keepalive : env.keepalive;
+  context.keepalive = fields_.tls         ? env.tls_keepalive
+                      : fields_.keep_open ? env.keepalive
+                                          : absl::ZeroDuration();
   context.peer_closed = fields_.peer_closed;
   context.peer = fields_.peer;
   context.more_input_expected = fields_.filled_buffer;
@@ -260,6 +262,7 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
     // Only an answered request restarts the read deadline: bytes the handler drops without a
     // word (a DNS response sent as a query, RFC 1035 §4.1.1 QR) must not keep a connection.
     if (out_->size() > output_before) fields_.message_consumed = true;
+    ++fields_.requests;
     turn.calls_without_progress = 0;
   } else if (++turn.calls_without_progress > kMaxCallsWithoutProgress) {
     WorkerStats::Add(env.stats->handler_loops);

@@ -105,6 +105,11 @@ struct ConnectionFields {
   // kWriting only to send what the TLS layer owes the client (its handshake flight, a ticket)
   // before reading on: no response is counted when it is sent.
   bool tls_flight = false;
+  // Kept open for a next request after the answers (with --keepalive-ms), as the worker decided
+  // for this client at accept (server/core/reuse_learner.h): false gives the single pass.
+  bool keep_open = true;
+  // Process calls that consumed a request: two or more, the client reused the connection.
+  uint32_t requests = 0;
   // Requests forwarded upstream whose answers are not yet delivered (kWaitingUpstream).
   uint32_t upstream_pending = 0;
   // The worker's id of this connection (RequestContext::connection), unique per worker.
@@ -186,6 +191,11 @@ class Connection {
   OutputBuffer& out() { return *out_; }  // requires has_output()
   const InputBuffer& in() const { return *in_; }
   bool served() const { return fields_.served; }
+  // After Reset: whether a plain connection waits for a next request (--keepalive-ms) or closes
+  // after its answers (ConnectionFields::keep_open).
+  void set_keep_open(bool keep_open) { fields_.keep_open = keep_open; }
+  bool keep_open() const { return fields_.keep_open; }
+  uint32_t requests() const { return fields_.requests; }
 
   // Between requests of a kept-alive connection: waits to read, nothing buffered, at least one
   // response sent.

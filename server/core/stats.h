@@ -52,6 +52,9 @@ namespace onepass {
   COUNTER(idle_closes,                                                                            \
           "kept-alive connections closed without a next request: after --keepalive-ms, or at "    \
           "once when the pool or the client's share was full (its answers all sent)")             \
+  COUNTER(keepalive_skipped,                                                                      \
+          "connections served in the single pass, without --keepalive-ms: their client closed "   \
+          "its last kept-open ones after one request (--keepalive-learn)")                        \
   COUNTER(handler_loops, "handler made no progress; connection closed (a handler bug)")           \
   COUNTER(lingering_closes, "closed after discarding input the client sent past the response")    \
   COUNTER(linger_cut, "lingering close ended by --linger-ms or the byte bound, not by EOF")       \

@@ -51,6 +51,7 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
   env_.stats = &stats_;
   env_.max_request_bytes = factory_->MaxRequestBytes();
   env_.keepalive = config_.keepalive;
+  learn_reuse_ = config_.keepalive > absl::ZeroDuration() && config_.keepalive_learn;
   env_.tls_keepalive = config_.tls_idle_timeout;
   env_.linger = config_.linger > absl::ZeroDuration();
   if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
@@ -160,6 +161,7 @@ void WorkerCore::ServeAccepted(int fd, const sockaddr_storage& peer, int listene
   // The scratch is reset here, once per connection, not again after it is done with.
   const int64_t accepted_at = MonotonicNanos();  // vDSO: no syscall on the single pass
   scratch_->Reset(fd, MapAddress(peer), next_connection_id_++, env_.proxy != nullptr);
+  DecideKeepOpen(*scratch_, listener);
   if (!StartTls(*scratch_, listener)) return;
   const ConnectionState state = scratch_->Advance(env_);
   FlushUpstream();
@@ -200,6 +202,7 @@ ConnectionSink::Receive WorkerCore::BeginReceive(int fd, const sockaddr_storage&
   slot->phase = Slot::Phase::kReceiving;
   slot->accepted_at = MonotonicNanos();
   slot->connection.Reset(fd, MapAddress(peer), next_connection_id_++, env_.proxy != nullptr);
+  DecideKeepOpen(slot->connection, listener);
   if (!StartTls(slot->connection, listener)) {
     --receiving_;
     Release(slot);
@@ -225,8 +228,25 @@ void WorkerCore::Received(void* connection, ssize_t result) {
   Admit(received, slot, slot->accepted_at);
 }
 
+void WorkerCore::DecideKeepOpen(Connection& connection, int listener) {
+  // TLS connections keep their own idle time (--tls-idle-timeout-ms); a lookup would count a
+  // probe turn for nothing.
+  if (!learn_reuse_ || listener >= first_tls_listener_) return;
+  if (reuse_.KeepOpen(connection.peer())) return;
+  connection.set_keep_open(false);
+  WorkerStats::Add(stats_.keepalive_skipped);
+}
+
+void WorkerCore::LearnReuse(const Connection& connection) {
+  if (!learn_reuse_ || !connection.keep_open() || connection.tls() || !connection.served()) {
+    return;
+  }
+  reuse_.Learn(connection.peer(), connection.requests());
+}
+
 void WorkerCore::FinishSinglePass(Connection& connection, int64_t accepted_at) {
   WorkerStats::Add(stats_.single_pass);
+  LearnReuse(connection);
   if (!connection.close_queued()) driver_->CloseSocket(connection.fd(), /*abort=*/false);
   metrics_.RecordClose(accepted_at, MonotonicNanos());
   MaybeStop();
@@ -248,14 +268,14 @@ void WorkerCore::Admit(Connection& connection, Slot* received, int64_t accepted_
     slot = AcquireSlot();
   }
   if (slot == nullptr) {
-    Refuse(connection, idle, stats_.rejected_pool_full);
+    Refuse(connection, idle, stats_.rejected_pool_full, accepted_at);
     if (received != nullptr) Release(received);
     return;
   }
   if (connection.tls_handshaking() && handshakes_parked_ >= max_handshakes_) {
     // As many handshakes wait for their clients as this worker takes: the client must retry.
     tls_stats_.failed_by(tls::TlsFailure::k_limit).fetch_add(1, std::memory_order_relaxed);
-    Refuse(connection, idle, stats_.rejected_tls_handshakes);
+    Refuse(connection, idle, stats_.rejected_tls_handshakes, accepted_at);
     if (received != nullptr) {
       Release(received);
     } else {
@@ -265,7 +285,7 @@ void WorkerCore::Admit(Connection& connection, Slot* received, int64_t accepted_
   }
   // The client: the accepted peer, or the one a trusted PROXY header named.
   if (!CountPeer(connection.peer(), slot)) {
-    Refuse(connection, idle, stats_.rejected_per_client);
+    Refuse(connection, idle, stats_.rejected_per_client, accepted_at);
     if (received != nullptr) {
       Release(received);
     } else {
@@ -288,12 +308,14 @@ void WorkerCore::Admit(Connection& connection, Slot* received, int64_t accepted_
   Park(slot);
 }
 
-void WorkerCore::Refuse(Connection& connection, bool idle, std::atomic<uint64_t>& cause) {
+void WorkerCore::Refuse(Connection& connection, bool idle, std::atomic<uint64_t>& cause,
+                        int64_t accepted_at) {
   WorkerStats::Add(idle ? stats_.idle_closes : cause);
   const ConnectionState state = connection.state();
   // Answer bytes the client has not taken: the kernel must not keep them for an orphan.
   const bool abort = state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
   if (!connection.close_queued()) driver_->CloseSocket(connection.fd(), abort);
+  metrics_.RecordClose(accepted_at, MonotonicNanos());  // every connection ends in the histogram
 }
 
 WorkerCore::Slot* WorkerCore::AcquireSlot() {
@@ -408,12 +430,14 @@ void WorkerCore::OnReady(Slot* slot) {
 
 void WorkerCore::OnDeadline(Slot* slot) {
   CountTimeout(slot->connection);
+  LearnReuse(slot->connection);
   if (slot->connection.idle()) slot->connection.SendCloseNotify(env_);
   Close(slot);
 }
 
 void WorkerCore::AfterAdvance(Slot* slot, ConnectionState state) {
   if (state == ConnectionState::kClosed) {
+    LearnReuse(slot->connection);
     Close(slot);
     return;
   }

@@ -37,6 +37,7 @@
 #include "server/core/handshake_limiter.h"
 #include "server/core/io_driver.h"
 #include "server/core/proxy_protocol.h"
+#include "server/core/reuse_learner.h"
 #include "server/core/stats.h"
 #include "server/core/timer_queue.h"
 #include "server/core/worker_metrics.h"
@@ -130,12 +131,19 @@ class WorkerCore final : public ConnectionSink {
   bool StartTls(Connection& connection, int listener);
   // The connection was served whole on its first turn.
   void FinishSinglePass(Connection& connection, int64_t accepted_at);
+  // After Reset of a connection accepted on `listener`: whether its client gets keepalive
+  // (server/core/reuse_learner.h).
+  void DecideKeepOpen(Connection& connection, int listener);
+  // A connection that was kept open ended by its client's doing (EOF, idle timeout, or the
+  // handler's close): how many requests it carried teaches the learner.
+  void LearnReuse(const Connection& connection);
   // A first turn that must wait, on `connection` (the scratch, or a slot the driver received
   // into): admitted and parked, or closed and counted.
   void Admit(Connection& connection, Slot* received, int64_t accepted_at);
   // Closes a connection refused on its first turn: counted (idle: idle_closes, else `cause`),
   // aborted when it holds answer bytes the client has not taken.
-  void Refuse(Connection& connection, bool idle, std::atomic<uint64_t>& cause);
+  void Refuse(Connection& connection, bool idle, std::atomic<uint64_t>& cause,
+              int64_t accepted_at);
   void Park(Slot* slot);
   // Keeps handshakes_parked_ right as `slot`'s connection finishes its TLS handshake or goes.
   void CountHandshake(Slot* slot, bool handshaking);
@@ -174,6 +182,9 @@ class WorkerCore final : public ConnectionSink {
   const ProxyPolicy proxy_policy_;
   const int max_connections_;
   ClientTable* const clients_;
+  // Which clients reuse connections; consulted only with --keepalive-ms and --keepalive-learn.
+  ReuseLearner reuse_;
+  bool learn_reuse_ = false;
   IoDriver* const driver_;
   const size_t input_buffer_bytes_;
   const size_t output_buffer_bytes_;

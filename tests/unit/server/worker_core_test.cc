@@ -294,6 +294,64 @@ TEST_F(WorkerCoreTest, DrainClosesIdleConnectionsAtOnceAndStopsWhenTheLastIsDone
   EXPECT_TRUE(driver_.stopped);
 }
 
+TEST_F(WorkerCoreTest, KeepaliveLearnsClientsThatCloseAfterOneRequestAndGivesThemTheSinglePass) {
+  config_.keepalive = absl::Seconds(10);
+  Start(/*max_connections=*/64);
+  int fd = 100;
+  // A client that reads its answer and closes: kept open (and parked) until it has shown it.
+  for (int i = 0; i < ReuseLearner::kOneShotAfter; ++i, ++fd) {
+    Accept(fd, {"one\n"}, /*host=*/3);
+    ASSERT_TRUE(driver_.Watching(fd, Interest::kReadable)) << "connection " << i;
+    sockets_.sockets[fd].inbound.push_back("");  // its close
+    ASSERT_TRUE(driver_.Ready(fd));
+    ASSERT_TRUE(Closed(fd, false));
+  }
+  EXPECT_EQ(Stats().keepalive_skipped, 0u);
+  // Then the single pass: answered and closed at once, no park, no wait for its FIN.
+  const uint64_t parked = Stats().parked;
+  Accept(fd, {"one\n"}, /*host=*/3);
+  EXPECT_EQ(sockets_.sockets[fd].sent, "worker=0 one\n");
+  EXPECT_TRUE(Closed(fd, false));
+  EXPECT_FALSE(driver_.Watching(fd, Interest::kReadable));
+  EXPECT_EQ(Stats().parked, parked);
+  EXPECT_EQ(Stats().keepalive_skipped, 1u);
+  ++fd;
+  // Another client still gets keepalive.
+  Accept(fd, {"other\n"}, /*host=*/4);
+  EXPECT_TRUE(driver_.Watching(fd, Interest::kReadable));
+  ++fd;
+  // One connection in kProbeEvery is kept open; a second request on it restores keepalive.
+  int probe = -1;
+  for (int i = 0; i < ReuseLearner::kProbeEvery && probe < 0; ++i, ++fd) {
+    Accept(fd, {"one\n"}, /*host=*/3);
+    if (driver_.Watching(fd, Interest::kReadable)) probe = fd;
+  }
+  ASSERT_GE(probe, 0) << "no probe in " << static_cast<int>(ReuseLearner::kProbeEvery);
+  sockets_.sockets[probe].inbound.push_back("two\n");
+  sockets_.sockets[probe].inbound.push_back("");
+  for (int turn = 0; turn < 3 && driver_.Ready(probe); ++turn) {
+  }
+  EXPECT_EQ(sockets_.sockets[probe].sent, "worker=0 one\nworker=0 two\n");
+  ASSERT_TRUE(Closed(probe, false));
+  const uint64_t skipped = Stats().keepalive_skipped;
+  Accept(fd, {"three\n"}, /*host=*/3);
+  EXPECT_TRUE(driver_.Watching(fd, Interest::kReadable)) << "the client reuses: kept open again";
+  EXPECT_EQ(Stats().keepalive_skipped, skipped);
+}
+
+TEST_F(WorkerCoreTest, KeepaliveLearnOffKeepsEveryConnectionOpen) {
+  config_.keepalive = absl::Seconds(10);
+  config_.keepalive_learn = false;
+  Start(/*max_connections=*/64);
+  for (int fd = 100; fd < 100 + 2 * ReuseLearner::kOneShotAfter; ++fd) {
+    Accept(fd, {"one\n"}, /*host=*/3);
+    ASSERT_TRUE(driver_.Watching(fd, Interest::kReadable));
+    sockets_.sockets[fd].inbound.push_back("");
+    ASSERT_TRUE(driver_.Ready(fd));
+  }
+  EXPECT_EQ(Stats().keepalive_skipped, 0u);
+}
+
 TEST_F(WorkerCoreTest, DrainDeadlineClosesWhatIsLeftAndStops) {
   config_.read_timeout = absl::Seconds(30);  // the drain's deadline comes first
   Start();
