@@ -355,7 +355,8 @@ void ReportSignatures(const Zone& zone, absl::Time now, absl::Duration warn_with
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
-  if (!absl::GetFlag(FLAGS_dns_backend).empty() || !absl::GetFlag(FLAGS_dns_backends_file).empty()) {
+  if (!absl::GetFlag(FLAGS_dns_backend).empty() ||
+      !absl::GetFlag(FLAGS_dns_backends_file).empty()) {
     return NewFrontendFromFlags();
   }
   ResponderConfig config;

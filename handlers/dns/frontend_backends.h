@@ -144,7 +144,7 @@ class FrontendBackends {
 
  private:
   struct Backend {
-    std::vector<InFlight> table;  // 65536 entries; empty in a vacant slot
+    std::vector<InFlight> table;      // 65536 entries; empty in a vacant slot
     std::vector<uint16_t> free_ids;   // any order: each draw picks one at random
     std::deque<uint16_t> quarantine;  // freed, oldest first; back to free_ids after kQuarantinedIds
     bool HasFreeId() const { return !free_ids.empty() || !quarantine.empty(); }

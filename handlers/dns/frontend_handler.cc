@@ -71,10 +71,6 @@ uint16_t KeepaliveOpen(const RequestContext& context) {
 
 namespace {
 
-bool SameAddress(const SocketAddress& x, const SocketAddress& y) {
-  return x.length == y.length && std::memcmp(&x.storage, &y.storage, x.length) == 0;
-}
-
 std::vector<bool> Present(const std::vector<SocketAddress>& slots) {
   std::vector<bool> present;
   for (const SocketAddress& slot : slots) present.push_back(slot.length != 0);
@@ -115,8 +111,8 @@ void FrontendHandler::TakeOver(ForwardingHandler& previous) {
   std::vector<bool> keep(config_.backends.size(), false);
   for (size_t slot = 0; slot < config_.backends.size(); ++slot) {
     const SocketAddress& now = config_.backends[slot];
-    const bool same = slot < old->config_.backends.size() &&
-                      SameAddress(old->config_.backends[slot], now);
+    const bool same =
+        slot < old->config_.backends.size() && SameAddress(old->config_.backends[slot], now);
     keep[slot] = same_limits && same && now.length != 0;
     if (same) continue;
     // Another backend in the slot (or none): its series starts again from zero. The worker

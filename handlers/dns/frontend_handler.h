@@ -52,7 +52,7 @@ struct FrontendConfig {
   // By slot (frontend_backends.h): --dns-backend in order, or --dns-backends-file's backends
   // in --dns-max-backends slots, the vacant ones with length 0.
   std::vector<SocketAddress> backends;
-  std::string backends_file;  // --dns-backends-file; empty with --dns-backend
+  std::string backends_file;                  // --dns-backends-file; empty with --dns-backend
   absl::Duration timeout = absl::Seconds(1);  // --dns-backend-timeout-ms
   // --dns-backend-udp-timeout-ms: then once more over TCP, until `timeout`.
   absl::Duration udp_timeout = absl::Milliseconds(500);

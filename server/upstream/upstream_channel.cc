@@ -182,10 +182,7 @@ void UpstreamChannel::SetUpstreams(const std::vector<SocketAddress>& upstreams) 
   for (size_t i = 0; i < upstreams_.size(); ++i) {
     const SocketAddress address = i < upstreams.size() ? upstreams[i] : SocketAddress();
     Upstream& owner = upstreams_[i];
-    if (owner.address.length == address.length &&
-        std::memcmp(&owner.address.storage, &address.storage, address.length) == 0) {
-      continue;
-    }
+    if (SameAddress(owner.address, address)) continue;
     // Closed now: replies to the old upstream's requests have nobody left to take them.
     while (!owner.sockets.empty()) CloseSocket(owner.sockets.back());
     owner.address = address;

@@ -50,7 +50,6 @@ class UpstreamChannel {
   // named) and watches each socket through `driver` (the worker's: either I/O driver), which
   // with `stats` (upstream_*) outlives the channel. An address of length 0 is a vacant index:
   // nothing is opened for it and what is sent to it is dropped (upstream_send_errors).
-  
   static absl::StatusOr<std::unique_ptr<UpstreamChannel>> Open(
       IoDriver* driver, const std::vector<SocketAddress>& upstreams,
       const UpstreamDatagramConfig& config, WorkerStats* stats, OnDatagram on_datagram);

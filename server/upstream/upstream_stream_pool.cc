@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "absl/time/time.h"
@@ -52,10 +51,7 @@ void UpstreamStreamPool::SetUpstreams(const std::vector<SocketAddress>& upstream
   }
   for (size_t u = 0; u < upstreams_.size(); ++u) {
     const SocketAddress address = u < upstreams.size() ? upstreams[u] : SocketAddress();
-    if (upstreams_[u].length == address.length &&
-        std::memcmp(&upstreams_[u].storage, &address.storage, address.length) == 0) {
-      continue;
-    }
+    if (SameAddress(upstreams_[u], address)) continue;
     for (auto& stream : streams_[u]) {
       if (stream->state != State::kClosed) Close(*stream, CloseCause::kRemoved);
     }

@@ -59,11 +59,11 @@ class BackendsFileTest : public ::testing::Test {
     ASSERT_EQ(rename(next.c_str(), path_.c_str()), 0);
   }
   void Start() {
-    auto frontend = testing::StartFrontend(
-        {}, {"--dns-backends-file", path_, "--dns-max-backends", "4", "--dns-backend-timeout-ms",
-             absl::StrCat(kBackendTimeoutMs), "--dns-backend-udp-timeout-ms",
-             absl::StrCat(kBackendTimeoutMs), "--dns-cache-entries", "0", "--metrics-listen",
-             "127.0.0.1:0"});
+    auto frontend =
+        testing::StartFrontend({}, {"--dns-backends-file", path_, "--dns-max-backends", "4",
+                                    "--dns-backend-timeout-ms", absl::StrCat(kBackendTimeoutMs),
+                                    "--dns-backend-udp-timeout-ms", absl::StrCat(kBackendTimeoutMs),
+                                    "--dns-cache-entries", "0", "--metrics-listen", "127.0.0.1:0"});
     ASSERT_TRUE(frontend.ok()) << frontend.status();
     frontend_ = *std::move(frontend);
   }
@@ -116,8 +116,9 @@ TEST_F(BackendsFileTest, RemovedBackendsWaitingClientGetsServfailAtOnce) {
   uint16_t waiting_id = 0;
   for (uint16_t id = 0x4200; id < 0x4208 && silent.received == 0; ++id) {
     const std::vector<uint8_t> query = MakeQuery("waiting.example.com", "A", {.id = id});
-    waiting = std::async(std::launch::async,
-                         [port, query] { return testing::ExchangeTcp(port, {query}, absl::Seconds(30)); });
+    waiting = std::async(std::launch::async, [port, query] {
+      return testing::ExchangeTcp(port, {query}, absl::Seconds(30));
+    });
     waiting_id = id;
     ASSERT_TRUE(WaitFor(
         [&] {
@@ -174,8 +175,7 @@ TEST_F(BackendsFileTest, AddedBackendGetsQueriesAndOneThatStaysKeepsItsQuery) {
   ASSERT_TRUE(WaitFor([&] { return first.received >= 1; }, absl::Seconds(5)));
   EXPECT_EQ(Forwarded(added), -1);
 
-  WriteFile(absl::StrCat(LoopbackBackend(first.port()), "\n", LoopbackBackend(added.port()),
-                         "\n"));
+  WriteFile(absl::StrCat(LoopbackBackend(first.port()), "\n", LoopbackBackend(added.port()), "\n"));
   Reload();
   Reply replies = pending.get();
   ASSERT_TRUE(replies.ok()) << replies.status();
@@ -218,8 +218,12 @@ TEST_F(BackendsFileTest, BadFileOnReloadKeepsTheBackendsAndCheckNamesTheLine) {
   EXPECT_EQ(frontend_->Stop(), 0);
 
   auto check = [&](const std::vector<std::string>& extra) {
-    std::vector<std::string> args = {onepass::testing::OnepassdPath(), "--check", "--handler",
-                                     "dns", "--dns-backends-file", path_};
+    std::vector<std::string> args = {onepass::testing::OnepassdPath(),
+                                     "--check",
+                                     "--handler",
+                                     "dns",
+                                     "--dns-backends-file",
+                                     path_};
     args.insert(args.end(), extra.begin(), extra.end());
     absl::StatusOr<onepass::testing::CommandResult> result =
         onepass::testing::RunCommand(args, absl::Seconds(20));

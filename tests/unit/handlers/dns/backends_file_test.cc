@@ -40,8 +40,7 @@ TEST(BackendsFile, CommentsBlankLinesSpacesIpv6AndCrlf) {
       "   \n"
       "#192.0.2.99:53 commented out\n"
       "198.51.100.1:53";  // no newline at the end
-  absl::StatusOr<std::vector<SocketAddress>> parsed =
-      ParseBackendsFile(text, "backends.conf", 16);
+  absl::StatusOr<std::vector<SocketAddress>> parsed = ParseBackendsFile(text, "backends.conf", 16);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(Names(*parsed),
             (std::vector<std::string>{"127.0.0.1:5300", "192.0.2.7:53", "[::1]:5301",
@@ -55,15 +54,16 @@ TEST(BackendsFile, BadAddressNamesFileAndLine) {
 
 TEST(BackendsFile, EachBadLineIsReported) {
   const std::string error = ErrorOf(
-      "127.0.0.1\n"          // no port
-      "127.0.0.1:0\n"        // port 0
-      "::1:53\n"             // IPv6 without brackets
-      "127.0.0.1:53 x\n"     // two words
-      "127.0.0.1:70000\n"    // port out of range
-      "192.0.2.1:53\n");     // good
+      "127.0.0.1\n"        // no port
+      "127.0.0.1:0\n"      // port 0
+      "::1:53\n"           // IPv6 without brackets
+      "127.0.0.1:53 x\n"   // two words
+      "127.0.0.1:70000\n"  // port out of range
+      "192.0.2.1:53\n");   // good
   for (int line = 1; line <= 5; ++line) {
     EXPECT_NE(error.find(absl::StrCat("backends.conf:", line, ": ")), std::string::npos)
-        << line << "\n" << error;
+        << line << "\n"
+        << error;
   }
   EXPECT_EQ(error.find("backends.conf:6:"), std::string::npos) << error;
   EXPECT_NE(error.find("one backend ADDR:PORT per line"), std::string::npos) << error;

@@ -727,10 +727,8 @@ TEST(FrontendFactory, ArrangeAfterKeepsTheSlotsOfBackendsThatStay) {
   const absl::Span<const CounterSpec> specs = after.Counters();
   ASSERT_EQ(specs.size(), before.Counters().size());
   EXPECT_FALSE(Exported(specs[BackendCounterIndex(0, BackendCounter::kForwarded)]));
-  EXPECT_EQ(specs[BackendCounterIndex(1, BackendCounter::kForwarded)].scope_value,
-            "192.0.2.2:53");
-  EXPECT_EQ(specs[BackendCounterIndex(2, BackendCounter::kForwarded)].scope_value,
-            "192.0.2.3:53");
+  EXPECT_EQ(specs[BackendCounterIndex(1, BackendCounter::kForwarded)].scope_value, "192.0.2.2:53");
+  EXPECT_EQ(specs[BackendCounterIndex(2, BackendCounter::kForwarded)].scope_value, "192.0.2.3:53");
   const std::optional<ForwardingSpec> forwarding = after.Forwarding();
   ASSERT_TRUE(forwarding.has_value());
   EXPECT_EQ(forwarding->upstreams[2].ToString(), "192.0.2.3:53");
