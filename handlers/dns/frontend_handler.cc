@@ -522,7 +522,8 @@ void FrontendHandlerFactory::ArrangeAfter(const HandlerFactory& previous) {
   // A backend that stays keeps its slot: its in-flight queries, health and counters with it.
   for (size_t i = 0; i < listed.size(); ++i) {
     for (size_t slot = 0; slot < before.size(); ++slot) {
-      if (SameAddress(before[slot], listed[i])) {
+      // (--dns-backend may name one backend twice: each copy keeps a slot of its own.)
+      if (slots[slot].length == 0 && SameAddress(before[slot], listed[i])) {
         slots[slot] = listed[i];
         placed[i] = true;
         break;

@@ -751,6 +751,15 @@ TEST(FrontendFactory, ArrangeAfterKeepsTheSlotsOfBackendsThatStay) {
   swapped.ArrangeAfter(grown);
   EXPECT_EQ(swapped.config().backends[0].ToString(), "192.0.2.9:53");
   EXPECT_EQ(swapped.config().backends[3].ToString(), "192.0.2.5:53");
+
+  // --dns-backend naming one backend twice (no file): a reload keeps both, slot for slot.
+  FrontendConfig twice;
+  twice.backends = {address("192.0.2.1:53"), address("192.0.2.1:53")};
+  const FrontendHandlerFactory started(twice);
+  FrontendHandlerFactory again(twice);
+  again.ArrangeAfter(started);
+  EXPECT_EQ(again.backend_count(), 2u);
+  EXPECT_EQ(again.config().backends[1].ToString(), "192.0.2.1:53");
 }
 
 TEST_F(TwoBackendsTest, CountsEachBackendApartAndItsDownState) {
