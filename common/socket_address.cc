@@ -104,4 +104,8 @@ absl::StatusOr<SocketAddress> LocalAddress(int fd) {
   return address;
 }
 
+bool SameAddress(const SocketAddress& a, const SocketAddress& b) {
+  return a.length == b.length && std::memcmp(&a.storage, &b.storage, a.length) == 0;
+}
+
 }  // namespace onepass

@@ -46,6 +46,9 @@ absl::StatusOr<SocketAddress> ParseIpAddress(absl::string_view text);
 // The address a socket is bound to (getsockname).
 absl::StatusOr<SocketAddress> LocalAddress(int fd);
 
+// The same address, byte for byte (family, address, port); two empty ones (length 0) too.
+bool SameAddress(const SocketAddress& a, const SocketAddress& b);
+
 }  // namespace onepass
 
 #endif  // ONEPASS_COMMON_SOCKET_ADDRESS_H_

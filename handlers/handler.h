@@ -136,9 +136,11 @@ class HandlerFactory {
   // The protocol's name as given to --handler ("dns", "ocsp", "whois").
   virtual absl::string_view Name() const = 0;
 
-  // The counters this protocol's handlers keep, in index order. Fixed for the protocol: every
-  // factory of it returns the same list, in static storage (a reload keeps counting into the
-  // same blocks). Empty for a protocol that counts nothing.
+  // The counters this protocol's handlers keep, in index order, in static storage (a reload
+  // keeps counting into the same blocks, and the server may read a list past its factory).
+  // As many for every factory of the protocol; their labels may differ from one load to the
+  // next (the DNS frontend's backends, ArrangeAfter). A spec whose scope_label is set and
+  // scope_value empty is a vacant slot: not exported. Empty for a protocol that counts nothing.
   virtual absl::Span<const CounterSpec> Counters() const { return {}; }
 
   // What the data loaded into this factory holds (zones and serials, responses, objects),
@@ -169,6 +171,12 @@ class HandlerFactory {
   // upstreams and how to reach them. Empty (the default) for a protocol that answers
   // everything itself; its handlers' forwarding() is then null.
   virtual std::optional<ForwardingSpec> Forwarding() const { return std::nullopt; }
+  // Called by a reload on the new factory, before any handler is made from it, with the one it
+  // replaces: a forwarding factory puts each upstream that stays at the index it had, so that
+  // its requests in flight, its sockets and its counters stay with it (ForwardingHandler::
+  // TakeOver), and may rename its counters (Counters(): same count, other labels). Nothing by
+  // default.
+  virtual void ArrangeAfter(const HandlerFactory& previous) {}
 };
 
 }  // namespace onepass

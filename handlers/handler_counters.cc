@@ -19,6 +19,7 @@ std::string CounterName(const CounterSpec& spec) {
 std::string FormatCounters(absl::Span<const CounterSpec> specs, absl::Span<const uint64_t> values) {
   std::string text;
   for (size_t i = 0; i < specs.size() && i < values.size(); ++i) {
+    if (!Exported(specs[i])) continue;
     absl::StrAppend(&text, text.empty() ? "" : " ", CounterName(specs[i]), "=", values[i]);
   }
   return text;

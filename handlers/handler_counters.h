@@ -32,7 +32,9 @@ struct CounterSpec {
   absl::string_view value;
   absl::string_view help;
   // A label put first, naming one of several configured things the sample is about (the DNS
-  // frontend's backend="ADDR:PORT"), or empty. Its value may hold any character but '"'.
+  // frontend's backend="ADDR:PORT"), or empty. Its value may hold any character but '"'; an
+  // empty value with a scope_label set marks a vacant slot (no such thing configured now):
+  // counted into by nobody, and left out of every export (Exported).
   absl::string_view scope_label = {};
   absl::string_view scope_value = {};
   // A level, not a count (e.g. backends held down now): exported as the gauge
@@ -49,6 +51,11 @@ struct DataGauge {
   std::vector<std::pair<std::string, std::string>> labels;
   double value = 0;
 };
+
+// Whether the sample is exported: false for a vacant slot (scope_label set, scope_value empty).
+inline bool Exported(const CounterSpec& spec) {
+  return spec.scope_label.empty() || !spec.scope_value.empty();
+}
 
 // The sample name: `family{scope_label="scope_value",label="value"}`, without the labels that
 // are empty.

@@ -152,7 +152,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   // descriptors).
   const int per_worker = fit->note.empty() ? (fit->max_connections + workers - 1) / workers
                                            : std::max(1, fit->max_connections / workers);
-  server->counter_specs_ = server->factory_->Counters();
+  server->counter_specs_.store(server->factory_->Counters().data(), std::memory_order_release);
+  server->counter_count_ = server->factory_->Counters().size();
   server->clients_ = std::make_unique<ClientTable>(config.max_connections_per_client);
   for (int w = 0; w < workers; ++w) {
     auto worker = std::make_unique<Worker>(
@@ -233,6 +234,8 @@ void Server::Wait() {
 absl::Status Server::Reload(absl::StatusOr<std::unique_ptr<HandlerFactory>> loaded) {
   absl::Status status = loaded.status();
   std::vector<std::unique_ptr<Handler>> handlers;
+  // Upstreams that stay keep their indexes (and so their sockets and requests in flight).
+  if (status.ok() && (*loaded)->Name() == factory_->Name()) (*loaded)->ArrangeAfter(*factory_);
   if (status.ok() && (*loaded)->Name() != factory_->Name()) {
     status = absl::InvalidArgumentError(
         absl::StrCat("the new data is for ", (*loaded)->Name(), ", not ", factory_->Name()));
@@ -253,10 +256,10 @@ absl::Status Server::Reload(absl::StatusOr<std::unique_ptr<HandlerFactory>> load
         workers_.front()->input_buffer_bytes() - 1, " allocated at startup; restart onepassd"));
   }
   // The counts go on in the workers' blocks, by index: the list must be the one they hold.
-  if (status.ok() && (*loaded)->Counters().size() != counter_specs_.size()) {
+  if (status.ok() && (*loaded)->Counters().size() != counter_count_) {
     status = absl::InternalError(absl::StrCat("the new ", (*loaded)->Name(), " handler has ",
                                               (*loaded)->Counters().size(), " counters, not ",
-                                              counter_specs_.size()));
+                                              counter_count_));
   }
   for (size_t w = 0; status.ok() && w < workers_.size(); ++w) {
     std::unique_ptr<Handler> handler = (*loaded)->CreateHandler(workers_[w]->handler_counters());
@@ -274,6 +277,7 @@ absl::Status Server::Reload(absl::StatusOr<std::unique_ptr<HandlerFactory>> load
   const uint64_t generation = reloads_.fetch_add(1, std::memory_order_relaxed) + 1;
   retired_.push_back({std::move(factory_), generation});
   factory_ = *std::move(loaded);
+  counter_specs_.store(factory_->Counters().data(), std::memory_order_release);
   for (size_t w = 0; w < workers_.size(); ++w) {
     workers_[w]->OfferHandler(factory_, std::move(handlers[w]), generation);
   }
@@ -308,7 +312,7 @@ StatsSnapshot Server::Stats() const {
 StatsSnapshot Server::StatsOf(int worker) const { return workers_[worker]->ReadStats(); }
 
 std::vector<uint64_t> Server::HandlerCounts() const {
-  std::vector<uint64_t> totals(counter_specs_.size(), 0);
+  std::vector<uint64_t> totals(counter_count_, 0);
   for (const auto& worker : workers_) {
     const HandlerCounters& counters = worker->handler_counters();
     for (size_t i = 0; i < totals.size(); ++i) totals[i] += counters.Read(i);
@@ -318,7 +322,7 @@ std::vector<uint64_t> Server::HandlerCounts() const {
 
 std::vector<uint64_t> Server::HandlerCountsOf(int w) const {
   const HandlerCounters& counters = workers_[w]->handler_counters();
-  std::vector<uint64_t> counts(counter_specs_.size(), 0);
+  std::vector<uint64_t> counts(counter_count_, 0);
   for (size_t i = 0; i < counts.size(); ++i) counts[i] = counters.Read(i);
   return counts;
 }
@@ -339,7 +343,7 @@ tls::TlsStatsSnapshot Server::TlsStats() const {
 std::string Server::FormatStats() const {
   std::string text = Stats().Format();
   if (!tls_addresses_.empty()) absl::StrAppend(&text, " ", TlsStats().Format());
-  const std::string handler = FormatCounters(counter_specs_, HandlerCounts());
+  const std::string handler = FormatCounters(handler_counter_specs(), HandlerCounts());
   if (!handler.empty()) absl::StrAppend(&text, " ", handler);
   return text;
 }

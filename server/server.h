@@ -105,7 +105,9 @@ class Server {
   StatsSnapshot StatsOf(int worker) const;
   // Any thread: the handler's counters (handler_counter_specs(), from HandlerFactory::Counters)
   // summed over workers, by index; they survive reloads.
-  absl::Span<const CounterSpec> handler_counter_specs() const { return counter_specs_; }
+  absl::Span<const CounterSpec> handler_counter_specs() const {
+    return {counter_specs_.load(std::memory_order_acquire), counter_count_};
+  }
   std::vector<uint64_t> HandlerCounts() const;
   // Stats().Format(), the TLS counters (with --tls-listen) and the handler's counters:
   // `family{label="value"}=N` pairs.
@@ -127,9 +129,11 @@ class Server {
     uint64_t replaced_at;
   };
   std::vector<Retired> retired_;
-  // The protocol's counter list (static storage): the same for every reload's factory, and
-  // read without touching factory_, which the main thread swaps on reload.
-  absl::Span<const CounterSpec> counter_specs_;
+  // The protocol's counter list (static storage): as many for every reload's factory, their
+  // labels those of the newest (HandlerFactory::ArrangeAfter), read without touching
+  // factory_, which the main thread swaps on reload.
+  std::atomic<const CounterSpec*> counter_specs_{nullptr};
+  size_t counter_count_ = 0;
   std::atomic<uint64_t> reloads_{0};
   std::atomic<uint64_t> reload_failures_{0};
   WorkerPlacement placement_;

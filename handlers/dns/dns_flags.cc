@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "common/log.h"
 #include "common/socket_address.h"
+#include "handlers/dns/backends_file.h"
 #include "handlers/dns/default_zone.h"
 #include "handlers/dns/dns_handler.h"
 #include "handlers/dns/dns_name.h"
@@ -63,7 +64,18 @@ ABSL_FLAG(int, dnssec_validity_days, 14,
 ABSL_FLAG(std::vector<std::string>, dns_backend, {},
           "DNS: forward every query over UDP to this backend, ADDR:PORT (IPv4, or [IPv6]:PORT); "
           "repeat for several, chosen by least outstanding queries among those up. Turns the "
-          "zone mode off (no --zone with it)");
+          "zone mode off (no --zone with it). Fixed until restart: for backends a reload can "
+          "change, use --dns-backends-file instead");
+ABSL_FLAG(std::string, dns_backends_file, "",
+          "DNS: forward as --dns-backend does (not with it) to the backends listed in this "
+          "file, one ADDR:PORT per line, '#' comments and blank lines allowed; read again on "
+          "SIGHUP: a backend that stays keeps its queries in flight, health and counters, one "
+          "removed has its waiting clients answered SERVFAIL at once, one added gets queries. "
+          "A bad file (bad line, duplicate, no backend) fails the start, or on SIGHUP keeps the "
+          "previous backends; --check validates it");
+ABSL_FLAG(int, dns_max_backends, 16,
+          "DNS frontend, with --dns-backends-file: the most backends the file may list, "
+          "1..256 (fixed at start: it sizes the per-backend counters)");
 ABSL_FLAG(int, dns_backend_timeout_ms, 1000,
           "DNS frontend: SERVFAIL to the client when a backend has not answered within this "
           "[ms], 10..30000 (with EDE 22 when the query had EDNS, RFC 8914; or a stale answer "
@@ -145,13 +157,39 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFrontendFromFlags() {
   FrontendConfig config;
   if (!absl::GetFlag(FLAGS_zone).empty()) {
     return absl::InvalidArgumentError(
-        "--zone and --dns-backend exclude each other: serve zones, or forward to backends");
+        "--zone and --dns-backend (or --dns-backends-file) exclude each other: serve zones, or "
+        "forward to backends");
+  }
+  // One list of backends, not two: with both, a reload could remove only some of them, and
+  // which backends serve would be read from two places (dnsdist and Unbound's forward-zone
+  // also keep them in one configuration, reloaded whole).
+  config.backends_file = absl::GetFlag(FLAGS_dns_backends_file);
+  if (!config.backends_file.empty() && !absl::GetFlag(FLAGS_dns_backend).empty()) {
+    return absl::InvalidArgumentError(
+        "--dns-backend and --dns-backends-file exclude each other: list the backends in the "
+        "file (read again on SIGHUP), or on the command line (fixed until restart)");
+  }
+  size_t backend_count = 0;
+  if (!config.backends_file.empty()) {
+    const int max_backends = absl::GetFlag(FLAGS_dns_max_backends);
+    if (max_backends < 1 || max_backends > 256) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dns-max-backends=", max_backends, " is outside 1..256"));
+    }
+    absl::StatusOr<std::vector<SocketAddress>> listed =
+        ReadBackendsFile(config.backends_file, static_cast<size_t>(max_backends));
+    if (!listed.ok()) return listed.status();
+    backend_count = listed->size();
+    // Every slot there is from the start: the counters are sized once (server/server.cc).
+    config.backends = *std::move(listed);
+    config.backends.resize(static_cast<size_t>(max_backends));
   }
   for (const std::string& text : absl::GetFlag(FLAGS_dns_backend)) {
     absl::StatusOr<SocketAddress> address =
         ParseSocketAddress(text, {.what = "--dns-backend", .min_port = 1});
     if (!address.ok()) return address.status();
     config.backends.push_back(*address);
+    ++backend_count;
   }
   const int timeout_ms = absl::GetFlag(FLAGS_dns_backend_timeout_ms);
   if (timeout_ms < 10 || timeout_ms > 30000) {
@@ -170,7 +208,7 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFrontendFromFlags() {
     return absl::InvalidArgumentError("--dns-backend-down-after must be at least 1");
   }
   const int max_in_flight = absl::GetFlag(FLAGS_dns_max_in_flight);
-  if (max_in_flight < 1 || max_in_flight > 65536 * static_cast<int>(config.backends.size())) {
+  if (max_in_flight < 1 || max_in_flight > 65536 * static_cast<int>(backend_count)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--dns-max-in-flight=", max_in_flight, " is outside 1..65536 per backend"));
   }
@@ -243,6 +281,7 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFrontendFromFlags() {
   config.cache.stale_refresh_seconds = static_cast<uint32_t>(stale_refresh);
   std::string names;
   for (const SocketAddress& backend : config.backends) {
+    if (backend.length == 0) continue;  // a vacant slot
     names += (names.empty() ? "" : ", ") + backend.ToString();
   }
   LogInfo("dns: forwarding to %s (timeout %d ms)", names, timeout_ms);
@@ -316,7 +355,10 @@ void ReportSignatures(const Zone& zone, absl::Time now, absl::Duration warn_with
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
-  if (!absl::GetFlag(FLAGS_dns_backend).empty()) return NewFrontendFromFlags();
+  if (!absl::GetFlag(FLAGS_dns_backend).empty() ||
+      !absl::GetFlag(FLAGS_dns_backends_file).empty()) {
+    return NewFrontendFromFlags();
+  }
   ResponderConfig config;
   const int udp_size = absl::GetFlag(FLAGS_dns_edns_udp_size);
   if (udp_size < 512 || udp_size > 65535) {

@@ -5,11 +5,49 @@
 namespace onepass::dns {
 
 FrontendBackends::FrontendBackends(const BackendsConfig& config)
-    : config_(config), backends_(config.backends), up_count_(config.backends) {
-  for (Backend& backend : backends_) {
+    : config_(config), backends_(config.backends) {
+  for (size_t slot = 0; slot < backends_.size(); ++slot) {
+    Backend& backend = backends_[slot];
+    if (!config.present.empty() && !config.present[slot]) {
+      backend.up = false;  // vacant: never picked, never probed (no free ID)
+      continue;
+    }
+    backend.table.resize(65536);
     backend.free_ids.resize(65536);
     for (size_t i = 0; i < 65536; ++i) backend.free_ids[i] = static_cast<uint16_t>(i);
+    ++up_count_;
   }
+}
+
+void FrontendBackends::MoveDeadlines(std::deque<Deadline>& fifo, const std::vector<bool>& moved,
+                                     std::deque<Deadline>& into) {
+  std::deque<Deadline> kept;
+  for (const Deadline& deadline : fifo) {
+    (moved[deadline.backend] ? into : kept).push_back(deadline);
+  }
+  fifo = std::move(kept);
+}
+
+void FrontendBackends::TakeOverFrom(FrontendBackends& old, const std::vector<bool>& keep) {
+  std::vector<bool> moved(old.backends_.size(), false);
+  for (size_t slot = 0; slot < backends_.size() && slot < old.backends_.size(); ++slot) {
+    if (slot >= keep.size() || !keep[slot] || !present(slot) || !old.present(slot)) continue;
+    moved[slot] = true;
+    Backend& taken = backends_[slot];
+    if (taken.up) --up_count_;
+    taken = std::move(old.backends_[slot]);
+    if (taken.up) ++up_count_;
+    in_flight_ += taken.outstanding;
+    old.in_flight_ -= taken.outstanding;
+    if (taken.up) --old.up_count_;
+    Backend& left = old.backends_[slot];  // vacant now: its queries went with the table
+    left = Backend();
+    left.up = false;
+  }
+  // A fresh instance has no deadlines yet: the moved ones keep their order.
+  MoveDeadlines(old.deadlines_, moved, deadlines_);
+  MoveDeadlines(old.udp_deadlines_, moved, udp_deadlines_);
+  MoveDeadlines(old.client_timers_, moved, client_timers_);
 }
 
 int FrontendBackends::Pick() {
@@ -60,7 +98,9 @@ std::optional<uint16_t> FrontendBackends::Allocate(int backend_index, absl::Time
 }
 
 const InFlight* FrontendBackends::Find(int backend, uint16_t id) const {
-  if (backend < 0 || static_cast<size_t>(backend) >= backends_.size()) return nullptr;
+  if (backend < 0 || static_cast<size_t>(backend) >= backends_.size() || !present(backend)) {
+    return nullptr;
+  }
   const InFlight& entry = backends_[backend].table[id];
   return entry.used ? &entry : nullptr;
 }
@@ -157,7 +197,7 @@ std::optional<FrontendBackends::Due> FrontendBackends::PopClientTimer(absl::Time
 int FrontendBackends::DueProbe(absl::Time now) {
   for (size_t i = 0; i < backends_.size(); ++i) {
     Backend& backend = backends_[i];
-    const bool wanted = !backend.up || backend.suspect;
+    const bool wanted = present(static_cast<int>(i)) && (!backend.up || backend.suspect);
     if (!wanted || backend.probe_in_flight || backend.next_probe > now || !backend.HasFreeId()) {
       continue;
     }

@@ -27,6 +27,11 @@
 // down it gets no queries, only a probe every `probe_interval`; any answer from it (probe or
 // late query) marks it up again.
 //
+// Slots (--dns-backends-file): a backend's index is its slot, which a reload keeps for every
+// backend that stays (FrontendHandlerFactory::ArrangeAfter). A vacant slot (no backend now)
+// holds no table, is never picked nor probed, and TakeOverFrom moves only the slots that keep
+// their backend: the queries of a removed one stay with the old handler (TakeAbandoned).
+//
 // Thread-confined: one per worker handler. No clock reads: `now` is passed in.
 #ifndef ONEPASS_HANDLERS_DNS_FRONTEND_BACKENDS_H_
 #define ONEPASS_HANDLERS_DNS_FRONTEND_BACKENDS_H_
@@ -63,7 +68,9 @@ struct InFlight {
 };
 
 struct BackendsConfig {
-  size_t backends = 1;
+  size_t backends = 1;  // slots
+  // Per slot: whether a backend is in it; empty: every slot is.
+  std::vector<bool> present = {};
   size_t max_in_flight = 16384;  // per worker, all backends together
   int down_after = 3;            // failed probes in a row
   absl::Duration timeout = absl::Seconds(1);
@@ -121,7 +128,15 @@ class FrontendBackends {
   };
   std::optional<Due> PopClientTimer(absl::Time now);
 
+  // Moves the slots `keep` marks (true per slot; both must hold a backend, the same one) from
+  // `old`, with their in-flight queries, deadlines, IDs and health; what `old` keeps is only
+  // the queries of the other slots (for TakeAbandoned: PopExpired(InfiniteFuture())). Called
+  // once, on a fresh instance with the same limits.
+  void TakeOverFrom(FrontendBackends& old, const std::vector<bool>& keep);
+
   bool up(int backend) const { return backends_[backend].up; }
+  bool present(int backend) const { return !backends_[backend].table.empty(); }
+  size_t slots() const { return backends_.size(); }
   bool AllDown() const { return up_count_ == 0; }
   // A backend due for a probe at `now`: down, or up but suspect, with no probe in flight (its
   // next probe is then set); or -1.
@@ -129,7 +144,7 @@ class FrontendBackends {
 
  private:
   struct Backend {
-    std::vector<InFlight> table = std::vector<InFlight>(65536);
+    std::vector<InFlight> table;      // 65536 entries; empty in a vacant slot
     std::vector<uint16_t> free_ids;   // any order: each draw picks one at random
     std::deque<uint16_t> quarantine;  // freed, oldest first; back to free_ids after kQuarantinedIds
     bool HasFreeId() const { return !free_ids.empty() || !quarantine.empty(); }
@@ -146,6 +161,9 @@ class FrontendBackends {
     uint16_t id;
     uint32_t generation;
   };
+  // The slots of `fifo` that `moved` marks, moved to the back of `into`, in order.
+  static void MoveDeadlines(std::deque<Deadline>& fifo, const std::vector<bool>& moved,
+                            std::deque<Deadline>& into);
   void Free(int backend, uint16_t id);
   void MarkAlive(Backend& backend);
   // The oldest deadline of `fifo` that is due and still current, popped; or nullopt.

@@ -69,10 +69,28 @@ uint16_t KeepaliveOpen(const RequestContext& context) {
 
 }  // namespace
 
+namespace {
+
+std::vector<bool> Present(const std::vector<SocketAddress>& slots) {
+  std::vector<bool> present;
+  for (const SocketAddress& slot : slots) present.push_back(slot.length != 0);
+  return present;
+}
+
+// The limits the in-flight table was built with (its deadlines, its window).
+bool SameLimits(const FrontendConfig& a, const FrontendConfig& b) {
+  return a.backends.size() == b.backends.size() && a.timeout == b.timeout &&
+         a.max_in_flight == b.max_in_flight && a.down_after == b.down_after &&
+         a.probe_interval == b.probe_interval && a.udp_timeout == b.udp_timeout;
+}
+
+}  // namespace
+
 FrontendHandler::FrontendHandler(const FrontendConfig& config, HandlerCounters& counters)
     : config_(config),
       counters_(counters),
       backends_(BackendsConfig{.backends = config.backends.size(),
+                               .present = Present(config.backends),
                                .max_in_flight = config.max_in_flight,
                                .down_after = config.down_after,
                                .timeout = config.timeout,
@@ -82,29 +100,30 @@ FrontendHandler::FrontendHandler(const FrontendConfig& config, HandlerCounters& 
   scratch_.reserve(kMaxMessageBytes);
 }
 
-namespace {
-
-bool SameBackends(const FrontendConfig& a, const FrontendConfig& b) {
-  if (a.backends.size() != b.backends.size()) return false;
-  for (size_t i = 0; i < a.backends.size(); ++i) {
-    const SocketAddress& x = a.backends[i];
-    const SocketAddress& y = b.backends[i];
-    if (x.length != y.length || std::memcmp(&x.storage, &y.storage, x.length) != 0) return false;
-  }
-  return a.timeout == b.timeout && a.max_in_flight == b.max_in_flight &&
-         a.down_after == b.down_after && a.probe_interval == b.probe_interval &&
-         a.udp_timeout == b.udp_timeout;
-}
-
-}  // namespace
-
 void FrontendHandler::TakeOver(ForwardingHandler& previous) {
   auto* old = dynamic_cast<FrontendHandler*>(&previous);
   if (old == nullptr) return;
-  // The in-flight table is indexed by backend and holds the deadlines of the old timeout: it
-  // carries over only to the same backends with the same limits. Else the old queries' clients
-  // are closed by the server's backstop, as before this hook.
-  if (SameBackends(old->config_, config_)) backends_ = std::move(old->backends_);
+  // The in-flight table holds the deadlines of the old limits: with other limits nothing
+  // carries over, and TakeAbandoned answers every query. Else each slot that keeps its backend
+  // (FrontendHandlerFactory::ArrangeAfter) carries its queries and health over; the queries of
+  // a removed backend stay in `old`, answered by TakeAbandoned.
+  const bool same_limits = SameLimits(old->config_, config_);
+  std::vector<bool> keep(config_.backends.size(), false);
+  for (size_t slot = 0; slot < config_.backends.size(); ++slot) {
+    const SocketAddress& now = config_.backends[slot];
+    const bool same =
+        slot < old->config_.backends.size() && SameAddress(old->config_.backends[slot], now);
+    keep[slot] = same_limits && same && now.length != 0;
+    if (same) continue;
+    // Another backend in the slot (or none): its series starts again from zero. The worker
+    // owns the block and swaps handlers between events, so no count is lost or misfiled.
+    for (size_t c = 0; c < static_cast<size_t>(BackendCounter::kCount); ++c) {
+      if (BackendCounterIndex(slot, static_cast<BackendCounter>(c)) < counters_.size()) {
+        counters_.Set(BackendCounterIndex(slot, static_cast<BackendCounter>(c)), 0);
+      }
+    }
+  }
+  if (same_limits) backends_.TakeOverFrom(old->backends_, keep);
   if (old->config_.cache == config_.cache) cache_ = std::move(old->cache_);
 }
 
@@ -451,7 +470,13 @@ void FrontendHandler::SendProbe(int backend, absl::Time now, UpstreamQueue& prob
 
 std::string FrontendHandlerFactory::Summary() const {
   std::string summary;
+  if (!config_.backends_file.empty()) {
+    absl::StrAppend(&summary, "backends file ", config_.backends_file, ": ", backend_count(),
+                    " backends (of --dns-max-backends=", config_.backends.size(),
+                    "), read again on SIGHUP\n");
+  }
   for (const SocketAddress& backend : config_.backends) {
+    if (backend.length == 0) continue;  // a vacant slot
     absl::StrAppend(&summary, "backend ", backend.ToString(), ": UDP, TCP for retries\n");
   }
   // Every query reaches the backends from this host's few addresses: a per-client response
@@ -467,9 +492,61 @@ std::string FrontendHandlerFactory::Summary() const {
 }
 
 FrontendHandlerFactory::FrontendHandlerFactory(FrontendConfig config) : config_(std::move(config)) {
+  NameCounters();
+}
+
+void FrontendHandlerFactory::NameCounters() {
   std::vector<std::string> names;
-  for (const SocketAddress& backend : config_.backends) names.push_back(backend.ToString());
+  for (const SocketAddress& backend : config_.backends) {
+    names.push_back(backend.length == 0 ? std::string() : backend.ToString());
+  }
   counter_specs_ = FrontendCounterSpecs(names);
+}
+
+size_t FrontendHandlerFactory::backend_count() const {
+  size_t count = 0;
+  for (const SocketAddress& backend : config_.backends) count += backend.length != 0;
+  return count;
+}
+
+void FrontendHandlerFactory::ArrangeAfter(const HandlerFactory& previous) {
+  const auto* old = dynamic_cast<const FrontendHandlerFactory*>(&previous);
+  if (old == nullptr || old->config_.backends.size() != config_.backends.size()) return;
+  const std::vector<SocketAddress>& before = old->config_.backends;
+  std::vector<SocketAddress> listed;
+  for (const SocketAddress& backend : config_.backends) {
+    if (backend.length != 0) listed.push_back(backend);
+  }
+  std::vector<SocketAddress> slots(before.size());
+  std::vector<bool> placed(listed.size(), false);
+  // A backend that stays keeps its slot: its in-flight queries, health and counters with it.
+  for (size_t i = 0; i < listed.size(); ++i) {
+    for (size_t slot = 0; slot < before.size(); ++slot) {
+      // (--dns-backend may name one backend twice: each copy keeps a slot of its own.)
+      if (slots[slot].length == 0 && SameAddress(before[slot], listed[i])) {
+        slots[slot] = listed[i];
+        placed[i] = true;
+        break;
+      }
+    }
+  }
+  // A new one takes a slot that was vacant before if there is one (a slot freed by this reload
+  // may still be counted into by a worker that has not swapped yet), else a freed one.
+  for (const bool freed_ok : {false, true}) {
+    size_t slot = 0;
+    for (size_t i = 0; i < listed.size(); ++i) {
+      if (placed[i]) continue;
+      while (slot < slots.size() &&
+             (slots[slot].length != 0 || (!freed_ok && before[slot].length != 0))) {
+        ++slot;
+      }
+      if (slot == slots.size()) break;
+      slots[slot] = listed[i];
+      placed[i] = true;
+    }
+  }
+  config_.backends = std::move(slots);
+  NameCounters();
 }
 
 absl::Span<const CounterSpec> FrontendHandlerFactory::Counters() const { return counter_specs_; }

@@ -49,7 +49,10 @@
 namespace onepass::dns {
 
 struct FrontendConfig {
+  // By slot (frontend_backends.h): --dns-backend in order, or --dns-backends-file's backends
+  // in --dns-max-backends slots, the vacant ones with length 0.
   std::vector<SocketAddress> backends;
+  std::string backends_file;                  // --dns-backends-file; empty with --dns-backend
   absl::Duration timeout = absl::Seconds(1);  // --dns-backend-timeout-ms
   // --dns-backend-udp-timeout-ms: then once more over TCP, until `timeout`.
   absl::Duration udp_timeout = absl::Milliseconds(500);
@@ -84,8 +87,9 @@ class FrontendHandler final : public Handler, public ForwardingHandler {
   // Interface
   bool TakeExpired(absl::Time now, OutputBuffer& out, UpstreamAnswer& answer,
                    UpstreamQueue& probes) override;
-  // Interface. Takes the queries in flight and the backends' health when the backends and
-  // their limits are unchanged, and the cache when its settings are.
+  // Interface. Takes the queries in flight and the health of each backend that kept its slot
+  // when the limits are unchanged, and the cache when its settings are; zeroes the counters of
+  // the slots whose backend changed.
   void TakeOver(ForwardingHandler& previous) override;
   // Interface. SERVFAIL (EDE No Reachable Authority) for each query TakeOver left here.
   bool TakeAbandoned(absl::Time now, OutputBuffer& out, UpstreamAnswer& answer) override;
@@ -133,14 +137,21 @@ class FrontendHandlerFactory final : public HandlerFactory {
   size_t MaxRequestBytes() const override;
   size_t OutputBufferBytes() const override;
   std::optional<ForwardingSpec> Forwarding() const override;
+  // Interface. With the previous factory's slots (same count, i.e. --dns-max-backends): a
+  // backend listed by both keeps its slot; a new one takes a slot vacant in both if any, else
+  // one freed now; the counters are renamed to match.
+  void ArrangeAfter(const HandlerFactory& previous) override;
   // One line per backend, and what each must be configured with (docs/operations.md).
   std::string Summary() const override;
   // The parts of Forwarding().
   absl::Duration UpstreamTickPeriod() const;
   UpstreamStreamConfig UpstreamStreams() const;
   UpstreamDatagramConfig UpstreamDatagrams() const;
+  const FrontendConfig& config() const { return config_; }
+  size_t backend_count() const;  // slots that hold a backend
 
  private:
+  void NameCounters();  // counter_specs_ from the slots
   FrontendConfig config_;
   absl::Span<const CounterSpec> counter_specs_;  // FrontendCounterSpecs: static storage
 };

@@ -134,6 +134,10 @@ void WorkerCore::SwapHandler(std::shared_ptr<const HandlerFactory> factory,
                              std::unique_ptr<Handler> handler) {
   std::unique_ptr<Handler> old = std::exchange(handler_, std::move(handler));
   if (upstream_ != nullptr && handler_->forwarding() != nullptr && old->forwarding() != nullptr) {
+    // The new data's upstreams, index by index (HandlerFactory::ArrangeAfter kept the index of
+    // each that stays): the sockets of one that stays stay open for the replies still due.
+    const std::optional<ForwardingSpec> forwarding = factory->Forwarding();
+    if (forwarding.has_value()) upstream_->SetUpstreams(forwarding->upstreams);
     // Queries in flight to upstreams, their health and a cache survive the reload in the new
     // handler; what it cannot take (an upstream no longer listed) is answered now, before the
     // old handler goes, so no client waits for the backstop.

@@ -110,6 +110,7 @@ void WriteHandlerCounters(const MetricsInput& input, Exposition& out) {
   std::vector<std::string> families;
   std::map<std::string, std::vector<size_t>> members;
   for (size_t i = 0; i < input.handler_specs.size(); ++i) {
+    if (!Exported(input.handler_specs[i])) continue;  // a vacant slot
     std::string family(input.handler_specs[i].family);
     if (members.find(family) == members.end()) families.push_back(family);
     members[family].push_back(i);

@@ -36,6 +36,7 @@ absl::StatusOr<std::unique_ptr<UpstreamChannel>> UpstreamChannel::Open(
   channel->upstreams_.resize(upstreams.size());
   for (size_t i = 0; i < upstreams.size(); ++i) {
     channel->upstreams_[i].address = upstreams[i];
+    if (upstreams[i].length == 0) continue;  // vacant
     absl::StatusOr<Socket*> socket = channel->OpenSocket(static_cast<int>(i));
     if (!socket.ok()) return socket.status();
     channel->upstreams_[i].current = *socket;
@@ -90,6 +91,7 @@ absl::StatusOr<UpstreamChannel::Socket*> UpstreamChannel::OpenSocket(int upstrea
 UpstreamChannel::Socket* UpstreamChannel::SocketFor(int upstream) {
   Upstream& owner = upstreams_[upstream];
   if (owner.current != nullptr) return owner.current;
+  if (owner.address.length == 0) return nullptr;  // vacant
   if (owner.sockets.size() < static_cast<size_t>(config_.max_ports)) {
     absl::StatusOr<Socket*> opened = OpenSocket(upstream);
     if (opened.ok()) {
@@ -173,6 +175,19 @@ void UpstreamChannel::OnLingerTimer() {
   CloseLingering(now);
   linger_timer_->ArmAt(
       now + absl::ToChronoNanoseconds(std::max(absl::Milliseconds(10), config_.linger / 4)));
+}
+
+void UpstreamChannel::SetUpstreams(const std::vector<SocketAddress>& upstreams) {
+  if (upstreams_.size() < upstreams.size()) upstreams_.resize(upstreams.size());
+  for (size_t i = 0; i < upstreams_.size(); ++i) {
+    const SocketAddress address = i < upstreams.size() ? upstreams[i] : SocketAddress();
+    Upstream& owner = upstreams_[i];
+    if (SameAddress(owner.address, address)) continue;
+    // Closed now: replies to the old upstream's requests have nobody left to take them.
+    while (!owner.sockets.empty()) CloseSocket(owner.sockets.back());
+    owner.address = address;
+  }
+  if (streams_ != nullptr) streams_->SetUpstreams(upstreams);
 }
 
 void UpstreamChannel::OpenStreams(const std::vector<SocketAddress>& upstreams,

@@ -48,7 +48,8 @@ class UpstreamChannel {
 
   // Opens and connects a first socket to each address (so that a wrong address fails here,
   // named) and watches each socket through `driver` (the worker's: either I/O driver), which
-  // with `stats` (upstream_*) outlives the channel.
+  // with `stats` (upstream_*) outlives the channel. An address of length 0 is a vacant index:
+  // nothing is opened for it and what is sent to it is dropped (upstream_send_errors).
   static absl::StatusOr<std::unique_ptr<UpstreamChannel>> Open(
       IoDriver* driver, const std::vector<SocketAddress>& upstreams,
       const UpstreamDatagramConfig& config, WorkerStats* stats, OnDatagram on_datagram);
@@ -69,6 +70,13 @@ class UpstreamChannel {
   // Sends one framed request to `upstream` on a pooled stream connection; false when dropped
   // (counted; also when OpenStreams was not called).
   bool SendStream(int upstream, absl::Span<const uint8_t> frame);
+
+  // A reload's upstreams (ForwardingSpec::upstreams, index by index; HandlerFactory::
+  // ArrangeAfter keeps the index of one that stays): an index whose address is unchanged keeps
+  // its sockets and connections, and so the replies still due on them; one whose address
+  // changed (or went) has its sockets and connections closed, its requests left to the
+  // handler (ForwardingHandler::TakeAbandoned), and opens anew on its next request.
+  void SetUpstreams(const std::vector<SocketAddress>& upstreams);
 
   size_t size() const { return upstreams_.size(); }
   // Sockets open to `upstream` now (current and retired).

@@ -4,6 +4,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
@@ -38,6 +39,26 @@ UpstreamStreamPool::UpstreamStreamPool(IoDriver* driver, std::vector<SocketAddre
 // Each stream's watches and timer go with it, before the driver.
 UpstreamStreamPool::~UpstreamStreamPool() = default;
 
+void UpstreamStreamPool::SetUpstreams(const std::vector<SocketAddress>& upstreams) {
+  const int per_upstream = std::max(config_.connections, 1);
+  while (streams_.size() < upstreams.size()) {
+    const int u = static_cast<int>(streams_.size());
+    streams_.emplace_back();
+    for (int i = 0; i < per_upstream; ++i) {
+      streams_[u].push_back(std::make_unique<Stream>(this, u, config_));
+    }
+    upstreams_.emplace_back();
+  }
+  for (size_t u = 0; u < upstreams_.size(); ++u) {
+    const SocketAddress address = u < upstreams.size() ? upstreams[u] : SocketAddress();
+    if (SameAddress(upstreams_[u], address)) continue;
+    for (auto& stream : streams_[u]) {
+      if (stream->state != State::kClosed) Close(*stream, CloseCause::kRemoved);
+    }
+    upstreams_[u] = address;
+  }
+}
+
 int UpstreamStreamPool::open_connections(int upstream) const {
   int open = 0;
   for (const auto& stream : streams_[upstream]) open += stream->state != State::kClosed;
@@ -63,6 +84,7 @@ UpstreamStreamPool::Stream* UpstreamStreamPool::Choose(int upstream) {
 
 bool UpstreamStreamPool::Connect(Stream& stream) {
   const SocketAddress& address = upstreams_[stream.upstream];
+  if (address.length == 0) return false;  // vacant: SendFrame counts the drop
   stream.fd.Reset(socket(address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!stream.fd.valid()) {
     WorkerStats::Add(stats_->upstream_stream_connect_errors);
@@ -181,6 +203,8 @@ void UpstreamStreamPool::Close(Stream& stream, CloseCause cause) {
     case CloseCause::kBroken:
     case CloseCause::kSilent:
       WorkerStats::Add(stats_->upstream_stream_lost);
+      break;
+    case CloseCause::kRemoved:  // a reload: its requests were answered by the handler
       break;
   }
   const bool resend = cause == CloseCause::kBroken || cause == CloseCause::kConnectFailed;

@@ -65,6 +65,11 @@ class UpstreamStreamPool {
   // connection is resent as the header says.
   bool Send(int upstream, absl::Span<const uint8_t> frame);
 
+  // A reload's upstreams (UpstreamChannel::SetUpstreams): the connections of an index whose
+  // address changed are closed, their requests dropped (not resent: to another upstream they
+  // would be a different request); the others stay. An address of length 0: vacant, Send fails.
+  void SetUpstreams(const std::vector<SocketAddress>& upstreams);
+
   // Connections open or opening to `upstream` (tests and metrics).
   int open_connections(int upstream) const;
   // Bytes of requests kept for a resend on the connections to `upstream` (tests).
@@ -112,7 +117,7 @@ class UpstreamStreamPool {
   // Why a connection closes, for the counters and for what is resent: kConnectFailed and
   // kBroken lose their pending requests to lost_; kConnectTimeout and kSilent drop them (they
   // waited io_timeout, most of their deadline).
-  enum class CloseCause { kIdle, kConnectFailed, kConnectTimeout, kBroken, kSilent };
+  enum class CloseCause { kIdle, kConnectFailed, kConnectTimeout, kBroken, kSilent, kRemoved };
 
   // Send, for a first request or (`resent`) one a broken connection lost.
   bool SendFrame(int upstream, absl::Span<const uint8_t> frame, bool resent);
@@ -140,7 +145,7 @@ class UpstreamStreamPool {
   static void OnTimer(Stream& stream);
 
   IoDriver* const driver_;
-  const std::vector<SocketAddress> upstreams_;
+  std::vector<SocketAddress> upstreams_;  // changed by SetUpstreams only
   const UpstreamStreamConfig config_;
   WorkerStats* const stats_;
   OnFrame on_frame_;

@@ -82,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static HandlerCounters counters(dns::FrontendCounterCount(1));
   static dns::FrontendHandler& handler = *[] {
     dns::FrontendConfig config;
-    config.backends.resize(1);
+    config.backends.push_back(*ParseSocketAddress("192.0.2.1:53"));  // length 0: vacant
     // Cached answers live less than the 10 s between inputs: each input forwards again.
     config.cache.max_ttl = 5;
     config.cache.max_negative_ttl = 5;

@@ -192,5 +192,28 @@ TEST(MetricsFormatTest, ScopedHandlerCountersAndGauges) {
   EXPECT_EQ(CounterName(kScoped[4]), "test_peer_down{peer=\"a:1\"}");
 }
 
+// A vacant slot (scope label, no value: the DNS frontend's --dns-backends-file slots with no
+// backend now) is left out of /metrics and of the stats line, whatever its count; a family
+// whose every member is vacant is left out whole.
+TEST(MetricsFormatTest, VacantSlotsAreNotExported) {
+  constexpr CounterSpec kSlots[] = {
+      {"test_sent", "outcome", "ok", "sent ok", "peer", ""},
+      {"test_sent", "outcome", "ok", "sent ok", "peer", "b:2"},
+      {"test_gone", "", "", "only vacant", "peer", ""},
+  };
+  MetricsInput input = TwoWorkers();
+  input.handler_specs = kSlots;
+  input.workers[0].handler_counts = {5, 1, 9};
+  input.workers[1].handler_counts = {2, 2, 9};
+  const std::string text = FormatMetrics(input);
+  EXPECT_TRUE(Has(text, "onepass_test_sent_total{peer=\"b:2\",outcome=\"ok\"} 3")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "peer=\"\"")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "test_gone")) << text;
+  EXPECT_FALSE(Exported(kSlots[0]));
+  EXPECT_TRUE(Exported(kSlots[1]));
+  EXPECT_EQ(FormatCounters(kSlots, std::vector<uint64_t>{7, 3, 18}),
+            "test_sent{peer=\"b:2\",outcome=\"ok\"}=3");
+}
+
 }  // namespace
 }  // namespace onepass

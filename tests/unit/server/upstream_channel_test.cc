@@ -132,6 +132,42 @@ TEST_F(ChannelTest, EachRequestLeavesFromItsOwnPortAndTheReplyClosesIt) {
   EXPECT_EQ(stats_.upstream_unexpected.load(), 0u);
 }
 
+// A reload's upstreams (SetUpstreams): the same address keeps its ports, so a reply still due
+// is delivered; a vacant index has its ports closed and refuses requests (counted); a new index
+// opens on its first request.
+TEST_F(ChannelTest, SetUpstreamsKeepsTheSameAddressAndClosesAVacatedOne) {
+  Make({.request_key = &FirstByteKey, .requests_per_port = 1});
+  Send({"a1"});
+  std::vector<Request> requests = Read(1);
+  ASSERT_EQ(requests.size(), 1u);
+  channel_->SetUpstreams({Loopback(upstream_port_)});
+  EXPECT_EQ(channel_->open_ports(0), 1u);
+  Reply(requests[0].port, "a1 answer");
+  ASSERT_TRUE(RunUntil([&] { return delivered_.size() == 1; }));
+
+  Send({"b2"});
+  requests = Read(1);
+  ASSERT_EQ(requests.size(), 1u);
+  channel_->SetUpstreams({SocketAddress(), Loopback(upstream_port_)});
+  EXPECT_EQ(channel_->size(), 2u);
+  EXPECT_EQ(channel_->open_ports(0), 0u);
+  Reply(requests[0].port, "b2 answer");  // to a closed port: nobody takes it
+  Run(absl::Milliseconds(100));
+  EXPECT_EQ(delivered_.size(), 1u);
+  const uint64_t errors = stats_.upstream_send_errors.load();
+  Send({"c3"});
+  EXPECT_EQ(stats_.upstream_send_errors.load(), errors + 1);
+  EXPECT_EQ(channel_->open_ports(0), 0u);
+  UpstreamQueue queue;
+  const uint8_t payload[] = {'d', '4'};
+  queue.Push(1, payload);
+  channel_->Send(queue);
+  requests = Read(1);
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].payload, "d4");
+  EXPECT_EQ(channel_->open_ports(1), 1u);
+}
+
 TEST_F(ChannelTest, AReplyOnAnotherRequestsPortOrASecondReplyIsDropped) {
   Make({.request_key = &FirstByteKey, .requests_per_port = 1});
   Send({"a1", "b2"});

@@ -195,7 +195,7 @@ class StreamPoolTest : public ::testing::Test {
     pool_ = std::make_unique<UpstreamStreamPool>(
         driver_.get(), std::vector<SocketAddress>{Loopback(port)}, config, &stats_,
         [this](int upstream, absl::Span<const uint8_t> frame) {
-          EXPECT_EQ(upstream, 0);
+          EXPECT_EQ(upstream, expected_upstream_);
           received_.emplace_back(frame.begin(), frame.end());
         });
   }
@@ -219,6 +219,7 @@ class StreamPoolTest : public ::testing::Test {
   WorkerStats stats_;
   std::unique_ptr<UpstreamStreamPool> pool_;
   std::vector<std::string> received_;
+  int expected_upstream_ = 0;  // the index answers come from
 };
 
 TEST_F(StreamPoolTest, SequentialRequestsReuseOneConnection) {
@@ -234,6 +235,33 @@ TEST_F(StreamPoolTest, SequentialRequestsReuseOneConnection) {
   EXPECT_EQ(Stat(stats_.upstream_stream_connects), 1u);
   EXPECT_EQ(Stat(stats_.upstream_stream_sent), 5u);
   EXPECT_EQ(Stat(stats_.upstream_stream_received), 5u);
+}
+
+// A reload's upstreams (SetUpstreams): the same address keeps its open connection; a vacated
+// index has its connections closed and refuses requests (counted); a new index connects on
+// its first request.
+TEST_F(StreamPoolTest, SetUpstreamsKeepsTheSameAddressAndClosesAVacatedOne) {
+  FakeStreamUpstream upstream(Behavior::kEcho);
+  Make(upstream.port());
+  ASSERT_TRUE(Send("first"));
+  ASSERT_TRUE(RunUntil([&] { return received_.size() == 1; }));
+  pool_->SetUpstreams({Loopback(upstream.port())});
+  EXPECT_EQ(pool_->open_connections(0), 1);
+  ASSERT_TRUE(Send("again"));
+  ASSERT_TRUE(RunUntil([&] { return received_.size() == 2; }));
+  EXPECT_EQ(upstream.accepted, 1) << "a kept upstream's connection was reopened";
+
+  pool_->SetUpstreams({SocketAddress(), Loopback(upstream.port())});
+  EXPECT_EQ(pool_->open_connections(0), 0);
+  const uint64_t errors = Stat(stats_.upstream_stream_send_errors);
+  EXPECT_FALSE(Send("to nobody"));
+  EXPECT_EQ(Stat(stats_.upstream_stream_send_errors), errors + 1);
+  const std::string frame = Frame("new index");
+  expected_upstream_ = 1;
+  EXPECT_TRUE(pool_->Send(1, {reinterpret_cast<const uint8_t*>(frame.data()), frame.size()}));
+  EXPECT_TRUE(RunUntil([&] { return received_.size() == 3; }));
+  EXPECT_EQ(received_.back(), frame);
+  EXPECT_EQ(pool_->open_connections(1), 1);
 }
 
 TEST_F(StreamPoolTest, BurstPipelinesOnAtMostNConnectionsAnswersInAnyOrder) {

@@ -73,5 +73,55 @@ TEST(FrontendBackendsIds, EveryIdCanBeInFlightAtOnceAndTheNextIsRefused) {
   EXPECT_EQ(backends.Allocate(0, kNow, false), taken[123]);
 }
 
+// Slots (--dns-backends-file): a vacant one is never picked nor probed; TakeOverFrom moves a
+// kept slot whole (its query, its deadline, its health: down stays down) and leaves the other
+// slots' queries with the old instance, which expires them at once for TakeAbandoned.
+TEST(FrontendBackendsSlots, TakeOverMovesTheKeptSlotsAndLeavesTheRest) {
+  // No UDP deadline (as long as the final one): every expiry below is a final one.
+  const BackendsConfig config{.backends = 3, .down_after = 1, .udp_timeout = absl::Seconds(1)};
+  FrontendBackends old(config);
+  // Slot 2 goes down: its query times out, then its probe.
+  old.Allocate(2, kNow, false);
+  const absl::Time later = kNow + config.timeout;
+  while (old.PopExpired(later).has_value()) {
+  }
+  ASSERT_EQ(old.DueProbe(later), 2);
+  old.Allocate(2, later, /*probe=*/true);
+  while (old.PopExpired(later + config.timeout).has_value()) {
+  }
+  ASSERT_FALSE(old.up(2));
+  ASSERT_EQ(old.in_flight(), 0u);
+
+  // One query on slot 0, one on slot 1.
+  const uint16_t on_zero = *old.Allocate(0, later, false);
+  const uint16_t on_one = *old.Allocate(1, later, false);
+  BackendsConfig next_config = config;
+  next_config.present = {false, true, true};  // slot 0 removed
+  FrontendBackends next(next_config);
+  EXPECT_FALSE(next.present(0));
+  next.TakeOverFrom(old, {false, true, true});
+  EXPECT_EQ(next.in_flight(), 1u);
+  EXPECT_EQ(old.in_flight(), 1u);
+  ASSERT_NE(next.Find(1, on_one), nullptr);
+  EXPECT_EQ(next.Find(0, on_zero), nullptr);
+  EXPECT_FALSE(next.up(2)) << "a down backend stays down across the reload";
+  EXPECT_TRUE(next.up(1));
+  // Only slot 1 is picked: 0 is vacant, 2 is down.
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(next.Pick(), 1);
+  // The kept query keeps its deadline: it expires in `next` at the old time, not later.
+  const std::optional<FrontendBackends::Expired> expired = next.PopExpired(later + config.timeout);
+  ASSERT_TRUE(expired.has_value());
+  EXPECT_EQ(expired->backend, 1);
+  EXPECT_EQ(expired->id, on_one);
+  // The old instance holds only slot 0's query, expired at once for TakeAbandoned.
+  const std::optional<FrontendBackends::Expired> abandoned = old.PopExpired(absl::InfiniteFuture());
+  ASSERT_TRUE(abandoned.has_value());
+  EXPECT_EQ(abandoned->backend, 0);
+  EXPECT_EQ(abandoned->id, on_zero);
+  EXPECT_FALSE(old.PopExpired(absl::InfiniteFuture()).has_value());
+  // A vacant slot is never due a probe.
+  EXPECT_NE(next.DueProbe(later + absl::Hours(1)), 0);
+}
+
 }  // namespace
 }  // namespace onepass::dns

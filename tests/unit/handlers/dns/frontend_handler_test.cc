@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "handlers/dns/dns_wire.h"
 #include "handlers/dns/frontend_counters.h"
@@ -24,9 +25,9 @@ uint64_t Counter(const HandlerCounters& counters, FrontendCounter c) {
 class FrontendTest : public ::testing::Test {
  protected:
   explicit FrontendTest(int backends = 1) {
+    // Real addresses: one of length 0 would be a vacant slot (--dns-backends-file).
     for (int i = 0; i < backends; ++i) {
-      SocketAddress address;
-      config_.backends.push_back(address);
+      config_.backends.push_back(*ParseSocketAddress(absl::StrCat("192.0.2.1:", 5300 + i)));
     }
     config_.timeout = absl::Seconds(1);
     config_.udp_timeout = config_.timeout;  // no TCP retry but where a test asks for one
@@ -632,6 +633,133 @@ TEST_F(TwoBackendsTest, LeastOutstandingSpreadsAndSkipsADownBackend) {
 
 uint64_t Counter(const HandlerCounters& counters, int backend, BackendCounter c) {
   return counters.Read(BackendCounterIndex(backend, c));
+}
+
+// A reload whose backends file dropped backend 0 and kept backend 1 (--dns-backends-file:
+// each backend in its slot): the query waiting on backend 1 passes to the new handler with its
+// ID and deadline, and its answer reaches the client; the one waiting on backend 0 stays with
+// the old handler, which answers it SERVFAIL at once (TakeAbandoned). Slot 0's counters start
+// again from zero; slot 1's go on.
+TEST_F(TwoBackendsTest, ReloadKeepsTheQueriesOfABackendThatStaysAndAbandonsARemovedOnes) {
+  Make();
+  OutputBuffer out(1 << 17);
+  Send(Framed(MakeQuery("on-zero.example.com", "A", {.id = 10})), 1, out);
+  Send(Framed(MakeQuery("on-one.example.com", "A", {.id = 11})), 2, out);
+  ASSERT_EQ(queue_.size(), 2u);
+  ASSERT_NE(queue_.upstream(0), queue_.upstream(1));
+  const size_t on_one = queue_.upstream(0) == 1 ? 0 : 1;
+  const std::vector<uint8_t> reply_one = Reply(on_one);
+  const std::vector<uint8_t> reply_zero = Reply(1 - on_one);
+  EXPECT_EQ(Counter(counters_, 0, BackendCounter::kForwarded), 1u);
+  EXPECT_EQ(Counter(counters_, 1, BackendCounter::kForwarded), 1u);
+
+  FrontendConfig reloaded = config_;
+  reloaded.backends[0] = SocketAddress();  // vacant: removed from the file
+  FrontendHandler next(reloaded, counters_);
+  next.TakeOver(*handler_);
+  EXPECT_EQ(next.backends().in_flight(), 1u);
+  EXPECT_FALSE(next.backends().present(0));
+  EXPECT_EQ(handler_->backends().in_flight(), 1u);
+  EXPECT_EQ(Counter(counters_, 0, BackendCounter::kForwarded), 0u);
+  EXPECT_EQ(Counter(counters_, 1, BackendCounter::kForwarded), 1u);
+
+  OutputBuffer abandoned(1 << 17);
+  UpstreamAnswer answer;
+  ASSERT_TRUE(handler_->TakeAbandoned(now_, abandoned, answer));
+  EXPECT_EQ(answer.connection, 1u);
+  EXPECT_EQ(ReadU16(abandoned.data() + 2), 10);
+  EXPECT_EQ(abandoned.data()[2 + 3] & 0x0f, 2);  // SERVFAIL
+  OutputBuffer none(1 << 17);
+  EXPECT_FALSE(handler_->TakeAbandoned(now_, none, answer));
+  EXPECT_EQ(Counter(counters_, FrontendCounter::kReloadServfail), 1u);
+  handler_.reset();
+
+  // The removed backend's late reply matches nothing; the kept one's is answered.
+  OutputBuffer late(1 << 17);
+  EXPECT_FALSE(next.TakeUpstreamReply(0, reply_zero, now_, late).matched);
+  OutputBuffer kept(1 << 17);
+  const UpstreamAnswer result = next.TakeUpstreamReply(1, reply_one, now_, kept);
+  ASSERT_TRUE(result.matched);
+  EXPECT_EQ(result.connection, 2u);
+  EXPECT_EQ(ReadU16(kept.data() + 2), 11);
+  EXPECT_EQ(Counter(counters_, 1, BackendCounter::kAnswered), 1u);
+  // New queries go to the backend that is left, never to the vacant slot, nor probes.
+  queue_.Clear();
+  RequestContext context;
+  context.now = now_;
+  context.upstream = &queue_;
+  for (int i = 0; i < 4; ++i) {
+    context.connection = 10 + i;
+    OutputBuffer more(1 << 17);
+    EXPECT_EQ(next.Process(Framed(MakeQuery("www.example.com", "A")), context, more).action,
+              Action::kWaitUpstream);
+  }
+  ASSERT_EQ(queue_.size(), 4u);
+  for (size_t i = 0; i < queue_.size(); ++i) EXPECT_EQ(queue_.upstream(i), 1);
+  now_ += absl::Seconds(5);
+  UpstreamQueue probes;
+  OutputBuffer expired(1 << 17);
+  while (next.TakeExpired(now_, expired, answer, probes)) expired.Clear();
+  while (next.TakeExpired(now_, expired, answer, probes)) expired.Clear();
+  for (size_t i = 0; i < probes.size(); ++i) EXPECT_EQ(probes.upstream(i), 1);
+}
+
+// The factory side of that reload: a backend that stays keeps its slot; a new one takes a slot
+// vacant before, not the one just freed; the counters' labels follow.
+TEST(FrontendFactory, ArrangeAfterKeepsTheSlotsOfBackendsThatStay) {
+  auto address = [](const char* text) { return *ParseSocketAddress(text); };
+  FrontendConfig first;
+  first.backends = {address("192.0.2.1:53"), address("192.0.2.2:53"), SocketAddress(),
+                    SocketAddress()};
+  const FrontendHandlerFactory before(first);
+  FrontendConfig second = first;  // as read from the file: file order, then vacant slots
+  second.backends = {address("192.0.2.3:53"), address("192.0.2.2:53"), SocketAddress(),
+                     SocketAddress()};
+  FrontendHandlerFactory after(second);
+  after.ArrangeAfter(before);
+  const std::vector<SocketAddress>& slots = after.config().backends;
+  ASSERT_EQ(slots.size(), 4u);
+  EXPECT_EQ(slots[0].length, 0u);  // freed by this reload: left vacant for now
+  EXPECT_EQ(slots[1].ToString(), "192.0.2.2:53");
+  EXPECT_EQ(slots[2].ToString(), "192.0.2.3:53");
+  EXPECT_EQ(slots[3].length, 0u);
+  EXPECT_EQ(after.backend_count(), 2u);
+  const absl::Span<const CounterSpec> specs = after.Counters();
+  ASSERT_EQ(specs.size(), before.Counters().size());
+  EXPECT_FALSE(Exported(specs[BackendCounterIndex(0, BackendCounter::kForwarded)]));
+  EXPECT_EQ(specs[BackendCounterIndex(1, BackendCounter::kForwarded)].scope_value, "192.0.2.2:53");
+  EXPECT_EQ(specs[BackendCounterIndex(2, BackendCounter::kForwarded)].scope_value, "192.0.2.3:53");
+  const std::optional<ForwardingSpec> forwarding = after.Forwarding();
+  ASSERT_TRUE(forwarding.has_value());
+  EXPECT_EQ(forwarding->upstreams[2].ToString(), "192.0.2.3:53");
+
+  // Newcomers fill the slots vacant before, in file order.
+  FrontendConfig third = first;
+  third.backends = {address("192.0.2.2:53"), address("192.0.2.3:53"), address("192.0.2.4:53"),
+                    address("192.0.2.5:53")};
+  FrontendHandlerFactory grown(third);
+  grown.ArrangeAfter(after);
+  EXPECT_EQ(grown.config().backends[0].ToString(), "192.0.2.4:53");
+  EXPECT_EQ(grown.config().backends[1].ToString(), "192.0.2.2:53");
+  EXPECT_EQ(grown.config().backends[2].ToString(), "192.0.2.3:53");
+  EXPECT_EQ(grown.config().backends[3].ToString(), "192.0.2.5:53");
+  // No slot vacant before: a newcomer takes the one just freed.
+  FrontendConfig fourth = third;
+  fourth.backends = {address("192.0.2.9:53"), address("192.0.2.2:53"), address("192.0.2.3:53"),
+                     address("192.0.2.5:53")};
+  FrontendHandlerFactory swapped(fourth);
+  swapped.ArrangeAfter(grown);
+  EXPECT_EQ(swapped.config().backends[0].ToString(), "192.0.2.9:53");
+  EXPECT_EQ(swapped.config().backends[3].ToString(), "192.0.2.5:53");
+
+  // --dns-backend naming one backend twice (no file): a reload keeps both, slot for slot.
+  FrontendConfig twice;
+  twice.backends = {address("192.0.2.1:53"), address("192.0.2.1:53")};
+  const FrontendHandlerFactory started(twice);
+  FrontendHandlerFactory again(twice);
+  again.ArrangeAfter(started);
+  EXPECT_EQ(again.backend_count(), 2u);
+  EXPECT_EQ(again.config().backends[1].ToString(), "192.0.2.1:53");
 }
 
 TEST_F(TwoBackendsTest, CountsEachBackendApartAndItsDownState) {

@@ -24,7 +24,7 @@ constexpr uint64_t kConnection = 5;
 class FrontendStaleTest : public ::testing::Test {
  protected:
   FrontendStaleTest() {
-    config_.backends.push_back(SocketAddress());
+    config_.backends.push_back(*ParseSocketAddress("192.0.2.1:53"));  // length 0: vacant
     config_.timeout = absl::Seconds(1);
     config_.down_after = 100;               // probes here must not mark the backend down
     config_.udp_timeout = config_.timeout;  // no TCP retry: these tests are about the deadline
