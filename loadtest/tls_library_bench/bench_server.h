@@ -29,6 +29,14 @@ std::unique_ptr<BenchServer> MakeGnutlsServer(const std::string& chain_pem,
 std::string WolfsslVersion();
 std::string GnutlsVersion();
 
+// wolfCrypt's own crypto floor, as tls_library_bench.cc measures OpenSSL's: [µs of thread
+// CPU] per ECDSA P-256 signature and per X25519 operation (key generation or shared secret,
+// averaged) over `n` of each. False if wolfCrypt refuses.
+bool WolfsslFloor(int n, double* sign_micros, double* x25519_micros);
+
+// The thread's CPU clock [ns] (CLOCK_THREAD_CPUTIME_ID), which every figure here uses.
+uint64_t ThreadCpuNanos();
+
 // Heap allocations made through wolfSSL's allocator since the process started (counted by
 // wolfssl_server.cc; the benchmark reads the difference across the server's calls).
 uint64_t WolfsslAllocations();

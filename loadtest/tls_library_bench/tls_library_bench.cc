@@ -12,11 +12,11 @@
 // ECDSA P-256 (a leaf and its CA), each library's first TLS 1.3 suite. The floor: one ECDSA
 // P-256 signature and two X25519 operations (key generation and shared secret) for a full
 // handshake; the two X25519 operations for a resumed one (psk_dhe_ke, RFC 8446 §4.2.9), timed
-// with the same clock through EVP. Also counted: heap allocations in the server's calls
-// (OpenSSL's and wolfSSL's allocators; GnuTLS has no hook), with OpenSSL's SSL object kept
-// per slot (SSL_clear) or made per connection (SSL_new).
-// Prints a Markdown table; the ctest (label bench) runs it small, as a smoke test that every
-// library still completes and resumes every handshake.
+// with the same clock through OpenSSL's EVP and through wolfCrypt. Also counted: heap allocations
+// in the server's calls (OpenSSL's and wolfSSL's allocators; GnuTLS has no hook), with OpenSSL's
+// SSL object kept per slot (SSL_clear) or made per connection (SSL_new). Prints a Markdown table;
+// the ctest (label bench) runs it small, as a smoke test that every library still completes and
+// resumes every handshake.
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
@@ -56,11 +56,7 @@ void* CountingRealloc(void* p, size_t n, const char*, int) {
 }
 void CountingFree(void* p, const char*, int) { std::free(p); }
 
-uint64_t ThreadCpuNanos() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+using tls_bench::ThreadCpuNanos;
 
 // Accumulates the server's CPU time and allocations over the calls it wraps.
 struct ServerMeter {
@@ -237,7 +233,7 @@ int Main(int argc, char** argv) {
   // a neighbour's build on a shared machine slows them alike. Median and best over rounds.
   std::vector<std::vector<double>> full(rows.size()), resumed(rows.size());
   std::vector<double> alloc_full(rows.size()), alloc_resumed(rows.size());
-  std::vector<double> sign(rounds), x25519(rounds);
+  std::vector<double> sign(rounds), x25519(rounds), wolf_sign(rounds), wolf_x25519(rounds);
   bool ok = true;
   for (int round = 0; round < rounds; ++round) {
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -256,6 +252,7 @@ int Main(int argc, char** argv) {
       alloc_resumed[i] = r.allocs;
     }
     Floor(n, &sign[round], &x25519[round]);
+    ok = tls_bench::WolfsslFloor(n, &wolf_sign[round], &wolf_x25519[round]) && ok;
   }
   std::printf(
       "| server (%d rounds of %d handshakes) | full µs: median (best) | "
@@ -268,17 +265,26 @@ int Main(int argc, char** argv) {
     std::printf("| %s | %.1f (%.1f) | %.1f (%.1f) | %s |\n", rows[i].name.c_str(), Median(full[i]),
                 Best(full[i]), Median(resumed[i]), Best(resumed[i]), allocs.c_str());
   }
-  const double s = Median(sign), x = Median(x25519);
-  std::printf(
-      "| crypto floor: 1 ECDSA P-256 sign (%.1f) + 2 X25519 (%.1f each) | %.1f | %.1f "
-      "| |\n",
-      s, x, s + 2 * x, 2 * x);
+  const auto floor_row = [](const char* library, double s, double x) {
+    std::printf(
+        "| crypto floor, %s: 1 ECDSA P-256 sign (%.1f) + 2 X25519 (%.1f each) | %.1f | %.1f "
+        "| |\n",
+        library, s, x, s + 2 * x, 2 * x);
+  };
+  floor_row("OpenSSL EVP", Median(sign), Median(x25519));
+  floor_row("wolfCrypt", Median(wolf_sign), Median(wolf_x25519));
   if (!ok) std::fprintf(stderr, "some handshakes failed or did not resume\n");
   return ok ? 0 : 1;
 }
 
 }  // namespace
 }  // namespace onepass::tls
+
+uint64_t onepass::tls_bench::ThreadCpuNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 int main(int argc, char** argv) {
   // Before OpenSSL allocates anything: count its allocations (the server's, see ServerMeter).
