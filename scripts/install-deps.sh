@@ -44,9 +44,9 @@ packages=(
   bats shellcheck iproute2 ethtool procps systemd
   # anycast scale-out: BGP announcements and the SYN hold of a planned drain (tests/deploy/anycast.bats)
   bird2 nftables
-  # benchmarks; GnuTLS only for tls_handshake_bench, the measured TLS library choice
-  # (server/tls/README.md)
-  linux-perf tcpdump python3 libgnutls28-dev
+  # benchmarks; GnuTLS and wolfSSL only for loadtest/tls_library_bench, the measured TLS
+  # library choice (server/tls/README.md)
+  linux-perf tcpdump python3 libgnutls28-dev libwolfssl-dev
   # peers of the load tester (tests/loadtest/peer_agreement.bats): dnsperf -m tcp; kxdpgun is in
   # knot-dnsutils
   dnsperf

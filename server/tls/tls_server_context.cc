@@ -81,6 +81,9 @@ std::string FormatDate(absl::Time when) {
   return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", when, absl::UTCTimeZone());
 }
 
+// AES-256-CBC's IV: one block (RFC 5077 §4's recommended ticket format).
+constexpr int kTicketIvBytes = 16;
+
 // RFC 5077 §4 via OpenSSL: enc=1 asks for the key to encrypt a new ticket, enc=0 for the one
 // named in a ticket the client offers. Returns 1 (encrypt with it), 2 (decrypted: and issue a
 // fresh ticket under the newest key), 0 (unknown key: the ticket is ignored and a full
@@ -95,7 +98,7 @@ int TicketKeyCallback(SSL* ssl, unsigned char* key_name, unsigned char* iv, EVP_
   if (enc == 1) {
     key = &keys.front();
     std::memcpy(key_name, key->name.data(), key->name.size());
-    if (RAND_bytes(iv, EVP_CIPHER_get_iv_length(EVP_aes_256_cbc())) != 1) return -1;
+    if (RAND_bytes(iv, kTicketIvBytes) != 1) return -1;
   } else {
     for (size_t i = 0; i < keys.size() && key == nullptr; ++i) {
       if (std::memcmp(key_name, keys[i].name.data(), keys[i].name.size()) == 0) key = &keys[i];
@@ -121,9 +124,11 @@ int TicketKeyCallback(SSL* ssl, unsigned char* key_name, unsigned char* iv, EVP_
       OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>("SHA256"), 0),
       OSSL_PARAM_construct_end()};
   if (EVP_MAC_CTX_set_params(mac, params) != 1) return -1;
-  const int ok =
-      enc == 1 ? EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes_key.data(), iv)
-               : EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes_key.data(), iv);
+  // The cipher fetched once per context: EVP_aes_256_cbc() would make OpenSSL 3 look
+  // AES-256-CBC up in its provider store on every ticket.
+  const EVP_CIPHER* aes = context->ticket_cipher();
+  const int ok = enc == 1 ? EVP_EncryptInit_ex(cipher, aes, nullptr, key->aes_key.data(), iv)
+                          : EVP_DecryptInit_ex(cipher, aes, nullptr, key->aes_key.data(), iv);
   return ok == 1 ? verdict : -1;
 }
 
@@ -183,6 +188,11 @@ absl::StatusOr<std::shared_ptr<const TlsServerContext>> TlsServerContext::Create
     if (!keys.ok()) return keys.status();
     context->ticket_keys_ = *std::move(keys);
   }
+  context->ticket_cipher_ = EVP_CIPHER_fetch(nullptr, "AES-256-CBC", nullptr);
+  if (context->ticket_cipher_ == nullptr ||
+      EVP_CIPHER_get_iv_length(context->ticket_cipher_) != kTicketIvBytes) {
+    return absl::InternalError(absl::StrCat("TLS: AES-256-CBC: ", OpenSslError()));
+  }
   context->ctx_ = SSL_CTX_new_ex(nullptr, nullptr, TLS_server_method());
   if (context->ctx_ == nullptr) {
     return absl::InternalError(absl::StrCat("TLS: SSL_CTX_new: ", OpenSslError()));
@@ -192,7 +202,10 @@ absl::StatusOr<std::shared_ptr<const TlsServerContext>> TlsServerContext::Create
   return std::shared_ptr<const TlsServerContext>(std::move(context));
 }
 
-TlsServerContext::~TlsServerContext() { SSL_CTX_free(ctx_); }
+TlsServerContext::~TlsServerContext() {
+  SSL_CTX_free(ctx_);
+  EVP_CIPHER_free(ticket_cipher_);
+}
 
 absl::Status TlsServerContext::LoadCertificateAndKey(absl::Time now) {
   absl::StatusOr<std::string> pem = ReadDataFile(config_.cert_file, "--tls-cert");
@@ -264,6 +277,11 @@ absl::Status TlsServerContext::Configure() {
   // has a use for one query per connection.
   SSL_CTX_set_options(
       ctx_, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  // The chain sent is the one --tls-cert holds, as it is: OpenSSL would otherwise try, on
+  // every handshake of a certificate given without intermediates, to build a chain from the
+  // context's (empty) store (a small cost: 0.1% of the server's instructions per handshake,
+  // callgrind; but never a certificate the operator did not give).
+  SSL_CTX_set_mode(ctx_, SSL_MODE_NO_AUTO_CHAIN);
   // X25519 first: the cheapest key exchange OpenSSL has; P-256 for clients without it.
   if (SSL_CTX_set1_groups_list(ctx_, "X25519:P-256:P-384") != 1) {
     return absl::InternalError(absl::StrCat("TLS: groups: ", OpenSslError()));

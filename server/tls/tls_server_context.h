@@ -24,6 +24,7 @@
 #include "server/tls/tls_config.h"
 
 typedef struct ssl_ctx_st SSL_CTX;
+typedef struct evp_cipher_st EVP_CIPHER;
 
 namespace onepass::tls {
 
@@ -54,6 +55,8 @@ class TlsServerContext {
   // For TlsSession only. An SSL made from it must have a TlsStats* (or nullptr) as its app
   // data (SSL_set_app_data): the ticket callback counts tickets of retired keys there.
   SSL_CTX* ssl_ctx() const { return ctx_; }
+  // For the ticket callback: AES-256-CBC, fetched once.
+  const EVP_CIPHER* ticket_cipher() const { return ticket_cipher_; }
 
  private:
   explicit TlsServerContext(const TlsConfig& config) : config_(config) {}
@@ -62,6 +65,7 @@ class TlsServerContext {
 
   TlsConfig config_;
   SSL_CTX* ctx_ = nullptr;
+  EVP_CIPHER* ticket_cipher_ = nullptr;
   std::vector<TicketKey> ticket_keys_;
   // TlsConfig::alpn in the wire format SSL_select_next_proto takes (length-prefixed names).
   std::string alpn_wire_;

@@ -1,20 +1,22 @@
-// Server CPU per TLS 1.3 handshake, in-process over memory: our TlsSession (OpenSSL 3.0) and a
-// minimal GnuTLS 3.7 server loop, each driven by the same OpenSSL client, full and resumed
-// (session ticket), beside the crypto floor of such a handshake measured the same way.
+// Server CPU per TLS 1.3 handshake, in-process over memory, for the TLS libraries Debian 12
+// has: OpenSSL 3.0 as onepassd drives it (TlsSession), GnuTLS 3.7 and wolfSSL 5.5 (minimal
+// server loops), each driven by the same OpenSSL client, full and resumed (session ticket),
+// beside the crypto floor of such a handshake measured the same way.
 //
-//   build/ci/tests/unit/server/tls/tls_handshake_bench [HANDSHAKES=500 [ROUNDS=10]]
+//   build/ci/loadtest/tls_library_bench/tls_library_bench [HANDSHAKES=500 [ROUNDS=10]]
 //
 // Each connection is what a resolver's one-query DoT connection is: ClientHello; the server's
 // first flight; the client's Finished with a 31-byte DNS query; the server's answer (echoed)
-// with close_notify. Only the server's calls are timed, on the thread's CPU clock
+// with close_notify and a ticket. Only the server's calls are timed, on the thread's CPU clock
 // (CLOCK_THREAD_CPUTIME_ID): the client's work is excluded. Key exchange X25519, certificate
-// ECDSA P-256 (a leaf and its CA), TLS_AES_256_GCM_SHA384 (both libraries' first choice).
-// The floor: one ECDSA P-256 signature and two X25519 operations (key generation and shared
-// secret) for a full handshake; the two X25519 operations for a resumed one (psk_dhe_ke,
-// RFC 8446 §4.2.9), timed with the same clock through EVP. Also counted: OpenSSL heap
-// allocations in the server's calls, with the SSL object kept per slot (SSL_clear) or made per
-// connection (SSL_new), which is what TlsSession's reuse saves.
-// Prints a Markdown table; the ctest (label bench) runs it small, as a smoke test.
+// ECDSA P-256 (a leaf and its CA), each library's first TLS 1.3 suite. The floor: one ECDSA
+// P-256 signature and two X25519 operations (key generation and shared secret) for a full
+// handshake; the two X25519 operations for a resumed one (psk_dhe_ke, RFC 8446 §4.2.9), timed
+// with the same clock through OpenSSL's EVP and through wolfCrypt. Also counted: heap allocations
+// in the server's calls (OpenSSL's and wolfSSL's allocators; GnuTLS has no hook), with OpenSSL's
+// SSL object kept per slot (SSL_clear) or made per connection (SSL_new). Prints a Markdown table;
+// the ctest (label bench) runs it small, as a smoke test that every library still completes and
+// resumes every handshake.
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
@@ -32,14 +34,11 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "loadtest/tls_library_bench/bench_server.h"
 #include "server/tls/tls_server_context.h"
 #include "server/tls/tls_session.h"
 #include "tests/unit/server/tls/tls_test_client.h"
 #include "tests/unit/server/tls/tls_test_pki.h"
-
-#ifdef ONEPASS_HAVE_GNUTLS
-#include <gnutls/gnutls.h>
-#endif
 
 namespace onepass::tls {
 namespace {
@@ -57,11 +56,7 @@ void* CountingRealloc(void* p, size_t n, const char*, int) {
 }
 void CountingFree(void* p, const char*, int) { std::free(p); }
 
-uint64_t ThreadCpuNanos() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+using tls_bench::ThreadCpuNanos;
 
 // Accumulates the server's CPU time and allocations over the calls it wraps.
 struct ServerMeter {
@@ -69,13 +64,13 @@ struct ServerMeter {
   uint64_t allocs = 0;
   template <typename F>
   auto Time(F&& f) {
-    const uint64_t a0 = allocations;
+    const uint64_t a0 = allocations + tls_bench::WolfsslAllocations();
     counting = true;
     const uint64_t t0 = ThreadCpuNanos();
     auto result = f();
     nanos += ThreadCpuNanos() - t0;
     counting = false;
-    allocs += allocations - a0;
+    allocs += allocations + tls_bench::WolfsslAllocations() - a0;
     return result;
   }
 };
@@ -86,15 +81,7 @@ const std::string kQuery(
     "com\x00\x00\x01\x00\x01",
     31);
 
-// One server implementation under test: a connection's two server turns.
-class BenchServer {
- public:
-  virtual ~BenchServer() = default;
-  // ClientHello in, first flight out.
-  virtual std::string Hello(const std::string& hello) = 0;
-  // Finished + query in; answer + close_notify (+ ticket) out. Empty on failure.
-  virtual std::string Answer(const std::string& flight, bool* resumed) = 0;
-};
+using tls_bench::BenchServer;
 
 class OpenSslServer : public BenchServer {
  public:
@@ -129,86 +116,9 @@ class OpenSslServer : public BenchServer {
   TlsStats stats_;
 };
 
-#ifdef ONEPASS_HAVE_GNUTLS
-// The least a GnuTLS server needs for the same exchange: credentials, priorities and a
-// ticket key made once; per connection a session over push/pull callbacks on memory.
-class GnutlsServer : public BenchServer {
- public:
-  GnutlsServer(const std::string& chain_pem, const std::string& key_pem) {
-    gnutls_global_init();
-    gnutls_certificate_allocate_credentials(&credentials_);
-    gnutls_datum_t cert{(unsigned char*)chain_pem.data(), (unsigned)chain_pem.size()};
-    gnutls_datum_t key{(unsigned char*)key_pem.data(), (unsigned)key_pem.size()};
-    if (gnutls_certificate_set_x509_key_mem2(credentials_, &cert, &key, GNUTLS_X509_FMT_PEM,
-                                             nullptr, 0) < 0 ||
-        gnutls_priority_init(&priority_, "NORMAL:-VERS-ALL:+VERS-TLS1.3", nullptr) < 0 ||
-        gnutls_session_ticket_key_generate(&ticket_key_) < 0) {
-      std::fprintf(stderr, "GnuTLS setup failed\n");
-      std::exit(1);
-    }
-  }
-  ~GnutlsServer() override {
-    if (session_ != nullptr) gnutls_deinit(session_);
-    gnutls_free(ticket_key_.data);
-    gnutls_priority_deinit(priority_);
-    gnutls_certificate_free_credentials(credentials_);
-  }
-  std::string Hello(const std::string& hello) override {
-    if (session_ != nullptr) gnutls_deinit(session_);
-    gnutls_init(&session_, GNUTLS_SERVER | GNUTLS_NONBLOCK);
-    gnutls_priority_set(session_, priority_);
-    gnutls_credentials_set(session_, GNUTLS_CRD_CERTIFICATE, credentials_);
-    gnutls_session_ticket_enable_server(session_, &ticket_key_);
-    gnutls_datum_t dot{(unsigned char*)"dot", 3};
-    gnutls_alpn_set_protocols(session_, &dot, 1, GNUTLS_ALPN_SERVER_PRECEDENCE);
-    gnutls_transport_set_ptr(session_, this);
-    gnutls_transport_set_push_function(session_, Push);
-    gnutls_transport_set_pull_function(session_, Pull);
-    in_ = hello;
-    out_.clear();
-    if (gnutls_handshake(session_) != GNUTLS_E_AGAIN) return "";
-    return out_;
-  }
-  std::string Answer(const std::string& flight, bool* resumed) override {
-    in_ = flight;
-    out_.clear();
-    if (gnutls_handshake(session_) != 0) return "";
-    *resumed = gnutls_session_is_resumed(session_) != 0;
-    char room[512];
-    const ssize_t got = gnutls_record_recv(session_, room, sizeof(room));
-    if (got <= 0) return "";
-    gnutls_record_send(session_, room, got);
-    gnutls_bye(session_, GNUTLS_SHUT_WR);
-    return out_;
-  }
-
- private:
-  static ssize_t Push(gnutls_transport_ptr_t p, const void* data, size_t size) {
-    static_cast<GnutlsServer*>(p)->out_.append(static_cast<const char*>(data), size);
-    return size;
-  }
-  static ssize_t Pull(gnutls_transport_ptr_t p, void* data, size_t size) {
-    auto* self = static_cast<GnutlsServer*>(p);
-    if (self->in_.empty()) {
-      gnutls_transport_set_errno(self->session_, EAGAIN);
-      return -1;
-    }
-    const size_t n = std::min(size, self->in_.size());
-    std::memcpy(data, self->in_.data(), n);
-    self->in_.erase(0, n);
-    return n;
-  }
-  gnutls_certificate_credentials_t credentials_ = nullptr;
-  gnutls_priority_t priority_ = nullptr;
-  gnutls_datum_t ticket_key_{};
-  gnutls_session_t session_ = nullptr;
-  std::string in_, out_;
-};
-#endif
-
 struct Figures {
   double micros = 0;  // server CPU per handshake [µs]
-  double allocs = 0;  // OpenSSL heap allocations per handshake in the server's calls
+  double allocs = 0;  // heap allocations per handshake in the server's calls
   int completed = 0;
   int resumed = 0;
 };
@@ -306,7 +216,7 @@ int Main(int argc, char** argv) {
   struct Row {
     std::string name;
     std::function<std::unique_ptr<BenchServer>()> make;
-    bool openssl = true;  // its allocations go through CRYPTO_malloc and are counted
+    bool counted = true;  // its allocations go through a counting allocator
   };
   std::vector<Row> rows = {
       {"OpenSSL " OPENSSL_VERSION_STR ", TlsSession (SSL_clear per slot)",
@@ -314,20 +224,25 @@ int Main(int argc, char** argv) {
       {"OpenSSL " OPENSSL_VERSION_STR ", SSL_new per connection",
        [&] { return std::make_unique<OpenSslServer>(*context, false); }},
   };
-#ifdef ONEPASS_HAVE_GNUTLS
-  rows.push_back({std::string("GnuTLS ") + gnutls_check_version(nullptr) + ", minimal loop",
-                  [&] { return std::make_unique<GnutlsServer>(pki.chain_pem(), pki.key_pem()); },
+  rows.push_back({"GnuTLS " + tls_bench::GnutlsVersion() + ", minimal loop",
+                  [&] { return tls_bench::MakeGnutlsServer(pki.chain_pem(), pki.key_pem()); },
                   false});
-#endif
+  rows.push_back({"wolfSSL " + tls_bench::WolfsslVersion() + ", minimal loop",
+                  [&] { return tls_bench::MakeWolfsslServer(pki.chain_pem(), pki.key_pem()); }});
   // Rounds outer, servers inner: each round measures every server within a short time, so
   // a neighbour's build on a shared machine slows them alike. Median and best over rounds.
   std::vector<std::vector<double>> full(rows.size()), resumed(rows.size());
   std::vector<double> alloc_full(rows.size()), alloc_resumed(rows.size());
-  std::vector<double> sign(rounds), x25519(rounds);
+  std::vector<double> sign(rounds), x25519(rounds), wolf_sign(rounds), wolf_x25519(rounds);
   bool ok = true;
   for (int round = 0; round < rounds; ++round) {
     for (size_t i = 0; i < rows.size(); ++i) {
-      auto server = rows[i].make();
+      std::unique_ptr<BenchServer> server = rows[i].make();
+      if (server == nullptr) {
+        std::fprintf(stderr, "%s: the server refused the test certificate or key\n",
+                     rows[i].name.c_str());
+        return 1;
+      }
       const Figures f = Run(*server, n, false);
       const Figures r = Run(*server, n, true);
       ok = ok && f.completed == n && r.completed == n && r.resumed == n && f.resumed == 0;
@@ -337,29 +252,39 @@ int Main(int argc, char** argv) {
       alloc_resumed[i] = r.allocs;
     }
     Floor(n, &sign[round], &x25519[round]);
+    ok = tls_bench::WolfsslFloor(n, &wolf_sign[round], &wolf_x25519[round]) && ok;
   }
   std::printf(
       "| server (%d rounds of %d handshakes) | full µs: median (best) | "
-      "resumed µs: median (best) | OpenSSL allocs full / resumed |\n|---|---|---|---|\n",
+      "resumed µs: median (best) | allocations full / resumed |\n|---|---|---|---|\n",
       rounds, n);
   for (size_t i = 0; i < rows.size(); ++i) {
-    const std::string allocs = rows[i].openssl
+    const std::string allocs = rows[i].counted
                                    ? absl::StrFormat("%.0f / %.0f", alloc_full[i], alloc_resumed[i])
                                    : "not counted";
     std::printf("| %s | %.1f (%.1f) | %.1f (%.1f) | %s |\n", rows[i].name.c_str(), Median(full[i]),
                 Best(full[i]), Median(resumed[i]), Best(resumed[i]), allocs.c_str());
   }
-  const double s = Median(sign), x = Median(x25519);
-  std::printf(
-      "| crypto floor: 1 ECDSA P-256 sign (%.1f) + 2 X25519 (%.1f each) | %.1f | %.1f "
-      "| |\n",
-      s, x, s + 2 * x, 2 * x);
+  const auto floor_row = [](const char* library, double s, double x) {
+    std::printf(
+        "| crypto floor, %s: 1 ECDSA P-256 sign (%.1f) + 2 X25519 (%.1f each) | %.1f | %.1f "
+        "| |\n",
+        library, s, x, s + 2 * x, 2 * x);
+  };
+  floor_row("OpenSSL EVP", Median(sign), Median(x25519));
+  floor_row("wolfCrypt", Median(wolf_sign), Median(wolf_x25519));
   if (!ok) std::fprintf(stderr, "some handshakes failed or did not resume\n");
   return ok ? 0 : 1;
 }
 
 }  // namespace
 }  // namespace onepass::tls
+
+uint64_t onepass::tls_bench::ThreadCpuNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 int main(int argc, char** argv) {
   // Before OpenSSL allocates anything: count its allocations (the server's, see ServerMeter).
