@@ -39,6 +39,7 @@ EXTERNAL_FLAGS = {
     "preset", "build", "target", "test-dir", "output-on-failure", "timeout", "label-regex",
     # Abseil's own --help variants; systemd, chrt, taskset, perf, git, apt, bats, nft
     "helpfull", "kill-whom", "now", "no-children", "sort", "tap", "no-install-recommends",
+    "call-graph",
     "dry-run", "uninstall", "supervised", "disable-syslog", "version", "value",
     # irqbalance (IRQBALANCE_ARGS written by deploy/onepass-rss)
     "banirq",
