@@ -2,10 +2,10 @@
 # dnsperf -m tcp (Debian's dnsperf, the tool DNS operators run first) against onepassd and its
 # peers, one run on one machine, the same zone (tests/data/example.com.zone, the embedded
 # default) and the same queries (www.example.com A, mail.example.com A, example.com SOA):
-#   zone     onepassd --zone (one worker, --keepalive-ms)
+#   zone     onepassd --zone (one worker, default keepalive)
 #   nsd      NSD (server-count 1, RRL off)
 #   knot     Knot DNS (one UDP, one TCP, one background worker)
-#   fwd      onepassd --dns-backend (cache off, --keepalive-ms) in front of a backend NSD
+#   fwd      onepassd --dns-backend (cache off, default keepalive) in front of a backend NSD
 #   dnsdist  dnsdist (one TCP worker, no cache) in front of the same backend NSD
 # Each server alone on the server CPUs, dnsperf and the backend NSD on the client CPUs; for
 # each --qpc value N every server is asked with -O num-queries-per-conn=N (1: one query per
@@ -13,7 +13,7 @@
 # time, --rounds times in turn.
 #
 #   loadtest/dnsperf-bench.sh [--seconds 5] [--queries N] [--rounds 1] [--qpc "1 100"]
-#                             [--clients 64] [--outstanding 128] [--keepalive-ms 2000]
+#                             [--clients 64] [--outstanding 128] [--keepalive-ms N]
 #                             [--servers "zone nsd knot fwd dnsdist"] [--server-cpus 0]
 #                             [--client-cpus 1] [--bin DIR] [--name NAME] [--results DIR]
 #
@@ -29,10 +29,10 @@
 # CPU per query, not qps. Not under chrt: dnsperf at a real-time priority starved itself (38
 # queries/s, 128 lost in one try).
 # onepassd runs with --max-connections-per-client 2 × clients + 16 (all of dnsperf's
-# connections come from one address) and closes after its answer unless --keepalive-ms (RFC
-# 7766 §6.2.3) is given: 0 here
-# measures that default, which loses queries whenever a client sends its next one on the same
-# connection. Binaries as for bench.sh (--bin DIR, default build/release). The table is also
+# connections come from one address) and otherwise its defaults: --keepalive-ms 2000 for DNS
+# (RFC 7766 §6.2.3), learned per client (--keepalive-learn). --keepalive-ms N overrides it; 0
+# measures the close after each answer, which loses queries whenever a client sends its next
+# one on the same connection. Binaries as for bench.sh (--bin DIR, default build/release). The table is also
 # written as a result file, DIR/DATE-COMMIT-NAME.md (--results DIR, default loadtest/results;
 # --results '' writes none; --name NAME, default dnsperf-bench).
 set -euo pipefail
@@ -53,7 +53,7 @@ rounds=1
 qpc_list="1 100"
 clients=64
 outstanding=128
-keepalive_ms=2000
+keepalive_ms=""  # onepassd's default
 servers="zone nsd knot fwd dnsdist"
 server_cpus=0
 client_cpus=1
@@ -215,8 +215,8 @@ run_server() {
   # per client address would refuse the rest of them; NSD and Knot have no such limit.
   # A port below the ephemeral range, which dnsperf's TIME-WAIT connections can exhaust.
   local onepass=("$onepassd" --handler dns --listen "127.0.0.1:$(free_local_port)" --workers 1
-    --cpus "$server_cpus"
-    --keepalive-ms "$keepalive_ms" --max-connections-per-client $((2 * clients + 16)))
+    --cpus "$server_cpus" --max-connections-per-client $((2 * clients + 16)))
+  [ -z "$keepalive_ms" ] || onepass+=(--keepalive-ms "$keepalive_ms")
   case $server in
     zone|fwd)
       local mode=(--zone "$zone")
@@ -250,7 +250,7 @@ fi
 results="$work/results.tsv"
 : > "$results"
 echo "command: $command_line"
-echo "dnsperf-bench: $(uname -r), nproc=$(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg), $(dnsperf -h 2>&1 | sed -n 's/^Version /dnsperf /p'), server CPUs $server_cpus, dnsperf and the frontends' backend NSD on CPUs $client_cpus, $clients clients, $outstanding outstanding, ${seconds}s${passes:+ or $passes passes} per run, onepassd --keepalive-ms $keepalive_ms --max-connections-per-client $((2 * clients + 16))"
+echo "dnsperf-bench: $(uname -r), nproc=$(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg), $(dnsperf -h 2>&1 | sed -n 's/^Version /dnsperf /p'), server CPUs $server_cpus, dnsperf and the frontends' backend NSD on CPUs $client_cpus, $clients clients, $outstanding outstanding, ${seconds}s${passes:+ or $passes passes} per run, onepassd --keepalive-ms ${keepalive_ms:-default} --max-connections-per-client $((2 * clients + 16))"
 for ((round = 1; round <= rounds; round++)); do
   for qpc in $qpc_list; do
     for server in $servers; do
