@@ -141,6 +141,13 @@ class Connection {
   void ReleaseTls() {
     if (tls_ != nullptr) tls_->session.Release();
   }
+  // A TLS connection parked idle between requests gives back its session's buffers
+  // (TlsSession::ReleaseIdleBuffers); the ciphertext buffer stays with the slot.
+  void ReleaseIdleTlsBuffers() {
+    if (fields_.tls && tls_ != nullptr && tls_->ciphertext.empty()) {
+      tls_->session.ReleaseIdleBuffers();
+    }
+  }
 
   // Runs the state machine until the connection is done (kClosed) or must wait for its socket:
   // returns kReading (readable), kWriting (writable; out() holds the rest of the response),

@@ -405,6 +405,9 @@ void WorkerCore::Park(Slot* slot) {
     Close(slot);  // between requests: nothing in flight to finish
     return;
   }
+  // An idle DoT connection keeps only what its next record needs (issue 24: memory per
+  // connection bounded while idle).
+  if (connection.idle()) connection.ReleaseIdleTlsBuffers();
   const bool to_write =
       state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
   ParkedConnection parked;

@@ -93,6 +93,7 @@ bool TlsSession::Start(const std::shared_ptr<const TlsServerContext>& context, T
   in_ = {};
   in_read_ = 0;
   out_.clear();
+  out_.reserve(kInitialOutputBytes);  // after ReleaseIdleBuffers; a no-op otherwise
   out_sent_ = 0;
   output_overflow_ = false;
   handshake_bytes_ = 0;
@@ -132,6 +133,13 @@ void TlsSession::Release() {
   context_.reset();
   stats_ = nullptr;
   hooks_ = {};
+}
+
+bool TlsSession::ReleaseIdleBuffers() {
+  if (ssl_ == nullptr || out_sent_ != out_.size() || holds_plaintext()) return false;
+  std::vector<uint8_t>().swap(out_);  // Start reserves it again for the next connection
+  out_sent_ = 0;
+  return SSL_free_buffers(ssl_) == 1;
 }
 
 FeedResult TlsSession::Feed(absl::Span<const uint8_t> ciphertext, absl::Span<uint8_t> plaintext) {

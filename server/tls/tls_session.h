@@ -86,6 +86,12 @@ class TlsSession {
   // The next Start makes a new SSL object.
   void Release();
 
+  // Between requests of a kept-alive connection (nothing pending, no plaintext held): gives
+  // back the library's record buffers (SSL_free_buffers, about 34 KiB; allocated again by the
+  // next record) and the pending output's capacity, so that a crowd of idle DoT connections
+  // holds only the SSL object's state. True when the library's buffers were freed.
+  bool ReleaseIdleBuffers();
+
   // Takes ciphertext the client sent; see the header comment for what to do with the result.
   FeedResult Feed(absl::Span<const uint8_t> ciphertext, absl::Span<uint8_t> plaintext);
 

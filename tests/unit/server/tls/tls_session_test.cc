@@ -159,6 +159,34 @@ TEST_F(TlsSessionTest, AnswerAndCloseNotifyLeaveInOnePendingChunk) {
   EXPECT_TRUE(closed);
 }
 
+TEST_F(TlsSessionTest, IdleBuffersAreReleasedBetweenQueriesAndTheConnectionGoesOn) {
+  auto context = MakeContext();
+  TlsSession session;
+  ASSERT_TRUE(session.Start(context, &stats_));
+  TestTlsClient client;
+  Pump(client, session);
+  for (int query = 0; query < 3; ++query) {
+    client.Write(kQuery);
+    std::string plain;
+    Pump(client, session, &plain);
+    ASSERT_EQ(plain, kQuery) << "query " << query;
+    ASSERT_TRUE(session.Encrypt(Bytes(plain), /*close_notify=*/false));
+    EXPECT_FALSE(session.ReleaseIdleBuffers()) << "the answer is still pending";
+    SendPending(session, &client);
+    bool closed = true;
+    EXPECT_EQ(client.Read(&closed), kQuery);
+    EXPECT_FALSE(closed);
+    // Idle: nothing pending, nothing held. The library's record buffers go.
+    EXPECT_TRUE(session.ReleaseIdleBuffers()) << "query " << query;
+  }
+  ASSERT_TRUE(session.Close());
+  SendPending(session, &client);
+  bool closed = false;
+  EXPECT_EQ(client.Read(&closed), "");
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(stats_.failed_total(), 0u);
+}
+
 TEST_F(TlsSessionTest, ClientWithoutAlpnIsServed) {
   TlsSession session;
   ClientOptions options;
