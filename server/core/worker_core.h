@@ -142,8 +142,7 @@ class WorkerCore final : public ConnectionSink {
   void Admit(Connection& connection, Slot* received, int64_t accepted_at);
   // Closes a connection refused on its first turn: counted (idle: idle_closes, else `cause`),
   // aborted when it holds answer bytes the client has not taken.
-  void Refuse(Connection& connection, bool idle, std::atomic<uint64_t>& cause,
-              int64_t accepted_at);
+  void Refuse(Connection& connection, bool idle, std::atomic<uint64_t>& cause, int64_t accepted_at);
   void Park(Slot* slot);
   // Keeps handshakes_parked_ right as `slot`'s connection finishes its TLS handshake or goes.
   void CountHandshake(Slot* slot, bool handshaking);
