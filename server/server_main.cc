@@ -117,7 +117,8 @@ ABSL_FLAG(bool, keepalive_learn, true,
           "connections end. A client that closed its last 16 after one request gets the single "
           "pass (answer, close: no wait for its FIN, the cost of a one-query connection stays "
           "that of the single pass); one connection in 16 is still kept open, and a second "
-          "request on it gives the client keepalive again. false: keep every connection open.");
+          "request on it gives the client keepalive again. false (and with --proxy-protocol-from, "
+          "where the accepted address is the balancer's): keep every connection open.");
 ABSL_FLAG(int, drain_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultDrainTimeout),
           "On SIGTERM/SIGINT: stop accepting, then give connections in flight this many ms.");
 ABSL_FLAG(int, linger_ms, absl::ToInt64Milliseconds(onepass::kDefaultLinger),

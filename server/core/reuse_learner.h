@@ -5,8 +5,9 @@
 // a client that sends it after reading an answer (dnsperf -m tcp, a stub keeping its
 // connection) then loses nothing, where the single pass would close under it. But most clients
 // of a short-connection service send one request and close (resolvers, kdig, dig), and for them
-// the wait costs an epoll registration, a wake-up for their FIN and a recv of it: on this
-// project's loopback benchmark about 1.5x the single pass per connection.
+// the wait costs an epoll registration, a wake-up for their FIN and a recv of it: 1.34x the
+// single pass's CPU per connection on this project's loopback benchmark
+// (loadtest/results/2026-12-01-e26b547-keepalive-cost.md).
 //
 // So each worker remembers, per client address, how its kept-open connections ended. A client
 // that closed its last kOneShotAfter kept-open connections after one request gets the single

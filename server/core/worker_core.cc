@@ -51,7 +51,10 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
   env_.stats = &stats_;
   env_.max_request_bytes = factory_->MaxRequestBytes();
   env_.keepalive = config_.keepalive;
-  learn_reuse_ = config_.keepalive > absl::ZeroDuration() && config_.keepalive_learn;
+  // Not behind a PROXY v2 balancer: the accept gives the balancer's address, the header the
+  // client's, and a balancer reuses its connections anyway.
+  learn_reuse_ =
+      config_.keepalive > absl::ZeroDuration() && config_.keepalive_learn && proxy_policy_.empty();
   env_.tls_keepalive = config_.tls_idle_timeout;
   env_.linger = config_.linger > absl::ZeroDuration();
   if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
