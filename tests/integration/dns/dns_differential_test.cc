@@ -46,8 +46,12 @@ void CompareWithNsd(const std::vector<testing::NsdProcess::ZoneFile>& zones) {
   ASSERT_TRUE(nsd.ok()) << nsd.status();
   std::string zone_flag;
   for (const auto& zone : zones) zone_flag += (zone_flag.empty() ? "" : ",") + zone.path;
+  // --keepalive-ms 0: onepassd echoes edns-tcp-keepalive (RFC 7828 §3.3.2) exactly when it keeps
+  // the connection, which by default depends on what it learned of this client
+  // (server/core/reuse_learner.h); NSD 4.6 never sends the option. The answers are compared
+  // here; the echo has its own tests (dns_clients_test, dns_responder_test).
   auto onepassd = onepass::testing::ServerProcess::Start(
-      {"--handler", "dns", "--listen", "127.0.0.1:0", "--zone", zone_flag});
+      {"--handler", "dns", "--listen", "127.0.0.1:0", "--zone", zone_flag, "--keepalive-ms", "0"});
   ASSERT_TRUE(onepassd.ok()) << onepassd.status();
 
   const std::vector<CorpusQuery> corpus =
