@@ -2,16 +2,32 @@
 //
 // The server owns these (one per worker for the single pass, more from a per-worker pool for
 // parked connections) and reuses them, so building a response never allocates after startup.
+//
+// A response may end in a body the handler does not copy (AttachBody): bytes of its immutable
+// snapshot, a CRL of several megabytes, sent after the buffer's contents from where the
+// snapshot keeps them (sendfile(2) from their sealed file on plain TCP). The buffers then stay
+// small however large the bodies (docs/design.md "Large bodies").
 #ifndef ONEPASS_HANDLERS_OUTPUT_BUFFER_H_
 #define ONEPASS_HANDLERS_OUTPUT_BUFFER_H_
 
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "absl/types/span.h"
 
 namespace onepass {
+
+// A body sent as it is from the handler's snapshot: `bytes`, also readable from `file` at
+// `file_offset` when the snapshot keeps them in a file (common/sealed_bytes.h; -1: no file).
+// `owner` keeps both alive until the body is sent or the connection gone, across a reload.
+struct SharedBody {
+  absl::Span<const uint8_t> bytes;
+  int file = -1;
+  uint64_t file_offset = 0;
+  std::shared_ptr<const void> owner;
+};
 
 class OutputBuffer {
  public:
@@ -23,11 +39,39 @@ class OutputBuffer {
   OutputBuffer& operator=(const OutputBuffer&) = delete;
 
   const uint8_t* data() const { return data_.get(); }
+  // The buffer's own bytes, before the body.
   size_t size() const { return size_; }
   size_t capacity() const { return capacity_; }
-  size_t available() const { return capacity_ - size_; }
-  bool empty() const { return size_ == 0; }
+  // Room in the buffer; none once a body is attached (nothing may follow it).
+  size_t available() const { return has_body() ? 0 : capacity_ - size_; }
+  // Nothing left to send: no bytes and no body.
+  bool empty() const { return size_ == 0 && body_.bytes.empty(); }
   absl::Span<const uint8_t> contents() const { return {data_.get(), size_}; }
+
+  // Ends the output with `body` (not empty), sent after the contents. False when a body is
+  // already attached. After it, appends fail: the handler stops, as when the buffer is full.
+  [[nodiscard]] bool AttachBody(SharedBody body) {
+    if (has_body() || body.bytes.empty()) return false;
+    body_ = std::move(body);
+    return true;
+  }
+  bool has_body() const { return !body_.bytes.empty(); }
+  // What is left of the body (all of it until the contents are sent).
+  const SharedBody& body() const { return body_; }
+  // Contents and body: what the output still has to send.
+  size_t pending() const { return size_ + body_.bytes.size(); }
+  // The next bytes to send: the contents, or once they are sent, the rest of the body.
+  absl::Span<const uint8_t> front() const { return size_ > 0 ? contents() : body_.bytes; }
+  // Drops `n` bytes sent from front() (n <= front().size()).
+  void ConsumeFront(size_t n) {
+    if (size_ > 0) {
+      Consume(n);
+      return;
+    }
+    body_.bytes.remove_prefix(n);
+    body_.file_offset += n;
+    if (body_.bytes.empty()) body_ = SharedBody();  // let go of the snapshot at once
+  }
 
   // Appends all of `bytes`, or nothing and returns false when they do not fit.
   [[nodiscard]] bool Append(absl::Span<const uint8_t> bytes) {
@@ -51,12 +95,16 @@ class OutputBuffer {
     std::memmove(data_.get(), data_.get() + n, size_ - n);
     size_ -= n;
   }
-  void Clear() { size_ = 0; }
+  void Clear() {
+    size_ = 0;
+    body_ = SharedBody();
+  }
 
  private:
   std::unique_ptr<uint8_t[]> data_;
   size_t capacity_;
   size_t size_ = 0;
+  SharedBody body_;
 };
 
 }  // namespace onepass

@@ -119,13 +119,23 @@ int CrlResponder::Respond(const http::HttpRequest& request, absl::string_view na
                     "\"\r\nCache-Control: public, max-age=", max_age, "\r\n");
   }
   absl::StrAppend(&head_, "Connection: close\r\nDate: ", date_cache_.Get(now), "\r\n\r\n");
+  absl::string_view body;
+  if (!head && status == 200) body = entry->der;
+  if (!head && status == 206) body = entry->der.substr(range.first, range.last - range.first + 1);
+  const bool attach = body.size() > kCrlCopiedBodyMax;
+  if (attach && out.available() < head_.size()) return -1;
   http::TailWriter writer(out);
   writer.Add(head_);
-  if (!head && status == 200) writer.Add(entry->der);
-  if (!head && status == 206) {
-    writer.Add(absl::string_view(entry->der).substr(range.first, range.last - range.first + 1));
-  }
+  if (!attach && !body.empty()) writer.Add(body);
   if (!writer.Commit()) return -1;
+  if (attach) {
+    SharedBody shared;
+    shared.bytes = absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+    shared.file = entry->sealed->fd();
+    shared.file_offset = static_cast<uint64_t>(body.data() - entry->der.data());
+    shared.owner = crls_;  // the snapshot outlives a reload until this body is sent
+    if (!out.AttachBody(std::move(shared))) return -1;  // cannot happen: checked above
+  }
   Count(counters_, status == 200   ? OcspCounter::kCrlFull
                    : status == 206 ? OcspCounter::kCrlPartial
                    : status == 304 ? OcspCounter::kCrlNotModified

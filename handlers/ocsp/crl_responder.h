@@ -3,6 +3,11 @@
 // Expires = nextUpdate, a strong ETag (SHA-256), 304 on If-None-Match / If-Modified-Since
 // (RFC 9110 §13.1), HEAD, and one byte range (RFC 9110 §14: 206, 416), honouring If-Range.
 // Per worker (the Date cache); no clock, no I/O.
+//
+// A body of up to kCrlCopiedBodyMax bytes is copied after the head, so the response leaves in
+// one send as every other; a larger one (a CA's CRL grows to megabytes) is attached to the
+// output as it is (OutputBuffer::AttachBody): the server sends it from the snapshot's sealed
+// file with sendfile, and no buffer holds a copy, per request or per connection.
 #ifndef ONEPASS_HANDLERS_OCSP_CRL_RESPONDER_H_
 #define ONEPASS_HANDLERS_OCSP_CRL_RESPONDER_H_
 
@@ -23,6 +28,10 @@ namespace onepass::ocsp {
 
 // The URL prefix of the CRLs: /crl/NAME.crl.
 inline constexpr absl::string_view kCrlPathPrefix = "/crl/";
+// Bodies up to this size are copied after the head (one send); larger ones are sent from the
+// snapshot. About what one send of a fresh connection's window takes anyway: above it the
+// response needs several sends whatever is done, and a copy costs more than the sendfile.
+inline constexpr size_t kCrlCopiedBodyMax = 16 * 1024;
 
 // A "bytes=" Range of one range-spec against a representation of `size` bytes (RFC 9110
 // §14.1.2): the first and last byte, inclusive. kIgnore for a field the server may ignore

@@ -6,12 +6,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/data_file.h"
 #include "handlers/http/http_date.h"
 
 namespace onepass::ocsp {
@@ -83,12 +82,16 @@ absl::StatusOr<std::unique_ptr<CrlEntry>> LoadOne(const std::filesystem::path& p
         size_error ? size_error.message()
                    : absl::StrCat(size, " bytes, larger than --crl-max-bytes=", config.max_bytes));
   }
-  std::ifstream in(path, std::ios::binary);
-  entry->der.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  const unsigned char* p = reinterpret_cast<const unsigned char*>(entry->der.data());
-  CrlPtr crl(d2i_X509_CRL(nullptr, &p, static_cast<long>(entry->der.size())));
-  if (crl == nullptr ||
-      p != reinterpret_cast<const unsigned char*>(entry->der.data()) + entry->der.size()) {
+  // Through the data-file checks (a FIFO or a device in the directory cannot hang the load).
+  absl::StatusOr<std::string> der = ReadDataFile(path.string(), "CRL");
+  if (!der.ok()) return der.status();
+  if (der->size() > config.max_bytes) {  // grew since it was sized
+    return absl::InvalidArgumentError(
+        absl::StrCat(der->size(), " bytes, larger than --crl-max-bytes=", config.max_bytes));
+  }
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(der->data());
+  CrlPtr crl(d2i_X509_CRL(nullptr, &p, static_cast<long>(der->size())));
+  if (crl == nullptr || p != reinterpret_cast<const unsigned char*>(der->data()) + der->size()) {
     return absl::InvalidArgumentError("not one DER CertificateList (RFC 5280 §5.1)");
   }
   absl::StatusOr<absl::Time> this_update = ToTime(X509_CRL_get0_lastUpdate(crl.get()));
@@ -114,6 +117,10 @@ absl::StatusOr<std::unique_ptr<CrlEntry>> LoadOne(const std::filesystem::path& p
         absl::FormatTime(absl::RFC3339_sec, *next_update, absl::UTCTimeZone()), " is within ",
         absl::FormatDuration(config.warn_within), ": publish a new CRL"));
   }
+  absl::StatusOr<std::unique_ptr<const SealedBytes>> sealed = SealedBytes::Make("crl", *der);
+  if (!sealed.ok()) return sealed.status();
+  entry->sealed = *std::move(sealed);
+  entry->der = entry->sealed->view();
   entry->this_update = *this_update;
   entry->next_update = *next_update;
   entry->etag = Sha256Hex(entry->der);
@@ -155,7 +162,6 @@ absl::StatusOr<std::shared_ptr<const CrlSnapshot>> LoadCrlDir(const CrlLoadConfi
   }
   std::sort(paths.begin(), paths.end());
   auto snapshot = std::shared_ptr<CrlSnapshot>(new CrlSnapshot());
-  snapshot->max_bytes_ = config.max_bytes;
   for (const fs::path& path : paths) {
     absl::StatusOr<std::unique_ptr<CrlEntry>> entry = LoadOne(path, config, now, issuers, warnings);
     if (!entry.ok()) {

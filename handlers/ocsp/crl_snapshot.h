@@ -17,12 +17,16 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/sealed_bytes.h"
 
 namespace onepass::ocsp {
 
 struct CrlEntry {
   std::string name;  // "NAME.crl", the file's name and the URL's last segment
-  std::string der;
+  // The file's bytes, in sealed memory (common/sealed_bytes.h): a large CRL is sent from there
+  // by sendfile, never copied per request (crl_responder.h).
+  std::unique_ptr<const SealedBytes> sealed;
+  absl::string_view der;  // sealed->view()
   absl::Time this_update;
   absl::Time next_update;
   std::string etag;           // hex SHA-256 of `der` (strong: RFC 9110 §8.8.3)
@@ -38,10 +42,10 @@ struct CrlLoadConfig {
   // PEM file of the CA certificates whose CRLs these are; when set, each CRL's issuer must be
   // one of them and its signature must verify with that certificate's key.
   std::string issuers_file;
-  // CRLs above this many bytes fail the load (--crl-max-bytes). The output buffers are sized
-  // for it, not for the largest CRL loaded: the server sizes them once at start and refuses a
-  // reload that needs more, and a CA's CRL grows as it revokes.
-  size_t max_bytes = 1 << 20;
+  // CRLs above this many bytes fail the load (--crl-max-bytes): a bound on the memory a
+  // directory of runaway files can take. Nothing else depends on it: large CRLs are not copied
+  // into output buffers (crl_responder.h), so a CRL that grows needs no restart.
+  size_t max_bytes = size_t{64} << 20;
 };
 
 class CrlSnapshot {
@@ -49,9 +53,6 @@ class CrlSnapshot {
   // The CRL called `name` ("NAME.crl"), or null.
   const CrlEntry* Find(absl::string_view name) const;
   size_t size() const { return entries_.size(); }
-  // The largest CRL this load accepted, and so any reload under the same flags: what the
-  // output buffers must hold.
-  size_t max_bytes() const { return max_bytes_; }
   const std::vector<std::unique_ptr<CrlEntry>>& entries() const { return entries_; }
 
  private:
@@ -59,7 +60,6 @@ class CrlSnapshot {
       const CrlLoadConfig& config, absl::Time now, std::vector<std::string>* warnings);
   std::vector<std::unique_ptr<CrlEntry>> entries_;
   absl::flat_hash_map<absl::string_view, const CrlEntry*> by_name_;
-  size_t max_bytes_ = 0;
 };
 
 // Loads every DIR/*.crl; any file that fails a check fails the load with "FILE: what".

@@ -31,10 +31,10 @@ ABSL_FLAG(std::string, crl_dir, "",
           "the old data keeps serving). Empty: no CRLs.");
 ABSL_FLAG(int, crl_warn_days, 7,
           "ocsp: warn at load when a CRL's nextUpdate is closer than this [days].");
-ABSL_FLAG(int64_t, crl_max_bytes, 1 << 20,
-          "ocsp: largest CRL file loaded, in bytes (a larger one fails the load). The output "
-          "buffers are sized for it at start, so that a CRL that grows up to it is reloaded "
-          "(SIGHUP) without a restart.");
+ABSL_FLAG(int64_t, crl_max_bytes, int64_t{64} << 20,
+          "ocsp: largest CRL file loaded, in bytes (a larger one fails the load): a bound on "
+          "memory. CRLs over 16 KiB are sent from memory by sendfile, not copied into buffers, "
+          "so this costs nothing until a CRL is that large.");
 ABSL_FLAG(std::string, crl_issuers, "",
           "ocsp: PEM file of the CA certificates whose CRLs --crl-dir holds; when given, each "
           "CRL's issuer must be one of them and its signature must verify (RFC 5280 §6.3.3).");
@@ -112,7 +112,8 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
     const int warn_days = absl::GetFlag(FLAGS_crl_warn_days);
     if (absl::Status s = CheckRange("crl-warn-days", warn_days, 0, 3650); !s.ok()) return s;
     const int64_t crl_max = absl::GetFlag(FLAGS_crl_max_bytes);
-    if (absl::Status s = CheckRange("crl-max-bytes", crl_max, 1024, 64 << 20); !s.ok()) return s;
+    if (absl::Status s = CheckRange("crl-max-bytes", crl_max, 1024, int64_t{1} << 30); !s.ok())
+      return s;
     CrlLoadConfig crl;
     crl.dir = absl::GetFlag(FLAGS_crl_dir);
     crl.issuers_file = absl::GetFlag(FLAGS_crl_issuers);

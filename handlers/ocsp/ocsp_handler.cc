@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "handlers/ocsp/crl_responder.h"
 #include "handlers/ocsp/ocsp_counters.h"
 
 namespace onepass::ocsp {
@@ -101,11 +102,11 @@ size_t OcspHandlerFactory::MaxRequestBytes() const {
 
 size_t OcspHandlerFactory::OutputBufferBytes() const {
   // Room for any response the snapshot holds and for one reloaded within the same limit (its
-  // head prefix is a few hundred bytes), plus the per-request Date and Cache-Control. For the
-  // CRLs the limit is --crl-max-bytes, not the largest loaded: a CRL that has grown must not
-  // need a restart to be served (the server refuses a reload that needs larger buffers).
+  // head prefix is a few hundred bytes), plus the per-request Date and Cache-Control. A CRL
+  // needs its head and at most kCrlCopiedBodyMax of body: a larger body is sent from the
+  // snapshot, so the buffers do not grow with the CRLs (and a CRL that grows needs no restart).
   constexpr size_t kHeadPrefixAllowance = 512;
-  const size_t crl_bytes = config_.crls == nullptr ? 0 : config_.crls->max_bytes();
+  const size_t crl_bytes = config_.crls == nullptr ? 0 : kCrlCopiedBodyMax;
   return std::max({snapshot_->max_presigned_bytes(),
                    config_.max_response_bytes + kHeadPrefixAllowance,
                    crl_bytes + kHeadPrefixAllowance}) +

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "server/core/body_files.h"
 #include "server/server_config.h"
 #include "server/socket_options.h"
 
@@ -252,7 +253,7 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
   context.more_input_expected = fields_.filled_buffer;
   context.upstream = env.upstream;
   context.connection = fields_.id;
-  const size_t output_before = out_->size();
+  const size_t output_before = out_->pending();
   const size_t queued_before = env.upstream != nullptr ? env.upstream->size() : 0;
   const Verdict verdict = env.handler->Process(in_->contents(), context, *out_);
   const size_t consumed = verdict.consumed < in_->size() ? verdict.consumed : in_->size();
@@ -261,7 +262,7 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
   if (consumed > 0) {
     // Only an answered request restarts the read deadline: bytes the handler drops without a
     // word (a DNS response sent as a query, RFC 1035 §4.1.1 QR) must not keep a connection.
-    if (out_->size() > output_before) fields_.message_consumed = true;
+    if (out_->pending() > output_before) fields_.message_consumed = true;
     ++fields_.requests;
     turn.calls_without_progress = 0;
   } else if (++turn.calls_without_progress > kMaxCallsWithoutProgress) {
@@ -363,14 +364,20 @@ bool Connection::Flush(const ConnectionEnv& env) {
     // would push them, but the FIN must still follow the answer alone), and with no answer
     // still to come from an upstream (the corked ones would wait for it).
     const bool last = fields_.after_write == AfterWrite::kClose && fields_.upstream_pending == 0 &&
-                      fields_.bytes_sent + out_->size() <= kUnsentCheckBytes;
+                      fields_.bytes_sent + out_->pending() <= kUnsentCheckBytes;
     while (!out_->empty()) {
       // The whole response in one send: the handler built the length prefix and the message
       // together, so no tinygram leaves (RFC 7766 §8; docs/design.md "The connection path").
-      const ssize_t sent = SendBytes(env, out_->contents(), last);
+      // A response with a body (OutputBuffer::AttachBody) is its head, corked so that it fills
+      // the body's first segment, then the body from the handler's snapshot.
+      const size_t front = out_->front().size();
+      const ssize_t sent = out_->size() > 0 ? SendBytes(env, out_->contents(), last,
+                                                        /*body_follows=*/out_->has_body())
+                                            : SendBody(env, last);
       if (sent < 0) return SendFailed(env, sent);
-      out_->Consume(static_cast<size_t>(sent));
-      if (!out_->empty()) return false;  // the socket buffer is full: wait until writable
+      out_->ConsumeFront(static_cast<size_t>(sent));
+      // The socket buffer is full: wait until writable.
+      if (static_cast<size_t>(sent) < front) return false;
     }
   }
   fields_.deadlines.write.reset();  // the next response that waits gets its own deadline
@@ -402,12 +409,15 @@ bool Connection::FlushTls(const ConnectionEnv& env) {
     // handshake just completed) unless a record's worth already waits: the single pass sends
     // ticket, answer and close_notify in one send, and the session never holds much more than
     // one record of a big response (an AXFR, pipelined answers).
+    // A body (OutputBuffer::AttachBody) is encrypted from where the snapshot keeps it, a
+    // record at a time like the rest: without kernel TLS it cannot go by sendfile.
     if (!out_->empty() && session.Pending().size() < kTlsRecordPlaintext) {
-      const size_t take = std::min(out_->size(), kTlsRecordPlaintext);
-      if (!session.Encrypt(out_->contents().first(take), closing && take == out_->size())) {
+      const absl::Span<const uint8_t> front = out_->front();
+      const size_t take = std::min(front.size(), kTlsRecordPlaintext);
+      if (!session.Encrypt(front.first(take), closing && take == out_->pending())) {
         return Finish();  // counted by cause in TlsStats
       }
-      out_->Consume(take);
+      out_->ConsumeFront(take);
     }
     const absl::Span<const uint8_t> pending = session.Pending();
     if (pending.empty()) return true;  // and the response is all encrypted
@@ -421,19 +431,39 @@ bool Connection::FlushTls(const ConnectionEnv& env) {
   }
 }
 
-ssize_t Connection::SendBytes(const ConnectionEnv& env, absl::Span<const uint8_t> bytes,
-                              bool last) {
+ssize_t Connection::SendBytes(const ConnectionEnv& env, absl::Span<const uint8_t> bytes, bool last,
+                              bool body_follows) {
   WorkerStats::Add(env.stats->sends);
-  if (last && env.final_send != nullptr && env.final_send->QueueFinalSend(fields_.fd, bytes)) {
+  if (last && !body_follows && env.final_send != nullptr &&
+      env.final_send->QueueFinalSend(fields_.fd, bytes)) {
     fields_.close_queued = true;  // the queue sends it, then closes
     fields_.bytes_sent += bytes.size();
     return static_cast<ssize_t>(bytes.size());
   }
   ssize_t sent;
   do {
-    sent = env.io->Send(fields_.fd, bytes, last);
+    sent = env.io->Send(fields_.fd, bytes, last || body_follows);
   } while (sent == -EINTR);
   if (sent > 0) fields_.bytes_sent += static_cast<size_t>(sent);
+  return sent;
+}
+
+ssize_t Connection::SendBody(const ConnectionEnv& env, bool last) {
+  const SharedBody& body = out_->body();
+  const int file = BodyFileForThisThread(body);
+  if (file < 0) return SendBytes(env, body.bytes, last);
+  // The kernel takes the file's pages: no copy of the body into a buffer of ours or of its.
+  WorkerStats::Add(env.stats->sends);
+  ssize_t sent;
+  do {
+    sent = env.io->SendFile(fields_.fd, file, body.file_offset, body.bytes.size());
+  } while (sent == -EINTR);
+  if (sent > 0) {
+    fields_.bytes_sent += static_cast<size_t>(sent);
+    WorkerStats::Add(env.stats->sendfile_bytes, static_cast<uint64_t>(sent));
+  } else if (sent == 0) {
+    return -EIO;  // the sealed file cannot be shorter than its bytes: never loop on it
+  }
   return sent;
 }
 

@@ -243,8 +243,13 @@ class Connection {
   // at a time. True once everything is sent; false to wait until writable, or closed.
   bool FlushTls(const ConnectionEnv& env);
   // One send of `bytes`, the last of the connection when `last` (MSG_MORE, or the driver's
-  // FinalSendQueue): bytes taken, or -errno.
-  ssize_t SendBytes(const ConnectionEnv& env, absl::Span<const uint8_t> bytes, bool last);
+  // FinalSendQueue), or a head corked for the body after it (`body_follows`: MSG_MORE, never
+  // the queue): bytes taken, or -errno.
+  ssize_t SendBytes(const ConnectionEnv& env, absl::Span<const uint8_t> bytes, bool last,
+                    bool body_follows = false);
+  // One send of the rest of the output's body: sendfile(2) from its file when it has one, else
+  // as SendBytes. Bytes taken, or -errno.
+  ssize_t SendBody(const ConnectionEnv& env, bool last);
   // A send failed with `error`: wait until writable (EAGAIN, returns false) or closed, counted.
   bool SendFailed(const ConnectionEnv& env, ssize_t error);
   // The recv goes to the TLS layer (not during a PROXY header, which precedes TLS).

@@ -2,6 +2,7 @@
 
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -20,6 +21,12 @@ class Kernel final : public SocketIo {
   ssize_t Send(int fd, absl::Span<const uint8_t> bytes, bool more) override {
     const ssize_t sent =
         send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT | (more ? MSG_MORE : 0));
+    return sent < 0 ? -errno : sent;
+  }
+  ssize_t SendFile(int fd, int file, uint64_t offset, size_t count) override {
+    // The socket is non-blocking (accept4 SOCK_NONBLOCK): a full send buffer gives EAGAIN.
+    off_t position = static_cast<off_t>(offset);
+    const ssize_t sent = sendfile(fd, file, &position, count);
     return sent < 0 ? -errno : sent;
   }
   void ShutdownWrite(int fd) override { shutdown(fd, SHUT_WR); }

@@ -22,6 +22,10 @@ class SocketIo {
   // send(2) without blocking or SIGPIPE; `more` holds the tail back for the next send or the
   // close (MSG_MORE). Bytes taken or -errno.
   virtual ssize_t Send(int fd, absl::Span<const uint8_t> bytes, bool more) = 0;
+  // sendfile(2) without blocking: up to `count` bytes of `file` from `offset` (the file's own
+  // position is left alone, so many connections send from one descriptor). Bytes taken or
+  // -errno.
+  virtual ssize_t SendFile(int fd, int file, uint64_t offset, size_t count) = 0;
   // shutdown(fd, SHUT_WR): the FIN after the last response.
   virtual void ShutdownWrite(int fd) = 0;
   // Bytes the kernel has taken but the peer has not acknowledged (SIOCOUTQNSD).

@@ -33,6 +33,7 @@ namespace onepass {
   COUNTER(responses, "whole responses sent (one send each unless the socket was full)")           \
   COUNTER(sends, "send syscalls")                                                                 \
   COUNTER(recvs, "recv syscalls")                                                                 \
+  COUNTER(sendfile_bytes, "response body bytes sent by sendfile from the data (no copy)")         \
   COUNTER(closed_by_handler, "handler answered kClose")                                           \
   COUNTER(read_timeouts, "no whole request within --read-timeout-ms (or keepalive idle)")         \
   COUNTER(write_timeouts, "response not written within --write-timeout-ms; aborted (RST)")        \

@@ -1,12 +1,16 @@
 #include "tests/support/line_handler.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/sealed_bytes.h"
 
 namespace onepass::testing {
 namespace {
@@ -15,7 +19,21 @@ absl::Span<const uint8_t> Bytes(absl::string_view text) {
   return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
 }
 
+// The pattern in sealed memory, made once for the process and never freed (tests only).
+const SealedBytes& SealedPattern() {
+  static const SealedBytes* sealed = [] {
+    std::string pattern(kMaxBodyBytes, '\0');
+    for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<char>(i % 251);
+    absl::StatusOr<std::unique_ptr<const SealedBytes>> made = SealedBytes::Make("body", pattern);
+    if (!made.ok()) std::abort();
+    return made->release();
+  }();
+  return *sealed;
+}
+
 }  // namespace
+
+absl::string_view BodyPattern() { return SealedPattern().view(); }
 
 Verdict LineHandler::Process(absl::Span<const uint8_t> input, const RequestContext& context,
                              OutputBuffer& out) {
@@ -31,6 +49,26 @@ Verdict LineHandler::Process(absl::Span<const uint8_t> input, const RequestConte
     if (line == "drop") return {Action::kClose, newline + 1};
     std::string response;
     size_t big = 0;
+    const bool file = absl::StartsWith(line, "file ");
+    if ((file || absl::StartsWith(line, "mem ")) &&
+        absl::SimpleAtoi(line.substr(file ? 5 : 4), &big) && big > 0 && big <= kMaxBodyBytes) {
+      if (!out.Append(Bytes(absl::StrCat("body ", big, "\n")))) {
+        if (out.empty()) return {Action::kClose, consumed};
+        return {Action::kWriteThenRead, consumed};
+      }
+      SharedBody body;
+      body.bytes = SealedPattern().bytes().first(big);
+      body.file = file ? SealedPattern().fd() : -1;
+      // Never freed, so an owner that never expires (the server keeps its file by the owner).
+      static const auto* forever =
+          new std::shared_ptr<const void>(&SealedPattern(), [](const void*) {});
+      body.owner = *forever;
+      if (!out.AttachBody(std::move(body))) std::abort();  // Append above would have failed
+      consumed = newline + 1;
+      // Nothing may follow a body: the next lines wait until it is sent.
+      if (!close_after || consumed < text.size()) return {Action::kWriteThenRead, consumed};
+      return {Action::kWriteThenClose, consumed};
+    }
     if (absl::StartsWith(line, "big ") && absl::SimpleAtoi(line.substr(4), &big)) {
       response.assign(big, 'x');
       response.push_back('\n');

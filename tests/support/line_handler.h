@@ -4,6 +4,9 @@
 // "TEXT" is "worker=<w> TEXT\n", where <w> is the index of the handler (the server creates
 // one per worker, in worker order), so a test can tell which worker served it. Special lines:
 //   "big N"  → N bytes 'x' then '\n' (large responses: partial writes, write timeouts)
+//   "file N" → "body N\n", then N bytes of BodyPattern() attached as a body (OutputBuffer::
+//              AttachBody) from a sealed file: the server sends them by sendfile
+//   "mem N"  → the same body without its file: sent from memory (N <= kMaxBodyBytes)
 //   "drop"   → Action::kClose without an answer
 //   "quit"   → answer, then close even with keepalive
 // Every complete line at the front of the input is answered (pipelining). With
@@ -20,6 +23,10 @@
 #include "handlers/handler.h"
 
 namespace onepass::testing {
+
+// The bytes of "file N" and "mem N" bodies: byte i is i % 251 (a shift shows), up to 8 MiB.
+inline constexpr size_t kMaxBodyBytes = size_t{8} << 20;
+absl::string_view BodyPattern();
 
 struct LineProtocolOptions {
   size_t max_line_bytes = 256;

@@ -1,14 +1,19 @@
 // What the transport fuzzers share (connection_fuzzer.cc, connection_tls_fuzzer.cc): the
 // fuzzer's input read as a script, and a handler whose every verdict the script picks,
 // including wrong ones (consumed beyond the input, kWriteThenRead without progress, kReadMore
-// with output).
+// with output), and bodies attached after the output (OutputBuffer::AttachBody), sent from a
+// sealed file or from memory.
 #ifndef ONEPASS_TESTS_FUZZ_SERVER_SCRIPTED_CONNECTION_H_
 #define ONEPASS_TESTS_FUZZ_SERVER_SCRIPTED_CONNECTION_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
 
 #include "absl/types/span.h"
+#include "common/sealed_bytes.h"
 #include "handlers/handler.h"
 #include "handlers/output_buffer.h"
 
@@ -43,6 +48,17 @@ class ScriptedHandler : public Handler {
     const size_t append = script_->Next() % 48;
     uint8_t bytes[48] = {};
     (void)out.Append({bytes, append});
+    if ((choice & 0x40) != 0) {
+      // A body of up to 256 KiB at an offset: from the file (sendfile) or from memory.
+      const size_t offset = script_->Next() * size_t{512};
+      const size_t size = 1 + script_->Next() * size_t{1024};
+      SharedBody body;
+      body.bytes = Body().bytes().subspan(offset, size);
+      body.file = (choice & 0x20) != 0 ? Body().fd() : -1;
+      body.file_offset = offset;
+      body.owner = Owner();
+      (void)out.AttachBody(std::move(body));
+    }
     Verdict verdict;
     verdict.action = static_cast<Action>(choice % 4);
     verdict.consumed = input.empty() ? 0 : script_->Next() % (input.size() + 3);
@@ -50,6 +66,20 @@ class ScriptedHandler : public Handler {
   }
 
  private:
+  // Made once per process, never freed.
+  static const SealedBytes& Body() {
+    static const SealedBytes* body = [] {
+      auto made = SealedBytes::Make("fuzz-body", std::string(512 * 1024, 'b'));
+      if (!made.ok()) std::abort();
+      return made->release();
+    }();
+    return *body;
+  }
+  static const std::shared_ptr<const void>& Owner() {
+    static const auto* owner = new std::shared_ptr<const void>(&Body(), [](const void*) {});
+    return *owner;
+  }
+
   Script* script_;
 };
 

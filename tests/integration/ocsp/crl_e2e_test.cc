@@ -3,8 +3,12 @@
 // `openssl crl`, and downloaded by `openssl verify -crl_check -crl_download` through a
 // certificate's CRL distribution point; a reload (SIGHUP) with a bad CRL keeps the old one serving,
 // one with a new CRL swaps it in, and so does one under concurrent load, where every transfer
-// is one whole version.
+// is one whole version. A CRL of several megabytes goes by sendfile over HTTP, whole to a
+// client that stalls and to one that does not, and encrypted from memory over HTTPS.
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,11 +25,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"
 #include "tests/support/wait_for.h"
 #include "tests/unit/handlers/ocsp/test_crl.h"
+#include "tests/unit/server/tls/tls_test_pki.h"
 
 namespace onepass::ocsp {
 namespace {
@@ -319,6 +325,134 @@ TEST_F(CrlEndToEndTest, ReplacedUnderConcurrentLoadEveryTransferIsOneWholeVersio
   EXPECT_GE(new_seen.load(), 40 * kClients);
   EXPECT_FALSE(second_etag.empty());
   EXPECT_EQ(Curl({}).body, second);
+}
+
+// A client with a small receive buffer that sends a GET and reads nothing until asked to: the
+// server's sends fill up and the connection waits, parked, in the middle of its body.
+class StalledClient {
+ public:
+  StalledClient(int port, const std::string& request) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    const int small = 16 * 1024;
+    setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ =
+        connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+        send(fd_, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size());
+  }
+  ~StalledClient() { close(fd_); }
+  bool connected() const { return connected_; }
+  // Everything until the server closes, within `timeout`.
+  std::string ReadAll(absl::Duration timeout) {
+    std::string text;
+    const absl::Time deadline = absl::Now() + timeout;
+    char chunk[65536];
+    while (absl::Now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
+      const ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
+      if (n <= 0) break;
+      text.append(chunk, static_cast<size_t>(n));
+    }
+    return text;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+// A CA's CRL of several megabytes: sent from the snapshot's sealed file by sendfile over HTTP
+// (onepass_sendfile_bytes_total counts every byte of it) while the output buffers stay at
+// 16 KiB; encrypted from the same memory over HTTPS (no sendfile without kernel TLS); and
+// after a reload, from the new file.
+TEST(CrlLargeEndToEndTest, MegabytesGoBySendfileOverHttpAndWholeOverHttps) {
+  const std::string dir = ::testing::TempDir() + "/crl_large_" + std::to_string(getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/crl");
+  const CommandResult data =
+      RunOk({ONEPASS_SOURCE_DIR "/scripts/make-ocsp-testdata.sh", dir + "/data"});
+  ASSERT_EQ(data.exit_code, 0) << data.err;
+  testing::TestCrlIssuer ca("onepass large CRL CA");
+  const absl::Time now = absl::Now();
+  const std::string crl = ca.MakeCrl(now - absl::Hours(1), now + absl::Hours(24 * 7), 250000);
+  ASSERT_GT(crl.size(), size_t{5} << 20);
+  Publish(dir + "/crl/big.crl", crl);
+  std::ofstream(dir + "/issuers.pem") << ca.CertificatePem();
+  ::onepass::tls::testing::TestPkiDir pki({.common_name = "crl.example.test"});
+  const std::string metrics = absl::StrCat("127.0.0.1:", ::onepass::testing::FreeLoopbackPort());
+  auto started = ServerProcess::Start({"--handler",        "ocsp",
+                                       "--listen",         "127.0.0.1:0",
+                                       "--workers",        "2",
+                                       "--ocsp-responses", dir + "/data/responses",
+                                       "--crl-dir",        dir + "/crl",
+                                       "--crl-issuers",    dir + "/issuers.pem",
+                                       "--tls-listen",     "127.0.0.1:0",
+                                       "--tls-cert",       pki.chain_file(),
+                                       "--tls-key",        pki.key_file(),
+                                       "--metrics-listen", metrics});
+  ASSERT_TRUE(started.ok()) << started.status();
+  std::unique_ptr<ServerProcess> server = *std::move(started);
+  const std::string url = absl::StrCat("http://127.0.0.1:", server->port(), "/crl/big.crl");
+  auto curl = [&](std::vector<std::string> argv) {
+    argv.insert(argv.begin(), {"curl", "-sS", "--max-time", "30", "-o", dir + "/body"});
+    const CommandResult result = RunOk(argv);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return ReadFile(dir + "/body");
+  };
+
+  // A stalled reader holds its connection in the middle of the body...
+  StalledClient stalled(server->port(), "GET /crl/big.crl HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(stalled.connected());
+  ASSERT_TRUE(::onepass::testing::WaitFor(
+      [&] { return ::onepass::testing::ScrapeValue(metrics, "onepass_parked_total") >= 1; },
+      absl::Seconds(10)));
+  // ...while others get theirs: whole, a range from the middle, and the CRL verifies.
+  EXPECT_TRUE(curl({url}) == crl);
+  EXPECT_TRUE(curl({"-r", "3000000-3999999", url}) == crl.substr(3000000, 1000000));
+  EXPECT_TRUE(curl({url}) == crl);
+  const CommandResult whole = RunOk({"openssl", "crl", "-inform", "DER", "-in", dir + "/body",
+                                     "-noout", "-CAfile", dir + "/issuers.pem"});
+  EXPECT_TRUE(absl::StrContains(whole.out + whole.err, "verify OK")) << whole.out << whole.err;
+  const std::string response = stalled.ReadAll(absl::Seconds(30));
+  const size_t body_at = response.find("\r\n\r\n");
+  ASSERT_NE(body_at, std::string::npos);
+  EXPECT_TRUE(response.substr(body_at + 4) == crl) << response.size() << " bytes";
+
+  const double by_sendfile =
+      ::onepass::testing::ScrapeValue(metrics, "onepass_sendfile_bytes_total");
+  EXPECT_EQ(by_sendfile, static_cast<double>(3 * crl.size() + 1000000));
+
+  // HTTPS: the same bytes, encrypted a record at a time from the sealed memory.
+  const std::string https =
+      curl({"--cacert", pki.ca_file(), "--resolve",
+            absl::StrCat("crl.example.test:", server->tls_port(), ":127.0.0.1"),
+            absl::StrCat("https://crl.example.test:", server->tls_port(), "/crl/big.crl")});
+  EXPECT_TRUE(https == crl) << https.size() << " bytes";
+  EXPECT_EQ(::onepass::testing::ScrapeValue(metrics, "onepass_sendfile_bytes_total"), by_sendfile);
+
+  // A reload brings a larger CRL in a new sealed file, which the workers (each with a
+  // descriptor table of its own) did not have at start: it goes by sendfile too, whole.
+  const std::string grown = ca.MakeCrl(now, now + absl::Hours(24 * 7), 300000);
+  Publish(dir + "/crl/big.crl", grown);
+  ASSERT_EQ(kill(server->pid(), SIGHUP), 0);
+  std::string latest;
+  EXPECT_TRUE(::onepass::testing::WaitFor(
+      [&] {
+        latest = curl({url});
+        return latest.size() == grown.size();
+      },
+      absl::Seconds(20)));
+  EXPECT_TRUE(latest == grown);
+  EXPECT_TRUE(curl({url}) == grown);  // on either worker
+  EXPECT_TRUE(curl({url}) == grown);
+  EXPECT_GE(::onepass::testing::ScrapeValue(metrics, "onepass_sendfile_bytes_total"),
+            by_sendfile + 3 * static_cast<double>(grown.size()));
+  EXPECT_EQ(server->Stop(), 0) << server->ReadStderr();
+  fs::remove_all(dir);
 }
 
 }  // namespace

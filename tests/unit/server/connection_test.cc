@@ -12,6 +12,7 @@
 #include <chrono>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/support/line_handler.h"
 
@@ -269,6 +270,45 @@ TEST_F(ConnectionTest, FullSocketWaitsForWriteThenFinishes) {
   EXPECT_FALSE(connection_->deadlines().write.has_value());  // sent whole: disarmed
   EXPECT_EQ(Stats().responses, 1u);
   EXPECT_GT(Stats().sends, 1u);
+}
+
+// A body attached by the handler (OutputBuffer::AttachBody) goes after the head: by sendfile
+// from its file, through a socket that fills many times, whole and in order.
+TEST_F(ConnectionTest, AttachedBodyIsSentByFileAfterTheHead) {
+  for (const std::string kind : {"file", "mem"}) {
+    SCOPED_TRACE(kind);
+    WorkerStats fresh;
+    Open(LineProtocolOptions{});  // a 4 KiB output buffer: the body is not in it
+    env_.stats = &fresh;
+    ClientSends(kind + " 3000000\n");
+    ASSERT_EQ(connection_->Advance(env_), ConnectionState::kWriting);
+    std::string received;
+    ConnectionState next = ConnectionState::kWriting;
+    for (int round = 0; round < 100000 && next == ConnectionState::kWriting; ++round) {
+      received += ClientReceives();
+      next = connection_->Advance(env_);
+    }
+    EXPECT_EQ(next, ConnectionState::kClosed);
+    received += ClientReceives();
+    const std::string head = "body 3000000\n";
+    ASSERT_EQ(received.size(), head.size() + 3000000);
+    EXPECT_EQ(received.substr(0, head.size()), head);
+    EXPECT_TRUE(received.substr(head.size()) == testing::BodyPattern().substr(0, 3000000));
+    const StatsSnapshot stats = fresh.Read();
+    EXPECT_EQ(stats.responses, 1u);
+    EXPECT_EQ(stats.sendfile_bytes, kind == "file" ? 3000000u : 0u);
+  }
+  env_.stats = &stats_;
+}
+
+// Lines after a body wait until it is sent, then get their answers on the same connection.
+TEST_F(ConnectionTest, LinesAfterABodyAreAnsweredAfterIt) {
+  ClientSends("file 1000\nafter\n");
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
+  const std::string received = ClientReceives();
+  EXPECT_EQ(received, absl::StrCat("body 1000\n", testing::BodyPattern().substr(0, 1000),
+                                   "worker=0 after\n"));
+  EXPECT_EQ(Stats().sendfile_bytes, 1000u);
 }
 
 // A handler that never makes progress must not make the server spin.

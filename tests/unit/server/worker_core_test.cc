@@ -6,6 +6,7 @@
 #include "server/core/worker_core.h"
 
 #include <netinet/in.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <deque>
@@ -108,6 +109,12 @@ class ScriptedSockets final : public SocketIo {
     if (socket.send_room != SIZE_MAX) socket.send_room -= n;
     socket.sent.append(reinterpret_cast<const char*>(bytes.data()), n);
     return static_cast<ssize_t>(n);
+  }
+  ssize_t SendFile(int fd, int file, uint64_t offset, size_t count) override {
+    std::string bytes(count, '\0');
+    const ssize_t n = pread(file, bytes.data(), count, static_cast<off_t>(offset));
+    if (n <= 0) return n < 0 ? -errno : 0;
+    return Send(fd, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(bytes.data()), n), false);
   }
   void ShutdownWrite(int fd) override { sockets[fd].shut = true; }
   size_t UnsentBytes(int) override { return 0; }

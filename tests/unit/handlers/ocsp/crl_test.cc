@@ -86,17 +86,13 @@ TEST_F(CrlTest, BadFilesFailTheLoadNamingThem) {
   EXPECT_FALSE(Load().ok());  // trailing bytes
 }
 
-// The limit, not the largest CRL loaded, is what the output buffers are sized for: a CRL that
-// grows up to it can be reloaded without a restart.
-TEST_F(CrlTest, TheSizeLimitFailsALargerCrlAndIsWhatBuffersHold) {
+// --crl-max-bytes bounds what a load takes; a CRL of exactly that size loads.
+TEST_F(CrlTest, TheSizeLimitFailsALargerCrl) {
   const std::string der = ca_.MakeCrl(kNow - absl::Hours(1), kNow + absl::Hours(24 * 30), 100);
   Write("ca.crl", der);
   auto fits = Load("", der.size());
   ASSERT_TRUE(fits.ok()) << fits.status();
-  EXPECT_EQ((*fits)->max_bytes(), der.size());
-  auto roomy = Load("", 1 << 20);
-  ASSERT_TRUE(roomy.ok()) << roomy.status();
-  EXPECT_EQ((*roomy)->max_bytes(), size_t{1} << 20);
+  EXPECT_EQ((*fits)->Find("ca.crl")->der, der);
   auto larger = Load("", der.size() - 1);
   ASSERT_FALSE(larger.ok());
   EXPECT_TRUE(absl::StrContains(larger.status().message(), "ca.crl: ")) << larger.status();
@@ -180,16 +176,30 @@ class CrlResponderTest : public CrlTest {
     http::HttpLimits limits;
     EXPECT_EQ(http::ParseHttpRequest(request_text_, limits, request).status,
               http::HttpParseStatus::kComplete);
-    OutputBuffer out(1 << 20);
+    OutputBuffer out(kCrlCopiedBodyMax + 1024);  // as OcspHandlerFactory sizes them
     const int answered = responder_->Respond(request, name, kNow, out);
     if (answered != 0) return absl::StrCat("error ", answered);
-    return std::string(reinterpret_cast<const char*>(out.data()), out.size());
+    attached_ = out.has_body();
+    std::string response(reinterpret_cast<const char*>(out.data()), out.size());
+    if (out.has_body()) {
+      // What the server would send: the same bytes from memory and from the file.
+      const SharedBody& body = out.body();
+      std::string from_file(body.bytes.size(), '\0');
+      EXPECT_EQ(pread(body.file, from_file.data(), from_file.size(),
+                      static_cast<off_t>(body.file_offset)),
+                static_cast<ssize_t>(from_file.size()));
+      EXPECT_EQ(from_file,
+                std::string(reinterpret_cast<const char*>(body.bytes.data()), body.bytes.size()));
+      response += from_file;
+    }
+    return response;
   }
   static std::string Body(const std::string& response) {
     return response.substr(response.find("\r\n\r\n") + 4);
   }
 
   std::string der_, etag_, request_text_;
+  bool attached_ = false;  // the last Get's body was attached, not copied
   std::unique_ptr<HandlerCounters> counters_;
   std::unique_ptr<CrlResponder> responder_;
 };
@@ -245,6 +255,62 @@ TEST_F(CrlResponderTest, ByteRanges) {
       Get("ca.crl", absl::StrCat("Range: bytes=0-1\r\nIf-Range: \"", etag_, "\"\r\n")),
       "HTTP/1.1 206 "));
   EXPECT_EQ(counters_->Read(static_cast<size_t>(OcspCounter::kCrlUnsatisfiable)), 1u);
+}
+
+// A CRL above kCrlCopiedBodyMax is not copied: the output holds the head and a body that
+// points into the snapshot's sealed file, at the range's offset, and keeps the snapshot alive.
+TEST_F(CrlResponderTest, LargeCrlIsAttachedNotCopied) {
+  EXPECT_FALSE(attached_);
+  const std::string large = ca_.MakeCrl(kNow - absl::Hours(1), kNow + absl::Hours(24 * 30), 2000);
+  ASSERT_GT(large.size(), kCrlCopiedBodyMax);
+  Write("large.crl", large);
+  std::weak_ptr<const CrlSnapshot> watched;
+  {
+    auto crls = Load();
+    ASSERT_TRUE(crls.ok()) << crls.status();
+    watched = *crls;
+    responder_ = std::make_unique<CrlResponder>(*crls, *counters_);
+  }
+  const std::string whole = Get("large.crl");
+  EXPECT_TRUE(attached_);
+  EXPECT_TRUE(absl::StartsWith(whole, "HTTP/1.1 200 OK\r\n"));
+  EXPECT_EQ(Body(whole), large);
+  const std::string part = Get("large.crl", "Range: bytes=1000-30999\r\n");
+  EXPECT_TRUE(attached_);
+  EXPECT_EQ(Body(part), large.substr(1000, 30000));
+  const std::string tail = Get("large.crl", "Range: bytes=-100\r\n");
+  EXPECT_FALSE(attached_);  // 100 bytes: copied
+  EXPECT_EQ(Body(tail), large.substr(large.size() - 100));
+  EXPECT_TRUE(Body(Get("large.crl", "", "HEAD")).empty());
+  EXPECT_FALSE(attached_);
+
+  // The body's owner is the snapshot: it outlives the responder (a reload) until sent.
+  http::HttpRequest request;
+  http::HttpLimits limits;
+  const std::string text = "GET /crl/large.crl HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(http::ParseHttpRequest(text, limits, request).status, http::HttpParseStatus::kComplete);
+  OutputBuffer out(kCrlCopiedBodyMax + 1024);
+  ASSERT_EQ(responder_->Respond(request, "large.crl", kNow, out), 0);
+  responder_.reset();
+  EXPECT_FALSE(watched.expired());
+  out.Clear();
+  EXPECT_TRUE(watched.expired());
+}
+
+// A buffer too small for the head is refused whole (-1), never half written.
+TEST_F(CrlResponderTest, NoRoomForTheHeadWritesNothing) {
+  const std::string large = ca_.MakeCrl(kNow - absl::Hours(1), kNow + absl::Hours(24 * 30), 2000);
+  Write("large.crl", large);
+  auto crls = Load();
+  ASSERT_TRUE(crls.ok()) << crls.status();
+  CrlResponder responder(*crls, *counters_);
+  http::HttpRequest request;
+  http::HttpLimits limits;
+  const std::string text = "GET /crl/large.crl HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(http::ParseHttpRequest(text, limits, request).status, http::HttpParseStatus::kComplete);
+  OutputBuffer tiny(64);
+  EXPECT_EQ(responder.Respond(request, "large.crl", kNow, tiny), -1);
+  EXPECT_TRUE(tiny.empty());
 }
 
 }  // namespace
