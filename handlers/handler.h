@@ -119,7 +119,9 @@ class Handler {
   // Looks at the bytes received and not yet consumed on one connection. Handles every complete
   // request at the front of `input` (pipelining), appending each response to `out`, and stops
   // early when `out` holds more than a soft limit of unsent bytes (RFC 9210 §4.5: 64 KiB) or a
-  // response does not fit. Must not keep pointers into `input` or `out` after returning.
+  // response does not fit, or after a response whose body it attached from its snapshot
+  // (OutputBuffer::AttachBody: large bodies, never copied). Must not keep pointers into `input`
+  // or `out` after returning.
   virtual Verdict Process(absl::Span<const uint8_t> input, const RequestContext& context,
                           OutputBuffer& out) = 0;
 

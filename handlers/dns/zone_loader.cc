@@ -174,8 +174,9 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZoneText(const ZoneSource& source,
   // while loading, and no table twice the size the zone needs at the load's peak (a guess
   // from the text's size, 64 bytes a name, kept 4 M slots for a signed 1M-name TLD's 1.3 M).
   build.nodes.reserve(EstimateOwnerCount(source.text));
-  const absl::Status read =
-      ReadMasterFile(source.display_name, source.text, options.text, [&](TextRecord& rr) {
+  const absl::Status read = ReadMasterFile(
+      source.display_name, source.text, options.text,
+      [&](TextRecord& rr) {
         if (origin.empty()) {
           // RFC 1035 §5.2: the zone starts with its SOA, whose owner is the origin.
           if (rr.type != kTypeSoa) {
@@ -186,6 +187,11 @@ absl::StatusOr<std::unique_ptr<Zone>> ParseZoneText(const ZoneSource& source,
           origin = std::string(rr.owner);
         }
         return AddRecord(options, origin, rr, build, interner);
+      },
+      [&](absl::string_view owner) {
+        // A new owner costs two cache misses in the name table (its control bytes and its
+        // slot), a third of the whole load on a 1M-name zone: fetched while the RDATA parses.
+        if (owner != build.last_owner) build.nodes.prefetch(owner);
       });
   if (!read.ok()) return read;
   if (text_to_free != nullptr) std::string().swap(*text_to_free);  // views into it are gone

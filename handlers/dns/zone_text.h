@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/functional/function_ref.h"
@@ -53,8 +54,16 @@ using TextRecordSink = absl::FunctionRef<absl::Status(TextRecord&)>;
 // folder). `origin` is the initial $ORIGIN in presentation form ("" for none: then relative
 // names before a $ORIGIN are an error). Errors read "file:line: what", one per line, up to
 // options.max_errors of them; the last line says so when reading stopped at that limit.
+//
+// `owner_seen`, when given, is called with each new owner (canonical wire name) as soon as its
+// line names it, before the RDATA is parsed: a caller that looks owners up in a large table
+// prefetches the slot there, so that the cache miss overlaps the parse.
+using OwnerHint = absl::FunctionRef<void(absl::string_view)>;
 absl::Status ReadMasterFile(absl::string_view display_name, absl::string_view text,
                             const ZoneTextOptions& options, TextRecordSink sink);
+absl::Status ReadMasterFile(absl::string_view display_name, absl::string_view text,
+                            const ZoneTextOptions& options, TextRecordSink sink,
+                            std::optional<OwnerHint> owner_seen);
 
 // About how many owners `text` names, read without parsing it, to size a name table before
 // reading: its lines that start with an owner (not with a blank, ';' or '$') and whose first
