@@ -22,8 +22,11 @@ RRset* RRsetStore::New(uint16_t type) {
     rrset = free_.back();
     free_.pop_back();
   } else {
-    if (used_ == kChunkRRsets) {
-      chunks_.push_back(std::make_unique<RRset[]>(kChunkRRsets));
+    if (chunks_.empty() || used_ == chunks_.back().size()) {
+      const size_t count =
+          chunks_.size() < kSmallChunks ? kSmallChunkRRsets : kHugePageBytes / sizeof(RRset);
+      chunks_.emplace_back(count);
+      allocated_ += count;
       used_ = 0;
     }
     rrset = &chunks_.back()[used_++];

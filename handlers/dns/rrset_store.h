@@ -17,6 +17,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
+#include "common/huge_pages.h"
 #include "handlers/dns/zone_records.h"
 
 namespace onepass::dns {
@@ -49,7 +50,7 @@ class RRsetStore {
   size_t live() const { return made_ - free_.size(); }
   size_t shared_hits() const { return shared_hits_; }
   // RRset slots taken from the allocator (live, free, and the last chunk's unused ones).
-  size_t allocated() const { return chunks_.size() * kChunkRRsets; }
+  size_t allocated() const { return allocated_; }
 
  private:
   struct ContentHash {
@@ -58,10 +59,16 @@ class RRsetStore {
   struct ContentEq {
     bool operator()(const RRset* a, const RRset* b) const;
   };
-  static constexpr size_t kChunkRRsets = 4096;
+  // The first chunks hold 4096 RRsets; from the fifth on (a zone of some 15k RRsets and more)
+  // a chunk is a huge page of them (common/huge_pages.h), as random lookups on large zones
+  // need. Chunks never move: RRsets are pointed at.
+  static constexpr size_t kSmallChunkRRsets = 4096;
+  static constexpr size_t kSmallChunks = 4;
+  using Chunk = std::vector<RRset, HugePageAllocator<RRset>>;
 
-  std::vector<std::unique_ptr<RRset[]>> chunks_;
-  size_t used_ = kChunkRRsets;  // in the last chunk
+  std::vector<Chunk> chunks_;
+  size_t used_ = 0;  // in the last chunk
+  size_t allocated_ = 0;
   size_t made_ = 0;
   std::vector<RRset*> free_;  // recycled by Share, reused by New
   absl::flat_hash_set<const RRset*, ContentHash, ContentEq> shared_;

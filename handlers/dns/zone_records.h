@@ -97,12 +97,21 @@ class NameArena {
   // A stable copy of `name` (also used for RDATA bytes).
   absl::string_view Intern(absl::string_view name);
   // Bytes taken from the allocator [bytes], for the load report.
-  size_t allocated() const { return blocks_.size() * kBlockBytes; }
+  size_t allocated() const { return allocated_; }
 
  private:
-  static constexpr size_t kBlockBytes = size_t{1} << 20;
-  std::vector<std::unique_ptr<char[]>> blocks_;
-  size_t used_ = kBlockBytes;  // in the last block
+  // The first blocks are 1 MiB; from the fifth on (a zone of about 100k names and more) they
+  // are huge pages (common/huge_pages.h), which random lookups on large zones need.
+  static constexpr size_t kSmallBlockBytes = size_t{1} << 20;
+  static constexpr size_t kSmallBlocks = 4;
+  struct FreeBlock {
+    bool huge = false;
+    void operator()(char* block) const;
+  };
+  std::vector<std::unique_ptr<char[], FreeBlock>> blocks_;
+  size_t block_bytes_ = 0;  // of the last block
+  size_t used_ = 0;         // in the last block
+  size_t allocated_ = 0;
 };
 
 }  // namespace onepass::dns

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/huge_pages.h"
 #include "handlers/dns/dns_name.h"
 #include "handlers/dns/dns_wire.h"
 
@@ -49,10 +50,23 @@ void AttachSignatures(Node& node, RRsetStore& store) {
 
 }  // namespace
 
+void NameArena::FreeBlock::operator()(char* block) const {
+  if (huge) {
+    FreeHugePageable(block);
+  } else {
+    delete[] block;
+  }
+}
+
 absl::string_view NameArena::Intern(absl::string_view name) {
   if (name.empty()) return {};
-  if (used_ + name.size() > kBlockBytes) {
-    blocks_.push_back(std::make_unique<char[]>(std::max(kBlockBytes, name.size())));
+  if (used_ + name.size() > block_bytes_) {
+    const bool huge = blocks_.size() >= kSmallBlocks;
+    block_bytes_ = std::max(huge ? kHugePageBytes : kSmallBlockBytes, name.size());
+    char* block =
+        huge ? static_cast<char*>(AllocateHugePageable(block_bytes_)) : new char[block_bytes_];
+    blocks_.emplace_back(block, FreeBlock{huge});
+    allocated_ += block_bytes_;
     used_ = 0;
   }
   char* at = blocks_.back().get() + used_;
