@@ -1,10 +1,10 @@
 // Memory for large tables read at random: a zone's name table and name arena at millions of
 // names. Each lookup there touches a few cache lines far apart, and with 4 KiB pages each of
 // them also misses the TLB (a 10M-name zone spans gigabytes). Blocks of at least half of
-// kHugePageBytes are rounded up to whole huge pages, 2 MiB-aligned and advised as huge-page memory (madvise MADV_HUGEPAGE:
-// transparent huge pages in "madvise" mode, the setting most distributions' servers run with;
-// with "always" the advice changes nothing, with "never" the kernel ignores it). Smaller
-// blocks come from the allocator as usual: a small zone keeps small pages and a small RSS.
+// kHugePageBytes are rounded up to whole huge pages, 2 MiB-aligned and advised as huge-page memory
+// (madvise MADV_HUGEPAGE: transparent huge pages in "madvise" mode, the setting most distributions'
+// servers run with; with "always" the advice changes nothing, with "never" the kernel ignores it).
+// Smaller blocks come from the allocator as usual: a small zone keeps small pages and a small RSS.
 #ifndef ONEPASS_COMMON_HUGE_PAGES_H_
 #define ONEPASS_COMMON_HUGE_PAGES_H_
 
