@@ -119,6 +119,7 @@ bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t rece
   ++turn.reads;
   WorkerStats::Add(env.stats->recvs);
   if (received > 0) {
+    fields_.received = true;
     turn.last_read_short = static_cast<size_t>(received) < asked;
     turn.last_read_full = !turn.last_read_short;
     turn.calls_without_progress = 0;
@@ -503,6 +504,7 @@ void Connection::CountEndOfInput(const ConnectionEnv& env) {
   // A peer that closed after its last answer with nothing pending is a normal end; one that
   // left bytes of a request, or never got an answer, closed with its request incomplete.
   if (!in_->empty() || !fields_.served) WorkerStats::Add(env.stats->closed_incomplete);
+  if (!fields_.received) WorkerStats::Add(env.stats->closed_unused);
 }
 
 bool Connection::StartLinger(const ConnectionEnv& env) {

@@ -86,6 +86,7 @@ struct ConnectionFields {
   bool process_after_write = false;
   bool peer_closed = false;  // the client's EOF was read (RFC 7766 §6.2.4 half-close)
   bool served = false;       // at least one whole response sent
+  bool received = false;     // a byte came from the client (TLS records included)
   // The client's address (IPv4 as v4-mapped IPv6), from accept4, or the one a trusted PROXY v2
   // header named (server/core/proxy_protocol.h): handed to the handler (RequestContext::peer) and
   // counted against the per-client limit while parked.
@@ -198,6 +199,8 @@ class Connection {
   OutputBuffer& out() { return *out_; }  // requires has_output()
   const InputBuffer& in() const { return *in_; }
   bool served() const { return fields_.served; }
+  // No byte ever came from the client: a speculative connect or a probe (closed_unused).
+  bool unused() const { return !fields_.received; }
   // After Reset: whether a plain connection waits for a next request (--keepalive-ms) or closes
   // after its answers (ConnectionFields::keep_open).
   void set_keep_open(bool keep_open) { fields_.keep_open = keep_open; }

@@ -50,6 +50,7 @@ namespace onepass {
   COUNTER(accept_errors, "accept failed with an unexpected error")                                \
   COUNTER(accept_pauses, "accepting paused for lack of descriptors or memory (EMFILE...)")        \
   COUNTER(closed_drain, "still open at the end of the drain timeout")                             \
+  COUNTER(closed_unused, "closed by the peer or the read timeout before the client sent a byte")  \
   COUNTER(idle_closes,                                                                            \
           "kept-alive connections closed without a next request: after --keepalive-ms, or at "    \
           "once when the pool or the client's share was full (its answers all sent)")             \

@@ -475,6 +475,7 @@ void WorkerCore::CountTimeout(const Connection& connection) {
   switch (connection.state()) {
     case ConnectionState::kProxyHeader:
       WorkerStats::Add(stats_.read_timeouts);
+      if (connection.unused()) WorkerStats::Add(stats_.closed_unused);
       break;
     case ConnectionState::kReading:
       if (connection.deadlines().read_is_idle) {
@@ -482,6 +483,7 @@ void WorkerCore::CountTimeout(const Connection& connection) {
         WorkerStats::Add(stats_.idle_closes);
       } else {
         WorkerStats::Add(stats_.read_timeouts);
+        if (connection.unused()) WorkerStats::Add(stats_.closed_unused);
       }
       break;
     case ConnectionState::kWriting:

@@ -34,6 +34,8 @@ served_count() { sed -n 's/.*served=\([0-9]*\).*/\1/p' <<< "$1" | head -n 1; }
 # answer_count: the server's DNS answers (NOERROR) from its exit stats line.
 answer_count() { sed -n 's/.*dns_responses{rcode="NOERROR"}=\([0-9]*\).*/\1/p' <<< "$1" | head -n 1; }
 accepted_count() { sed -n 's/.*accepted=\([0-9]*\).*/\1/p' <<< "$1" | head -n 1; }
+# stat_count STATS NAME: counter NAME from the server's exit stats line.
+stat_count() { sed -n "s/.* $2=\\([0-9]*\\).*/\\1/p" <<< "$1" | head -n 1; }
 
 # dnsperf_field OUT LABEL: the number after "LABEL:" in dnsperf's statistics.
 dnsperf_field() { awk -v label="$2:" '$0 ~ label { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { print $i; exit } }' "$1"; }
@@ -50,24 +52,35 @@ dnsperf_field() { awk -v label="$2:" '$0 ~ label { for (i = 1; i <= NF; i++) if 
   # held query, already counted as timed out, with the next one on a fresh connection. tcpdump
   # showed it (about 1 run in 15 on this 2-core VM, 8 queries at once, ids near 100): 8
   # connections silent for 5.0 s, then each query answered by onepassd within 2 ms of arriving,
-  # and reported as "unexpected (maybe timed out) id". So what is checked here: each of the 300
-  # was answered, on time or late, the late ones are exactly the ones dnsperf timed out, and
-  # (below) the server answered every query once. A server that lost or never answered a query
-  # fails the first two; one that stalled is caught by onepass-load's 5 s timeout below.
-  local report=$BATS_TEST_TMPDIR/dnsperf.out completed lost late timed_out
+  # and reported as "unexpected (maybe timed out) id". Its ledger does not always add up
+  # either: about 1 run in 10 it counts a query as sent and "timed out" in a run far shorter
+  # than -t, with no late answer or a late one under another id, while no byte of that query
+  # reached the server (a connection it opened and closed unused). So dnsperf's ledger is
+  # checked for its own consistency: it sent 300, and each one it did not count as completed it
+  # counted as lost and reported as timed out. What the server did is checked on the server's
+  # counters: every connection that carried a byte was answered (none closed, or cut by the
+  # read timeout, holding a part of a request: closed_incomplete + read_timeouts are all
+  # closed_unused), it answered every query dnsperf counted as completed and at most the 300,
+  # and onepass-load's 400 exactly. A server that lost or never answered a query it was sent
+  # fails that; one that stalled is caught by onepass-load's 5 s timeout.
+  local report=$BATS_TEST_TMPDIR/dnsperf.out sent completed lost timed_out
+  sent=$(dnsperf_field "$report" "Queries sent")
   completed=$(dnsperf_field "$report" "Queries completed")
   lost=$(dnsperf_field "$report" "Queries lost")
-  late=$(sed -n 's/.*unexpected (maybe timed out) id: \([0-9]*\)$/\1/p' "$report" | sort -n)
-  timed_out=$(sed -n 's/^\[Timeout\] Query timed out: msg id \([0-9]*\)$/\1/p' "$report" | sort -n)
-  [ "$((completed + $(grep -c . <<< "$late" || true)))" = 300 ] || { cat "$report"; false; }
-  [ "$late" = "$timed_out" ] || { cat "$report"; false; }
-  [ "$lost" = "$(grep -c . <<< "$timed_out" || true)" ] || { cat "$report"; false; }
+  timed_out=$(grep -c '^\[Timeout\] Query timed out: msg id [0-9]*$' "$report" || true)
+  [ "$sent" = 300 ] || { cat "$report"; false; }
+  [ "$((completed + lost))" = 300 ] || { cat "$report"; false; }
+  [ "$lost" = "$timed_out" ] || { cat "$report"; false; }
   "$BIN_DIR/loadtest/onepass-load" --target "$SERVER_ADDR" --qname www.example.com. --count 400 \
     --concurrency 8 --timeout-ms 5000 --json "$BATS_TEST_TMPDIR/load.json"
   [ "$(json_number "$BATS_TEST_TMPDIR/load.json" ok)" = 400 ]
-  local stats
+  local stats answers
   stats=$(stop_server)
-  [ "$(answer_count "$stats")" = 700 ] || { echo "$stats"; false; }
+  answers=$(answer_count "$stats")
+  [ "$answers" -ge "$((completed + 400))" ] && [ "$answers" -le 700 ] ||
+    { cat "$report"; echo "$stats"; false; }
+  [ "$(($(stat_count "$stats" closed_incomplete) + $(stat_count "$stats" read_timeouts)))" = \
+    "$(stat_count "$stats" closed_unused)" ] || { cat "$report"; echo "$stats"; false; }
   # dnsperf opens a client's next connection before it knows whether a query is left for it:
   # the last few are accepted and closed unused.
   [ "$(accepted_count "$stats")" -ge 700 ] || { echo "$stats"; false; }

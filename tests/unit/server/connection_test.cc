@@ -170,7 +170,18 @@ TEST_F(ConnectionTest, PeerClosingMidRequestIsCountedIncomplete) {
   shutdown(client_fd_, SHUT_WR);
   EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
   EXPECT_EQ(Stats().closed_incomplete, 1u);
+  EXPECT_EQ(Stats().closed_unused, 0u);  // it sent a part of a request
   EXPECT_EQ(Stats().served, 0u);
+}
+
+// A speculative connect (or a probe) is told apart from a request cut short.
+TEST_F(ConnectionTest, PeerClosingWithoutAByteIsCountedUnused) {
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kReading);
+  EXPECT_TRUE(connection_->unused());
+  shutdown(client_fd_, SHUT_WR);
+  EXPECT_EQ(connection_->Advance(env_), ConnectionState::kClosed);
+  EXPECT_EQ(Stats().closed_incomplete, 1u);
+  EXPECT_EQ(Stats().closed_unused, 1u);
 }
 
 TEST_F(ConnectionTest, HalfClosedPeerStillGetsItsAnswer) {

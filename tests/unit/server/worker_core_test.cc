@@ -200,7 +200,17 @@ TEST_F(WorkerCoreTest, SilentClientIsCutAtTheReadDeadlineOnTheFakeClock) {
   Advance(absl::Milliseconds(200));
   EXPECT_TRUE(Closed(10, false));
   EXPECT_EQ(Stats().read_timeouts, 1u);
+  EXPECT_EQ(Stats().closed_unused, 0u);  // it sent "hel"
   EXPECT_TRUE(driver_.armed.empty());
+}
+
+TEST_F(WorkerCoreTest, ClientSilentFromTheStartIsCountedUnusedAtTheReadDeadline) {
+  Start();
+  Accept(10, {});
+  Advance(absl::Milliseconds(2100));
+  EXPECT_TRUE(Closed(10, false));
+  EXPECT_EQ(Stats().read_timeouts, 1u);
+  EXPECT_EQ(Stats().closed_unused, 1u);
 }
 
 TEST_F(WorkerCoreTest, FullSocketBufferParksWritableAndPartialSendsFinishTheAnswer) {
