@@ -28,6 +28,10 @@ ABSL_FLAG(std::string, tls_alpn, "",
           "client's offer. Default by --handler: dns \"dot\" (RFC 7858), ocsp and rdap "
           "\"http/1.1\" (HTTPS), whois none.");
 ABSL_FLAG(bool, tls12, false, "Also accept TLS 1.2 on --tls-listen (TLS 1.3 only by default).");
+ABSL_FLAG(std::string, tls_ciphersuites, onepass::tls::kDefaultTlsCipherSuites,
+          "TLS 1.3 cipher suites, colon-separated, in the server's order of preference (a "
+          "client that lists ChaCha20 first still gets it). AES-128-GCM first: ~7% less CPU "
+          "per handshake than AES-256-GCM (server/tls/README.md).");
 ABSL_FLAG(int, tls_idle_timeout_ms, 0,
           "How long a DNS-over-TLS connection may wait idle for its next query, in ms (the TLS "
           "counterpart of --keepalive-ms, which plain TCP keeps). 0: the answer leaves with "
@@ -80,6 +84,7 @@ absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> LoadTlsFromFlags(
   config.key_file = absl::GetFlag(FLAGS_tls_key);
   config.ticket_keys_file = absl::GetFlag(FLAGS_tls_ticket_keys);
   config.allow_tls12 = absl::GetFlag(FLAGS_tls12);
+  config.ciphersuites = absl::GetFlag(FLAGS_tls_ciphersuites);
   if (config.cert_file.empty() && config.key_file.empty()) {
     if (!config.ticket_keys_file.empty()) {
       return absl::InvalidArgumentError(

@@ -62,6 +62,7 @@ class TlsServerContext {
   explicit TlsServerContext(const TlsConfig& config) : config_(config) {}
   absl::Status LoadCertificateAndKey(absl::Time now);
   absl::Status Configure();
+  absl::Status SetCipherSuites();  // TlsConfig::ciphersuites, every name checked
 
   TlsConfig config_;
   SSL_CTX* ctx_ = nullptr;

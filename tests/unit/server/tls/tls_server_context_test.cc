@@ -109,6 +109,20 @@ TEST(TlsServerContextTest, AlpnNamesMustFitTheWireFormat) {
   EXPECT_FALSE(TlsServerContext::Create(config, absl::Now()).ok());
 }
 
+TEST(TlsServerContextTest, CipherSuitesOpenSslDoesNotKnowAreRefusedNamingTheFlag) {
+  TestPkiDir pki;
+  TlsConfig config = ConfigFor(pki);
+  for (const char* suites : {"", "AES128-GCM-SHA256", "TLS_AES_128_CCM_4_SHA256x"}) {
+    config.ciphersuites = suites;
+    auto context = TlsServerContext::Create(config, absl::Now());
+    ASSERT_FALSE(context.ok()) << suites;
+    EXPECT_TRUE(absl::StrContains(context.status().message(), "--tls-ciphersuites"))
+        << context.status();
+  }
+  config.ciphersuites = "TLS_CHACHA20_POLY1305_SHA256";
+  EXPECT_TRUE(TlsServerContext::Create(config, absl::Now()).ok());
+}
+
 TEST(TicketKeysTest, ParsesKeysNewestFirst) {
   std::string file;
   for (char c : {'1', '2', '3'}) file += std::string(80, c);

@@ -269,6 +269,29 @@ TEST_F(TlsSessionTest, Tls12IsServedWhenAllowedAndResumes) {
   SSL_SESSION_free(ticket);
 }
 
+// OpenSSL's clients (kdig, Unbound, s_client) list AES-256-GCM first; we pick AES-128-GCM, the
+// cheaper key schedule, unless the client puts ChaCha20 first (no AES hardware).
+TEST_F(TlsSessionTest, OurCipherSuiteOrderWinsExceptForAClientThatPutsChaChaFirst) {
+  auto context = MakeContext();
+  TlsSession session;
+  SSL_SESSION_free(Connect(session, context));
+  EXPECT_EQ(stats_.cipher[0], 1u) << "aes128gcm";
+  ClientOptions chacha_first;
+  chacha_first.ciphersuites = "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256";
+  SSL_SESSION_free(Connect(session, context, chacha_first));
+  EXPECT_EQ(stats_.cipher[2], 1u) << "chacha20";
+  ClientOptions aes256_only;
+  aes256_only.ciphersuites = "TLS_AES_256_GCM_SHA384";
+  SSL_SESSION_free(Connect(session, context, aes256_only));
+  EXPECT_EQ(stats_.cipher[1], 1u) << "aes256gcm";
+
+  TlsConfig config;
+  config.ciphersuites = "TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256";  // --tls-ciphersuites
+  TlsSession other;
+  SSL_SESSION_free(Connect(other, MakeContext(config)));
+  EXPECT_EQ(stats_.cipher[1], 2u);
+}
+
 TEST_F(TlsSessionTest, TicketResumesOnAReusedSlotAndOnAnotherContextWithTheSameKeys) {
   const std::string keys = pki_->WriteFile("keys-a", std::string(80, 'a'));
   TlsConfig config;

@@ -11,6 +11,10 @@ TestTlsClient::TestTlsClient(const ClientOptions& options) {
   ctx_ = SSL_CTX_new(TLS_client_method());
   SSL_CTX_set_min_proto_version(ctx_, options.min_version);
   SSL_CTX_set_max_proto_version(ctx_, options.max_version);
+  if (!options.ciphersuites.empty() &&
+      SSL_CTX_set_ciphersuites(ctx_, options.ciphersuites.c_str()) != 1) {
+    std::abort();
+  }
   if (!options.ca_file.empty()) {
     SSL_CTX_load_verify_locations(ctx_, options.ca_file.c_str(), nullptr);
     SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);

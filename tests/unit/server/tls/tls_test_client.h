@@ -20,6 +20,7 @@ struct ClientOptions {
   int max_version = TLS1_3_VERSION;
   std::string ca_file;             // verify the server's chain against it when set
   SSL_SESSION* session = nullptr;  // offer this session's ticket (not taken over)
+  std::string ciphersuites;        // TLS 1.3 suites offered, in order; empty: OpenSSL's own
 };
 
 class TestTlsClient {
