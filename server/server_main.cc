@@ -285,6 +285,8 @@ absl::StatusOr<std::optional<ServerConfig>> ParseFlags(int argc, char** argv) {
   absl::FlagsUsageConfig usage_config;
   usage_config.contains_helpshort_flags = IsOurFlagFile;
   usage_config.contains_help_flags = IsOurFlagFile;
+  // Abseil's own --version names the program and how Abseil was built; ours names the build.
+  usage_config.version_string = [] { return std::string("onepassd " ONEPASS_VERSION "\n"); };
   absl::SetFlagsUsageConfig(usage_config);
   absl::StatusOr<std::vector<std::string>> expanded =
       ExpandFlagfiles(std::vector<std::string>(argv, argv + argc));

@@ -59,6 +59,14 @@ TEST(OnepassdTest, HelpDescribesTheFlagsAndExitsZero) {
   }
 }
 
+TEST(OnepassdTest, VersionNamesTheBuild) {
+  absl::StatusOr<CommandResult> result = RunCommand({OnepassdPath(), "--version"});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 0);
+  EXPECT_TRUE(absl::StartsWith(result->out, "onepassd ")) << result->out;
+  EXPECT_EQ(std::count(result->out.begin(), result->out.end(), '\n'), 1) << result->out;
+}
+
 TEST(OnepassdTest, StartupErrorsAreOneLineAndNonZero) {
   ExpectOneLineError({OnepassdPath(), "--handler", "nosuch", "--listen", "127.0.0.1:0"},
                      "dns|ocsp|whois|rdap");
