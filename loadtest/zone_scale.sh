@@ -5,7 +5,8 @@
 # server the CPU spent until the first answer (user + sys of all its processes), the memory then
 # (PSS of all processes) and the wall time from start to the first answer. onepassd then gets a
 # SIGHUP: its reload time (SIGHUP to the "reloaded" log line), the reload's own phases, the
-# peak RSS (VmHWM) and the PSS 2 s after. After each load, --check-queries random queries
+# peak RSS (VmHWM), the PSS 2 s after and how long until the RSS is back within 5% of its
+# steady level (the old data freed). After each load, --check-queries random queries
 # (names of the zone, some that do not exist) are asked of the server and their answers,
 # reduced to RCODE, AA/TC and sorted sections (loadtest/zone_answers.py), compared with
 # onepassd's of the same round: the "answers = onepassd" column, "whole/asked(RCODE and
@@ -15,6 +16,12 @@
 #   loadtest/zone_scale.sh [--shape default|tld|tld-signed|mixed] [--names N] [--rounds R]
 #                          [--onepassd PATH] [--compare PATH ...] [--precompile-mb MB ...]
 #                          [--check-queries N] [--no-nsd] [--no-knot] [--no-reload] [--signed]
+#                          [--zone-file FILE --queries FILE]
+#
+# --zone-file FILE loads a zone made earlier (a signed 10M-name zone takes half an hour to
+# sign) instead of generating one; --queries FILE is the query list gen-dns-zone.py wrote with
+# it. Origin bench.test; --shape and --names then only label the report. The file's mtime is
+# touched for NSD's reload.
 #
 # --compare PATH adds a row per round for another onepassd binary (an older build: before and
 # after on the same generated, and signed, zone), labelled with its file name.
@@ -47,6 +54,8 @@ precompile=()
 with_nsd=1
 with_knot=1
 with_reload=1
+zone_file=""
+queries_file=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --names) names="$2"; shift 2 ;;
@@ -60,6 +69,8 @@ while [[ $# -gt 0 ]]; do
     --no-knot) with_knot=0; shift ;;
     --no-reload) with_reload=0; shift ;;
     --signed) signed=1; shift ;;
+    --zone-file) zone_file="$2"; shift 2 ;;
+    --queries) queries_file="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "zone_scale.sh: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
@@ -102,9 +113,19 @@ cleanup() {
 }
 trap cleanup EXIT
 zone="$work/bench.zone"
-python3 "$root/scripts/gen-dns-zone.py" --shape "$shape" --names "$names" --out "$zone" \
-  --queries "$work/queries" --query-count "$check_queries"
-if [[ $optout -eq 1 ]]; then
+if [[ -n "$zone_file" ]]; then
+  [[ -f "$zone_file" && -f "$queries_file" ]] ||
+    { echo "zone_scale.sh: --zone-file needs the zone and --queries FILE (gen-dns-zone.py --queries)" >&2; exit 2; }
+  ln -s "$(realpath "$zone_file")" "$zone"
+  head -n "$check_queries" "$queries_file" > "$work/queries"
+  echo "zone file: $zone_file (made earlier; --shape and --names label it)"
+else
+  python3 "$root/scripts/gen-dns-zone.py" --shape "$shape" --names "$names" --out "$zone" \
+    --queries "$work/queries" --query-count "$check_queries"
+fi
+if [[ -n "$zone_file" ]]; then
+  :
+elif [[ $optout -eq 1 ]]; then
   # ldns-signzone -p still writes an NSEC3 for every delegation; BIND's signer skips the
   # insecure ones (RFC 5155 §6), which is what opt-out is for.
   command -v dnssec-signzone >/dev/null || { echo "zone_scale.sh: tld-signed needs dnssec-signzone (bind9-utils)" >&2; exit 2; }
@@ -122,7 +143,7 @@ elif [[ $signed -eq 1 ]]; then
   mv "$zone.signed" "$zone"
   echo "signed: NSEC3 (0 iterations), ECDSA P-256 KSK $ksk, ZSK $zsk"
 fi
-echo "zone: shape $shape$([[ $signed -eq 1 ]] && echo " signed"), $names names, $(grep -vc '^\$' "$zone") lines, $(( $(stat -c %s "$zone") / 1000000 )) MB"
+echo "zone: shape $shape$([[ $signed -eq 1 ]] && echo " signed"), $names names, $(grep -vc '^\$' "$zone") lines, $(( $(stat -L -c %s "$zone") / 1000000 )) MB"
 
 # Results, one space-separated list of per-round values per "label|column".
 declare -A results
@@ -156,9 +177,10 @@ run_onepassd() {
   record "$label" start "$t"
   check_answers "$label" 15353
   if [[ $with_reload -eq 1 ]]; then
-    local before took line cpu_before
+    local before took line cpu_before steady_kb reloaded_at
     before=$(grep -c "reloaded" "$work/onepassd.err" || true)
     cpu_before=$(cpu_seconds "$pid")
+    steady_kb=$(rss_kb "$pid")
     began=$(date +%s.%N)
     kill -HUP "$pid"
     # The log file only: nothing touches the server's memory while it reloads.
@@ -174,7 +196,16 @@ run_onepassd() {
     record "$label" peak "$(hwm_mb "$pid")"
     line=$(grep "reloaded" "$work/onepassd.err" | tail -1)
     echo "  $label, round $round: ${line#*info: }"
-    sleep 2
+    # The old snapshot is freed on a thread of its own once the workers have switched: how
+    # long until the RSS is back within 5% of the steady one (VmRSS: no walk of the address
+    # space), at most 60 s.
+    reloaded_at=$(date +%s.%N)
+    while (( $(rss_kb "$pid") * 100 > steady_kb * 105 )); do
+      sleep 0.1
+      if (( $(date +%s) - ${reloaded_at%.*} > 60 )); then break; fi
+    done
+    record "$label" settled "$(awk -v s="$reloaded_at" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')"
+    sleep "$(awk -v s="$reloaded_at" -v e="$(date +%s.%N)" 'BEGIN { d = 2 - (e - s); print (d > 0 ? d : 0) }')"
     record "$label" after "$(pss_mb "$pid")"
   fi
   kill "$pid"; wait "$pid" 2>/dev/null || true
@@ -273,13 +304,13 @@ done
 echo
 echo "$command_line  ($(date -u +%Y-%m-%d), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
-echo "| server | CPU to load (user+sys) | memory (PSS) | start to first answer | answers = onepassd | reload | reload CPU | reload / start (median) | reload peak (RSS) | PSS 2 s after |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
-units=(" s" " MB" " s" "" " s" " s" "" " MB" " MB")
+echo "| server | CPU to load (user+sys) | memory (PSS) | start to first answer | answers = onepassd | reload | reload CPU | reload / start (median) | reload peak (RSS) | PSS 2 s after | RSS back to steady after |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+units=(" s" " MB" " s" "" " s" " s" "" " MB" " MB" " s")
 for label in "${labels[@]}"; do
   line="| $label |"
   i=0
-  for column in cpu mem start answers reload reload_cpu ratio peak after; do
+  for column in cpu mem start answers reload reload_cpu ratio peak after settled; do
     value=$(span "${results["$label|$column"]:-}")
     [[ "$value" == - ]] || value+="${units[$i]}"
     [[ "$column" != ratio || "$value" == - ]] ||

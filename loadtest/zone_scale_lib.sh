@@ -50,6 +50,11 @@ pss_mb() {
   echo $(( kb / 1024 ))
 }
 
+# Resident set size now [kB] (VmRSS: counters, read without walking the address space).
+rss_kb() {
+  awk '/^VmRSS:/ { print $2 }' /proc/"$1"/status
+}
+
 # Peak resident set size since start [MB] (VmHWM: a counter, read without any lock).
 hwm_mb() {
   echo $(( $(awk '/^VmHWM:/ { print $2 }' /proc/"$1"/status) / 1024 ))
