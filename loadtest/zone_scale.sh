@@ -5,8 +5,8 @@
 # server the CPU spent until the first answer (user + sys of all its processes), the memory then
 # (PSS of all processes) and the wall time from start to the first answer. onepassd then gets a
 # SIGHUP: its reload time (SIGHUP to the "reloaded" log line), the reload's own phases, the
-# peak RSS (VmHWM), the PSS 2 s after and how long until the RSS is back within 5% of its
-# steady level (the old data freed). After each load, --check-queries random queries
+# peak RSS (VmHWM), how long until the RSS is back within 5% of its steady level (the old
+# data freed), and the PSS then (2 s after the reload at the earliest; NSD's and Knot's: 2 s). After each load, --check-queries random queries
 # (names of the zone, some that do not exist) are asked of the server and their answers,
 # reduced to RCODE, AA/TC and sorted sections (loadtest/zone_answers.py), compared with
 # onepassd's of the same round: the "answers = onepassd" column, "whole/asked(RCODE and
@@ -304,7 +304,7 @@ done
 echo
 echo "$command_line  ($(date -u +%Y-%m-%d), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
-echo "| server | CPU to load (user+sys) | memory (PSS) | start to first answer | answers = onepassd | reload | reload CPU | reload / start (median) | reload peak (RSS) | PSS 2 s after | RSS back to steady after |"
+echo "| server | CPU to load (user+sys) | memory (PSS) | start to first answer | answers = onepassd | reload | reload CPU | reload / start (median) | reload peak (RSS) | PSS after (2 s; onepassd: 2 s or once settled) | RSS back to steady after |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 units=(" s" " MB" " s" "" " s" " s" "" " MB" " MB" " s")
 for label in "${labels[@]}"; do
