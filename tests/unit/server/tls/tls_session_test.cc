@@ -269,7 +269,7 @@ TEST_F(TlsSessionTest, Tls12IsServedWhenAllowedAndResumes) {
   SSL_SESSION_free(ticket);
 }
 
-// OpenSSL's clients (kdig, Unbound, s_client) list AES-256-GCM first; we pick AES-128-GCM, the
+// OpenSSL's clients (Unbound, s_client, dnsperf) list AES-256-GCM first; we pick AES-128-GCM, the
 // cheaper key schedule, unless the client puts ChaCha20 first (no AES hardware).
 TEST_F(TlsSessionTest, OurCipherSuiteOrderWinsExceptForAClientThatPutsChaChaFirst) {
   auto context = MakeContext();
