@@ -6,7 +6,8 @@
 # (PSS of all processes) and the wall time from start to the first answer. onepassd then gets a
 # SIGHUP: its reload time (SIGHUP to the "reloaded" log line), the reload's own phases, the
 # peak RSS (VmHWM), how long until the RSS is back within 5% of its steady level (the old
-# data freed), and the PSS then (2 s after the reload at the earliest; NSD's and Knot's: 2 s). After each load, --check-queries random queries
+# data freed), and the PSS then (2 s after the reload at the earliest; NSD's and Knot's: 2 s).
+# After each load, --check-queries random queries
 # (names of the zone, some that do not exist) are asked of the server and their answers,
 # reduced to RCODE, AA/TC and sorted sections (loadtest/zone_answers.py), compared with
 # onepassd's of the same round: the "answers = onepassd" column, "whole/asked(RCODE and
@@ -114,6 +115,7 @@ cleanup() {
 trap cleanup EXIT
 zone="$work/bench.zone"
 if [[ -n "$zone_file" ]]; then
+  # Made (and signed) earlier: loaded as it is.
   [[ -f "$zone_file" && -f "$queries_file" ]] ||
     { echo "zone_scale.sh: --zone-file needs the zone and --queries FILE (gen-dns-zone.py --queries)" >&2; exit 2; }
   ln -s "$(realpath "$zone_file")" "$zone"
@@ -122,26 +124,24 @@ if [[ -n "$zone_file" ]]; then
 else
   python3 "$root/scripts/gen-dns-zone.py" --shape "$shape" --names "$names" --out "$zone" \
     --queries "$work/queries" --query-count "$check_queries"
-fi
-if [[ -n "$zone_file" ]]; then
-  :
-elif [[ $optout -eq 1 ]]; then
-  # ldns-signzone -p still writes an NSEC3 for every delegation; BIND's signer skips the
-  # insecure ones (RFC 5155 §6), which is what opt-out is for.
-  command -v dnssec-signzone >/dev/null || { echo "zone_scale.sh: tld-signed needs dnssec-signzone (bind9-utils)" >&2; exit 2; }
-  (cd "$work" && dnssec-keygen -q -a ECDSAP256SHA256 -f KSK bench.test >/dev/null &&
-    dnssec-keygen -q -a ECDSAP256SHA256 bench.test >/dev/null &&
-    dnssec-signzone -q -3 - -A -H 0 -S -K . -o bench.test -e +2592000 -f "$zone.signed" "$zone")
-  mv "$zone.signed" "$zone"
-  echo "signed: dnssec-signzone, NSEC3 opt-out (0 iterations, no salt), ECDSA P-256 KSK and ZSK"
-elif [[ $signed -eq 1 ]]; then
-  command -v ldns-signzone >/dev/null || { echo "zone_scale.sh: --signed needs ldns-signzone (ldnsutils)" >&2; exit 2; }
-  ksk=$(cd "$work" && ldns-keygen -a ECDSAP256SHA256 -k bench.test.)
-  zsk=$(cd "$work" && ldns-keygen -a ECDSAP256SHA256 bench.test.)
-  (cd "$work" && ldns-signzone -n -t 0 -e "$(date -u -d '+30 days' +%Y%m%d%H%M%S)" \
-    -f "$zone.signed" "$zone" "$ksk" "$zsk")
-  mv "$zone.signed" "$zone"
-  echo "signed: NSEC3 (0 iterations), ECDSA P-256 KSK $ksk, ZSK $zsk"
+  if [[ $optout -eq 1 ]]; then
+    # ldns-signzone -p still writes an NSEC3 for every delegation; BIND's signer skips the
+    # insecure ones (RFC 5155 §6), which is what opt-out is for.
+    command -v dnssec-signzone >/dev/null || { echo "zone_scale.sh: tld-signed needs dnssec-signzone (bind9-utils)" >&2; exit 2; }
+    (cd "$work" && dnssec-keygen -q -a ECDSAP256SHA256 -f KSK bench.test >/dev/null &&
+      dnssec-keygen -q -a ECDSAP256SHA256 bench.test >/dev/null &&
+      dnssec-signzone -q -3 - -A -H 0 -S -K . -o bench.test -e +2592000 -f "$zone.signed" "$zone")
+    mv "$zone.signed" "$zone"
+    echo "signed: dnssec-signzone, NSEC3 opt-out (0 iterations, no salt), ECDSA P-256 KSK and ZSK"
+  elif [[ $signed -eq 1 ]]; then
+    command -v ldns-signzone >/dev/null || { echo "zone_scale.sh: --signed needs ldns-signzone (ldnsutils)" >&2; exit 2; }
+    ksk=$(cd "$work" && ldns-keygen -a ECDSAP256SHA256 -k bench.test.)
+    zsk=$(cd "$work" && ldns-keygen -a ECDSAP256SHA256 bench.test.)
+    (cd "$work" && ldns-signzone -n -t 0 -e "$(date -u -d '+30 days' +%Y%m%d%H%M%S)" \
+      -f "$zone.signed" "$zone" "$ksk" "$zsk")
+    mv "$zone.signed" "$zone"
+    echo "signed: NSEC3 (0 iterations), ECDSA P-256 KSK $ksk, ZSK $zsk"
+  fi
 fi
 echo "zone: shape $shape$([[ $signed -eq 1 ]] && echo " signed"), $names names, $(grep -vc '^\$' "$zone") lines, $(( $(stat -L -c %s "$zone") / 1000000 )) MB"
 

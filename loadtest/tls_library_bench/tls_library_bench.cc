@@ -210,7 +210,8 @@ int Main(int argc, char** argv) {
   config.key_file = pki.key_file();
   auto context = TlsServerContext::Create(config, absl::Now());
   // OpenSSL's own order (and its clients'): AES-256-GCM first, a SHA-384 key schedule.
-  config.ciphersuites = "TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256";
+  config.ciphersuites =
+      "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256";
   auto aes256_context = TlsServerContext::Create(config, absl::Now());
   for (const auto* made : {&context, &aes256_context}) {
     if (!made->ok()) {

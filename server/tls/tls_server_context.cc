@@ -307,7 +307,7 @@ absl::Status TlsServerContext::Configure() {
   // will on a connection it already holds; compression invites CRIME-style attacks. Neither
   // has a use for one query per connection.
   // Our order of cipher suites, not the client's, except for a client that asks for ChaCha20
-  // first (it has no AES hardware; nginx and Envoy do the same).
+  // first (it has no AES hardware).
   SSL_CTX_set_options(ctx_, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
                                 SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA);
   if (absl::Status suites = SetCipherSuites(); !suites.ok()) return suites;

@@ -29,13 +29,12 @@ teardown() {
   net_teardown
 }
 
-# served_count: the server's "served=N" from its exit stats line (stop_server prints it).
-served_count() { sed -n 's/.*served=\([0-9]*\).*/\1/p' <<< "$1" | head -n 1; }
-# answer_count: the server's DNS answers (NOERROR) from its exit stats line.
-answer_count() { sed -n 's/.*dns_responses{rcode="NOERROR"}=\([0-9]*\).*/\1/p' <<< "$1" | head -n 1; }
-accepted_count() { sed -n 's/.*accepted=\([0-9]*\).*/\1/p' <<< "$1" | head -n 1; }
-# stat_count STATS NAME: counter NAME from the server's exit stats line.
+# stat_count STATS NAME: counter NAME from the server's exit stats line (stop_server prints it).
 stat_count() { sed -n "s/.* $2=\\([0-9]*\\).*/\\1/p" <<< "$1" | head -n 1; }
+served_count() { stat_count "$1" served; }
+# answer_count: the server's DNS answers (NOERROR) from its exit stats line.
+answer_count() { stat_count "$1" 'dns_responses{rcode="NOERROR"}'; }
+accepted_count() { stat_count "$1" accepted; }
 
 # dnsperf_field OUT LABEL: the number after "LABEL:" in dnsperf's statistics.
 dnsperf_field() { awk -v label="$2:" '$0 ~ label { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { print $i; exit } }' "$1"; }
