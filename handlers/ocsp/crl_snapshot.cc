@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "common/data_file.h"
 #include "handlers/http/http_date.h"
+#include "handlers/ocsp/directory_entry.h"
 
 namespace onepass::ocsp {
 namespace {
@@ -151,10 +152,14 @@ absl::StatusOr<std::shared_ptr<const CrlSnapshot>> LoadCrlDir(const CrlLoadConfi
   for (fs::directory_iterator it(config.dir, error); !error && it != fs::directory_iterator();
        it.increment(error)) {
     const std::string name = it->path().filename().string();
-    std::error_code type_error;
-    if (absl::EndsWith(name, ".crl") && name[0] != '.' && it->is_regular_file(type_error)) {
-      paths.push_back(it->path());
+    if (!absl::EndsWith(name, ".crl") || name[0] == '.') continue;
+    // A NAME.crl that is a FIFO, a device, a directory or a dangling symlink fails the load
+    // naming it, as a zone file does: passed over, it would answer 404 after a reload that
+    // reported success. Told by stat alone: a FIFO is never opened.
+    if (absl::Status regular = CheckRegularFile(it->path().string()); !regular.ok()) {
+      return regular;
     }
+    paths.push_back(it->path());
   }
   if (error) {
     return absl::NotFoundError(

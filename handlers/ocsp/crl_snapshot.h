@@ -1,8 +1,9 @@
 // The CRLs served beside the OCSP responses (--crl-dir): each DER file DIR/NAME.crl, parsed
 // and checked at load, immutable once built and shared by the workers. A reload (SIGHUP)
 // builds a new snapshot and the server swaps the factory; a load that fails (a file that does
-// not parse, is expired, or fails the issuer check) fails the reload, so the old data keeps
-// serving (docs/design.md "Reloads and restarts").
+// not parse, is expired, fails the issuer check, or a NAME.crl that is no regular file: a FIFO,
+// a device, a directory) fails the reload, so the old data keeps serving (docs/design.md
+// "Reloads and restarts").
 //
 // The CA/Browser Forum made CRLs mandatory and OCSP optional (ballot SC-063): a revocation
 // endpoint serves both, often on one host.
@@ -62,7 +63,9 @@ class CrlSnapshot {
   absl::flat_hash_map<absl::string_view, const CrlEntry*> by_name_;
 };
 
-// Loads every DIR/*.crl; any file that fails a check fails the load with "FILE: what".
+// Loads every DIR/*.crl; any file that fails a check fails the load with "FILE: what", and an
+// entry that is not a regular file (or a symlink to one) with "FILE is a FIFO, not a regular
+// file" (directory_entry.h: it is never opened).
 // Warnings (nextUpdate soon) are appended to `*warnings`, one line each.
 absl::StatusOr<std::shared_ptr<const CrlSnapshot>> LoadCrlDir(const CrlLoadConfig& config,
                                                               absl::Time now,

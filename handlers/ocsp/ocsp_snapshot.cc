@@ -18,6 +18,7 @@
 #include "common/data_file.h"
 #include "common/log.h"
 #include "handlers/ocsp/der_reader.h"
+#include "handlers/ocsp/directory_entry.h"
 #include "handlers/ocsp/http_response_writer.h"
 
 namespace onepass::ocsp {
@@ -209,12 +210,21 @@ absl::StatusOr<std::shared_ptr<const OcspSnapshot>> OcspSnapshot::LoadDirectory(
         absl::StrCat("cannot read OCSP responses directory '", directory, "': ", error.message()));
   }
   std::vector<fs::path> paths;
+  size_t unusable_entries = 0;  // not regular files, nor directories
   for (; it != fs::directory_iterator(); it.increment(error)) {
     if (error) break;
     const std::string name = it->path().filename().string();
     if (name.empty() || name[0] == '.') continue;
-    std::error_code type_error;
-    if (it->is_regular_file(type_error)) paths.push_back(it->path());
+    // Subdirectories are not responses (README: ignored). A FIFO, a device or a dangling
+    // symlink was meant to be one: skipped as an unusable file is, with a warning naming it,
+    // and told by stat alone (a FIFO is never opened).
+    const EntryType type = StatEntry(it->path().string());
+    if (type.kind == EntryKind::kRegular) {
+      paths.push_back(it->path());
+    } else if (type.kind == EntryKind::kOther) {
+      LogWarning("ocsp: skipping %s, which %s", it->path().string(), type.what);
+      ++unusable_entries;
+    }
   }
   if (error) {
     return absl::UnavailableError(
@@ -223,6 +233,7 @@ absl::StatusOr<std::shared_ptr<const OcspSnapshot>> OcspSnapshot::LoadDirectory(
   std::sort(paths.begin(), paths.end());  // deterministic order for duplicate resolution
 
   std::shared_ptr<OcspSnapshot> snapshot(new OcspSnapshot());
+  snapshot->stats_.skipped_invalid = unusable_entries;
   for (const fs::path& path : paths) {
     std::error_code size_error;
     const uintmax_t size = fs::file_size(path, size_error);

@@ -55,7 +55,7 @@ struct OcspLoadStats {
   size_t loaded = 0;    // responses indexed
   size_t cert_ids = 0;  // index entries
   size_t skipped_expired = 0;
-  size_t skipped_invalid = 0;     // not a successful basic OCSPResponse, or too large
+  size_t skipped_invalid = 0;     // not a successful basic OCSPResponse, too large, or no file
   size_t duplicate_cert_ids = 0;  // CertIDs in several files: the latest thisUpdate wins
 };
 
@@ -67,8 +67,10 @@ class OcspSnapshot {
   };
 
   // Loads every regular file of `directory` (not recursing, skipping names that start with '.')
-  // as one DER OCSPResponse. Files that are not usable are skipped with a warning. Fails when the
-  // directory cannot be read or holds no OCSP response at all (a wrong path, most likely).
+  // as one DER OCSPResponse. Files that are not usable are skipped with a warning, and so are
+  // entries that are not regular files (a FIFO, a device, a dangling symlink: never opened);
+  // subdirectories are ignored. Fails when the directory cannot be read or holds no OCSP
+  // response at all (a wrong path, most likely).
   static absl::StatusOr<std::shared_ptr<const OcspSnapshot>> LoadDirectory(
       const std::string& directory, absl::Time now, const OcspLoadOptions& options = {});
 

@@ -1,14 +1,16 @@
 // End-to-end: CRLs served by onepassd --handler ocsp --crl-dir beside the OCSP responses,
 // fetched with curl (whole, HEAD, byte ranges, 304 on both validators), read back with
 // `openssl crl`, and downloaded by `openssl verify -crl_check -crl_download` through a
-// certificate's CRL distribution point; a reload (SIGHUP) with a bad CRL keeps the old one serving,
-// one with a new CRL swaps it in, and so does one under concurrent load, where every transfer
-// is one whole version. A CRL of several megabytes goes by sendfile over HTTP, whole to a
-// client that stalls and to one that does not, and encrypted from memory over HTTPS.
+// certificate's CRL distribution point; a reload (SIGHUP) with a bad CRL, or with a FIFO in its
+// place, keeps the old one serving and counts the failure, one with a new CRL swaps it in, and
+// so does one under concurrent load, where every transfer is one whole version. A CRL of
+// several megabytes goes by sendfile over HTTP, whole to a client that stalls and to one that
+// does not, and encrypted from memory over HTTPS.
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -84,10 +86,11 @@ class CrlEndToEndTest : public ::testing::Test {
     first_ = ca_.MakeCrl(now - absl::Hours(1), now + absl::Hours(24 * 30), 40);
     Publish(dir_ + "/crl/ca.crl", first_);
     std::ofstream(dir_ + "/issuers.pem") << ca_.CertificatePem();
-    auto server =
-        ServerProcess::Start({"--handler", "ocsp", "--listen", "127.0.0.1:0", "--workers", "2",
-                              "--ocsp-responses", dir_ + "/data/responses", "--crl-dir",
-                              dir_ + "/crl", "--crl-issuers", dir_ + "/issuers.pem"});
+    metrics_ = absl::StrCat("127.0.0.1:", ::onepass::testing::FreeLoopbackPort());
+    auto server = ServerProcess::Start({"--handler", "ocsp", "--listen", "127.0.0.1:0", "--workers",
+                                        "2", "--ocsp-responses", dir_ + "/data/responses",
+                                        "--crl-dir", dir_ + "/crl", "--crl-issuers",
+                                        dir_ + "/issuers.pem", "--metrics-listen", metrics_});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
   }
@@ -113,6 +116,7 @@ class CrlEndToEndTest : public ::testing::Test {
 
   std::string dir_;
   std::string first_;
+  std::string metrics_;  // --metrics-listen ADDRESS:PORT
   testing::TestCrlIssuer ca_{"onepass CRL e2e CA"};
   std::unique_ptr<ServerProcess> server_;
 };
@@ -162,8 +166,16 @@ TEST_F(CrlEndToEndTest, OpensslVerifyDownloadsTheCrlThroughTheDistributionPoint)
       << revoked.out << revoked.err;
 }
 
-TEST_F(CrlEndToEndTest, ReloadKeepsTheOldCrlOnABadFileAndSwapsAGoodOne) {
+// A bad CRL, then a FIFO renamed in as ca.crl, each fail their reload (counted in
+// onepass_reload_failures_total, the file named in the log) and the old CRL keeps serving; the
+// FIFO is never opened, so the next reload, of a good CRL, is not stuck behind it.
+TEST_F(CrlEndToEndTest, ReloadKeepsTheOldCrlOnABadFileOrAFifoAndSwapsAGoodOne) {
   const std::string etag = Field(Curl({}).head, "ETag");
+  auto reload_failures = [&] {
+    return ::onepass::testing::ScrapeValue(metrics_, "onepass_reload_failures_total");
+  };
+  ASSERT_TRUE(::onepass::testing::WaitFor([&] { return reload_failures() == 0; },
+                                          absl::Seconds(10)));  // the metrics listener is up
   Publish(dir_ + "/crl/ca.crl", "not a CRL");
   ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
   std::string log;
@@ -176,6 +188,26 @@ TEST_F(CrlEndToEndTest, ReloadKeepsTheOldCrlOnABadFileAndSwapsAGoodOne) {
       << log;
   EXPECT_TRUE(absl::StrContains(log, "ca.crl: not one DER")) << log;
   EXPECT_EQ(Curl({}).body, first_);  // the old CRL still serves
+
+  // It used to be passed over: the reload succeeded and /crl/ca.crl answered 404.
+  ASSERT_EQ(mkfifo((dir_ + "/fifo").c_str(), 0600), 0);
+  fs::rename(dir_ + "/fifo", dir_ + "/crl/ca.crl");
+  ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
+  const std::string named = dir_ + "/crl/ca.crl is a FIFO, not a regular file";
+  log.clear();
+  EXPECT_TRUE(::onepass::testing::WaitFor(
+      [&] {
+        log += server_->ReadStderr();
+        return absl::StrContains(log, "reload failed") && absl::StrContains(log, named);
+      },
+      absl::Seconds(20)))
+      << log;
+  EXPECT_TRUE(
+      ::onepass::testing::WaitFor([&] { return reload_failures() == 2; }, absl::Seconds(10)))
+      << reload_failures();
+  const Fetched still = Curl({});
+  EXPECT_EQ(still.code, "200");
+  EXPECT_TRUE(still.body == first_) << still.body.size() << " bytes";
 
   const absl::Time now = absl::Now();
   const std::string second = ca_.MakeCrl(now, now + absl::Hours(24 * 30), 41);

@@ -1,9 +1,13 @@
 // CRLs beside the OCSP responses (crl_snapshot.h, crl_responder.h): the load-time checks, and
 // the HTTP answers (validators, 304, HEAD, byte ranges) through CrlResponder.
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,6 +88,80 @@ TEST_F(CrlTest, BadFilesFailTheLoadNamingThem) {
   EXPECT_TRUE(absl::StrContains(expired.status().message(), "expired")) << expired.status();
   Write("bad.crl", ca_.MakeCrl(kNow, kNow + absl::Hours(24)) + "x");
   EXPECT_FALSE(Load().ok());  // trailing bytes
+}
+
+// A NAME.crl that is not a regular file fails the load naming it and what it is (it used to be
+// passed over: the load succeeded and the CRL answered 404), and is never opened: a FIFO without
+// a writer would block the load. A symlink to a regular file is a CRL like any other.
+TEST_F(CrlTest, EntriesThatAreNotRegularFilesFailTheLoadNamingThem) {
+  struct Case {
+    std::string name;
+    std::function<void(const std::string& path)> make;
+    std::string error;  // after "DIR/ca.crl "
+  };
+  const std::vector<Case> cases = {
+      {"fifo", [](const std::string& path) { ASSERT_EQ(mkfifo(path.c_str(), 0600), 0); },
+       "is a FIFO, not a regular file"},
+      {"symlink to /dev/zero",
+       [](const std::string& path) { ASSERT_EQ(symlink("/dev/zero", path.c_str()), 0); },
+       "is a symlink to /dev/zero, a character device, not a regular file"},
+      {"directory", [](const std::string& path) { ASSERT_TRUE(fs::create_directory(path)); },
+       "is a directory, not a regular file"},
+      {"dangling symlink",
+       [](const std::string& path) { ASSERT_EQ(symlink("gone.der", path.c_str()), 0); },
+       "is a symlink to gone.der, which does not exist"},
+      {"symlink to a FIFO",
+       [this](const std::string& path) {
+         ASSERT_EQ(mkfifo((dir_ + "/pipe").c_str(), 0600), 0);
+         ASSERT_EQ(symlink("pipe", path.c_str()), 0);
+       },
+       "is a symlink to pipe, a FIFO, not a regular file"},
+      {"socket",
+       [](const std::string& path) {
+         const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+         sockaddr_un address{};
+         address.sun_family = AF_UNIX;
+         ASSERT_LT(path.size(), sizeof(address.sun_path));
+         path.copy(address.sun_path, path.size());
+         ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+         close(fd);
+       },
+       "is a socket, not a regular file"},
+  };
+  const std::string good = ca_.MakeCrl(kNow - absl::Hours(1), kNow + absl::Hours(24 * 30));
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    Write("good.crl", good);
+    c.make(dir_ + "/ca.crl");
+    auto crls = Load();
+    ASSERT_FALSE(crls.ok());
+    EXPECT_EQ(crls.status().message(), absl::StrCat(dir_, "/ca.crl ", c.error));
+  }
+
+  // Not named *.crl, or a dot-file: not a CRL, passed over as before.
+  fs::remove_all(dir_);
+  fs::create_directories(dir_);
+  Write("good.crl", good);
+  ASSERT_EQ(mkfifo((dir_ + "/pipe").c_str(), 0600), 0);
+  ASSERT_EQ(mkfifo((dir_ + "/.ca.crl").c_str(), 0600), 0);
+  ASSERT_EQ(symlink("/dev/zero", (dir_ + "/zero").c_str()), 0);
+  auto others = Load();
+  ASSERT_TRUE(others.ok()) << others.status();
+  EXPECT_EQ((*others)->size(), 1u);
+
+  // A symlink to a regular file, relative or absolute, is read through.
+  fs::create_directories(dir_ + "/store");
+  Write("store/v2.der", good);
+  ASSERT_EQ(symlink("store/v2.der", (dir_ + "/ca.crl").c_str()), 0);
+  ASSERT_EQ(symlink((dir_ + "/ca.crl").c_str(), (dir_ + "/alias.crl").c_str()), 0);
+  auto linked = Load();
+  ASSERT_TRUE(linked.ok()) << linked.status();
+  EXPECT_EQ((*linked)->size(), 3u);
+  ASSERT_NE((*linked)->Find("ca.crl"), nullptr);
+  EXPECT_EQ((*linked)->Find("ca.crl")->der, good);
+  ASSERT_NE((*linked)->Find("alias.crl"), nullptr);
 }
 
 // --crl-max-bytes bounds what a load takes; a CRL of exactly that size loads.

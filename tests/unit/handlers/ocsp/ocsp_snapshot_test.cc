@@ -1,5 +1,7 @@
 #include "handlers/ocsp/ocsp_snapshot.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -184,6 +186,19 @@ TEST_F(OcspSnapshotTest, LoadDirectory) {
   EXPECT_EQ(entry->name, "good.der");
   EXPECT_EQ(Lookup(**snapshot, *pki_, {3}), nullptr);
   EXPECT_EQ(Lookup(**snapshot, *pki_, {4}), nullptr);
+
+  // Entries that are not regular files are skipped as unusable files are, counted (they used
+  // to be passed over unseen) and never opened; a symlink to a response is read through, one
+  // to a directory is ignored as a subdirectory is.
+  ASSERT_EQ(mkfifo((dir / "fifo.der").c_str(), 0600), 0);
+  std::filesystem::create_symlink("/dev/zero", dir / "zero.der");
+  std::filesystem::create_symlink("gone.der", dir / "dangling.der");
+  std::filesystem::create_symlink("good.der", dir / "alias.der");
+  std::filesystem::create_symlink("subdir", dir / "linked_dir");
+  snapshot = OcspSnapshot::LoadDirectory(dir.string(), kNow);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  EXPECT_EQ((*snapshot)->stats().loaded, 2u);           // good.der, alias.der
+  EXPECT_EQ((*snapshot)->stats().skipped_invalid, 4u);  // README, fifo, zero, dangling
   std::filesystem::remove_all(dir);
 }
 
