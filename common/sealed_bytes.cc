@@ -47,13 +47,16 @@ absl::StatusOr<std::unique_ptr<const SealedBytes>> SealedBytes::Make(const char*
     close(fd);
     return error;
   }
+  // Workers that unshare later close their copies: they reopen the file for themselves.
+  if (ThisThreadsDescriptorTable() == kProcessDescriptorTable) RegisterProcessOnlyDescriptor(fd);
   return std::unique_ptr<const SealedBytes>(
       new SealedBytes(fd, static_cast<const uint8_t*>(mapped), bytes.size()));
 }
 
 SealedBytes::~SealedBytes() {
-  munmap(const_cast<uint8_t*>(data_), size_);
-  close(fd_);
+  munmap(const_cast<uint8_t*>(data_), size_);  // memory is the process's: any thread
+  if (table_ == kProcessDescriptorTable) UnregisterProcessOnlyDescriptor(fd_);
+  CloseInOpeningTable(fd_, table_);
 }
 
 }  // namespace onepass

@@ -5,6 +5,10 @@
 // and every connection sending it, and no one can change them after the seal, not even the
 // process that wrote them (F_SEAL_WRITE), so a connection still sending an old version after a
 // reload sends it whole.
+//
+// Destroyed on any thread (the last connection sending an old CRL lets go of it on its
+// worker): the file is closed in the descriptor table it was made in
+// (common/descriptor_table.h), never under its number in the destroying thread's.
 #ifndef ONEPASS_COMMON_SEALED_BYTES_H_
 #define ONEPASS_COMMON_SEALED_BYTES_H_
 
@@ -15,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "common/descriptor_table.h"
 
 namespace onepass {
 
@@ -30,12 +35,16 @@ class SealedBytes {
 
   absl::Span<const uint8_t> bytes() const { return {data_, size_}; }
   absl::string_view view() const { return {reinterpret_cast<const char*>(data_), size_}; }
-  // The file holding them from offset 0; valid as long as this object.
+  // The file holding them from offset 0, a descriptor of the table of the thread that made
+  // them (a worker with a table of its own opens its own: server/core/body_files.h); valid as
+  // long as this object.
   int fd() const { return fd_; }
 
  private:
-  SealedBytes(int fd, const uint8_t* data, size_t size) : fd_(fd), data_(data), size_(size) {}
+  SealedBytes(int fd, const uint8_t* data, size_t size)
+      : fd_(fd), table_(ThisThreadsDescriptorTable()), data_(data), size_(size) {}
   const int fd_;
+  const DescriptorTableId table_;  // where fd_ was opened
   const uint8_t* const data_;
   const size_t size_;
 };

@@ -105,6 +105,10 @@ struct RequestContext {
   // answers kWriteThenRead instead: the server then waits for the client's next bytes or its
   // EOF, within the read timeout (RFC 7766 §6.2.1.1: every pipelined query gets its answer).
   bool more_input_expected = false;
+  // True when the connection is encrypted (a --tls-listen socket: DNS over TLS, HTTPS): what a
+  // protocol does only over an encrypted channel, such as RFC 8467's padding of DNS answers,
+  // keys on it. The handler still sees plaintext and knows nothing of TLS.
+  bool encrypted = false;
   // Forwarding handlers only: where Process queues datagrams for upstream servers (nullptr when
   // the factory has no Forwarding), and the server's id for this connection, which the handler
   // hands back with each answer (UpstreamAnswer::connection). Ids are unique per worker.

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/cpu_list.h"
+#include "common/descriptor_table.h"
 #include "common/log.h"
 #include "server/core/proxy_protocol.h"
 #include "server/descriptor_limit.h"
@@ -28,10 +29,12 @@ absl::Status ValidateConfig(const ServerConfig& config, ListenRequirement listen
     return absl::InvalidArgumentError(
         "nothing to listen on; give --listen ADDR:PORT (or --tls-listen ADDR:PORT)");
   }
-  if (config.tls_max_handshakes <= 0 || config.tls_full_per_client < 0 ||
-      config.tls_resumed_per_client < 0 || config.tls_idle_timeout < absl::ZeroDuration()) {
+  if (config.tls_max_handshakes <= 0 || config.tls_handshakes_per_client < 0 ||
+      config.tls_full_per_client < 0 || config.tls_resumed_per_client < 0 ||
+      config.tls_idle_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
-        "--tls-max-handshakes must be positive, --tls-full-per-client, "
+        "--tls-max-handshakes must be positive, --tls-handshakes-per-client, "
+        "--tls-full-per-client, "
         "--tls-resumed-per-client (0: unlimited) and --tls-idle-timeout-ms not negative");
   }
   if (!config.tls_listen.empty() && config.tls == nullptr) {
@@ -191,6 +194,9 @@ void Server::Start() {
   std::vector<std::vector<int>> listener_fds;
   for (const auto& worker : workers_) listener_fds.push_back(worker->listener_fds());
   if (private_fd_tables_) {
+    // Workers let go of the process's descriptors (an old CRL's sealed file) on their own
+    // tables: the closer closes them in the process's (common/descriptor_table.h).
+    EnableProcessTableCloser();
     for (size_t w = 0; w < workers_.size(); ++w) {
       std::vector<int> foreign;
       for (size_t other = 0; other < workers_.size(); ++other) {

@@ -53,6 +53,8 @@ inline constexpr int kDefaultClientPrefixV6 = 64;
 // resumed one a fraction; one resolver behind a /32 making a few hundred DoT connections a
 // second stays well inside, a flood from one prefix does not.
 inline constexpr int kDefaultTlsMaxHandshakes = 1000;
+// Below kDefaultMaxConnectionsPerClient: a prefix's stalled handshakes leave it connections.
+inline constexpr int kDefaultTlsHandshakesPerClient = 16;
 inline constexpr int kDefaultTlsFullPerClient = 100;
 inline constexpr int kDefaultTlsResumedPerClient = 1000;
 inline constexpr absl::Duration kDefaultReadTimeout = absl::Milliseconds(2000);
@@ -111,10 +113,15 @@ struct ServerConfig {
   // The certificate, key and ticket keys for tls_listen's connections at start (required
   // with tls_listen); a reload's new one goes through Server::ReloadTls.
   std::shared_ptr<const tls::TlsServerContext> tls;
-  // Handshakes in progress at once, whole server (split over workers like max_connections);
-  // beyond it a new TLS connection that must wait for its client is closed (counted:
-  // TlsFailure::k_limit).
+  // Handshakes in progress at once (parked for their clients), whole server (split over
+  // workers like max_connections); when all are taken a new one makes room by closing the one
+  // that has waited longest (counted: TlsFailure::k_evicted), so that stalled clients cannot
+  // hold them (server/core/handshake_room.h).
   int tls_max_handshakes = kDefaultTlsMaxHandshakes;
+  // Of those, how many one client prefix may hold, whole server (split over workers); beyond
+  // it its new handshake is refused at its ClientHello, before any key exchange or signature
+  // (TlsFailure::k_limit). 0: no per-client share.
+  int tls_handshakes_per_client = kDefaultTlsHandshakesPerClient;
   // `keepalive` for TLS connections (--tls-idle-timeout-ms): how long one waits for its next
   // query after an answer. 0: the answer goes with close_notify and the connection closes (one
   // query per connection, as resolvers probing authoritative servers do); stubs that keep a

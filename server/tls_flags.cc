@@ -39,8 +39,14 @@ ABSL_FLAG(int, tls_idle_timeout_ms, 0,
           "§3.4) want several seconds.");
 ABSL_FLAG(int, tls_max_handshakes, onepass::kDefaultTlsMaxHandshakes,
           "TLS handshakes waiting for their clients at once, whole server (split over workers). "
-          "Beyond it a new TLS connection whose client is slow to finish is closed (counted: "
-          "onepass_tls_failures_total{reason=\"limit\"}).");
+          "When all are taken, a new handshake makes room by closing the one that has waited "
+          "longest (counted: onepass_tls_failures_total{reason=\"evicted\"}): clients that "
+          "stall their handshakes cannot keep others out.");
+ABSL_FLAG(int, tls_handshakes_per_client, onepass::kDefaultTlsHandshakesPerClient,
+          "Of --tls-max-handshakes, how many one client prefix (--client-prefix-v4/-v6) may "
+          "hold at once, whole server (split over workers); beyond it its new handshake is "
+          "refused at the ClientHello, before any key exchange or signature (counted: "
+          "onepass_tls_failures_total{reason=\"limit\"}). 0: no per-client share.");
 ABSL_FLAG(int, tls_full_per_client, onepass::kDefaultTlsFullPerClient,
           "New full TLS handshakes per second per client prefix (--client-prefix-v4/-v6), whole "
           "server; beyond it the handshake is refused before its signature. 0: unlimited.");
@@ -53,6 +59,7 @@ namespace onepass {
 void TlsFlagsIntoConfig(ServerConfig& config) {
   config.tls_listen = absl::GetFlag(FLAGS_tls_listen);
   config.tls_max_handshakes = absl::GetFlag(FLAGS_tls_max_handshakes);
+  config.tls_handshakes_per_client = absl::GetFlag(FLAGS_tls_handshakes_per_client);
   config.tls_idle_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_tls_idle_timeout_ms));
   config.tls_full_per_client = absl::GetFlag(FLAGS_tls_full_per_client);
   config.tls_resumed_per_client = absl::GetFlag(FLAGS_tls_resumed_per_client);

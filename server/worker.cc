@@ -1,6 +1,5 @@
 #include "server/worker.h"
 
-#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
+#include "common/descriptor_table.h"
 #include "common/log.h"
 #include "server/drivers/libevent_driver.h"
 #include "server/drivers/uring_driver.h"
@@ -98,6 +98,10 @@ void Worker::Run() {
         index_, ran.message());
     driver_->CloseListeners(/*take_queued=*/false);
   }
+  // What this thread opened in its table is closed here, not by ~Worker on the main thread
+  // (common/descriptor_table.h): what a drain cut short, then the ring.
+  core_->EndOnThread();
+  driver_->EndOnThread();
 }
 
 // Every thread of a process shares one descriptor table, and accept4 (alloc_fd) and close
@@ -121,14 +125,16 @@ void Worker::TakePrivateFdTable() {
     fd_table_.store(FdTable::kShared, std::memory_order_release);
     return;
   }
-  if (unshare(CLONE_FILES) != 0) {
+  if (absl::Status unshared = UsePrivateDescriptorTable(); !unshared.ok()) {
     LogWarning(
-        "worker %d: unshare(CLONE_FILES): %s; the worker shares the process's "
-        "descriptor table (works, slower on many cores)",
-        index_, std::strerror(errno));
+        "worker %d: %s; the worker shares the process's descriptor table (works, slower on "
+        "many cores)",
+        index_, unshared.message());
     fd_table_.store(FdTable::kShared, std::memory_order_release);
     return;
   }
+  // The copies in this table: the listeners it serves are its own now, the others' go.
+  driver_->AdoptListenersIntoThisTable();
   for (int fd : foreign_listeners_) close(fd);
   fd_table_.store(FdTable::kPrivate, std::memory_order_release);
 }

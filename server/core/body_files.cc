@@ -33,13 +33,16 @@ class OpenedFiles {
     }
     return -1;
   }
-  int Open(const SharedBody& body) {
-    // A miss comes once per file per load: the files of data no longer served go first.
+  void CloseExpired() {
     std::erase_if(files_, [](const OpenedFile& file) {
       if (!file.alive.expired()) return false;
       close(file.local_fd);
       return true;
     });
+  }
+  int Open(const SharedBody& body) {
+    // A miss comes once per file per load: the files of data no longer served go first.
+    CloseExpired();
     // The owner is alive (the body holds it), so body.file is still its file in the leader's
     // table: no other file can have taken the number.
     char path[32];
@@ -63,5 +66,7 @@ int BodyFileForThisThread(const SharedBody& body) {
   const int found = opened_files.Find(body);
   return found >= 0 ? found : opened_files.Open(body);
 }
+
+void CloseBodyFilesNoLongerServed() { opened_files.CloseExpired(); }
 
 }  // namespace onepass

@@ -40,6 +40,8 @@ bool Connection::StartTls(const TlsStart& start) {
   if (tls_ == nullptr) tls_ = std::make_unique<ConnectionTls>();
   tls_->ciphertext.Clear();
   tls_->limiter = start.limiter;
+  tls_->space = start.space;
+  tls_->room_asked = false;
   tls_->prefix_v4 = start.prefix_v4;
   tls_->prefix_v6 = start.prefix_v6;
   tls_->client = ClientKeyOf(fields_.peer, start.prefix_v4, start.prefix_v6);
@@ -226,7 +228,13 @@ bool Connection::TakeProxy(const ConnectionEnv& env, Turn& turn) {
   in_->Consume(step.consumed);
   // Behind a load balancer the client is the one its header names: that address goes to the
   // handler and keys the per-client limit.
-  if (step.has_client) fields_.peer = step.client;
+  if (step.has_client) {
+    fields_.peer = step.client;
+    // The TLS layer's limits count the client the header named, not the balancer.
+    if (fields_.tls && tls_ != nullptr) {
+      tls_->client = ClientKeyOf(fields_.peer, tls_->prefix_v4, tls_->prefix_v6);
+    }
+  }
   if (fields_.tls) {
     // The client's handshakes are charged to the prefix its header named.
     tls_->client = ClientKeyOf(fields_.peer, tls_->prefix_v4, tls_->prefix_v6);
@@ -252,6 +260,7 @@ bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
   context.peer_closed = fields_.peer_closed;
   context.peer = fields_.peer;
   context.more_input_expected = fields_.filled_buffer;
+  context.encrypted = fields_.tls;
   context.upstream = env.upstream;
   context.connection = fields_.id;
   const size_t output_before = out_->pending();

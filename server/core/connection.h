@@ -199,6 +199,8 @@ class Connection {
   OutputBuffer& out() { return *out_; }  // requires has_output()
   const InputBuffer& in() const { return *in_; }
   bool served() const { return fields_.served; }
+  // Response bytes the kernel took on this connection (the TLS layer's records included).
+  size_t bytes_sent() const { return fields_.bytes_sent; }
   // No byte ever came from the client: a speculative connect or a probe (closed_unused).
   bool unused() const { return !fields_.received; }
   // After Reset: whether a plain connection waits for a next request (--keepalive-ms) or closes

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 
 #include "server/core/client_limits.h"
 #include "server/core/handshake_limiter.h"
@@ -32,6 +33,15 @@ inline constexpr size_t kTlsReceiveBytes = 18 * 1024;
 // session beyond its handshake flight is bounded by one record, whatever the response size.
 inline constexpr size_t kTlsRecordPlaintext = 16 * 1024;
 
+// The worker's side of a ClientHello's admission beyond the rate (server/core/handshake_room.h):
+// whether `client` may have one more handshake in progress, making room from the one that has
+// waited longest when all are taken. Asked once per connection, at its ClientHello.
+class HandshakeSpace {
+ public:
+  virtual ~HandshakeSpace() = default;
+  virtual bool MakeRoomFor(const ClientKey& client) = 0;
+};
+
 // What a worker's connections on TLS listeners start with: the context in use (replaced on
 // reload; a connection keeps the one it started with) and the worker's counters.
 struct TlsStart {
@@ -40,6 +50,8 @@ struct TlsStart {
   // The worker's per-prefix handshake budgets, and the bits of an address that make a prefix
   // (--client-prefix-v4/-v6); null: unlimited.
   HandshakeLimiter* limiter = nullptr;
+  // The worker's handshakes in progress; null: no room limit (tests).
+  HandshakeSpace* space = nullptr;
   int prefix_v4 = 32;
   int prefix_v6 = 64;
 };
@@ -49,14 +61,20 @@ struct TlsStart {
 struct ConnectionTls final : public tls::HandshakeGate {
   ConnectionTls() : ciphertext(kTlsReceiveBytes) {}
   bool Admit(bool resumption) override {
-    return limiter == nullptr || limiter->Admit(client, resumption, MonotonicNanos());
+    if (limiter != nullptr && !limiter->Admit(client, resumption, MonotonicNanos())) return false;
+    // A second question for the same hello (its ticket was of an unknown key) asks the rate
+    // only: the room was made for it already.
+    if (space == nullptr || std::exchange(room_asked, true)) return true;
+    return space->MakeRoomFor(client);
   }
 
   tls::TlsSession session;
   // Received, not yet fed: only what Feed left when the plaintext room filled.
   InputBuffer ciphertext;
   HandshakeLimiter* limiter = nullptr;
-  ClientKey client{};  // the peer's prefix (the one a PROXY header named, if any)
+  HandshakeSpace* space = nullptr;
+  bool room_asked = false;  // MakeRoomFor was asked for this connection
+  ClientKey client{};       // the peer's prefix (the one a PROXY header named, if any)
   int prefix_v4 = 32;
   int prefix_v6 = 64;
 };

@@ -129,6 +129,9 @@ class IoDriver {
   virtual void CloseListeners(bool take_queued) = 0;
   // The listening sockets, in --listen order, until CloseListeners.
   virtual std::vector<int> listener_fds() const = 0;
+  // On the worker's thread, once it has a descriptor table of its own
+  // (common/descriptor_table.h): the listeners held are the copies in that table from now on.
+  virtual void AdoptListenersIntoThisTable() = 0;
   // Where a connection's last send may go together with its close; null: the connection sends.
   virtual FinalSendQueue* final_send() = 0;
   // How many connections the driver may have between accept and the end of its own first recv
@@ -139,6 +142,10 @@ class IoDriver {
   // flight (the ring's last sends) is done, at most a second more.
   virtual absl::Status Run() = 0;
   virtual void Stop() = 0;
+  // On the worker's thread, after Run: closes what the driver opened on that thread (the
+  // ring), so that nothing of the thread's descriptor table is closed from another (the driver
+  // is destroyed on the main thread, whose table may hold another file under the number).
+  virtual void EndOnThread() {}
 
  protected:
   ConnectionSink* sink_ = nullptr;

@@ -28,9 +28,10 @@ class SocketIo {
   virtual ssize_t SendFile(int fd, int file, uint64_t offset, size_t count) = 0;
   // shutdown(fd, SHUT_WR): the FIN after the last response.
   virtual void ShutdownWrite(int fd) = 0;
-  // Bytes the kernel has taken but the peer has not acknowledged (SIOCOUTQNSD).
+  // Bytes the kernel has taken but not yet sent (SIOCOUTQNSD): held back by a client that does
+  // not read (a closed window).
   virtual size_t UnsentBytes(int fd) = 0;
-  // Writable only once those bytes are sent (TCP_NOTSENT_LOWAT 0).
+  // Writable only once those bytes are sent (TCP_NOTSENT_LOWAT 1: server/socket_options.h).
   virtual void SetWritableWhenSent(int fd) = 0;
 };
 

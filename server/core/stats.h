@@ -38,6 +38,8 @@ namespace onepass {
   COUNTER(read_timeouts, "no whole request within --read-timeout-ms (or keepalive idle)")         \
   COUNTER(write_timeouts, "response not written within --write-timeout-ms; aborted (RST)")        \
   COUNTER(unread_aborts, "answers sent but left unread past --write-timeout-ms; aborted (RST)")   \
+  COUNTER(unsent_aborts,                                                                          \
+          "closed (idle, limit, drain) with answers the client left unread in the kernel: RST")   \
   COUNTER(lifetime_cuts, "open longer than --max-connection-ms; closed")                          \
   COUNTER(rejected_oversize, "buffered request exceeded the handler's MaxRequestBytes")           \
   COUNTER(rejected_pool_full, "closed because --max-connections were parked")                     \

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/address_prefix.h"
 #include "common/log.h"
+#include "server/core/body_files.h"
 #include "server/core/deadline.h"
 
 namespace onepass {
@@ -44,6 +45,7 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
       upstream_tick_(&driver->timers(), [this] { OnUpstreamTick(); }),
       heartbeat_(&driver->timers(), [this] {
         metrics_.Beat();
+        CloseBodyFilesNoLongerServed();
         heartbeat_.ArmAt(After(now_(), absl::Milliseconds(kHeartbeatPeriodMs)));
       }) {
   driver_->set_sink(this);
@@ -66,7 +68,14 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
     // The server-wide limits, split as --max-connections is: this worker's share of them.
     const double share =
         static_cast<double>(max_connections_) / std::max(config_.max_connections, max_connections_);
-    max_handshakes_ = std::max(1, static_cast<int>(config_.tls_max_handshakes * share + 0.5));
+    const int max_handshakes =
+        std::max(1, static_cast<int>(config_.tls_max_handshakes * share + 0.5));
+    const int per_client =
+        config_.tls_handshakes_per_client == 0
+            ? 0
+            : std::max(1, static_cast<int>(config_.tls_handshakes_per_client * share + 0.5));
+    handshake_room_ = std::make_unique<HandshakeRoom>(max_handshakes, per_client);
+    tls_start_.space = this;
     handshake_limiter_ = std::make_unique<HandshakeLimiter>(
         HandshakeLimiter::Rates{.full = config_.tls_full_per_client * share,
                                 .resumed = config_.tls_resumed_per_client * share});
@@ -75,15 +84,24 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
 }
 
 WorkerCore::~WorkerCore() {
-  // Whatever a drain cut short: the sockets go with their watches, before the driver.
+  EndOnThread();  // nothing left when the worker's thread ran it
+  pool_.clear();
+  upstream_.reset();
+}
+
+void WorkerCore::EndOnThread() {
+  // Whatever a drain cut short (or a driver that failed): the sockets go with their watches,
+  // before the driver, aborted (their clients get nothing more).
   for (Slot* slot : parked_) {
     slot->watch.Disarm();
+    slot->deadline.Cancel();
     if (slot->connection.fd() >= 0 && !slot->connection.close_queued()) {
       driver_->CloseSocket(slot->connection.fd(), /*abort=*/true);
     }
+    Release(slot);
   }
-  pool_.clear();
-  upstream_.reset();
+  parked_.clear();
+  metrics_.SetParked(0);
 }
 
 absl::Status WorkerCore::Init() {
@@ -279,8 +297,10 @@ void WorkerCore::Admit(Connection& connection, Slot* received, int64_t accepted_
     if (received != nullptr) Release(received);
     return;
   }
-  if (connection.tls_handshaking() && handshakes_parked_ >= max_handshakes_) {
-    // As many handshakes wait for their clients as this worker takes: the client must retry.
+  if (connection.tls_handshaking() && handshake_room_ != nullptr &&
+      !handshake_room_->ClientMayHoldAnother(TlsClientOf(connection), nullptr)) {
+    // Its ClientHello came in pieces (one that came whole was asked at the hello, before any
+    // TLS work: MakeRoomFor), and its prefix holds its share of the handshakes: retry later.
     tls_stats_.failed_by(tls::TlsFailure::k_limit).fetch_add(1, std::memory_order_relaxed);
     Refuse(connection, idle, stats_.rejected_tls_handshakes, accepted_at);
     if (received != nullptr) {
@@ -318,10 +338,9 @@ void WorkerCore::Admit(Connection& connection, Slot* received, int64_t accepted_
 void WorkerCore::Refuse(Connection& connection, bool idle, std::atomic<uint64_t>& cause,
                         int64_t accepted_at) {
   WorkerStats::Add(idle ? stats_.idle_closes : cause);
-  const ConnectionState state = connection.state();
-  // Answer bytes the client has not taken: the kernel must not keep them for an orphan.
-  const bool abort = state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
-  if (!connection.close_queued()) driver_->CloseSocket(connection.fd(), abort);
+  if (!connection.close_queued()) {
+    driver_->CloseSocket(connection.fd(), MustAbort(connection, Waited::kNo));
+  }
   metrics_.RecordClose(accepted_at, MonotonicNanos());  // every connection ends in the histogram
 }
 
@@ -386,9 +405,36 @@ void WorkerCore::Lend(Connection& connection) {
 // --- parked connections
 
 void WorkerCore::CountHandshake(Slot* slot, bool handshaking) {
-  if (slot->handshaking == handshaking) return;
-  slot->handshaking = handshaking;
-  handshakes_parked_ += handshaking ? 1 : -1;
+  if (handshake_room_ == nullptr || slot->handshake.in_room == handshaking) return;
+  if (!handshaking) {
+    handshake_room_->Remove(slot->handshake);
+    return;
+  }
+  // A full room makes space from the handshake that has waited longest: a stalled client
+  // cannot keep a new one out (MakeRoomFor did so already for a hello that came whole).
+  EvictOldestHandshakes(&slot->handshake);
+  slot->handshake.owner = slot;
+  handshake_room_->Add(slot->handshake, TlsClientOf(slot->connection));
+}
+
+ClientKey WorkerCore::TlsClientOf(const Connection& connection) const {
+  return ClientKeyOf(connection.peer(), config_.client_prefix_v4, config_.client_prefix_v6);
+}
+
+bool WorkerCore::MakeRoomFor(const ClientKey& client) {
+  const HandshakeRoom::Entry* self = advancing_ != nullptr ? &advancing_->handshake : nullptr;
+  if (!handshake_room_->ClientMayHoldAnother(client, self)) return false;
+  EvictOldestHandshakes(self);
+  return true;
+}
+
+void WorkerCore::EvictOldestHandshakes(const HandshakeRoom::Entry* self) {
+  while (handshake_room_->FullWithout(self)) {
+    HandshakeRoom::Entry* oldest = handshake_room_->Oldest(self);
+    if (oldest == nullptr) return;
+    tls_stats_.failed_by(tls::TlsFailure::k_evicted).fetch_add(1, std::memory_order_relaxed);
+    Close(static_cast<Slot*>(oldest->owner), Waited::kYes);
+  }
 }
 
 void WorkerCore::Park(Slot* slot) {
@@ -433,7 +479,9 @@ void WorkerCore::OnReady(Slot* slot) {
   slot->deadline.Cancel();
   Connection& connection = slot->connection;
   Lend(connection);
+  advancing_ = slot;
   const ConnectionState state = connection.Advance(env_);
+  advancing_ = nullptr;
   FlushUpstream();
   AfterAdvance(slot, state);
 }
@@ -442,7 +490,7 @@ void WorkerCore::OnDeadline(Slot* slot) {
   CountTimeout(slot->connection);
   LearnReuse(slot->connection);
   if (slot->connection.idle()) slot->connection.SendCloseNotify(env_);
-  Close(slot);
+  Close(slot, Waited::kYes);
 }
 
 void WorkerCore::AfterAdvance(Slot* slot, ConnectionState state) {
@@ -505,15 +553,13 @@ void WorkerCore::CountTimeout(const Connection& connection) {
   }
 }
 
-void WorkerCore::Close(Slot* slot) {
+void WorkerCore::Close(Slot* slot, Waited waited) {
   Connection& connection = slot->connection;
   slot->watch.Disarm();
   slot->deadline.Cancel();
-  // Closed with answers the client has not taken (a timeout, the lifetime cap, the drain
-  // deadline): abort, so that the kernel does not keep them for an orphan (socket_options.h).
-  const ConnectionState state = connection.state();
-  const bool abort = state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
-  if (!connection.close_queued()) driver_->CloseSocket(connection.fd(), abort);
+  if (!connection.close_queued()) {
+    driver_->CloseSocket(connection.fd(), MustAbort(connection, waited));
+  }
   if (slot->phase == Slot::Phase::kParked) {
     Slot* last = parked_.back();
     parked_[slot->parked_index] = last;
@@ -524,6 +570,27 @@ void WorkerCore::Close(Slot* slot) {
   metrics_.RecordClose(slot->accepted_at, MonotonicNanos());
   Release(slot);
   MaybeStop();
+}
+
+bool WorkerCore::MustAbort(const Connection& connection, Waited waited) {
+  // Answer bytes the client has not taken must not stay with the kernel for an orphan
+  // (socket_options.h): abort (RST) rather than close. Either the connection still holds them
+  // (a timeout, the lifetime cap, the drain deadline while writing), or the kernel does: a
+  // client that pipelined its queries and never read, whose connection then ends idle or by
+  // a limit, has its answers unsent in the send queue (one ioctl, off the single pass).
+  const ConnectionState state = connection.state();
+  if (state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent) return true;
+  const size_t sent = connection.bytes_sent();
+  if (sent == 0) return false;
+  // Bytes sent in this very turn may still be on their way out (the kernel corks small sends
+  // for a moment): an abort would drop an answer the client is about to read. Up to
+  // kUnsentCheckBytes that is the orphan's bound, as for the single pass
+  // (Connection::CloseAfterWrite); a connection that waited (an idle or drain deadline) had
+  // its time to read.
+  if (waited == Waited::kNo && sent <= kUnsentCheckBytes) return false;
+  if (env_.io->UnsentBytes(connection.fd()) == 0) return false;
+  WorkerStats::Add(stats_.unsent_aborts);
+  return true;
 }
 
 void WorkerCore::Release(Slot* slot) {
@@ -603,7 +670,7 @@ void WorkerCore::BeginDrain() {
     Connection& connection = parked_[i - 1]->connection;
     if (!connection.idle()) continue;
     connection.SendCloseNotify(env_);
-    Close(parked_[i - 1]);
+    Close(parked_[i - 1], Waited::kYes);
   }
   MaybeStop();
 }
@@ -625,7 +692,7 @@ void WorkerCore::MaybeStop() {
 void WorkerCore::OnDrainDeadline() {
   while (!parked_.empty()) {
     WorkerStats::Add(stats_.closed_drain);
-    Close(parked_.back());
+    Close(parked_.back(), Waited::kYes);
   }
   if (!stopped_) {
     stopped_ = true;

@@ -35,6 +35,7 @@
 #include "server/core/connection.h"
 #include "server/core/connection_tls.h"
 #include "server/core/handshake_limiter.h"
+#include "server/core/handshake_room.h"
 #include "server/core/io_driver.h"
 #include "server/core/proxy_protocol.h"
 #include "server/core/reuse_learner.h"
@@ -48,7 +49,7 @@
 
 namespace onepass {
 
-class WorkerCore final : public ConnectionSink {
+class WorkerCore final : public ConnectionSink, public HandshakeSpace {
  public:
   // A connection that waits for upstream answers longer than this is closed: the handler
   // answers every request by its own deadline, so only a lost in-flight table (a reload) gets
@@ -70,6 +71,9 @@ class WorkerCore final : public ConnectionSink {
   // On the worker's thread once pinned, before the driver runs: the hot path's buffers are
   // first touched (placed, on a NUMA machine) there.
   void StartOnThread();
+  // On the worker's thread, after the driver's Run: closes the connections a drain cut short
+  // (aborted), so that no socket of this thread's descriptor table is closed from another.
+  void EndOnThread();
 
   // Stop accepting, finish connections in flight within config.drain_timeout, then stop the
   // driver.
@@ -122,8 +126,8 @@ class WorkerCore final : public ConnectionSink {
     // per-client limit.
     std::array<uint8_t, 16> client_key{};
     bool peer_counted = false;
-    bool handshaking = false;  // counted in handshakes_parked_
-    int64_t accepted_at = 0;   // MonotonicNanos() at accept (server/core/worker_metrics.h)
+    HandshakeRoom::Entry handshake;  // in handshake_room_ while parked mid-handshake
+    int64_t accepted_at = 0;         // MonotonicNanos() at accept (server/core/worker_metrics.h)
   };
 
   // A connection accepted on `listener`: its TLS session is started when that is a TLS
@@ -144,13 +148,25 @@ class WorkerCore final : public ConnectionSink {
   // aborted when it holds answer bytes the client has not taken.
   void Refuse(Connection& connection, bool idle, std::atomic<uint64_t>& cause, int64_t accepted_at);
   void Park(Slot* slot);
-  // Keeps handshakes_parked_ right as `slot`'s connection finishes its TLS handshake or goes.
+  // Keeps handshake_room_ right as `slot`'s connection finishes its TLS handshake or goes.
   void CountHandshake(Slot* slot, bool handshaking);
+  // Interface HandshakeSpace: a ClientHello (of the connection being advanced, or of the
+  // scratch) asks for a handshake slot.
+  bool MakeRoomFor(const ClientKey& client) override;
+  ClientKey TlsClientOf(const Connection& connection) const;
+  // While the handshake room is full (not counting `self`): closes the handshake that has
+  // waited longest (counted: tls failures "evicted").
+  void EvictOldestHandshakes(const HandshakeRoom::Entry* self);
   void OnReady(Slot* slot);
   void OnDeadline(Slot* slot);
   // After a parked connection ran Advance: closes it, or parks it again for its new state.
   void AfterAdvance(Slot* slot, ConnectionState state);
-  void Close(Slot* slot);
+  // kYes: the close ends a wait (an idle or drain deadline), not the connection's own turn.
+  enum class Waited : bool { kNo, kYes };
+  void Close(Slot* slot, Waited waited = Waited::kNo);
+  // Whether closing `connection` must abort it: the client left answer bytes unread, in the
+  // connection or in the kernel (counted: unsent_aborts).
+  bool MustAbort(const Connection& connection, Waited waited);
   void Release(Slot* slot);
   // Lends `connection` the scratch's output buffer for a turn.
   void Lend(Connection& connection);
@@ -201,8 +217,12 @@ class WorkerCore final : public ConnectionSink {
   TlsStart tls_start_;  // the context new TLS connections start with
   // This worker's share of the TLS handshake limits (ServerConfig::tls_*).
   std::unique_ptr<HandshakeLimiter> handshake_limiter_;
-  int max_handshakes_ = 0;
-  int handshakes_parked_ = 0;
+  // Handshakes parked for their clients (--tls-max-handshakes, --tls-handshakes-per-client:
+  // this worker's share); null without TLS listeners.
+  std::unique_ptr<HandshakeRoom> handshake_room_;
+  // The parked connection whose turn runs now (OnReady), so that the room it may ask for is not
+  // made from itself; null for the single pass.
+  Slot* advancing_ = nullptr;
   WorkerMetrics metrics_;
 
   // The single pass runs here; parking swaps its buffers into a pooled slot.

@@ -146,6 +146,10 @@ std::vector<int> LibeventDriver::listener_fds() const {
   return fds;
 }
 
+void LibeventDriver::AdoptListenersIntoThisTable() {
+  for (ScopedFd& listener : listeners_) listener.AdoptIntoThisTable();
+}
+
 void LibeventDriver::OnWake(int, short, void*) {}  // only ends the wait: Run fires the timers
 
 void LibeventDriver::RunOnce() {

@@ -34,6 +34,7 @@ class LibeventDriver final : public IoDriver {
   void SetAccepting(bool on) override;
   void CloseListeners(bool take_queued) override;
   std::vector<int> listener_fds() const override;
+  void AdoptListenersIntoThisTable() override;
   FinalSendQueue* final_send() override { return nullptr; }
   int receives_in_flight() const override { return 0; }
   absl::Status Run() override;

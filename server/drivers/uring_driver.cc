@@ -83,8 +83,16 @@ class UringDriver final : public IoDriver, public FinalSendQueue {
   UringDriver(TimerQueue* timers, std::vector<ScopedFd> listeners, int index, int backlog)
       : IoDriver(timers), index_(index), backlog_(backlog), listeners_(std::move(listeners)) {}
   ~UringDriver() override {
-    // The ring goes first, so that nothing in flight refers to a buffer freed below.
-    if (ring_ready_) io_uring_queue_exit(&ring_);
+    // The ring goes first, so that nothing in flight refers to a buffer freed below. It is
+    // gone already when Run ran (EndOnThread): this is for a driver that never ran.
+    EndOnThread();
+  }
+  void EndOnThread() override {
+    // The ring was set up on the worker's thread (Run), in its descriptor table: closed there.
+    if (!ring_ready_) return;
+    io_uring_submit(&ring_);  // closes queued since Run (WorkerCore::EndOnThread)
+    io_uring_queue_exit(&ring_);
+    ring_ready_ = false;
   }
 
   void Arm(FdWatch& watch) override;
@@ -97,6 +105,9 @@ class UringDriver final : public IoDriver, public FinalSendQueue {
     std::vector<int> fds;
     for (const ScopedFd& listener : listeners_) fds.push_back(listener.get());
     return fds;
+  }
+  void AdoptListenersIntoThisTable() override {
+    for (ScopedFd& listener : listeners_) listener.AdoptIntoThisTable();
   }
   FinalSendQueue* final_send() override { return this; }
   int receives_in_flight() const override { return kReceivesInFlight; }

@@ -26,7 +26,8 @@ namespace onepass::tls {
   REASON(handshake, "a handshake message that breaks the protocol")                             \
   REASON(handshake_too_large, "more handshake bytes than TlsConfig::max_handshake_bytes")       \
   REASON(output_full, "more pending output than TlsConfig::max_output_bytes")                   \
-  REASON(limit, "refused by a handshake limit (per client prefix, or in progress at once)")     \
+  REASON(limit, "refused by a handshake limit (per client prefix: rate, or in progress)")       \
+  REASON(evicted, "closed waiting, to make room for a new one (--tls-max-handshakes all held)") \
   REASON(timeout, "the handshake was not done within the read timeout (counted by the server)") \
   REASON(internal, "a TLS library error not classified above")
 

@@ -30,6 +30,7 @@
 #include "server/tls/tls_server_context.h"
 #include "tests/support/in_process_server.h"
 #include "tests/support/tcp_client.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/server/tls/tls_test_client.h"
 #include "tests/unit/server/tls/tls_test_pki.h"
 
@@ -363,29 +364,112 @@ TEST_P(TlsServerTest, FloodOfFullHandshakesFromOnePrefixIsHeldToItsRate) {
   EXPECT_TRUE(resumed.resumed);
 }
 
-TEST_P(TlsServerTest, HandshakesInProgressAreBoundedAndFreedAtTheirTimeout) {
+// A connection that sent its ClientHello (no cryptography on its side) and never its
+// Finished, from `source`: it holds a handshake slot while the server waits for it.
+struct StalledHandshake {
+  StalledHandshake(int port, const ClientOptions& options, const char* source) : client(options) {
+    client.Step();
+    absl::StatusOr<ScopedFd> connected = ConnectTcp(port, 0, source);
+    if (!connected.ok()) return;
+    tcp = *std::move(connected);
+    const std::string hello = client.TakeOutput();
+    sent = send(tcp.get(), hello.data(), hello.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(hello.size());
+  }
+  // The server closed it (EOF or reset), seen within `bound`.
+  bool ClosedByServer(absl::Duration bound) {
+    return ::onepass::testing::WaitFor(
+        [&] {
+          char byte[4096];
+          const ssize_t n = recv(tcp.get(), byte, sizeof(byte), MSG_DONTWAIT);
+          return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+        },
+        bound);
+  }
+  TestTlsClient client;
+  ScopedFd tcp;
+  bool sent = false;
+};
+
+int TlsFailures(const tls::TlsStatsSnapshot& s, tls::TlsFailure failure) {
+  return static_cast<int>(s.failed[static_cast<int>(failure) - 1]);
+}
+
+// The handshake room is full of a stalled client's handshake: a new client makes room from
+// the one that has waited longest and is served (issue "Hostile clients, round four": the
+// newest used to be refused, so stalled clients kept everyone out).
+TEST_P(TlsServerTest, AFullHandshakeRoomMakesSpaceFromTheOldestWaiting) {
   config_.tls_max_handshakes = 1;
+  config_.read_timeout = absl::Milliseconds(5000);  // no timeout frees the slot meanwhile
+  Start();
+  StalledHandshake stalled(tls_port_, options_, "127.0.0.2");
+  ASSERT_TRUE(stalled.sent);
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 1; }));
+  const DotResult served = Exchange(tls_port_, "served\n", options_);
+  ASSERT_TRUE(served.error.empty()) << served.error;
+  EXPECT_EQ(served.plaintext, "worker=0 served\n");
+  EXPECT_TRUE(stalled.ClosedByServer(absl::Seconds(2)));
+  ASSERT_TRUE(WaitForTls([](const tls::TlsStatsSnapshot& s) {
+    return TlsFailures(s, tls::TlsFailure::k_evicted) == 1;
+  }));
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.rejected_tls_handshakes == 0; }));
+}
+
+// One prefix holds at most its share of the handshakes in progress: its next ClientHello is
+// refused before any key exchange (handshake_failure, counted "limit"), while another prefix
+// is served; the share frees at the handshake's read timeout.
+TEST_P(TlsServerTest, APrefixHoldsAtMostItsShareOfTheHandshakesAndTheTimeoutFreesIt) {
+  config_.tls_max_handshakes = 100;
+  config_.tls_handshakes_per_client = 2;
   config_.read_timeout = absl::Milliseconds(500);
   Start();
-  // A client that sends its ClientHello and never its Finished holds the one handshake slot.
-  TestTlsClient stalled(options_);
-  stalled.Step();
-  absl::StatusOr<ScopedFd> holder = ConnectTcp(tls_port_, 0);
-  ASSERT_TRUE(holder.ok());
-  const std::string hello = stalled.TakeOutput();
-  ASSERT_EQ(send(holder->get(), hello.data(), hello.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(hello.size()));
-  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 1; }));
-  const DotResult refused = Exchange(tls_port_, "refused\n", options_);
-  EXPECT_FALSE(refused.error.empty() && !refused.plaintext.empty());
-  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.rejected_tls_handshakes == 1; }));
-  // Its read timeout frees the slot: new clients are served again.
+  StalledHandshake first(tls_port_, options_, "127.0.0.2");
+  StalledHandshake second(tls_port_, options_, "127.0.0.2");
+  ASSERT_TRUE(first.sent && second.sent);
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 2; }));
+  const DotResult refused = Exchange(tls_port_, "refused\n", options_, 0, nullptr, 0, "127.0.0.2");
+  EXPECT_FALSE(refused.error.empty());
+  EXPECT_TRUE(refused.plaintext.empty());
   ASSERT_TRUE(WaitForTls([](const tls::TlsStatsSnapshot& s) {
-    return s.failed[static_cast<int>(tls::TlsFailure::k_timeout) - 1] == 1;
+    return TlsFailures(s, tls::TlsFailure::k_limit) == 1;
   }));
-  const DotResult after = Exchange(tls_port_, "after\n", options_);
+  const DotResult other = Exchange(tls_port_, "other\n", options_, 0, nullptr, 0, "127.0.0.3");
+  ASSERT_TRUE(other.error.empty()) << other.error;
+  // Their read timeout frees the prefix's share: it is served again.
+  ASSERT_TRUE(WaitForTls([](const tls::TlsStatsSnapshot& s) {
+    return TlsFailures(s, tls::TlsFailure::k_timeout) == 2;
+  }));
+  const DotResult after = Exchange(tls_port_, "after\n", options_, 0, nullptr, 0, "127.0.0.2");
   ASSERT_TRUE(after.error.empty()) << after.error;
   EXPECT_EQ(after.plaintext, "worker=0 after\n");
+}
+
+// The attack of the issue, scaled to this test's room: stalled ClientHellos from many
+// addresses, each at its share, more than the room holds. A good client on another address
+// completes every handshake it tries, while the attack goes on.
+TEST_P(TlsServerTest, StalledHandshakesFromManyAddressesCannotKeepAGoodClientOut) {
+  config_.tls_max_handshakes = 40;
+  config_.tls_handshakes_per_client = 4;
+  config_.tls_full_per_client = 0;  // the rate limit is not what is under test
+  config_.read_timeout = absl::Milliseconds(10000);
+  Start();
+  std::vector<std::unique_ptr<StalledHandshake>> attack;
+  std::vector<std::string> sources;
+  for (int a = 0; a < 20; ++a) sources.push_back(absl::StrCat("127.0.1.", a + 1));
+  int good = 0;
+  for (int round = 0; round < 5; ++round) {
+    for (const std::string& source : sources) {
+      for (int i = 0; i < 4; ++i) {
+        attack.push_back(std::make_unique<StalledHandshake>(tls_port_, options_, source.c_str()));
+      }
+    }
+    const DotResult got = Exchange(tls_port_, "good\n", options_, 0, nullptr, 0, "127.0.0.9");
+    if (got.error.empty() && got.plaintext == "worker=0 good\n") ++good;
+  }
+  EXPECT_EQ(good, 5);
+  ASSERT_TRUE(WaitForTls([](const tls::TlsStatsSnapshot& s) {
+    return TlsFailures(s, tls::TlsFailure::k_evicted) > 0;
+  }));
 }
 
 TEST_P(TlsServerTest, IdleTimeoutKeepsTheConnectionForTheNextQueryThenSaysCloseNotify) {

@@ -45,6 +45,7 @@ class ScriptedDriver final : public IoDriver {
     sink_->OnListenersClosed();
   }
   std::vector<int> listener_fds() const override { return {}; }
+  void AdoptListenersIntoThisTable() override {}
   FinalSendQueue* final_send() override { return nullptr; }
   int receives_in_flight() const override { return 0; }
   absl::Status Run() override { return absl::OkStatus(); }
