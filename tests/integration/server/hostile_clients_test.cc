@@ -12,9 +12,11 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -195,6 +197,70 @@ TEST_F(HostileClientTest, NeverReaderIsAbortedAtTheWriteDeadline) {
   }
   EXPECT_EQ(error, ECONNRESET);
   close(*fd);
+}
+
+// Sockets of local port `port` in state FIN_WAIT1 (/proc/net/tcp state 04): an orphan the
+// server closed gracefully whose unsent bytes the kernel still holds for the client.
+int OrphansOn(int port) {
+  std::ifstream file("/proc/net/tcp");
+  std::string line;
+  std::getline(file, line);
+  const std::string local = absl::StrCat(":", absl::Hex(port, absl::kZeroPad4));
+  int orphans = 0;
+  while (std::getline(file, line)) {
+    std::istringstream fields(line);
+    std::string slot, local_address, remote_address, state;
+    fields >> slot >> local_address >> remote_address >> state;
+    if (absl::EndsWith(absl::AsciiStrToUpper(local_address), absl::AsciiStrToUpper(local)) &&
+        state == "04") {
+      ++orphans;
+    }
+  }
+  return orphans;
+}
+
+// Round four, defect 3: a kept-alive client pipelines 1,000 requests and never reads. The
+// kernel takes every answer (the connection goes back to waiting for requests), holds them
+// unsent behind the client's closed window, and the connection then ends as an idle close:
+// it must be aborted, not closed gracefully, or an orphan keeps the answers for minutes.
+TEST_F(HostileClientTest, NeverReaderThatGoesIdleIsAbortedNotOrphaned) {
+  config_.keepalive = absl::Milliseconds(300);
+  config_.write_timeout = absl::Seconds(30);  // not what ends it
+  StartServer();
+  absl::StatusOr<int> fd = ConnectWithTinyWindow();
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  const std::string lines = ManyLines(1000);
+  ASSERT_EQ(send(*fd, lines.data(), lines.size(), 0), static_cast<ssize_t>(lines.size()));
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.idle_closes == 1; }));
+  const StatsSnapshot stats = server_->Stats();
+  EXPECT_EQ(stats.unsent_aborts, 1u) << stats.Format();
+  EXPECT_EQ(stats.write_timeouts + stats.unread_aborts, 0u) << stats.Format();
+  EXPECT_EQ(OrphansOn(port_), 0);
+  int error = 0;
+  char chunk[4096];
+  for (int i = 0; i < 1000; ++i) {
+    ssize_t n = recv(*fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+    if (n > 0) continue;
+    error = n == 0 ? 0 : errno;
+    if (error != EAGAIN) break;
+    usleep(1000);
+  }
+  EXPECT_EQ(error, ECONNRESET);
+  close(*fd);
+}
+
+// A kept-alive client that reads its answers and then idles is closed gracefully: the check
+// asks the kernel, which has sent everything.
+TEST_F(HostileClientTest, ReaderThatGoesIdleGetsAnOrderlyClose) {
+  config_.keepalive = absl::Milliseconds(300);
+  StartServer();
+  absl::StatusOr<TcpClient> client = TcpClient::Connect("127.0.0.1", port_);
+  ASSERT_TRUE(client.ok());
+  const std::string lines = ManyLines(1000);
+  ASSERT_TRUE(client->Send(lines).ok());
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(client->ReadLine(absl::Seconds(5)).ok()) << i;
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.idle_closes == 1; }));
+  EXPECT_EQ(server_->Stats().unsent_aborts, 0u);
 }
 
 // The same answers to a client that reads them (slowly, through its tiny window): it gets every
