@@ -62,7 +62,8 @@ Verdict DnsHandler::Process(absl::Span<const uint8_t> input, const RequestContex
       return {answered ? Action::kWriteThenRead : Action::kClose, consumed};
     }
     const Response response =
-        responder_.Respond(frame.message, tail.subspan(kLengthPrefixBytes), keepalive_units);
+        responder_.Respond(frame.message, tail.subspan(kLengthPrefixBytes),
+                           {.keepalive_timeout = keepalive_units, .encrypted = context.encrypted});
     if (response.kind == Response::Kind::kClose) {
       return {answered ? Action::kWriteThenClose : Action::kClose, consumed};
     }

@@ -103,6 +103,9 @@ bool ReadOpt(Reader& reader, EdnsQuery& edns, bool& malformed) {
       // RFC 7828 §3.2.1: a client sends the option without a TIMEOUT value.
       if (length != 0) malformed = true;
       edns.keepalive = true;
+    } else if (code == kOptionPadding) {
+      // RFC 7830 §3: the octets SHOULD be 0x00, but any value MUST be accepted.
+      edns.padding = true;
     }
     option += 4 + length;
     rdlength -= length;

@@ -26,6 +26,9 @@ struct EdnsQuery {
   uint8_t version = 0;
   // An edns-tcp-keepalive option (RFC 7828 §3.2.1) was in the OPT.
   bool keepalive = false;
+  // A Padding option (RFC 7830 §3, of any length and content) was in the OPT: over an
+  // encrypted transport the answer is padded too (RFC 8467 §4.1).
+  bool padding = false;
 };
 
 struct ParsedQuery {

@@ -1,5 +1,6 @@
 #include "handlers/dns/dns_responder.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -10,7 +11,6 @@ namespace {
 
 // RFC 6891 §6.1.2: root owner, TYPE, CLASS, TTL, RDLENGTH.
 constexpr size_t kOptFixedBytes = 11;
-constexpr size_t kOptionHeaderBytes = 4;
 constexpr size_t kEdeOptionBytes = kOptionHeaderBytes + 2;
 constexpr size_t kKeepaliveOptionBytes = kOptionHeaderBytes + 2;
 
@@ -29,7 +29,8 @@ DnsResponder::DnsResponder(std::shared_ptr<const ZoneSnapshot> snapshot, Respond
 }
 
 Response DnsResponder::Respond(absl::Span<const uint8_t> message, absl::Span<uint8_t> out,
-                               uint16_t keepalive_timeout) {
+                               const QueryTransport& transport) {
+  const uint16_t keepalive_timeout = transport.keepalive_timeout;
   Response response;
   if (message.size() < kHeaderBytes) {
     response.kind = Response::Kind::kClose;
@@ -37,6 +38,10 @@ Response DnsResponder::Respond(absl::Span<const uint8_t> message, absl::Span<uin
   }
   writer_.Start(out);
   ParseQuery(message, query_);
+  // Only EDNS(0)'s options are understood (RFC 6891 §6.1.3): a BADVERS answer is not padded.
+  pad_ =
+      transport.encrypted && query_.edns.present && query_.edns.version == 0 && query_.edns.padding;
+  padded_ = false;
   switch (query_.status) {
     case QueryStatus::kDrop:
       response.kind = Response::Kind::kDrop;
@@ -70,6 +75,7 @@ Response DnsResponder::Respond(absl::Span<const uint8_t> message, absl::Span<uin
   }
 
   if (response.size == 0) response.kind = Response::Kind::kClose;  // no room even for a header
+  response.padded = response.size > 0 && padded_;
   return response;
 }
 
@@ -198,9 +204,14 @@ size_t DnsResponder::WriteAnswer(uint16_t keepalive_timeout, Response& response)
 
 bool DnsResponder::WriteOpt(uint8_t extended_rcode, std::optional<uint16_t> ede,
                             uint16_t keepalive_timeout) {
-  const uint16_t rdlength =
-      static_cast<uint16_t>((ede.has_value() ? kEdeOptionBytes : 0) +
-                            (keepalive_timeout > 0 ? kKeepaliveOptionBytes : 0));
+  const size_t options =
+      (ede.has_value() ? kEdeOptionBytes : 0) + (keepalive_timeout > 0 ? kKeepaliveOptionBytes : 0);
+  const size_t opt_bytes = kOptFixedBytes + options;
+  const size_t padding =
+      pad_ ? PaddingOptionBytes(writer_.size() + opt_bytes,
+                                writer_.room() - std::min(writer_.room(), opt_bytes))
+           : 0;
+  const auto rdlength = static_cast<uint16_t>(options + padding);
   const uint8_t root = 0;
   // TTL: EXTENDED-RCODE, VERSION 0, then the DO bit echoed (RFC 3225 §3).
   const uint32_t ttl = (uint32_t{extended_rcode} << 24) | (query_.edns.do_bit ? kEdnsFlagDo : 0);
@@ -221,6 +232,15 @@ bool DnsResponder::WriteOpt(uint8_t extended_rcode, std::optional<uint16_t> ede,
         !writer_.WriteU16(keepalive_timeout)) {
       return false;
     }
+  }
+  if (padding > 0) {
+    // RFC 7830 §3: PADDING octets of 0x00; the option goes last, once the size is known.
+    const size_t zeros = padding - kOptionHeaderBytes;
+    if (!writer_.WriteU16(kOptionPadding) || !writer_.WriteU16(static_cast<uint16_t>(zeros)) ||
+        !writer_.WriteZeros(zeros)) {
+      return false;
+    }
+    padded_ = true;
   }
   AddToCount(writer_.data(), 10, 1);
   return true;

@@ -24,6 +24,17 @@ struct ResponderConfig {
   size_t precompile_max_bytes = size_t{16} << 20;
 };
 
+// What the connection tells the responder besides the query.
+struct QueryTransport {
+  // The idle timeout to announce in units of 100 ms when the query asks for it (RFC 7828 §3.3.2;
+  // 0: do not announce).
+  uint16_t keepalive_timeout = 0;
+  // The connection is encrypted (DNS over TLS, RequestContext::encrypted): the answer to a query
+  // whose OPT carries a Padding option gets one, to a multiple of 468 bytes (RFC 8467 §4.1).
+  // Never on plain TCP: padding in the clear hides nothing (RFC 7830 §6).
+  bool encrypted = false;
+};
+
 struct Response {
   enum class Kind {
     kAnswer,  // `size` bytes were written
@@ -34,6 +45,8 @@ struct Response {
   size_t size = 0;
   // The response carries an edns-tcp-keepalive option (RFC 7828 §3.3.2).
   bool keepalive = false;
+  // The response carries a Padding option (RFC 7830).
+  bool padded = false;
   // For the counters (dns_counters.h), when kind is kAnswer: the RCODE sent (extended RCODEs
   // whole), what the answer is (kNone for errors decided before planning), whether a wildcard
   // answered, the query's DO bit, and whether it came from the precompiled answers.
@@ -51,10 +64,13 @@ class DnsResponder {
   DnsResponder(std::shared_ptr<const ZoneSnapshot> snapshot, ResponderConfig config,
                std::shared_ptr<const PrecompiledAnswers> precompiled);
 
-  // Answers `message` into `out` (up to 65535 bytes are used). `keepalive_timeout` is the idle
-  // timeout to announce in units of 100 ms when the query asks for it (0: do not announce).
+  // Answers `message` into `out` (up to 65535 bytes are used). Every response with our OPT
+  // is padded when `transport.encrypted` and the query's EDNS(0) OPT has a Padding option:
+  // to the next multiple of 468 bytes, or as far as `out` and the 65535-byte limit allow
+  // when that does not fit (records are never left out for padding); FORMERR and NOTIMP
+  // carry no OPT, so no padding, and neither does an answer to a query without EDNS.
   Response Respond(absl::Span<const uint8_t> message, absl::Span<uint8_t> out,
-                   uint16_t keepalive_timeout);
+                   const QueryTransport& transport);
 
  private:
   // What an error response carries besides its header (RFC 1035 §4.1.1).
@@ -72,7 +88,8 @@ class DnsResponder {
   bool WriteHeaderAndQuestion(uint16_t flags, bool with_question);
   // The precompiled answer patched for this query, or 0 if there is none.
   size_t WritePrecompiled(uint16_t keepalive_timeout, Response& response);
-  // Appends our OPT (RFC 6891 §6.1.2) and counts it in ARCOUNT.
+  // Appends our OPT (RFC 6891 §6.1.2), with a Padding option when pad_, and counts it in
+  // ARCOUNT.
   bool WriteOpt(uint8_t extended_rcode, std::optional<uint16_t> ede, uint16_t keepalive_timeout);
 
   std::shared_ptr<const ZoneSnapshot> snapshot_;
@@ -80,6 +97,9 @@ class DnsResponder {
   ResponderConfig config_;
   // Per-worker scratch reused for every query.
   ParsedQuery query_;
+  // This query's answer is padded (RFC 8467): encrypted, EDNS version 0, a Padding option.
+  bool pad_ = false;
+  bool padded_ = false;  // and WriteOpt wrote the option
   AnswerPlan plan_;
   MessageWriter writer_;
 };

@@ -71,7 +71,12 @@ enum RrClass : uint16_t { kClassIn = 1, kClassCh = 3, kClassAny = 255 };
 
 // EDNS(0) option codes.
 inline constexpr uint16_t kOptionTcpKeepalive = 11;  // RFC 7828
+inline constexpr uint16_t kOptionPadding = 12;       // RFC 7830
 inline constexpr uint16_t kOptionEde = 15;           // RFC 8914
+// RFC 8467 §4.1: responses are padded to a multiple of this many bytes (Block-Length Padding,
+// the recommended policy; 468 for responses, 128 for queries).
+inline constexpr size_t kResponsePaddingBlock = 468;
+inline constexpr size_t kOptionHeaderBytes = 4;  // OPTION-CODE, OPTION-LENGTH (RFC 6891 §6.1.2)
 // RFC 8914 §4: INFO-CODEs we send.
 inline constexpr uint16_t kEdeStaleAnswer = 3;
 inline constexpr uint16_t kEdeNotSupported = 21;
@@ -93,6 +98,18 @@ inline void WriteU32(uint8_t* p, uint32_t v) {
   p[1] = static_cast<uint8_t>(v >> 16);
   p[2] = static_cast<uint8_t>(v >> 8);
   p[3] = static_cast<uint8_t>(v);
+}
+
+// The bytes of a Padding option (RFC 7830 §3, its header included) that take a message of
+// `unpadded` bytes to the next multiple of kResponsePaddingBlock (RFC 8467 §4.1), or as far as
+// `room` more bytes allow when that does not fit (less padding, never fewer records); 0, no
+// option, when not even the option's header fits.
+inline size_t PaddingOptionBytes(size_t unpadded, size_t room) {
+  if (room < kOptionHeaderBytes) return 0;
+  const size_t blocks =
+      (unpadded + kOptionHeaderBytes + kResponsePaddingBlock - 1) / kResponsePaddingBlock;
+  const size_t bytes = blocks * kResponsePaddingBlock - unpadded;
+  return bytes < room ? bytes : room;
 }
 
 // ASCII lowercase of one octet; DNS names compare case-insensitively in ASCII only (RFC 4343).

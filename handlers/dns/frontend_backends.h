@@ -61,6 +61,7 @@ struct InFlight {
   uint64_t connection = 0;    // the server's connection id (RequestContext::connection)
   uint16_t client_id = 0;     // the client's query ID, restored in the answer
   uint16_t client_flags = 0;  // the query's header flags, for a SERVFAIL of our own
+  bool encrypted = false;     // the client's connection is (RFC 8467 padding of that SERVFAIL)
   std::string question;       // the question section as sent (empty when QDCOUNT was 0)
   size_t qname_bytes = 0;     // length of the QNAME at the front of `question`
   std::string cache_key;      // DnsCache key of the query; empty when not cacheable

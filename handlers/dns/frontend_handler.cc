@@ -203,7 +203,8 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
                               .question = question_bytes,
                               .rcode = local_rcode,
                               .ede = ede,
-                              .query = message},
+                              .query = message,
+                              .encrypted = context.encrypted},
                              out)) {
         stopped = true;
         break;
@@ -221,6 +222,7 @@ Verdict FrontendHandler::Process(absl::Span<const uint8_t> input, const RequestC
     entry.connection = context.connection;
     entry.client_id = client_id;
     entry.client_flags = flags;
+    entry.encrypted = context.encrypted;
     entry.question.assign(reinterpret_cast<const char*>(question_bytes.data()),
                           question_bytes.size());
     entry.qname_bytes = question->qname_bytes;
@@ -405,7 +407,8 @@ bool FrontendHandler::AppendServfail(const InFlight& entry, OutputBuffer& out) {
                             .question = {question, entry.question.size()},
                             .rcode = kRcodeServFail,
                             .ede = kEdeNoReachableAuthority,
-                            .query = {query, entry.query.size()}},
+                            .query = {query, entry.query.size()},
+                            .encrypted = entry.encrypted},
                            out);
 }
 
@@ -455,6 +458,7 @@ void FrontendHandler::SendProbe(int backend, absl::Time now, UpstreamQueue& prob
   if (!id.has_value()) return;
   InFlight& entry = backends_.Entry(backend, *id);
   entry.connection = 0;
+  entry.encrypted = false;
   entry.cache_key.clear();
   entry.question = name;
   entry.question.append({0, 6, 0, 1});  // SOA, IN

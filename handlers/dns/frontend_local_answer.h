@@ -29,9 +29,14 @@ struct LocalAnswer {
   // leave it out).
   std::optional<uint16_t> ede;
   absl::Span<const uint8_t> query;
+  // The client's connection is encrypted (RequestContext::encrypted): when `query`'s EDNS(0)
+  // OPT has a Padding option, our OPT gets one too, to a multiple of 468 bytes (RFC 8467 §4.1),
+  // as the zone mode's answers do. No OPT, no padding.
+  bool encrypted = false;
 };
 
-// Appends the answer, framed (2-byte length prefix), to `out`; false when it lacks room.
+// Appends the answer, framed (2-byte length prefix), to `out`; false when it lacks room (for
+// the answer unpadded: padding shrinks to the room there is).
 bool AppendLocalAnswer(const LocalAnswer& answer, OutputBuffer& out);
 
 }  // namespace onepass::dns

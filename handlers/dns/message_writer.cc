@@ -51,6 +51,13 @@ bool MessageWriter::WriteBytes(const void* bytes, size_t n) {
   return true;
 }
 
+bool MessageWriter::WriteZeros(size_t n) {
+  if (Room() < n) return false;
+  std::memset(buffer_ + size_, 0, n);
+  size_ += n;
+  return true;
+}
+
 bool MessageWriter::WriteU16(uint16_t value) {
   if (Room() < 2) return false;
   dns::WriteU16(buffer_ + size_, value);

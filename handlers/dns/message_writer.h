@@ -30,7 +30,12 @@ class MessageWriter {
   // entries that pointed there.
   void Rollback(size_t size);
 
+  // Bytes that can still be written.
+  size_t room() const { return Room(); }
+
   bool WriteBytes(const void* bytes, size_t n);
+  // `n` zero bytes (RFC 7830 §3 padding).
+  bool WriteZeros(size_t n);
   bool WriteU16(uint16_t value);
   bool WriteU32(uint32_t value);
   // Writes an uncompressed wire name, compressing it against names written before and

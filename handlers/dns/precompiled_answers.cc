@@ -31,7 +31,7 @@ bool Render(DnsResponder& responder, absl::string_view name, uint16_t type, bool
     // Root, OPT, UDP size 1232, extended RCODE 0, version 0, DO, RDLENGTH 0.
     query.insert(query.end(), {0, 0, kTypeOpt, 0x04, 0xd0, 0, 0, 0x80, 0, 0, 0});
   }
-  response = responder.Respond(query, absl::MakeSpan(out), 0);
+  response = responder.Respond(query, absl::MakeSpan(out), {});
   if (response.kind != Response::Kind::kAnswer || (out[2] & (kFlagTc >> 8)) != 0) return false;
   size_t size = response.size;
   if (dnssec_ok) {

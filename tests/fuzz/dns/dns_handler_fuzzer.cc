@@ -1,8 +1,10 @@
 // Fuzzes the DNS handler end to end without a socket: the input is both a raw message for the
 // responder and a TCP byte stream for the session (framer + pipelining), replayed whole and
 // split in two. Checks the contracts the server relies on: consumed <= input, every response
-// is one whole length-prefixed message of at most 65535 bytes with the query's ID, and a
-// split input sends a prefix of what the whole input sends.
+// is one whole length-prefixed message of at most 65535 bytes with the query's ID, a padded
+// answer (RFC 8467, asked for over an encrypted connection) is a multiple of 468 bytes or fills
+// the output, and a split input sends a prefix of what the whole input sends. Inputs of odd
+// length are replayed as if over TLS (RequestContext::encrypted), even ones over plain TCP.
 //
 // Built twice: dns_handler_fuzzer serves the embedded default zone; dns_signed_fuzzer
 // (ONEPASS_FUZZ_SIGNED_ZONES) adds the signed zones of tests/data/dnssec (NSEC3 example.org,
@@ -59,8 +61,8 @@ void CheckOutput(absl::Span<const uint8_t> out) {
 }
 
 // Runs the stream through a handler the way the server does; returns everything "sent".
-std::string Replay(Handler& handler, OutputBuffer& out, absl::Span<const uint8_t> input,
-                   size_t cut) {
+std::string Replay(Handler& handler, OutputBuffer& out, absl::Span<const uint8_t> input, size_t cut,
+                   bool encrypted) {
   std::vector<uint8_t> pending;
   std::string sent;
   size_t fed = 0;
@@ -73,6 +75,7 @@ std::string Replay(Handler& handler, OutputBuffer& out, absl::Span<const uint8_t
     RequestContext context;
     context.keepalive = absl::Seconds(1);
     context.peer_closed = fed == input.size();
+    context.encrypted = encrypted;
     const Verdict v = handler.Process(pending, context, out);
     if (v.consumed > pending.size()) std::abort();
     CheckOutput(out.contents());
@@ -100,11 +103,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   {
     static DnsResponder responder(Snapshot(), ResponderConfig{}, nullptr);
     static std::vector<uint8_t> buffer(kMaxMessageBytes);
-    const Response r = responder.Respond(input, absl::MakeSpan(buffer), 5);
+    const Response r = responder.Respond(input, absl::MakeSpan(buffer),
+                                         {.keepalive_timeout = 5, .encrypted = true});
     if (r.kind == Response::Kind::kAnswer) {
       if (r.size < kHeaderBytes || r.size > kMaxMessageBytes) std::abort();
       if (buffer[0] != data[0] || buffer[1] != data[1]) std::abort();  // ID echoed
       if ((buffer[2] & 0x80) == 0) std::abort();                       // QR set
+      if (r.padded && r.size % kResponsePaddingBlock != 0 && r.size != kMaxMessageBytes) {
+        std::abort();
+      }
     }
   }
   // 1b. Into an output just big enough or too small (the writer's bounds; ASan sees overruns
@@ -114,15 +121,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Snapshot(), ResponderConfig{},
         PrecompiledAnswers::Build(Snapshot(), ResponderConfig{}, 1 << 20));
     std::vector<uint8_t> small(1 + (data[size - 1] * 3) % 400);
-    const Response r = small_responder.Respond(input, absl::MakeSpan(small), 7);
+    const Response r = small_responder.Respond(input, absl::MakeSpan(small),
+                                               {.keepalive_timeout = 7, .encrypted = true});
     if (r.kind == Response::Kind::kAnswer && r.size > small.size()) std::abort();
   }
   // 2. The input as a TCP stream, whole and split in two. A split may close earlier (after the
   // last complete query of the first chunk, the single pass) but never sends other bytes.
-  const std::string whole = Replay(*handler, out, input, size);
+  const bool encrypted = size % 2 == 1;
+  const std::string whole = Replay(*handler, out, input, size, encrypted);
   if (size > 1) {
     const size_t cut = 1 + (data[0] % (size - 1));
-    const std::string split = Replay(*handler, out, input, cut);
+    const std::string split = Replay(*handler, out, input, cut, encrypted);
     if (whole.compare(0, split.size(), split) != 0) std::abort();
   }
   return 0;

@@ -1,6 +1,7 @@
 // DNS over TLS end to end (RFC 7858): the real onepassd with --tls-listen, asked by real
 // clients. getdns (strict, authenticated), kdig +tls (verifying the chain and the name) gives the
-// same answers as kdig +tcp on the plain port for the whole differential corpus; dig +tls answers;
+// same answers as kdig +tcp on the plain port for the whole differential corpus, padded to
+// blocks of 468 bytes over TLS only (RFC 8467); dig +tls answers;
 // openssl s_client selects ALPN "dot" and resumes from a saved session ("Reused"); clients that
 // give up at every step of the handshake (FIN or RST), a ClientHello of 16 KB, plain DNS on the TLS
 // port and a TLS 1.2 renegotiation leave the server serving, each counted.
@@ -11,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,11 +94,13 @@ TEST_F(DnsDotTest, KdigOverTlsAnswersAsPlainTcpForTheWholeCorpus) {
   const std::vector<testing::CorpusQuery> corpus =
       testing::ReadCorpus(ONEPASS_SOURCE_DIR "/tests/integration/dns/differential_queries.txt");
   int compared = 0;
+  int padded = 0;
   for (const testing::CorpusQuery& q : corpus) {
     const std::optional<std::vector<std::string>> query = testing::KdigQueryArgs(q);
     if (!query.has_value()) continue;
     // kdig pads its queries over TLS (RFC 7830, 8467): the plain one is padded alike, so both
-    // ask the same; only kdig's line about the TLS session differs.
+    // ask the same. What differs is kdig's line about the TLS session and the padding of the
+    // answer, over TLS only.
     auto plain = testing::KdigAnswer(server_->port(), {"+tcp", "+padding"}, *query);
     auto tls = testing::KdigAnswer(server_->tls_port(), KdigTls(), *query);
     ASSERT_TRUE(plain.ok()) << q.line << ": " << plain.status();
@@ -104,10 +108,59 @@ TEST_F(DnsDotTest, KdigOverTlsAnswersAsPlainTcpForTheWholeCorpus) {
     std::string tls_text = *tls;
     ASSERT_TRUE(absl::StartsWith(tls_text, ";; TLS session (TLS1.3)")) << tls_text;
     tls_text.erase(0, tls_text.find('\n') + 1);
+    EXPECT_THAT(*plain, ::testing::Not(HasSubstr(";; PADDING:"))) << q.line;
+    if (const size_t at = tls_text.find(";; PADDING: "); at != std::string::npos) {
+      tls_text.erase(at, tls_text.find('\n', at) + 1 - at);
+      ++padded;
+    }
     EXPECT_EQ(tls_text, *plain) << q.line;
     ++compared;
   }
   EXPECT_GT(compared, 50);
+  EXPECT_GT(padded, compared / 2);  // all but BADVERS, which answers EDNS(1)
+}
+
+// RFC 8467 §4.1 through kdig: +padding over TLS gets answers padded with an EDNS(0) Padding
+// option to a multiple of 468 bytes (answer, NXDOMAIN with DNSSEC, NODATA); the same query over
+// plain TCP, or without a padding option over TLS, gets none.
+TEST_F(DnsDotTest, KdigPaddingGetsAnswersOfBlocksOf468OverTlsOnly) {
+  struct Case {
+    std::string name;
+    std::vector<std::string> args;
+    bool padded;
+  };
+  const std::string tcp = absl::StrCat(server_->port());
+  std::vector<Case> cases = {
+      {"tls", {"www.example.com", "A"}, true},
+      {"tls nxdomain dnssec", {"+dnssec", "nx.example.com", "AAAA"}, true},
+      {"tls nodata", {"www.example.com", "MX"}, true},
+      {"tls without padding", {"+nopadding", "+edns", "www.example.com", "A"}, false},
+      {"plain tcp", {"+tcp", "+padding=468", "www.example.com", "A"}, false},
+  };
+  for (Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> argv = {"kdig", "@127.0.0.1", "+timeout=5", "+retry=0"};
+    if (c.name == "plain tcp") {
+      argv.insert(argv.end(), {"-p", tcp});
+    } else {
+      argv.insert(argv.end(), {"-p", Tls()});
+      for (const std::string& arg : KdigTls()) argv.push_back(arg);
+      if (c.args[0] != "+nopadding") argv.push_back("+padding=468");
+    }
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    const std::string out = Run(argv);
+    EXPECT_THAT(out, HasSubstr(";; EDNS PSEUDOSECTION:")) << out;
+    const size_t at = out.find(";; Received ");
+    ASSERT_NE(at, std::string::npos) << out;
+    const int received = std::atoi(out.c_str() + at + 12);
+    if (c.padded) {
+      EXPECT_THAT(out, ::testing::ContainsRegex(";; PADDING: [0-9]+ B")) << out;
+      EXPECT_EQ(received % 468, 0) << out;
+    } else {
+      EXPECT_THAT(out, ::testing::Not(HasSubstr("PADDING"))) << out;
+      EXPECT_NE(received % 468, 0) << out;
+    }
+  }
 }
 
 TEST_F(DnsDotTest, DigOverTlsAnswers) {

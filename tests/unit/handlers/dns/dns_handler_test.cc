@@ -119,7 +119,7 @@ TEST_F(HandlerTest, PipelinedQueriesAnsweredInOrderInOneBuffer) {
 // the unconsumed bytes, calls Process, drops what was consumed, collects the output.
 std::string Replay(Handler& handler, const std::vector<uint8_t>& input,
                    const std::vector<size_t>& cuts, std::vector<Action>* actions,
-                   absl::Duration keepalive = absl::ZeroDuration()) {
+                   absl::Duration keepalive = absl::ZeroDuration(), bool encrypted = false) {
   OutputBuffer out(kSoftOutputLimit + 65537);
   std::vector<uint8_t> pending;
   std::string sent;
@@ -131,6 +131,7 @@ std::string Replay(Handler& handler, const std::vector<uint8_t>& input,
     const bool last = i == cuts.size();
     RequestContext context;
     context.keepalive = keepalive;
+    context.encrypted = encrypted;
     const Verdict v = handler.Process(pending, context, out);
     pending.erase(pending.begin(), pending.begin() + v.consumed);
     sent.append(reinterpret_cast<const char*>(out.data()), out.size());
@@ -166,6 +167,45 @@ TEST_F(HandlerTest, SplitInvariance) {
   for (size_t i = 1; i < input.size(); ++i) cuts.push_back(i);
   actions.clear();
   EXPECT_EQ(Replay(*handler_, input, cuts, &actions, idle), whole);
+}
+
+// RFC 8467 over TLS (RequestContext::encrypted): padded queries, pipelined, get answers padded
+// to multiples of 468 bytes, the same bytes at every split and byte by byte; over plain TCP the
+// same input gets the answers without padding.
+TEST_F(HandlerTest, PaddedAnswersOverTlsOnlyAndSplitInvariant) {
+  const testing::QueryOptions first = {.id = 7, .edns = true, .keepalive = true, .padding = 90};
+  testing::QueryOptions second = first;
+  second.id = 8;
+  second.padding = 0;
+  const auto input = Concat({Framed(MakeQuery("www.example.com", "A", first)),
+                             Framed(MakeQuery("nx.example.com", "AAAA", second))});
+  const absl::Duration idle = absl::Seconds(5);
+  std::vector<Action> actions;
+  auto messages = [](const std::string& sent) {
+    return Messages(
+        absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(sent.data()), sent.size()));
+  };
+  const std::string whole = Replay(*handler_, input, {}, &actions, idle, /*encrypted=*/true);
+  ASSERT_EQ(messages(whole).size(), 2u);
+  for (const auto& message : messages(whole)) {
+    EXPECT_EQ(message.size() % kResponsePaddingBlock, 0u) << message.size();
+  }
+  for (size_t cut = 1; cut < input.size(); ++cut) {
+    actions.clear();
+    EXPECT_EQ(Replay(*handler_, input, {cut}, &actions, idle, true), whole) << "cut at " << cut;
+  }
+  std::vector<size_t> cuts;
+  for (size_t i = 1; i < input.size(); ++i) cuts.push_back(i);
+  actions.clear();
+  EXPECT_EQ(Replay(*handler_, input, cuts, &actions, idle, true), whole);
+
+  const std::string plain = Replay(*handler_, input, {}, &actions, idle, /*encrypted=*/false);
+  ASSERT_EQ(messages(plain).size(), 2u);
+  for (const auto& message : messages(plain)) {
+    auto r = testing::DecodeResponse(message);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->opt_options, std::vector<std::string>{"11:0032"});  // keepalive, no padding
+  }
 }
 
 TEST_F(HandlerTest, SplitInvarianceWithoutKeepalive) {

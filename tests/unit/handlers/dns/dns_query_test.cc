@@ -91,6 +91,49 @@ TEST(QueryParserTest, Table) {
   }
 }
 
+// RFC 7830 §3: a Padding option of any length and content, anywhere among the options, is
+// recorded; one that overruns the OPT is FORMERR like any other option.
+TEST(QueryParserTest, PaddingOption) {
+  struct PaddingCase {
+    std::string name;
+    std::vector<uint8_t> options;  // the OPT's RDATA
+    QueryStatus status;
+    bool padding;
+    bool keepalive;
+  };
+  const std::vector<PaddingCase> cases = {
+      {"none", {}, QueryStatus::kOk, false, false},
+      {"empty", {0, 12, 0, 0}, QueryStatus::kOk, true, false},
+      {"zeros", {0, 12, 0, 3, 0, 0, 0}, QueryStatus::kOk, true, false},
+      {"non-zero octets accepted", {0, 12, 0, 2, 0xff, 0x01}, QueryStatus::kOk, true, false},
+      {"after keepalive", {0, 11, 0, 0, 0, 12, 0, 1, 0}, QueryStatus::kOk, true, true},
+      {"before keepalive", {0, 12, 0, 1, 0, 0, 11, 0, 0}, QueryStatus::kOk, true, true},
+      {"other option only", {0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8}, QueryStatus::kOk, false, false},
+      {"overruns", {0, 12, 0, 9, 0, 0}, QueryStatus::kFormErr, false, false},
+      {"half a header", {0, 12, 0, 0, 0, 12}, QueryStatus::kFormErr, false, false},
+  };
+  for (const PaddingCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<uint8_t> opt = {0, 0, 41, 0x10, 0, 0, 0, 0, 0};
+    opt.push_back(static_cast<uint8_t>(c.options.size() >> 8));
+    opt.push_back(static_cast<uint8_t>(c.options.size()));
+    opt.insert(opt.end(), c.options.begin(), c.options.end());
+    ParsedQuery query;
+    ParseQuery(Cat(Cat(Header(0, 1, 0, 0, 1), kQuestion), opt), query);
+    EXPECT_EQ(query.status, c.status);
+    EXPECT_EQ(query.edns.padding, c.padding);
+    EXPECT_EQ(query.edns.keepalive, c.keepalive);
+  }
+  // The parser's scratch is reset between queries.
+  ParsedQuery query;
+  ParseQuery(Cat(Cat(Header(0, 1, 0, 0, 1), kQuestion),
+                 {0, 0, 41, 0x10, 0, 0, 0, 0, 0, 0, 4, 0, 12, 0, 0}),
+             query);
+  ASSERT_TRUE(query.edns.padding);
+  ParseQuery(Cat(Cat(Header(0, 1, 0, 0, 1), kQuestion), kOpt), query);
+  EXPECT_FALSE(query.edns.padding);
+}
+
 TEST(QueryParserTest, LongestNameAccepted) {
   // 255 bytes: three 63-byte labels, one 61-byte label, the root.
   std::vector<uint8_t> name;
@@ -124,7 +167,7 @@ TEST(ErrorResponseTest, RcodeFlagsAndQuestion) {
   };
   for (const Expect& c : cases) {
     std::vector<uint8_t> out(512);
-    const Response response = responder.Respond(c.message, absl::MakeSpan(out), 0);
+    const Response response = responder.Respond(c.message, absl::MakeSpan(out), {});
     ASSERT_EQ(response.kind, Response::Kind::kAnswer);
     auto r = testing::DecodeResponse(out.data(), response.size);
     ASSERT_TRUE(r.ok()) << r.status();

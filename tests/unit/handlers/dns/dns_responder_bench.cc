@@ -54,7 +54,7 @@ void BM_Respond(benchmark::State& state) {
   std::vector<uint8_t> out(65535);
   size_t bytes = 0;
   for (auto _ : state) {
-    const Response r = responder.Respond(query, absl::MakeSpan(out), 0);
+    const Response r = responder.Respond(query, absl::MakeSpan(out), {});
     bytes = r.size;
     benchmark::DoNotOptimize(out.data());
   }
@@ -92,7 +92,7 @@ void BM_RespondSigned(benchmark::State& state) {
   std::vector<uint8_t> out(65535);
   size_t bytes = 0;
   for (auto _ : state) {
-    const Response r = responder.Respond(query, absl::MakeSpan(out), 0);
+    const Response r = responder.Respond(query, absl::MakeSpan(out), {});
     bytes = r.size;
     benchmark::DoNotOptimize(out.data());
   }
@@ -174,7 +174,7 @@ void BM_RespondLargeZoneRandom(benchmark::State& state) {
   std::vector<uint8_t> out(65535);
   size_t i = 0;
   for (auto _ : state) {
-    const Response r = responder.Respond(queries[i++ & 65535], absl::MakeSpan(out), 0);
+    const Response r = responder.Respond(queries[i++ & 65535], absl::MakeSpan(out), {});
     benchmark::DoNotOptimize(r);
   }
   state.SetItemsProcessed(state.iterations());

@@ -44,13 +44,16 @@ class ResponderTest : public ::testing::TestWithParam<bool> {
     return PrecompiledAnswers::Build(testing::DefaultSnapshot(), ResponderConfig{}, 1 << 20);
   }
 
-  DecodedResponse AskRaw(const std::vector<uint8_t>& query, uint16_t keepalive = 0) {
-    std::vector<uint8_t> out(65535);
-    const Response response = responder_.Respond(query, absl::MakeSpan(out), keepalive);
+  DecodedResponse AskRaw(const std::vector<uint8_t>& query, const QueryTransport& transport = {},
+                         size_t room = 65535) {
+    std::vector<uint8_t> out(room);
+    const Response response = responder_.Respond(query, absl::MakeSpan(out), transport);
     EXPECT_EQ(response.kind, Response::Kind::kAnswer);
     auto decoded = testing::DecodeResponse(out.data(), response.size);
     EXPECT_TRUE(decoded.ok()) << decoded.status();
     last_keepalive_ = response.keepalive;
+    last_padded_ = response.padded;
+    last_bytes_.assign(out.begin(), out.begin() + response.size);
     return decoded.ok() ? *decoded : DecodedResponse{};
   }
   DecodedResponse Ask(const std::string& name, const std::string& type,
@@ -60,6 +63,8 @@ class ResponderTest : public ::testing::TestWithParam<bool> {
 
   DnsResponder responder_;
   bool last_keepalive_ = false;
+  bool last_padded_ = false;
+  std::vector<uint8_t> last_bytes_;  // the last response, whole
 };
 
 TEST_P(ResponderTest, ExactAnswerWithApexNsAndGlue) {
@@ -78,7 +83,7 @@ TEST_P(ResponderTest, ExactAnswerWithApexNsAndGlue) {
 TEST_P(ResponderTest, KeepsQuestionCaseAndMatchesCaseInsensitively) {
   std::vector<uint8_t> query = MakeQuery("WwW.ExAmPlE.cOm", "A");
   std::vector<uint8_t> out(65535);
-  const Response response = responder_.Respond(query, absl::MakeSpan(out), 0);
+  const Response response = responder_.Respond(query, absl::MakeSpan(out), {});
   ASSERT_EQ(response.kind, Response::Kind::kAnswer);
   // The question is copied byte for byte (RFC 4343 §4.1).
   const std::string question(reinterpret_cast<const char*>(out.data()) + 12, 17);
@@ -91,7 +96,7 @@ TEST_P(ResponderTest, KeepsQuestionCaseAndMatchesCaseInsensitively) {
 TEST_P(ResponderTest, CompressesNames) {
   std::vector<uint8_t> out(65535);
   const Response response =
-      responder_.Respond(MakeQuery("www.example.com", "A"), absl::MakeSpan(out), 0);
+      responder_.Respond(MakeQuery("www.example.com", "A"), absl::MakeSpan(out), {});
   // NSD's answer to the same query is 173 bytes; uncompressed it would be far larger.
   EXPECT_EQ(response.size, 173u);
   // The answer's owner is a pointer to the question name at offset 12.
@@ -325,15 +330,160 @@ TEST_P(ResponderTest, EdnsBadVersion) {
 
 TEST_P(ResponderTest, KeepaliveEchoedOnlyWhenServerKeepsConnections) {
   const auto query = MakeQuery("www.example.com", "A", {.edns = true, .keepalive = true});
-  DecodedResponse r = AskRaw(query, /*keepalive=*/100);
+  DecodedResponse r = AskRaw(query, {.keepalive_timeout = 100});
   EXPECT_TRUE(last_keepalive_);
   EXPECT_THAT(r.opt_options, ElementsAre("11:0064"));
-  r = AskRaw(query, 0);
+  r = AskRaw(query, {});
   EXPECT_FALSE(last_keepalive_);
   EXPECT_THAT(r.opt_options, IsEmpty());
   // Without the option in the query, nothing is announced.
-  AskRaw(MakeQuery("www.example.com", "A", {.edns = true}), 100);
+  AskRaw(MakeQuery("www.example.com", "A", {.edns = true}), {.keepalive_timeout = 100});
   EXPECT_FALSE(last_keepalive_);
+}
+
+// The Padding option of an answer, "" when there is none: it must be the OPT's last option.
+std::string PaddingOption(const DecodedResponse& r) {
+  for (size_t i = 0; i < r.opt_options.size(); ++i) {
+    if (r.opt_options[i].rfind("12:", 0) == 0) {
+      EXPECT_EQ(i, r.opt_options.size() - 1) << "padding is not the last option";
+      return r.opt_options[i];
+    }
+  }
+  return "";
+}
+
+// RFC 8467 §4.1 block-length padding, RFC 7830 §4: over an encrypted connection, the answer to
+// a query with a Padding option is padded with zeros to a multiple of 468 bytes, on every path
+// that writes our OPT (answers, NXDOMAIN, NODATA, referrals, DNSSEC, REFUSED, BADVERS excepted:
+// its options are not EDNS(0)'s); nothing else changes. Never over plain TCP, never without the
+// option in the query, no OPT without EDNS, and FORMERR keeps its header alone.
+TEST_P(ResponderTest, PaddedToBlocksOfFourHundredSixtyEightOverTlsOnly) {
+  const QueryTransport tls = {.encrypted = true};
+  const QueryTransport tcp = {.encrypted = false};
+  const testing::QueryOptions padded = {.edns = true, .padding = 0};
+  struct Case {
+    std::string name, qname, qtype;
+    testing::QueryOptions options;
+    QueryTransport transport;
+    bool want_padding;
+  };
+  const std::vector<Case> cases = {
+      {"answer", "www.example.com", "A", padded, tls, true},
+      {"answer, plain TCP", "www.example.com", "A", padded, tcp, false},
+      {"no padding option", "www.example.com", "A", {.edns = true}, tls, false},
+      {"no EDNS", "www.example.com", "A", {}, tls, false},
+      {"nxdomain", "nx.example.com", "A", padded, tls, true},
+      {"nodata", "www.example.com", "MX", padded, tls, true},
+      {"referral", "www.sub.example.com", "A", padded, tls, true},
+      {"cname", "alias.example.com", "A", padded, tls, true},
+      {"DO bit",
+       "www.example.com",
+       "AAAA",
+       {.edns = true, .do_bit = true, .padding = 0},
+       tls,
+       true},
+      {"query padded with 0xff",
+       "www.example.com",
+       "A",
+       {.edns = true, .padding = 300, .padding_byte = 0xff},
+       tls,
+       true},
+      {"keepalive too",
+       "www.example.com",
+       "A",
+       {.edns = true, .keepalive = true, .padding = 17},
+       {.keepalive_timeout = 100, .encrypted = true},
+       true},
+      {"refused class with EDE",
+       "www.example.com",
+       "A",
+       {.qclass = 3, .edns = true, .padding = 0},
+       tls,
+       true},
+      {"refused transfer", "example.com", "AXFR", padded, tls, true},
+      {"badvers",
+       "www.example.com",
+       "A",
+       {.edns = true, .edns_version = 1, .padding = 0},
+       tls,
+       false},
+      {"out of zone", "www.example.org", "A", padded, tls, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const DecodedResponse plain = AskRaw(MakeQuery(c.qname, c.qtype,
+                                                   [&] {
+                                                     testing::QueryOptions o = c.options;
+                                                     o.padding = -1;
+                                                     return o;
+                                                   }()),
+                                         {.keepalive_timeout = c.transport.keepalive_timeout});
+    const size_t plain_size = last_bytes_.size();
+    const DecodedResponse r = AskRaw(MakeQuery(c.qname, c.qtype, c.options), c.transport);
+    EXPECT_EQ(last_padded_, c.want_padding);
+    const std::string padding = PaddingOption(r);
+    if (!c.want_padding) {
+      EXPECT_EQ(padding, "");
+      EXPECT_EQ(last_bytes_.size(), plain_size);
+      EXPECT_EQ(r.has_opt, c.options.edns);
+      continue;
+    }
+    EXPECT_EQ(last_bytes_.size() % kResponsePaddingBlock, 0u) << last_bytes_.size();
+    EXPECT_GT(last_bytes_.size(), plain_size);
+    EXPECT_EQ(padding, "12:" + std::string(2 * (last_bytes_.size() - plain_size - 4), '0'));
+    // Padding changes nothing else (RFC 7830 §3).
+    EXPECT_EQ(r.rcode, plain.rcode);
+    EXPECT_EQ(r.aa, plain.aa);
+    EXPECT_EQ(r.tc, plain.tc);
+    EXPECT_EQ(r.question, plain.question);
+    EXPECT_EQ(r.answer, plain.answer);
+    EXPECT_EQ(r.authority, plain.authority);
+    EXPECT_EQ(r.additional, plain.additional);
+    EXPECT_EQ(r.opt_do, plain.opt_do);
+    std::vector<std::string> others = r.opt_options;
+    others.pop_back();
+    EXPECT_EQ(others, plain.opt_options);
+  }
+
+  // FORMERR (two questions): the header alone, as before: the OPT may be what is wrong.
+  std::vector<uint8_t> formerr = MakeQuery("www.example.com", "A", padded);
+  formerr[5] = 2;
+  std::vector<uint8_t> out(512);
+  const Response response = responder_.Respond(formerr, absl::MakeSpan(out), tls);
+  EXPECT_EQ(response.rcode, kRcodeFormErr);
+  EXPECT_EQ(response.size, kHeaderBytes);
+  EXPECT_FALSE(response.padded);
+}
+
+// Padding never costs data: with less room than the next block needs, the answer is padded to
+// the room there is; with no room for the option's header, it goes unpadded, whole and
+// untruncated. The room `out` leaves and the 65535-byte TCP limit both bound it.
+TEST_P(ResponderTest, PaddingShrinksToTheRoomAndNeverTruncates) {
+  const auto query = MakeQuery("www.example.com", "A", {.edns = true, .padding = 0});
+  const QueryTransport tls = {.encrypted = true};
+  const DecodedResponse whole = AskRaw(MakeQuery("www.example.com", "A", {.edns = true}), tls);
+  const size_t unpadded = last_bytes_.size();  // 173 + an OPT of 11
+  ASSERT_EQ(unpadded, 184u);
+  struct Case {
+    size_t room;
+    size_t size;
+    bool padded;
+  };
+  for (const Case& c : std::vector<Case>{{65535, 468, true},
+                                         {468, 468, true},
+                                         {467, 467, true},
+                                         {300, 300, true},
+                                         {unpadded + 4, unpadded + 4, true},
+                                         {unpadded + 3, unpadded, false},
+                                         {unpadded, unpadded, false}}) {
+    SCOPED_TRACE(c.room);
+    const DecodedResponse r = AskRaw(query, tls, c.room);
+    EXPECT_EQ(last_bytes_.size(), c.size);
+    EXPECT_EQ(last_padded_, c.padded);
+    EXPECT_FALSE(r.tc);
+    EXPECT_EQ(r.answer, whole.answer);
+    EXPECT_EQ(r.additional, whole.additional);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(RenderedAndPrecompiled, ResponderTest, ::testing::Bool(),
@@ -354,14 +504,20 @@ TEST(PrecompiledAnswersTest, SameBytesAsRendered) {
       std::string text = NameToText(name);
       for (size_t i = 0; i < text.size(); i += 2) text[i] = static_cast<char>(toupper(text[i]));
       for (const char* type : {"A", "AAAA", "MX", "NS", "DS", "CNAME", "TXT", "SRV", "SOA"}) {
-        for (const QueryOptions& options : {QueryOptions{}, QueryOptions{.id = 77, .rd = false},
-                                            QueryOptions{.edns = true, .do_bit = true},
-                                            QueryOptions{.edns = true, .keepalive = true}}) {
+        for (const QueryOptions& options :
+             {QueryOptions{}, QueryOptions{.id = 77, .rd = false},
+              QueryOptions{.edns = true, .do_bit = true},
+              QueryOptions{.edns = true, .keepalive = true},
+              QueryOptions{.edns = true, .keepalive = true, .padding = 12}}) {
           const auto query = MakeQuery(text, type, options);
-          const Response ra = fast.Respond(query, absl::MakeSpan(a), 20);
-          const Response rb = slow.Respond(query, absl::MakeSpan(b), 20);
+          // Encrypted: the padded query's answer is padded on both paths (RFC 8467).
+          const QueryTransport transport = {.keepalive_timeout = 20, .encrypted = true};
+          const Response ra = fast.Respond(query, absl::MakeSpan(a), transport);
+          const Response rb = slow.Respond(query, absl::MakeSpan(b), transport);
           ASSERT_EQ(ra.size, rb.size) << text << " " << type;
           EXPECT_EQ(ra.keepalive, rb.keepalive);
+          EXPECT_EQ(ra.padded, options.padding >= 0);
+          EXPECT_EQ(rb.padded, options.padding >= 0);
           EXPECT_EQ(std::vector<uint8_t>(a.begin(), a.begin() + ra.size),
                     std::vector<uint8_t>(b.begin(), b.begin() + rb.size))
               << text << " " << type;
@@ -377,7 +533,7 @@ TEST(PrecompiledAnswersTest, SameBytesAsRendered) {
   const auto edns_query = MakeQuery("www.example.com", "A", {.edns = true});
   for (size_t room : {size_t{50}, size_t{60}, size_t{184}, size_t{190}, size_t{195}}) {
     std::vector<uint8_t> small(room);
-    const Response r = fast.Respond(edns_query, absl::MakeSpan(small), 0);
+    const Response r = fast.Respond(edns_query, absl::MakeSpan(small), {});
     ASSERT_EQ(r.kind, Response::Kind::kAnswer) << room;
     auto decoded = testing::DecodeResponse(small.data(), r.size);
     ASSERT_TRUE(decoded.ok()) << room << ": " << decoded.status();
@@ -426,10 +582,15 @@ TEST(PrecompiledAnswersTest, SignedSameBytesAsRendered) {
              {QueryOptions{}, QueryOptions{.edns = true, .do_bit = true},
               QueryOptions{.id = 9, .rd = false, .edns = true, .do_bit = true},
               QueryOptions{.edns = true, .do_bit = true, .keepalive = true},
-              QueryOptions{.edns = true}}) {
+              QueryOptions{.edns = true},
+              QueryOptions{.edns = true, .do_bit = true, .padding = 0}}) {
           const auto query = MakeQuery(text, type, options);
-          const Response ra = fast.Respond(query, absl::MakeSpan(a), 20);
-          const Response rb = slow.Respond(query, absl::MakeSpan(b), 20);
+          const QueryTransport transport = {.keepalive_timeout = 20, .encrypted = true};
+          const Response ra = fast.Respond(query, absl::MakeSpan(a), transport);
+          const Response rb = slow.Respond(query, absl::MakeSpan(b), transport);
+          if (options.padding >= 0) {
+            EXPECT_EQ(rb.size % kResponsePaddingBlock, 0u);
+          }
           ASSERT_EQ(ra.size, rb.size) << text << " " << type;
           EXPECT_EQ(std::vector<uint8_t>(a.begin(), a.begin() + ra.size),
                     std::vector<uint8_t>(b.begin(), b.begin() + rb.size))

@@ -57,10 +57,21 @@ std::vector<uint8_t> MakeQuery(const std::string& name, const std::string& type,
     ldns_pkt_set_edns_udp_size(pkt, 4096);
     ldns_pkt_set_edns_version(pkt, options.edns_version);
     if (options.do_bit) ldns_pkt_set_edns_do(pkt, true);
+    std::vector<uint8_t> option_bytes;
     if (options.keepalive) {
       // RFC 7828 §3.1: code 11, length 0 in a query.
-      static const uint8_t kOption[] = {0, 11, 0, 0};
-      ldns_rdf* data = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_UNKNOWN, sizeof(kOption), kOption);
+      option_bytes.insert(option_bytes.end(), {0, 11, 0, 0});
+    }
+    if (options.padding >= 0) {
+      // RFC 7830 §3: code 12, then the padding.
+      option_bytes.insert(option_bytes.end(), {0, 12, static_cast<uint8_t>(options.padding >> 8),
+                                               static_cast<uint8_t>(options.padding)});
+      option_bytes.insert(option_bytes.end(), static_cast<size_t>(options.padding),
+                          options.padding_byte);
+    }
+    if (!option_bytes.empty()) {
+      ldns_rdf* data =
+          ldns_rdf_new_frm_data(LDNS_RDF_TYPE_UNKNOWN, option_bytes.size(), option_bytes.data());
       ldns_pkt_set_edns_data(pkt, data);
     }
     // ldns adds the OPT only if something in it differs from the defaults.
@@ -163,7 +174,7 @@ absl::StatusOr<DecodedResponse> Ask(std::shared_ptr<const ZoneSnapshot> snapshot
   DnsResponder responder(std::move(snapshot), ResponderConfig{}, nullptr);
   std::vector<uint8_t> out(65535);
   const Response response =
-      responder.Respond(MakeQuery(name, type, options), absl::MakeSpan(out), 0);
+      responder.Respond(MakeQuery(name, type, options), absl::MakeSpan(out), {});
   if (response.kind != Response::Kind::kAnswer) return absl::InternalError("no answer");
   return DecodeResponse(out.data(), response.size);
 }

@@ -21,7 +21,9 @@ struct QueryOptions {
   bool edns = false;
   bool do_bit = false;
   uint8_t edns_version = 0;
-  bool keepalive = false;  // add an empty edns-tcp-keepalive option (RFC 7828)
+  bool keepalive = false;    // add an empty edns-tcp-keepalive option (RFC 7828)
+  int padding = -1;          // >= 0: add a Padding option of that many zero bytes (RFC 7830)
+  uint8_t padding_byte = 0;  // what those bytes are (RFC 7830 §3: any value is accepted)
 };
 
 // A query message (no length prefix) built with ldns. `name` in presentation format.

@@ -36,11 +36,13 @@ class FrontendTest : public ::testing::Test {
   void Make() { handler_ = std::make_unique<FrontendHandler>(config_, counters_); }
 
   // One Process call on `bytes` for connection `connection`.
-  Verdict Send(const std::vector<uint8_t>& bytes, uint64_t connection, OutputBuffer& out) {
+  Verdict Send(const std::vector<uint8_t>& bytes, uint64_t connection, OutputBuffer& out,
+               bool encrypted = false) {
     RequestContext context;
     context.now = now_;
     context.upstream = &queue_;
     context.connection = connection;
+    context.encrypted = encrypted;
     return handler_->Process(bytes, context, out);
   }
   // The backend's reply to datagram `i` of the queue: the query echoed with QR set and an
@@ -359,6 +361,53 @@ TEST_F(FrontendTest, OwnServfailCarriesEde22OnlyForEdnsQueries) {
   ASSERT_TRUE(no_edns.ok()) << no_edns.status();
   EXPECT_EQ(no_edns->rcode, kRcodeServFail);
   EXPECT_FALSE(no_edns->has_opt);
+}
+
+// RFC 8467 on the frontend's own answers: the SERVFAIL of a padded query from an encrypted
+// connection is padded to 468 bytes, at the deadline (the connection's encryption kept with the
+// query in flight) and at once when every backend is down; from plain TCP it is not. A
+// backend's answer is passed through as it is, padded or not by the backend.
+TEST_F(FrontendTest, OwnServfailPaddedOnlyForPaddedQueriesOverTls) {
+  config_.down_after = 1;
+  Make();
+  const std::vector<uint8_t> query =
+      MakeQuery("www.example.com", "A", {.id = 1, .edns = true, .padding = 0});
+  struct Sent {
+    uint64_t connection;
+    bool encrypted;
+    size_t padded_to;  // 0: not padded
+  };
+  OutputBuffer out(1 << 17);
+  for (const Sent& sent : {Sent{1, true, 468}, Sent{2, false, 0}}) {
+    ASSERT_EQ(Send(Framed(query), sent.connection, out, sent.encrypted).action,
+              Action::kWaitUpstream);
+  }
+  now_ += absl::Seconds(1);
+  UpstreamQueue probes;
+  for (int i = 0; i < 2; ++i) {
+    UpstreamAnswer answer;
+    OutputBuffer expired(1 << 17);
+    ASSERT_TRUE(handler_->TakeExpired(now_, expired, answer, probes));
+    auto r = testing::DecodeResponse(expired.data() + 2, expired.size() - 2);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->rcode, kRcodeServFail);
+    if (answer.connection == 1) {
+      EXPECT_EQ(expired.size() - 2, 468u);
+      ASSERT_EQ(r->opt_options.size(), 2u);
+      EXPECT_EQ(r->opt_options[1].substr(0, 3), "12:");
+    } else {
+      EXPECT_EQ(answer.connection, 2u);
+      EXPECT_EQ(r->opt_options, std::vector<std::string>{"15:0016"});
+    }
+  }
+  FailProbes(1);
+  ASSERT_FALSE(handler_->backends().up(0));
+  OutputBuffer down(1 << 17);
+  EXPECT_EQ(Send(Framed(query), 3, down, /*encrypted=*/true).action, Action::kWriteThenClose);
+  EXPECT_EQ(down.size() - 2, 468u);
+  OutputBuffer plain(1 << 17);
+  EXPECT_EQ(Send(Framed(query), 4, plain, /*encrypted=*/false).action, Action::kWriteThenClose);
+  EXPECT_LT(plain.size() - 2, 468u);
 }
 
 // A backend reply with TC=1: not for the client, whose TCP connection must never carry a

@@ -2,6 +2,8 @@
 // (RFC 8914) only for a query that carried EDNS.
 #include "handlers/dns/frontend_local_answer.h"
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -72,6 +74,57 @@ TEST(FrontendLocalAnswer, NoEdnsOrNoEdeNoOpt) {
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(decoded->rcode, kRcodeRefused);
   EXPECT_EQ(decoded->id, 7);
+}
+
+// RFC 8467 §4.1 as the zone mode does it: over an encrypted connection, a query with a Padding
+// option gets our OPT padded with zeros to a multiple of 468 bytes, or to the room there is;
+// over plain TCP, or without the option, or without an OPT, nothing is padded.
+TEST(FrontendLocalAnswer, PaddedOverTlsWhenTheQueryIsPadded) {
+  const std::vector<uint8_t> padded =
+      MakeQuery("a.example", "A", {.id = 7, .edns = true, .padding = 40});
+  const std::vector<uint8_t> unpadded_query = MakeQuery("a.example", "A", {.id = 7, .edns = true});
+  const size_t unpadded = kHeaderBytes + QuestionOf(padded).size() + 11 + 6;
+  struct Case {
+    std::string name;
+    const std::vector<uint8_t>* query;
+    bool encrypted;
+    std::optional<uint16_t> ede;
+    size_t buffer;
+    size_t size;  // the message, without its length prefix
+  };
+  const std::vector<Case> cases = {
+      {"padded", &padded, true, kEdeNoReachableAuthority, 1024, 468},
+      {"plain TCP", &padded, false, kEdeNoReachableAuthority, 1024, unpadded},
+      {"no padding asked", &unpadded_query, true, kEdeNoReachableAuthority, 1024, unpadded},
+      {"no OPT (no EDE)", &padded, true, std::nullopt, 1024,
+       kHeaderBytes + QuestionOf(padded).size()},
+      {"to the room there is", &padded, true, kEdeNoReachableAuthority, 2 + 300, 300},
+      {"no room for the option", &padded, true, kEdeNoReachableAuthority, 2 + unpadded + 3,
+       unpadded},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    OutputBuffer out(c.buffer);
+    ASSERT_TRUE(AppendLocalAnswer({.id = 7,
+                                   .question = QuestionOf(*c.query),
+                                   .rcode = kRcodeServFail,
+                                   .ede = c.ede,
+                                   .query = *c.query,
+                                   .encrypted = c.encrypted},
+                                  out));
+    ASSERT_EQ(out.size(), 2 + c.size);
+    EXPECT_EQ(ReadU16(out.data()), c.size);
+    auto decoded = testing::DecodeResponse(out.data() + 2, out.size() - 2);
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    EXPECT_EQ(decoded->rcode, kRcodeServFail);
+    if (c.size > unpadded) {
+      EXPECT_EQ(decoded->opt_options,
+                (std::vector<std::string>{"15:0016",
+                                          "12:" + std::string(2 * (c.size - unpadded - 4), '0')}));
+    } else if (c.ede.has_value()) {
+      EXPECT_EQ(decoded->opt_options, std::vector<std::string>{"15:0016"});
+    }
+  }
 }
 
 TEST(FrontendLocalAnswer, WithoutRoomNothingIsWritten) {

@@ -48,7 +48,7 @@ class MultiZoneTest : public ::testing::Test {
   }
   DecodedResponse Ask(const std::string& name, const std::string& type) {
     std::vector<uint8_t> out(65535);
-    const Response r = responder_->Respond(MakeQuery(name, type), absl::MakeSpan(out), 0);
+    const Response r = responder_->Respond(MakeQuery(name, type), absl::MakeSpan(out), {});
     auto decoded = testing::DecodeResponse(out.data(), r.size);
     EXPECT_TRUE(decoded.ok()) << decoded.status();
     return decoded.ok() ? *decoded : DecodedResponse{};
@@ -100,12 +100,61 @@ TEST(LargeAnswerTest, UpTo64KiBWithoutTruncation) {
   ASSERT_TRUE(snapshot.ok()) << snapshot.status();
   DnsResponder responder(*snapshot, ResponderConfig{}, nullptr);
   std::vector<uint8_t> out(65535);
-  const Response r = responder.Respond(MakeQuery("t.big.test", "TXT"), absl::MakeSpan(out), 0);
+  const Response r = responder.Respond(MakeQuery("t.big.test", "TXT"), absl::MakeSpan(out), {});
   EXPECT_GT(r.size, 55000u);
   auto decoded = testing::DecodeResponse(out.data(), r.size);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_FALSE(decoded->tc);
   EXPECT_EQ(decoded->answer.size(), 250u);
+}
+
+// RFC 8467 §4.1 within RFC 1035 §4.2.2's 65535 bytes: an answer whose next multiple of 468
+// (65988) is past the limit is padded up to the limit, every record kept; one without room for
+// the option's header is not padded at all rather than truncated.
+TEST(LargeAnswerTest, PaddedUpToTheTcpLimitNeverTruncated) {
+  const QueryTransport tls = {.encrypted = true};
+  const auto edns = MakeQuery("t.big.test", "TXT", {.edns = true});
+  const auto padded_query = MakeQuery("t.big.test", "TXT", {.edns = true, .padding = 0});
+  std::vector<uint8_t> out(70000);  // more than a message may take: the limit is the writer's
+  auto zone = [](int extra_text) {
+    std::string text = BigZone(277, 220);
+    if (extra_text >= 0)
+      absl::StrAppend(&text, "t 60 IN TXT \"", std::string(extra_text, 'y'), "\"\n");
+    return text;
+  };
+  auto unpadded_size = [&](int extra_text) -> size_t {
+    auto snapshot = BuildSnapshot({{"big", zone(extra_text)}});
+    if (!snapshot.ok()) return 0;
+    DnsResponder responder(*snapshot, ResponderConfig{}, nullptr);
+    return responder.Respond(edns, absl::MakeSpan(out), tls).size;
+  };
+  // One more record of k text bytes adds 13 + k (a pointer, the fixed fields, the length).
+  const size_t base = unpadded_size(-1);
+  constexpr size_t kTarget = 65525;  // the next block, 65988, is past the limit
+  ASSERT_GT(kTarget, base + 13);
+  ASSERT_LE(kTarget - base - 13, 255u);
+  const int extra = static_cast<int>(kTarget - base - 13);
+  ASSERT_EQ(unpadded_size(extra), kTarget);
+
+  auto snapshot = BuildSnapshot({{"big", zone(extra)}});
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  DnsResponder responder(*snapshot, ResponderConfig{}, nullptr);
+  const Response padded = responder.Respond(padded_query, absl::MakeSpan(out), tls);
+  EXPECT_TRUE(padded.padded);
+  EXPECT_EQ(padded.size, kMaxMessageBytes);
+  auto decoded = testing::DecodeResponse(out.data(), padded.size);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_FALSE(decoded->tc);
+  EXPECT_EQ(decoded->answer.size(), 278u);
+  // Three bytes short of room for the option's header: no padding, the same answer.
+  std::vector<uint8_t> tight(kTarget + 3);
+  const Response unpadded = responder.Respond(padded_query, absl::MakeSpan(tight), tls);
+  EXPECT_FALSE(unpadded.padded);
+  EXPECT_EQ(unpadded.size, kTarget);
+  decoded = testing::DecodeResponse(tight.data(), unpadded.size);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_FALSE(decoded->tc);
+  EXPECT_EQ(decoded->answer.size(), 278u);
 }
 
 TEST(LargeAnswerTest, OverTheLimitSetsTc) {
@@ -114,7 +163,7 @@ TEST(LargeAnswerTest, OverTheLimitSetsTc) {
   DnsResponder responder(*snapshot, ResponderConfig{}, nullptr);
   std::vector<uint8_t> out(65535);
   const Response r =
-      responder.Respond(MakeQuery("t.big.test", "TXT", {.edns = true}), absl::MakeSpan(out), 0);
+      responder.Respond(MakeQuery("t.big.test", "TXT", {.edns = true}), absl::MakeSpan(out), {});
   auto decoded = testing::DecodeResponse(out.data(), r.size);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   // RFC 2181 §9: whole RRsets only; the OPT still fits (its room was kept).
@@ -123,7 +172,7 @@ TEST(LargeAnswerTest, OverTheLimitSetsTc) {
   EXPECT_TRUE(decoded->has_opt);
   // A smaller output buffer also truncates cleanly instead of overflowing.
   std::vector<uint8_t> small(100);
-  const Response s = responder.Respond(MakeQuery("t.big.test", "TXT"), absl::MakeSpan(small), 0);
+  const Response s = responder.Respond(MakeQuery("t.big.test", "TXT"), absl::MakeSpan(small), {});
   ASSERT_EQ(s.kind, Response::Kind::kAnswer);
   auto d = testing::DecodeResponse(small.data(), s.size);
   ASSERT_TRUE(d.ok()) << d.status();
