@@ -318,7 +318,7 @@ protocol_args() {
       load_args=(--proto dns --queries "$work/large.queries") ;;
     whois) load_args=(--proto whois --whois-query example.com) ;;
     rdap)
-      # RDAP over plain HTTP (no TLS layer yet); the reference answers onepassd's own bytes.
+      # RDAP over plain HTTP here (HTTPS is --tls-listen); the reference answers onepassd's bytes.
       local response
       response=$(rdap_response) || return 1
       load_args=(--proto rdap --rdap-path /domain/example.com)

@@ -93,7 +93,8 @@ bool HttpResponseWriter::AppendOcspStatus(OcspResponseStatus status, absl::Time 
 }
 
 bool HttpResponseWriter::AppendHttpError(int status, absl::string_view detail, absl::Time now,
-                                         OutputBuffer& out, HttpBody send_body) {
+                                         OutputBuffer& out, HttpBody send_body,
+                                         absl::string_view allow) {
   const absl::string_view reason = http::HttpReasonPhrase(status);
   TailWriter writer(out);
   writer.Add("HTTP/1.1 ");
@@ -104,7 +105,11 @@ bool HttpResponseWriter::AppendHttpError(int status, absl::string_view detail, a
   // Body: "<status> <reason>: <detail>\n"
   writer.AddDecimal(3 + 1 + reason.size() + 2 + detail.size() + 1);
   writer.Add("\r\nConnection: close\r\n");
-  if (status == 405) writer.Add("Allow: GET, HEAD, POST\r\n");
+  if (status == 405) {
+    writer.Add("Allow: ");
+    writer.Add(allow);
+    writer.Add("\r\n");
+  }
   writer.Add("Date: ");
   writer.Add(date_cache_.Get(now));
   writer.Add("\r\n\r\n");

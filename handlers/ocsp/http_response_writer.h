@@ -48,6 +48,10 @@ std::string BuildNotModifiedHeadPrefix(absl::optional<absl::Time> next_update,
                                        absl::string_view etag);
 
 // Per-worker (thread-confined): it caches the Date field.
+// The methods a 405 lists in Allow, by path.
+inline constexpr absl::string_view kOcspAllowedMethods = "GET, HEAD, POST";
+inline constexpr absl::string_view kCrlAllowedMethods = "GET, HEAD";
+
 class HttpResponseWriter {
  public:
   // Appends the pre-signed response: `head_prefix` from BuildPresignedHeadPrefix, then Date,
@@ -69,9 +73,11 @@ class HttpResponseWriter {
                         HttpBody send_body = HttpBody::kSend);
 
   // Appends an HTTP error: `status` with its reason phrase and a one-line text/plain body
-  // "<status> <reason>: <detail>". 405 also carries Allow: GET, POST (RFC 9110 §15.5.6).
+  // "<status> <reason>: <detail>". 405 also carries `Allow: <allow>` (RFC 9110 §15.5.6): the
+  // OCSP paths take POST too (RFC 6960 §A.1), a CRL path only GET and HEAD.
   bool AppendHttpError(int status, absl::string_view detail, absl::Time now, OutputBuffer& out,
-                       HttpBody send_body = HttpBody::kSend);
+                       HttpBody send_body = HttpBody::kSend,
+                       absl::string_view allow = kOcspAllowedMethods);
 
  private:
   http::HttpDateCache date_cache_;

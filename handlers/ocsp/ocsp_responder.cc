@@ -74,10 +74,12 @@ bool OcspResponder::Respond(const http::HttpRequest& request, absl::Time now, Ou
   const bool head = request.method == "HEAD";
   const HttpBody send_body = head ? HttpBody::kOmit : HttpBody::kSend;
   const absl::string_view path = PathOf(request.target);
-  // CRLs (--crl-dir) beside the responses: /crl/NAME.crl, GET and HEAD.
+  // CRLs (--crl-dir) beside the responses: /crl/NAME.crl, GET and HEAD. A POST there is no
+  // OCSP request (those go to --ocsp-path itself): 405 saying what a CRL takes.
   if (crl_responder_.has_value() && absl::StartsWith(path, kCrlPathPrefix)) {
     if (request.method != "GET" && !head) {
-      return AnswerHttpError(405, "a CRL is read with GET or HEAD", now, out);
+      return AnswerHttpError(405, "a CRL is read with GET or HEAD", now, out, HttpBody::kSend,
+                             kCrlAllowedMethods);
     }
     const int answered =
         crl_responder_->Respond(request, path.substr(kCrlPathPrefix.size()), now, out);
@@ -161,9 +163,10 @@ bool OcspResponder::AnswerOcspRequest(absl::Span<const uint8_t> der,
 }
 
 bool OcspResponder::AnswerHttpError(int status, absl::string_view detail, absl::Time now,
-                                    OutputBuffer& out, HttpBody send_body) {
+                                    OutputBuffer& out, HttpBody send_body,
+                                    absl::string_view allow) {
   Count(counters_, HttpErrorCounter(status));
-  return writer_.AppendHttpError(status, detail, now, out, send_body);
+  return writer_.AppendHttpError(status, detail, now, out, send_body, allow);
 }
 
 }  // namespace onepass::ocsp

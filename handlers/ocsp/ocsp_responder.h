@@ -66,7 +66,8 @@ class OcspResponder {
   bool AnswerOcspRequest(absl::Span<const uint8_t> der, const http::HttpRequest* conditional,
                          HttpBody send_body, absl::Time now, OutputBuffer& out);
   bool AnswerHttpError(int status, absl::string_view detail, absl::Time now, OutputBuffer& out,
-                       HttpBody send_body = HttpBody::kSend);
+                       HttpBody send_body = HttpBody::kSend,
+                       absl::string_view allow = kOcspAllowedMethods);
 
   const OcspHandlerConfig config_;
   // config_.path without its trailing '/': "" for "/", "/ocsp" for "/ocsp/".

@@ -17,8 +17,10 @@ enum class RdapCounter : size_t {
   kRequestEntity,
   kRequestHelp,
   kRequestSearch,
+  kRequestOptions,
   kRequestInvalid,
   kOk,
+  kNoContent,
   kNotModified,
   kBadRequest,
   kNotFound,
@@ -38,8 +40,10 @@ inline constexpr CounterSpec kRdapCounters[] = {
     {"rdap_requests", "kind", "entity", "/entity/HANDLE"},
     {"rdap_requests", "kind", "help", "/help"},
     {"rdap_requests", "kind", "search", "/domains?name=PATTERN"},
-    {"rdap_requests", "kind", "invalid", "not HTTP, not GET/HEAD, or no RDAP query"},
+    {"rdap_requests", "kind", "options", "OPTIONS: a browser's CORS preflight"},
+    {"rdap_requests", "kind", "invalid", "not HTTP, not GET/HEAD/OPTIONS, or no RDAP query"},
     {"rdap_responses", "status", "200", "the object (or search results)"},
+    {"rdap_responses", "status", "204", "OPTIONS answered with the CORS fields"},
     {"rdap_responses", "status", "304", "If-None-Match matched the ETag"},
     {"rdap_responses", "status", "400", "malformed HTTP or query"},
     {"rdap_responses", "status", "404", "no such object"},
@@ -75,6 +79,8 @@ inline RdapCounter StatusCounter(int status) {
   switch (status) {
     case 200:
       return RdapCounter::kOk;
+    case 204:
+      return RdapCounter::kNoContent;
     case 304:
       return RdapCounter::kNotModified;
     case 400:

@@ -18,7 +18,8 @@
 ABSL_FLAG(std::string, rdap_base_url, "http://localhost/",
           "Where clients reach this RDAP service, ending in '/': the base of every link in the "
           "answers (RFC 9083 §4.2); its path, if any, is also accepted in front of queries. "
-          "Plain http until onepass has TLS (RFC 7481 §3 asks for https).");
+          "Give the https:// URL when serving HTTPS with --tls-listen (RFC 7481 §3 asks for "
+          "https).");
 ABSL_FLAG(int, rdap_search_max_results, 10,
           "Domains one /domains?name= search answers at most (more: the answer says it is "
           "truncated, RFC 9083 §4.8); 0 turns search off (501).");
@@ -97,8 +98,8 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewFactoryFromFlags() {
   const RdapSnapshotStats& stats = snapshot->stats();
   LogInfo(
       "rdap: loaded %d domains, %d name servers, %d registrars, %d contacts from %s in %.3f s; "
-      "%.1f MiB (%.1f MiB JSON, %.1f MiB indexes, %d shared pieces); served over plain HTTP "
-      "at %s",
+      "%.1f MiB (%.1f MiB JSON, %.1f MiB indexes, %d shared pieces); links name "
+      "%s (HTTPS: --tls-listen)",
       stats.domains, stats.nameservers, stats.registrars, stats.contacts, source,
       absl::ToDoubleSeconds(took), MiB(stats.text_bytes + stats.index_bytes), MiB(stats.text_bytes),
       MiB(stats.index_bytes), stats.shared_pieces, config.base_url);

@@ -7,7 +7,7 @@
 //              the RdapSnapshot, whose answers were rendered at load (rdap_snapshot.h);
 //   session:   this file: framing verdicts, the per-client rate limit (the Whois one,
 //              whois_rate_limiter.h), close after the answer.
-// Plain HTTP for now: RFC 7481 §3 wants HTTPS, which comes with onepass's TLS layer.
+// HTTPS (RFC 7481 §3) is the server's --tls-listen: the handler sees the same plaintext.
 #ifndef ONEPASS_HANDLERS_RDAP_RDAP_HANDLER_H_
 #define ONEPASS_HANDLERS_RDAP_RDAP_HANDLER_H_
 

@@ -187,6 +187,11 @@ RdapPathResult ParseRdapTarget(absl::string_view target, const RdapPathConfig& c
   if (type == "." || type == ".." || argument == "." || argument == "..") {
     return Fail(400, "dot segments are not RDAP queries (RFC 3986 §5.2.4)");
   }
+  // Number resources are not this server's (RFC 9082 §3.1.1, §3.1.2): 501 whatever follows,
+  // /ip/192.0.2.1, /ip/192.0.2.0/24 (two arguments) or /autnum/64496, before any count check.
+  if (type == "ip" || type == "autnum") {
+    return Fail(501, "this server holds domain registration data, not number resources");
+  }
   if (type == "domain" || type == "nameserver" || type == "entity") {
     if (count != 2 || argument.empty()) {
       return Fail(400, "a lookup is /domain/NAME, /nameserver/NAME or /entity/HANDLE");
@@ -204,9 +209,6 @@ RdapPathResult ParseRdapTarget(absl::string_view target, const RdapPathConfig& c
   if (type == "domains") return DomainSearch(query, config, scratch);
   if (type == "nameservers" || type == "entities") {
     return Fail(501, "only domain search (/domains?name=) is offered");
-  }
-  if (type == "ip" || type == "autnum") {
-    return Fail(501, "this server holds domain registration data, not number resources");
   }
   return Fail(400, "not an RDAP query path (RFC 9082 §3)");
 }

@@ -27,7 +27,7 @@ namespace onepass::rdap {
 // What every answer of one snapshot shares.
 struct RdapRenderConfig {
   // Where this server is reached, ending in '/': links are "<base>domain/NAME" (RFC 9083
-  // §4.2 asks for absolute URIs). Plain http:// until onepass has a TLS layer (RFC 7481 §3
+  // §4.2 asks for absolute URIs). https:// when served over --tls-listen (RFC 7481 §3
   // requires HTTPS in production).
   std::string base_url = "http://localhost/";
   // The "last update of RDAP database" event (RFC 3339 UTC), the Whois "Last update" time.

@@ -18,6 +18,9 @@ constexpr size_t kMaxHeadBytes = 512;
 constexpr size_t kMaxErrorBytes = 1024;
 // A search answer's frame around its results: "domainSearchResults" and the commas.
 constexpr size_t kSearchFrameBytes = 64;
+// The methods RDAP answers (RFC 7480 §4.1, and OPTIONS for CORS), for Allow (RFC 9110 §10.2.1)
+// and Access-Control-Allow-Methods.
+constexpr absl::string_view kMethods = "GET, HEAD, OPTIONS";
 
 // The quoted entity-tag of `etag`: 16 lower-case hex digits in quotes, written into `buffer`
 // (no allocation on the request path).
@@ -136,7 +139,7 @@ bool RdapResponder::Error(int status, absl::string_view reason, Body body, absl:
   body_.clear();
   RenderError(status, http::HttpReasonPhrase(status), reason, &body_);
   Head(status, body_.size(), now, &head_);
-  if (status == 405) head_.append("Allow: GET, HEAD\r\n");  // RFC 9110 §15.5.6
+  if (status == 405) absl::StrAppend(&head_, "Allow: ", kMethods, "\r\n");  // RFC 9110 §15.5.6
   if (status == 429) absl::StrAppend(&head_, "Retry-After: ", retry_after_s_, "\r\n");
   head_.append("Cache-Control: no-store\r\n\r\n");
   http::TailWriter writer(out);
@@ -157,11 +160,43 @@ bool RdapResponder::RespondRateLimited(absl::Time now, OutputBuffer& out) {
                out);
 }
 
+// A browser asks before a cross-origin GET that carries a header outside the CORS-safelisted
+// ones (If-None-Match, say): OPTIONS with Origin and Access-Control-Request-Method (Fetch
+// standard, CORS protocol). RFC 7480 §5.6 has RDAP allow every origin; the same answer goes
+// to every path (the policy is the server's, and a lookup that will be 404 is still asked)
+// and to a plain OPTIONS (RFC 9110 §9.3.7: Allow says what the target supports). 204: no
+// content, no Content-Length (RFC 9110 §8.6).
+bool RdapResponder::Preflight(absl::Time now, OutputBuffer& out) {
+  http::TailWriter writer(out);
+  writer.Add(
+      "HTTP/1.1 204 No Content\r\nAccess-Control-Allow-Origin: *\r\n"
+      "Access-Control-Allow-Methods: ");
+  writer.Add(kMethods);
+  // The request fields the answers heed beyond the safelisted ones: If-None-Match (304).
+  // Max-Age: a day (Firefox's cap; Chromium keeps two hours), so one preflight serves many.
+  writer.Add(
+      "\r\nAccess-Control-Allow-Headers: Accept, If-None-Match\r\n"
+      "Access-Control-Max-Age: 86400\r\nAllow: ");
+  writer.Add(kMethods);
+  writer.Add("\r\nConnection: close\r\nDate: ");
+  writer.Add(date_cache_.Get(now));
+  writer.Add("\r\n\r\n");
+  if (!writer.Commit()) return false;
+  Count(counters_, StatusCounter(204));
+  return true;
+}
+
 bool RdapResponder::Respond(const http::HttpRequest& request, absl::Time now, OutputBuffer& out) {
-  // RFC 9110 §9.1: methods are case-sensitive. RDAP is GET and HEAD (RFC 7480 §4.1).
+  // RFC 9110 §9.1: methods are case-sensitive. RDAP is GET and HEAD (RFC 7480 §4.1), and
+  // OPTIONS for a browser's CORS preflight.
+  if (request.method == "OPTIONS") {
+    Count(counters_, RdapCounter::kRequestOptions);
+    return Preflight(now, out);
+  }
   if (request.method != "GET" && request.method != "HEAD") {
     Count(counters_, RdapCounter::kRequestInvalid);
-    return Error(405, "RDAP answers GET and HEAD only (RFC 7480 §4.1)", Body::kSend, now, out);
+    return Error(405, "RDAP answers GET and HEAD (RFC 7480 §4.1), and OPTIONS", Body::kSend, now,
+                 out);
   }
   const Body body = request.method == "GET" ? Body::kSend : Body::kOmit;
   const RdapPathResult parsed = ParseRdapTarget(request.target, config_.path, &scratch_);

@@ -5,7 +5,8 @@
 //   If-None-Match with that ETag    304 (RFC 9110 §13.1.2)
 //   no such object                  404 with an RDAP error body (RFC 9083 §6)
 //   malformed query                 400; unsupported search pattern 422; query type 501
-//   other methods                   405, Allow: GET, HEAD
+//   OPTIONS (a CORS preflight)      204 with Access-Control-Allow-Methods/-Headers/-Max-Age
+//   other methods                   405, Allow: GET, HEAD, OPTIONS
 //   over the client's rate          429 with Retry-After (RFC 7480 §5.5), from the handler
 // Every response says Connection: close (one request per connection, as OCSP and Whois) and
 // carries Date. Per worker: it holds scratch buffers and the Date cache; no per-request state.
@@ -61,6 +62,7 @@ class RdapResponder {
               OutputBuffer& out);
   bool Search(const RdapQuery& query, Body body, absl::Time now, OutputBuffer& out);
   bool Error(int status, absl::string_view reason, Body body, absl::Time now, OutputBuffer& out);
+  bool Preflight(absl::Time now, OutputBuffer& out);
   void Head(int status, size_t content_length, absl::Time now, std::string* head);
 
   const std::shared_ptr<const RdapSnapshot> snapshot_;

@@ -148,6 +148,23 @@ TEST_F(CrlEndToEndTest, CurlAndOpensslReadTheCrl) {
   const std::string etag = Field(whole.head, "ETag");
   EXPECT_EQ(Curl({"-H", "If-None-Match: " + etag}).code, "304");
   EXPECT_EQ(Curl({"-H", "If-Modified-Since: " + Field(whole.head, "Last-Modified")}).code, "304");
+
+  // Any other method on a CRL path: 405 saying what a CRL takes (it used to list POST too);
+  // an OCSP request POSTed to the OCSP path beside it is still answered.
+  for (const char* method : {"POST", "PUT"}) {
+    const Fetched post = Curl({"-X", method, "--data-binary", "x"});
+    EXPECT_EQ(post.code, "405") << method;
+    EXPECT_EQ(Field(post.head, "Allow"), "GET, HEAD") << post.head;
+  }
+  const CommandResult ocsp =
+      RunOk({"curl", "-sS", "--max-time", "10", "-o", dir_ + "/ocsp.der", "-w", "%{http_code}",
+             "--data-binary", "@" + dir_ + "/data/good.req.der", "-H",
+             "Content-Type: application/ocsp-request",
+             absl::StrCat("http://127.0.0.1:", server_->port(), "/")});
+  EXPECT_EQ(ocsp.out, "200") << ocsp.err;
+  const CommandResult read =
+      RunOk({"openssl", "ocsp", "-respin", dir_ + "/ocsp.der", "-noverify", "-resp_text"});
+  EXPECT_TRUE(absl::StrContains(read.out, "Cert Status: good")) << read.out << read.err;
 }
 
 // openssl verify fetches the CRL itself from the certificate's CRL distribution point.

@@ -157,6 +157,10 @@ TEST_F(RdapEndToEndTest, EveryAnswerKindPassesTheIndependentChecker) {
       {"error", "/domain/../../etc/passwd", 400, false},
       {"error", "/domains?name=*", 422, false},
       {"error", "/domains?nsIp=192.0.2.1", 501, false},
+      // Number resources: 501 as README says, whatever the arguments (they used to be 400).
+      {"error", "/ip/192.0.2.1", 501, false},
+      {"error", "/ip/2001:db8::/32", 501, false},
+      {"error", "/rdap/autnum/64496", 501, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.path);
@@ -166,6 +170,51 @@ TEST_F(RdapEndToEndTest, EveryAnswerKindPassesTheIndependentChecker) {
     EXPECT_TRUE(absl::StrContains(f.head, "Access-Control-Allow-Origin: *\r\n")) << f.head;
     Check(c.kind, f.body, c.status, c.lenient_abuse);
   }
+}
+
+// A browser's CORS preflight as curl sends it, over HTTP and HTTPS: 204, every origin allowed
+// (RFC 7480 §5.6), the methods, the If-None-Match a revalidating client adds, a max age.
+TEST_F(RdapEndToEndTest, CorsPreflightGets204OverHttpAndHttps) {
+  const std::vector<std::string> preflight = {
+      "-X", "OPTIONS",
+      "-H", "Origin: https://client.example",
+      "-H", "Access-Control-Request-Method: GET",
+      "-H", "Access-Control-Request-Headers: if-none-match"};
+  auto expect_cors = [](const std::string& code, const std::string& head) {
+    EXPECT_EQ(code, "204") << head;
+    EXPECT_TRUE(absl::StartsWith(head, "HTTP/1.1 204 No Content\r\n")) << head;
+    for (const char* field :
+         {"Access-Control-Allow-Origin: *\r\n",
+          "Access-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n",
+          "Access-Control-Allow-Headers: Accept, If-None-Match\r\n",
+          "Access-Control-Max-Age: 86400\r\n", "Allow: GET, HEAD, OPTIONS\r\n"}) {
+      EXPECT_TRUE(absl::StrContains(head, field)) << field << head;
+    }
+    EXPECT_FALSE(absl::StrContains(head, "Content-Length")) << head;
+  };
+  for (const char* path : {"/domain/example.org", "/rdap/help", "/domain/nosuch.example"}) {
+    SCOPED_TRACE(path);
+    const Fetched f = Curl(path, preflight);
+    expect_cors(f.code, f.head);
+    EXPECT_TRUE(f.body.empty());
+  }
+  const std::string base = ::testing::TempDir() + "/rdap_cors_" + std::to_string(getpid());
+  std::vector<std::string> argv = {
+      "curl",       "-sS",
+      "--max-time", "10",
+      "--cacert",   pki_->ca_file(),
+      "--resolve",  absl::StrCat("rdap.example.test:", server_->tls_port(), ":127.0.0.1"),
+      "-o",         base + ".body",
+      "-D",         base + ".head",
+      "-w",         "%{http_code}"};
+  argv.insert(argv.end(), preflight.begin(), preflight.end());
+  argv.push_back(
+      absl::StrCat("https://rdap.example.test:", server_->tls_port(), "/domain/example.org"));
+  const CommandResult result = RunOk(argv);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  expect_cors(result.out, ReadFile(base + ".head"));
+  std::remove((base + ".body").c_str());
+  std::remove((base + ".head").c_str());
 }
 
 TEST_F(RdapEndToEndTest, HeadEtagAnd304WithCurl) {

@@ -19,6 +19,8 @@
 #include "handlers/ocsp/crl_responder.h"
 #include "handlers/ocsp/crl_snapshot.h"
 #include "handlers/ocsp/ocsp_counters.h"
+#include "handlers/ocsp/ocsp_handler.h"
+#include "handlers/ocsp/ocsp_snapshot.h"
 #include "tests/unit/handlers/ocsp/test_crl.h"
 
 namespace onepass::ocsp {
@@ -203,6 +205,65 @@ TEST_F(CrlTest, IssuerAndSignatureChecked) {
   auto bad = Load(forged);
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(absl::StrContains(bad.status().message(), "signature")) << bad.status();
+}
+
+// The methods of a CRL path, through the OCSP handler that routes it: GET and HEAD read it;
+// anything else (a POST as some clients send, PUT, OPTIONS) is 405 with `Allow: GET, HEAD`,
+// which is what a CRL takes; the OCSP path keeps POST (RFC 6960 §A.1.1) and its own Allow.
+TEST_F(CrlTest, OtherMethodsOnACrlPathGet405AllowingGetAndHeadOcspPostStaysAllowed) {
+  Write("ca.crl", ca_.MakeCrl(kNow - absl::Hours(1), kNow + absl::Hours(24 * 30)));
+  auto crls = Load();
+  ASSERT_TRUE(crls.ok()) << crls.status();
+  OcspHandlerConfig config;
+  config.crls = *crls;
+  OcspHandlerFactory factory(config, OcspSnapshot::FromResponses({}, kNow));
+  HandlerCounters counters(std::size(kOcspCounters));
+  std::unique_ptr<Handler> handler = factory.CreateHandler(counters);
+  struct Case {
+    std::string request;
+    std::string status_line;
+    std::string allow;  // "" when the answer has none
+  };
+  const std::string host = " HTTP/1.1\r\nHost: x\r\n";
+  const std::vector<Case> cases = {
+      {"GET /crl/ca.crl" + host + "\r\n", "HTTP/1.1 200 OK", ""},
+      {"HEAD /crl/ca.crl" + host + "\r\n", "HTTP/1.1 200 OK", ""},
+      {"POST /crl/ca.crl" + host +
+           "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=b",
+       "HTTP/1.1 405 Method Not Allowed", "GET, HEAD"},
+      {"POST /crl/ca.crl" + host +
+           "Content-Type: application/ocsp-request\r\nContent-Length: 2\r\n\r\n" +
+           std::string("\x30\x00", 2),
+       "HTTP/1.1 405 Method Not Allowed", "GET, HEAD"},
+      {"PUT /crl/ca.crl" + host + "\r\n", "HTTP/1.1 405 Method Not Allowed", "GET, HEAD"},
+      {"OPTIONS /crl/ca.crl" + host + "\r\n", "HTTP/1.1 405 Method Not Allowed", "GET, HEAD"},
+      {"DELETE /crl/missing.crl" + host + "\r\n", "HTTP/1.1 405 Method Not Allowed", "GET, HEAD"},
+      // The OCSP path: POST is an OCSP request (here malformed: an unsigned status, 200).
+      {"POST /" + host + "Content-Type: application/ocsp-request\r\nContent-Length: 2\r\n\r\n" +
+           std::string("\x30\x00", 2),
+       "HTTP/1.1 200 OK", ""},
+      {"PUT /" + host + "\r\n", "HTTP/1.1 405 Method Not Allowed", "GET, HEAD, POST"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.request);
+    OutputBuffer out(factory.OutputBufferBytes());
+    RequestContext context;
+    context.now = kNow;
+    const Verdict verdict = handler->Process(
+        absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(c.request.data()), c.request.size()),
+        context, out);
+    EXPECT_EQ(verdict.action, Action::kWriteThenClose);
+    EXPECT_EQ(verdict.consumed, c.request.size());
+    const std::string response(reinterpret_cast<const char*>(out.data()), out.size());
+    EXPECT_TRUE(absl::StartsWith(response, c.status_line + "\r\n")) << response.substr(0, 200);
+    const size_t allow = response.find("\r\nAllow: ");
+    if (c.allow.empty()) {
+      EXPECT_EQ(allow, std::string::npos) << response.substr(0, 300);
+    } else {
+      ASSERT_NE(allow, std::string::npos) << response.substr(0, 300);
+      EXPECT_EQ(response.substr(allow + 9, response.find("\r\n", allow + 9) - allow - 9), c.allow);
+    }
+  }
 }
 
 TEST(ByteRangeTest, Forms) {

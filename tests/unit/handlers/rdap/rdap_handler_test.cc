@@ -185,7 +185,9 @@ TEST_F(RdapHandlerTest, ErrorsAreProtocolCorrect) {
   const Result post =
       Run("POST /domain/example.com HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
   EXPECT_EQ(post.status, 405);
-  EXPECT_EQ(Field(post.head, "Allow"), "GET, HEAD");
+  EXPECT_EQ(Field(post.head, "Allow"), "GET, HEAD, OPTIONS");
+  EXPECT_EQ(Run(Get("/ip/192.0.2.1")).status, 501);
+  EXPECT_EQ(Run(Get("/autnum/64496")).status, 501);
   EXPECT_EQ(Run(Get("/domain/a..b")).status, 400);
   EXPECT_EQ(Run("GET /domain/example.com HTTP/1.1\r\n\r\n").status, 400);       // no Host
   EXPECT_EQ(Run("GET /domain/example.com HTTP/1.1\nHost: x\n\n").status, 400);  // bare LF
@@ -211,12 +213,50 @@ TEST_F(RdapHandlerTest, RateLimitGets429WithRetryAfter) {
   EXPECT_EQ(Counted(RdapCounter::kRateLimited), 1u);
 }
 
+// A browser's CORS preflight (Fetch standard): OPTIONS with Origin and
+// Access-Control-Request-Method gets 204 with the CORS fields and no content, for any path
+// (the policy is the server's); a plain OPTIONS the same (RFC 9110 §9.3.7). Counted apart.
+TEST_F(RdapHandlerTest, OptionsPreflightGets204WithCorsFields) {
+  const std::string preflight =
+      "Origin: https://client.example\r\nAccess-Control-Request-Method: GET\r\n"
+      "Access-Control-Request-Headers: if-none-match\r\n";
+  int asked = 0;
+  for (const char* target :
+       {"/domain/example.com", "/domain/no-such.example", "/help", "/domains?name=exa*",
+        "/entity/376", "/ip/192.0.2.1", "/whatever", "*"}) {
+    SCOPED_TRACE(target);
+    for (const std::string& fields : {preflight, std::string()}) {
+      const Result r = Run(Get(target, fields, "OPTIONS"));
+      ++asked;
+      EXPECT_EQ(r.verdict.action, Action::kWriteThenClose);
+      ASSERT_EQ(r.status, 204) << r.response;
+      EXPECT_TRUE(absl::StartsWith(r.response, "HTTP/1.1 204 No Content\r\n"));
+      EXPECT_EQ(Field(r.head, "Access-Control-Allow-Origin"), "*");
+      EXPECT_EQ(Field(r.head, "Access-Control-Allow-Methods"), "GET, HEAD, OPTIONS");
+      EXPECT_EQ(Field(r.head, "Access-Control-Allow-Headers"), "Accept, If-None-Match");
+      EXPECT_EQ(Field(r.head, "Access-Control-Max-Age"), "86400");
+      EXPECT_EQ(Field(r.head, "Allow"), "GET, HEAD, OPTIONS");
+      EXPECT_EQ(Field(r.head, "Connection"), "close");
+      EXPECT_FALSE(Field(r.head, "Date").empty());
+      EXPECT_EQ(Field(r.head, "Content-Length"), "");  // RFC 9110 §8.6: none on a 204
+      EXPECT_TRUE(r.body.empty());
+    }
+  }
+  EXPECT_EQ(Counted(RdapCounter::kRequestOptions), static_cast<uint64_t>(asked));
+  EXPECT_EQ(Counted(RdapCounter::kNoContent), static_cast<uint64_t>(asked));
+  EXPECT_EQ(Counted(RdapCounter::kRequestInvalid), 0u);
+  // Methods are case-sensitive (RFC 9110 §9.1): "options" is no OPTIONS.
+  EXPECT_EQ(Run(Get("/help", "", "options")).status, 405);
+}
+
 // RFC 9112 framing: the request whole, byte by byte, and split at every point in two gives
 // the same response (kReadMore until it is complete).
 TEST_F(RdapHandlerTest, SplitInvariance) {
   for (const std::string& request :
        {Get("/domain/b%C3%BCcher.example"), Get("/domains?name=exa*"), Get("/domain/../x"),
-        Get("/entity/376", "If-None-Match: *\r\n")}) {
+        Get("/entity/376", "If-None-Match: *\r\n"),
+        Get("/domain/example.com",
+            "Origin: https://a.example\r\nAccess-Control-Request-Method: GET\r\n", "OPTIONS")}) {
     const Result whole = Run(request);
     ASSERT_NE(whole.verdict.action, Action::kReadMore) << request;
     for (size_t split = 0; split < request.size(); ++split) {
