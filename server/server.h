@@ -90,6 +90,9 @@ class Server {
     std::lock_guard<std::mutex> lock(tls_mutex_);
     return tls_context_;
   }
+  // The main thread: a reload that failed before reaching Reload (the TLS certificate or key
+  // of a SIGHUP did not load) counts as reload_failures does for one that Reload refused.
+  void CountFailedReload() { reload_failures_.fetch_add(1, std::memory_order_relaxed); }
   // Any thread: the TLS counters summed over workers.
   tls::TlsStatsSnapshot TlsStats() const;
 

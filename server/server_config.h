@@ -58,6 +58,9 @@ inline constexpr int kDefaultTlsHandshakesPerClient = 16;
 inline constexpr int kDefaultTlsFullPerClient = 100;
 inline constexpr int kDefaultTlsResumedPerClient = 1000;
 inline constexpr absl::Duration kDefaultReadTimeout = absl::Milliseconds(2000);
+// DoT connections kept idle (RFC 7766 §6.2.3, RFC 7858 §3.4): a few seconds, as the peers keep
+// them (dnsdist 2 s of receive timeout, BIND and Unbound 30 s of idle time, NSD 120 s).
+inline constexpr absl::Duration kDefaultTlsIdleTimeout = absl::Seconds(10);
 // --keepalive-ms for --handler dns: "of the order of seconds" (RFC 7766 §6.2.3).
 inline constexpr absl::Duration kDefaultDnsKeepalive = absl::Seconds(2);
 inline constexpr absl::Duration kDefaultWriteTimeout = absl::Milliseconds(2000);
@@ -123,11 +126,11 @@ struct ServerConfig {
   // (TlsFailure::k_limit). 0: no per-client share.
   int tls_handshakes_per_client = kDefaultTlsHandshakesPerClient;
   // `keepalive` for TLS connections (--tls-idle-timeout-ms): how long one waits for its next
-  // query after an answer. 0: the answer goes with close_notify and the connection closes (one
-  // query per connection, as resolvers probing authoritative servers do); stubs that keep a
-  // DoT connection (RFC 7858 §3.4) are better served by several seconds, since each new
-  // connection costs them and us a handshake.
-  absl::Duration tls_idle_timeout = absl::ZeroDuration();
+  // query after an answer (RFC 7858 §3.4: servers SHOULD NOT close after each response; each
+  // new connection costs the client and us a handshake). A client prefix whose connections
+  // all end after one query gets the answer with close_notify and the close, as with 0, when
+  // keepalive_learn is on (server/core/reuse_learner.h).
+  absl::Duration tls_idle_timeout = kDefaultTlsIdleTimeout;
   // New handshakes per client prefix (client_prefix_v4/v6) per second, whole server (split
   // over workers), full and resumed; 0: unlimited. Beyond it the handshake fails before its
   // costly half (TlsFailure::k_limit).

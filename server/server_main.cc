@@ -455,7 +455,15 @@ class Reloads {
     const absl::Status reloaded = server_.Reload(*std::move(loaded));
     const absl::Duration swap_time = absl::Now() - swap_start;
     phases.push_back({"swap", swap_time, swap_time, absl::ZeroDuration()});
-    status_.RecordReload(start_, reloaded.ok(), std::string(reloaded.message()));
+    // The SIGHUP failed as a whole when its TLS half did, even if the data went in: the
+    // reload metrics and /healthz say so until a SIGHUP that loads both (docs/operations.md).
+    if (!tls_error_.empty()) {
+      status_.RecordReload(
+          start_, false,
+          reloaded.ok() ? tls_error_ : absl::StrCat(tls_error_, "; ", reloaded.message()));
+    } else {
+      status_.RecordReload(start_, reloaded.ok(), std::string(reloaded.message()));
+    }
     if (reloaded.ok()) {
       status_.SetData(std::move(reloaded_data), start_ + reload_time, reload_time);
       LogInfo("reloaded %s data in %s (%s); handed to %d workers", handler_name_,
@@ -487,9 +495,12 @@ class Reloads {
     if (context.ok() && *context == nullptr) {
       context = absl::FailedPreconditionError("no --tls-cert");  // flags do not change; defensive
     }
+    tls_error_.clear();
     if (!context.ok()) {
       LogError("TLS reload failed: %s; still serving the previous certificate and keys",
                context.status().message());
+      tls_error_ = absl::StrCat("TLS reload failed: ", context.status().message());
+      server_.CountFailedReload();
       return;
     }
     server_.ReloadTls(*std::move(context));
@@ -505,6 +516,8 @@ class Reloads {
   DataReleaser releaser_;
   bool again_ = false;
   absl::Time start_;
+  // What the SIGHUP's TLS reload said when it failed; empty when it loaded.
+  std::string tls_error_;
 };
 
 // Takes signals until SIGTERM or SIGINT: SIGHUP reloads, SIGUSR1 logs the counters, SIGUSR2

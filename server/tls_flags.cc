@@ -32,11 +32,12 @@ ABSL_FLAG(std::string, tls_ciphersuites, onepass::tls::kDefaultTlsCipherSuites,
           "TLS 1.3 cipher suites, colon-separated, in the server's order of preference (a "
           "client that lists ChaCha20 first still gets it). AES-128-GCM first: ~7% less CPU "
           "per handshake than AES-256-GCM (server/tls/README.md).");
-ABSL_FLAG(int, tls_idle_timeout_ms, 0,
-          "How long a DNS-over-TLS connection may wait idle for its next query, in ms (the TLS "
-          "counterpart of --keepalive-ms, which plain TCP keeps). 0: the answer leaves with "
-          "close_notify and the connection closes; stubs that keep DoT connections (RFC 7858 "
-          "§3.4) want several seconds.");
+ABSL_FLAG(int, tls_idle_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultTlsIdleTimeout),
+          "How long a TLS connection may wait idle for its next query, in ms (the TLS "
+          "counterpart of --keepalive-ms; RFC 7858 §3.4: stubs keep DoT connections), echoed "
+          "in edns-tcp-keepalive (RFC 7828). With --keepalive-learn, a client prefix whose "
+          "connections all end after one query gets the answer with close_notify and the "
+          "close. 0: every answer leaves with close_notify and the connection closes.");
 ABSL_FLAG(int, tls_max_handshakes, onepass::kDefaultTlsMaxHandshakes,
           "TLS handshakes waiting for their clients at once, whole server (split over workers). "
           "When all are taken, a new handshake makes room by closing the one that has waited "

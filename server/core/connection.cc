@@ -254,9 +254,9 @@ bool Connection::TakeProxy(const ConnectionEnv& env, Turn& turn) {
 bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
   RequestContext context;
   context.now = absl::Now();
-  context.keepalive = fields_.tls         ? env.tls_keepalive
-                      : fields_.keep_open ? env.keepalive
-                                          : absl::ZeroDuration();
+  context.keepalive = !fields_.keep_open ? absl::ZeroDuration()
+                      : fields_.tls      ? env.tls_keepalive
+                                         : env.keepalive;
   context.peer_closed = fields_.peer_closed;
   context.peer = fields_.peer;
   context.more_input_expected = fields_.filled_buffer;

@@ -58,6 +58,10 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
   learn_reuse_ =
       config_.keepalive > absl::ZeroDuration() && config_.keepalive_learn && proxy_policy_.empty();
   env_.tls_keepalive = config_.tls_idle_timeout;
+  if (!config_.tls_listen.empty() && config_.tls_idle_timeout > absl::ZeroDuration() &&
+      config_.keepalive_learn && proxy_policy_.empty()) {
+    tls_reuse_ = std::make_unique<ReuseLearner>();
+  }
   env_.linger = config_.linger > absl::ZeroDuration();
   if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
   tls_start_ = {.context = config_.tls,
@@ -254,19 +258,20 @@ void WorkerCore::Received(void* connection, ssize_t result) {
 }
 
 void WorkerCore::DecideKeepOpen(Connection& connection, int listener) {
-  // TLS connections keep their own idle time (--tls-idle-timeout-ms); a lookup would count a
-  // probe turn for nothing.
-  if (!learn_reuse_ || listener >= first_tls_listener_) return;
-  if (reuse_.KeepOpen(connection.peer())) return;
+  // TLS connections learn apart (--tls-idle-timeout-ms is their keepalive): a stub that keeps
+  // its DoT connection says nothing of how the same address uses plain TCP.
+  ReuseLearner* learner = listener >= first_tls_listener_ ? tls_reuse_.get()
+                          : learn_reuse_                  ? &reuse_
+                                                          : nullptr;
+  if (learner == nullptr || learner->KeepOpen(connection.peer())) return;
   connection.set_keep_open(false);
   WorkerStats::Add(stats_.keepalive_skipped);
 }
 
 void WorkerCore::LearnReuse(const Connection& connection) {
-  if (!learn_reuse_ || !connection.keep_open() || connection.tls() || !connection.served()) {
-    return;
-  }
-  reuse_.Learn(connection.peer(), connection.requests());
+  ReuseLearner* learner = connection.tls() ? tls_reuse_.get() : learn_reuse_ ? &reuse_ : nullptr;
+  if (learner == nullptr || !connection.keep_open() || !connection.served()) return;
+  learner->Learn(connection.peer(), connection.requests());
 }
 
 void WorkerCore::FinishSinglePass(Connection& connection, int64_t accepted_at) {

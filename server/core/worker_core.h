@@ -200,6 +200,8 @@ class WorkerCore final : public ConnectionSink, public HandshakeSpace {
   // Which clients reuse connections; consulted only with --keepalive-ms and --keepalive-learn.
   ReuseLearner reuse_;
   bool learn_reuse_ = false;
+  // The same for TLS listeners' clients (null: no --tls-idle-timeout-ms, or no learning).
+  std::unique_ptr<ReuseLearner> tls_reuse_;
   IoDriver* const driver_;
   const size_t input_buffer_bytes_;
   const size_t output_buffer_bytes_;

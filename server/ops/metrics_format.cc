@@ -227,8 +227,15 @@ void WriteTls(const MetricsInput& input, Exposition& out) {
                tls.cipher[i]);
   }
   out.Family("onepass_tls_alpn_total", "counter",
-             "completed handshakes by ALPN: dot selected, or none offered");
-  out.Sample("onepass_tls_alpn_total", {{"alpn", "dot"}}, tls.alpn_selected);
+             "completed handshakes by ALPN: the protocol selected (this server's: \"dot\" for "
+             "DNS, \"http/1.1\" for OCSP and RDAP), or none offered");
+  // One handler per process, so one protocol: the label says which ("selected" when
+  // --tls-alpn lists several).
+  const std::vector<std::string>* served =
+      input.tls_context != nullptr ? &input.tls_context->config().alpn : nullptr;
+  const std::string selected =
+      served != nullptr && served->size() == 1 ? served->front() : std::string("selected");
+  out.Sample("onepass_tls_alpn_total", {{"alpn", selected}}, tls.alpn_selected);
   out.Sample("onepass_tls_alpn_total", {{"alpn", "none"}}, tls.alpn_absent);
   out.Family("onepass_tls_tickets_unknown_key_total", "counter",
              "session tickets of a key no longer in use (a full handshake instead)");

@@ -265,6 +265,11 @@ TlsFailure TlsSession::Classify(int ssl_error) const {
   if (output_overflow_) return TlsFailure::k_output_full;
   if (hooks_.refused) return TlsFailure::k_limit;
   const unsigned long code = ERR_peek_error();
+  // The client's end of the connection came with nothing queued: its doing (a client that
+  // refuses our certificate may just close, as GnuTLS's kdig does), not a fault of ours.
+  if (code == 0 && (ssl_error == SSL_ERROR_SYSCALL || ssl_error == SSL_ERROR_ZERO_RETURN)) {
+    return TlsFailure::k_peer_closed;
+  }
   if (code == 0 || ERR_GET_LIB(code) != ERR_LIB_SSL) return TlsFailure::k_internal;
   const int reason = ERR_GET_REASON(code);
   // Alerts the peer sent are reported as SSL_AD_REASON_OFFSET + the alert's code.

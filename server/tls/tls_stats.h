@@ -23,6 +23,7 @@ namespace onepass::tls {
   REASON(no_alpn_match, "the client offers ALPN without any of ours (RFC 7301 §3.2 alert)")     \
   REASON(no_shared_params, "no cipher suite, group or signature scheme in common")              \
   REASON(peer_alert, "the client sent a fatal alert (it refused our certificate, say)")         \
+  REASON(peer_closed, "the client closed mid-handshake without an alert (gave up, or refused)") \
   REASON(handshake, "a handshake message that breaks the protocol")                             \
   REASON(handshake_too_large, "more handshake bytes than TlsConfig::max_handshake_bytes")       \
   REASON(output_full, "more pending output than TlsConfig::max_output_bytes")                   \

@@ -25,9 +25,11 @@
 #include "tests/integration/dns/frontend_support.h"
 #include "tests/integration/dns/kdig_comparison.h"
 #include "tests/integration/dns/nsd_process.h"
+#include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tcp_client.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/handlers/dns/dns_test_util.h"
 #include "tests/unit/server/tls/tls_test_client.h"
 #include "tests/unit/server/tls/tls_test_pki.h"
@@ -300,9 +302,10 @@ TEST_F(DnsDotTest, CheckValidatesTheTlsFilesAndSighupReloadsThem) {
   tls::testing::TestPkiDir renewed({.common_name = "dot.example.test"});
   const std::string cert = pki_->WriteFile("live-cert.pem", pki_->chain_pem());
   const std::string key = pki_->WriteFile("live-key.pem", pki_->key_pem());
-  auto own =
-      ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0", "--tls-listen",
-                            "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--workers", "1"});
+  const std::string metrics = absl::StrCat("127.0.0.1:", ::onepass::testing::FreeLoopbackPort());
+  auto own = ServerProcess::Start({"--handler", "dns", "--listen", "127.0.0.1:0", "--tls-listen",
+                                   "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--workers",
+                                   "1", "--metrics-listen", metrics});
   ASSERT_TRUE(own.ok()) << own.status();
   const int port = (*own)->tls_port();
   const std::vector<std::string> query = {"www.example.com", "A"};
@@ -310,6 +313,20 @@ TEST_F(DnsDotTest, CheckValidatesTheTlsFilesAndSighupReloadsThem) {
                                            "+tls-hostname=dot.example.test"};
   ASSERT_TRUE(testing::KdigAnswer(port, KdigTls(), query).ok());
   EXPECT_FALSE(testing::KdigAnswer(port, new_ca, query).ok());
+  // The client refused the certificate (its alert): counted as the client's doing, not as a
+  // fault of the server.
+  EXPECT_TRUE(::onepass::testing::WaitFor(
+      [&] {
+        return ::onepass::testing::ScrapeValue(
+                   metrics, "onepass_tls_failures_total{reason=\"peer_alert\"}") +
+                   ::onepass::testing::ScrapeValue(
+                       metrics, "onepass_tls_failures_total{reason=\"peer_closed\"}") >=
+               1;
+      },
+      absl::Seconds(5)));
+  EXPECT_EQ(
+      ::onepass::testing::ScrapeValue(metrics, "onepass_tls_failures_total{reason=\"internal\"}"),
+      0);
   pki_->WriteFile("live-cert.pem", renewed.chain_pem());
   pki_->WriteFile("live-key.pem", renewed.key_pem());
   ASSERT_EQ(kill((*own)->pid(), SIGHUP), 0);
@@ -320,6 +337,42 @@ TEST_F(DnsDotTest, CheckValidatesTheTlsFilesAndSighupReloadsThem) {
   }
   EXPECT_TRUE(renewed_served) << (*own)->ReadStderr();
   EXPECT_THAT((*own)->ReadStderr(), HasSubstr("TLS certificate, key and ticket keys reloaded"));
+  EXPECT_EQ(::onepass::testing::ScrapeValue(metrics, "onepass_last_reload_success"), 1);
+
+  // A key that does not match the certificate: the SIGHUP fails, visibly in the metrics, and
+  // the previous certificate still serves.
+  pki_->WriteFile("live-key.pem", pki_->key_pem());
+  ASSERT_EQ(kill((*own)->pid(), SIGHUP), 0);
+  EXPECT_TRUE(::onepass::testing::WaitFor(
+      [&] {
+        return ::onepass::testing::ScrapeValue(metrics, "onepass_reload_failures_total") == 1 &&
+               ::onepass::testing::ScrapeValue(metrics, "onepass_last_reload_success") == 0;
+      },
+      absl::Seconds(10)))
+      << (*own)->ReadStderr();
+  EXPECT_TRUE(testing::KdigAnswer(port, new_ca, query).ok());
+}
+
+// RFC 7858 §3.4: a stub keeps its DoT connection for several queries; the default keeps it
+// (a server of its own: the suite's one-shot kdig runs have taught the shared one that
+// loopback clients never reuse a connection, server/core/reuse_learner.h).
+TEST_F(DnsDotTest, KdigKeepopenGetsThreeAnswersOnOneConnection) {
+  auto own = StartServer();
+  ASSERT_TRUE(own.ok()) << own.status();
+  auto result = RunCommand(
+      {"kdig", "@127.0.0.1", "-p", absl::StrCat((*own)->tls_port()), "+tls",
+       absl::StrCat("+tls-ca=", pki_->ca_file()), "+tls-hostname=dot.example.test", "+keepopen",
+       "+noall", "+answer", "www.example.com", "A", "mail.example.com", "A", "example.com", "MX"},
+      absl::Seconds(20));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 0) << result->err << result->out;
+  EXPECT_THAT(result->out, HasSubstr("www.example.com."));
+  EXPECT_THAT(result->out, HasSubstr("mail.example.com."));
+  EXPECT_THAT(result->out, HasSubstr("\tMX\t"));
+  EXPECT_THAT(result->err, ::testing::Not(HasSubstr("peer has closed")));
+  EXPECT_EQ((*own)->Stop(), 0);
+  // One connection carried the three.
+  EXPECT_EQ(::onepass::testing::StatValue((*own)->ReadStdout(), "tls_handshakes_full"), 1);
 }
 
 TEST_F(DnsDotTest, PlainDnsOnTheTlsPortAndRenegotiationAreRefused) {

@@ -167,6 +167,56 @@ DotResult Exchange(int port, const std::string& request, const ClientOptions& op
   return result;
 }
 
+// A one-shot client, as a probe is: the handshake, `request`, its answer line, then it waits
+// `linger` for the server's close_notify and EOF and hangs up (TCP close) either way. Returns
+// whether the server closed after the answer; "" in `error` when all went well.
+bool ServerClosedAfterOneAnswer(int port, const std::string& request, const ClientOptions& options,
+                                const char* source, absl::Duration linger, std::string& error) {
+  absl::StatusOr<ScopedFd> tcp = ConnectTcp(port, 0, source);
+  if (!tcp.ok()) {
+    error = tcp.status().ToString();
+    return false;
+  }
+  TestTlsClient client(options);
+  bool handshake = false;
+  bool sent = false;
+  bool closed = false;
+  std::string plaintext;
+  absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < give_up && !closed) {
+    if (!handshake) handshake = client.Step();
+    if (handshake && !sent) {
+      client.Write(request);
+      sent = true;
+    }
+    const std::string out = client.TakeOutput();
+    if (!out.empty() && send(tcp->get(), out.data(), out.size(), MSG_NOSIGNAL) <= 0) break;
+    if (client.failed()) {
+      error = "the client's TLS failed";
+      return false;
+    }
+    pollfd ready = {tcp->get(), POLLIN, 0};
+    if (poll(&ready, 1, 20) <= 0) continue;
+    char buffer[65536];
+    const ssize_t got = recv(tcp->get(), buffer, sizeof(buffer), 0);
+    if (got <= 0) {
+      closed = true;
+      break;
+    }
+    client.GiveInput({buffer, static_cast<size_t>(got)});
+    if (!handshake) handshake = client.Step();
+    if (handshake) {
+      const bool had_answer = plaintext.find('\n') != std::string::npos;
+      bool notify = false;
+      plaintext += client.Read(&notify);
+      closed = closed || notify;
+      if (!had_answer && plaintext.find('\n') != std::string::npos) give_up = absl::Now() + linger;
+    }
+  }
+  if (plaintext.find('\n') == std::string::npos) error = "no answer";
+  return closed;
+}
+
 class TlsServerTest : public testing::InProcessLineServerTest,
                       public ::testing::WithParamInterface<IoLoop> {
  protected:
@@ -175,6 +225,8 @@ class TlsServerTest : public testing::InProcessLineServerTest,
     config_.workers = 1;  // answers name their worker: always 0
     config_.tls_listen = {"127.0.0.1:0"};
     config_.tls = MakeContext(pki_);
+    // One query per connection unless a test asks for more (the default keeps them: below).
+    config_.tls_idle_timeout = absl::ZeroDuration();
     options_.ca_file = pki_.ca_file();
   }
   void Start(const testing::LineProtocolOptions& line = {}) {
@@ -470,6 +522,29 @@ TEST_P(TlsServerTest, StalledHandshakesFromManyAddressesCannotKeepAGoodClientOut
   ASSERT_TRUE(WaitForTls([](const tls::TlsStatsSnapshot& s) {
     return TlsFailures(s, tls::TlsFailure::k_evicted) > 0;
   }));
+}
+
+// The default keeps a DoT connection for the client's next query (RFC 7858 §3.4), and a
+// client prefix whose connections all end after one query (a probe) is learnt: its answers
+// then leave with close_notify and the close, as with --tls-idle-timeout-ms 0.
+TEST_P(TlsServerTest, TheDefaultKeepsConnectionsAndLearnsOneShotClients) {
+  config_.tls_idle_timeout = kDefaultTlsIdleTimeout;
+  Start();
+  const DotResult kept =
+      Exchange(tls_port_, "first\n", options_, 0, nullptr, 0, "127.0.0.5", "second\n");
+  ASSERT_TRUE(kept.error.empty()) << kept.error;
+  EXPECT_EQ(kept.plaintext, "worker=0 first\nworker=0 second\n");
+  // A one-shot client: after enough connections of one query each, the server closes after
+  // the answer.
+  bool learnt = false;
+  for (int i = 0; i < 40 && !learnt; ++i) {
+    std::string error;
+    learnt = ServerClosedAfterOneAnswer(tls_port_, "once\n", options_, "127.0.0.6",
+                                        absl::Milliseconds(100), error);
+    ASSERT_TRUE(error.empty()) << error;
+  }
+  EXPECT_TRUE(learnt);
+  EXPECT_GT(server_->Stats().keepalive_skipped, 0u);
 }
 
 TEST_P(TlsServerTest, IdleTimeoutKeepsTheConnectionForTheNextQueryThenSaysCloseNotify) {
