@@ -566,7 +566,8 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   absl::StatusOr<std::optional<ServerConfig>> parsed = ParseFlags(argc, argv);
   if (!parsed.ok()) return Fail(parsed.status());
   if (!parsed->has_value()) return 0;  // --help
-  const ServerConfig config = **std::move(parsed);
+  // Not const: its `tls` (the context at start) goes once the server holds it (below).
+  ServerConfig config = **std::move(parsed);
   const std::vector<std::string> successor = SuccessorCommand(argc, argv);
   const std::string handler_name = absl::GetFlag(FLAGS_handler);
 
@@ -635,6 +636,9 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   for (const std::string& line : StartupReport(**server, config, facts)) {
     LogInfo("start-up: %s", line);
   }
+  // The server and its workers hold the context in use; after a reload replaces it, the old
+  // certificate's private key is freed once the last connection that began with it ends.
+  config.tls.reset();
   std::unique_ptr<HandoverServer> handover;
   if (!handover_path.empty()) {
     if (taken->connection.valid()) {

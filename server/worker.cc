@@ -71,6 +71,7 @@ absl::Status Worker::Init() {
   }
   core_ = std::make_unique<WorkerCore>(index_, config_, proxy_policy_, max_connections_, clients_,
                                        std::move(factory_), driver_.get());
+  config_.tls.reset();
   stop_watch_ = std::make_unique<FdWatch>(driver_.get(), [this] { OnStopRequested(); });
   offer_watch_ = std::make_unique<FdWatch>(driver_.get(), [this] { OnHandlerOffered(); });
   stop_watch_->Arm(stop_fd_.get(), Interest::kReadable, /*persistent=*/true);

@@ -111,7 +111,9 @@ class Worker {
 
   const int index_;
   const int cpu_;
-  const ServerConfig config_;
+  // Its `tls` (the context at start) only until Init hands it to the core, which alone holds
+  // the context in use (a reload's replaces it).
+  ServerConfig config_;
   const ProxyPolicy proxy_policy_;  // config_.proxy_protocol_from, parsed by Server::Create
   const int max_connections_;
   ClientTable* const clients_;

@@ -142,6 +142,11 @@ class Connection {
   void ReleaseTls() {
     if (tls_ != nullptr) tls_->session.Release();
   }
+  // The same when the TLS layer holds a context other than `current` (a connection that began
+  // before a reload has ended): the old certificate's key goes with the last of them.
+  void ReleaseTlsUnless(const tls::TlsServerContext* current) {
+    if (tls_ != nullptr && tls_->session.context() != current) tls_->session.Release();
+  }
   // A TLS connection parked idle between requests gives back its session's buffers
   // (TlsSession::ReleaseIdleBuffers); the ciphertext buffer stays with the slot.
   void ReleaseIdleTlsBuffers() {

@@ -13,6 +13,17 @@
 #include "server/core/deadline.h"
 
 namespace onepass {
+namespace {
+
+// The configuration a worker keeps: the TLS context in use lives in TlsStart alone, so that a
+// reload's SwapTls lets go of the previous one (and its private key) once its connections end.
+ServerConfig WithoutTlsContext(const ServerConfig& config) {
+  ServerConfig kept = config;
+  kept.tls.reset();
+  return kept;
+}
+
+}  // namespace
 
 WorkerCore::Slot::Slot(WorkerCore* core, size_t input_bytes)
     : connection(input_bytes, /*output_capacity=*/0),
@@ -23,7 +34,7 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
                        int max_connections, ClientTable* clients,
                        std::shared_ptr<const HandlerFactory> factory, IoDriver* driver)
     : index_(index),
-      config_(config),
+      config_(WithoutTlsContext(config)),
       proxy_policy_(proxy_policy),
       max_connections_(max_connections),
       clients_(clients),
@@ -64,7 +75,7 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
   }
   env_.linger = config_.linger > absl::ZeroDuration();
   if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
-  tls_start_ = {.context = config_.tls,
+  tls_start_ = {.context = config.tls,
                 .stats = &tls_stats_,
                 .prefix_v4 = config_.client_prefix_v4,
                 .prefix_v6 = config_.client_prefix_v6};
@@ -216,6 +227,7 @@ void WorkerCore::SwapTls(std::shared_ptr<const tls::TlsServerContext> context) {
   // Connections in flight keep the context they started with; idle slots let go of the old
   // one now rather than at their next connection.
   for (Slot* slot : free_) slot->connection.ReleaseTls();
+  if (scratch_ != nullptr) scratch_->ReleaseTls();
 }
 
 ConnectionSink::Receive WorkerCore::BeginReceive(int fd, const sockaddr_storage& peer,
@@ -604,6 +616,8 @@ void WorkerCore::Release(Slot* slot) {
   ReleaseOutput(slot->connection);
   UncountPeer(slot);
   slot->connection.Reset(-1);
+  // A connection that began under a replaced context lets go of it as it ends.
+  slot->connection.ReleaseTlsUnless(tls_start_.context.get());
   slot->phase = Slot::Phase::kFree;
   free_.push_back(slot);
 }

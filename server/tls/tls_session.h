@@ -85,6 +85,8 @@ class TlsSession {
   // keeps the old certificate and keys alive until its next Start) or to give memory back.
   // The next Start makes a new SSL object.
   void Release();
+  // The context the session holds (its last Start's), or null after Release.
+  const TlsServerContext* context() const { return context_.get(); }
 
   // Between requests of a kept-alive connection (nothing pending, no plaintext held): gives
   // back the library's record buffers (SSL_free_buffers, about 34 KiB; allocated again by the

@@ -447,6 +447,26 @@ int TlsFailures(const tls::TlsStatsSnapshot& s, tls::TlsFailure failure) {
   return static_cast<int>(s.failed[static_cast<int>(failure) - 1]);
 }
 
+// Issue 37: after a reload the previous certificate's private key is freed once the last
+// connection that began with it ends, not kept by every worker's copy of the configuration.
+TEST_P(TlsServerTest, AReloadFreesThePreviousContextWhenItsLastConnectionEnds) {
+  std::weak_ptr<const tls::TlsServerContext> first = config_.tls;
+  Start();
+  config_.tls.reset();  // the test's own copy
+  ASSERT_TRUE(Exchange(tls_port_, "before\n", options_).error.empty());
+  // A handshake in progress under the first context holds it.
+  auto stalled = std::make_unique<StalledHandshake>(tls_port_, options_, "127.0.0.2");
+  ASSERT_TRUE(stalled->sent);
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 1; }));
+  server_->ReloadTls(MakeContext(pki_));
+  const DotResult after = Exchange(tls_port_, "after\n", options_);
+  ASSERT_TRUE(after.error.empty()) << after.error;
+  EXPECT_FALSE(first.expired()) << "freed under a connection still using it";
+  stalled.reset();  // its client goes: the server closes it
+  EXPECT_TRUE(::onepass::testing::WaitFor([&] { return first.expired(); }, absl::Seconds(5)))
+      << "the previous context (and its key) is still held";
+}
+
 // The handshake room is full of a stalled client's handshake: a new client makes room from
 // the one that has waited longest and is served (issue "Hostile clients, round four": the
 // newest used to be refused, so stalled clients kept everyone out).
