@@ -48,9 +48,11 @@ absl::Status ValidateConfig(const ServerConfig& config, ListenRequirement listen
   if (config.accept_burst <= 0) {
     return absl::InvalidArgumentError("--accept-burst must be positive");
   }
-  if (config.max_connections <= 0 || config.max_connections_per_client <= 0) {
+  if (config.max_connections <= 0 || config.max_connections_per_client <= 0 ||
+      config.tls_max_connections_per_client <= 0) {
     return absl::InvalidArgumentError(
-        "--max-connections and --max-connections-per-client must be positive");
+        "--max-connections, --max-connections-per-client and --tls-max-connections-per-client "
+        "must be positive");
   }
   if (config.client_prefix_v4 < 0 || config.client_prefix_v4 > 32 || config.client_prefix_v6 < 0 ||
       config.client_prefix_v6 > 128) {
@@ -158,10 +160,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   server->counter_specs_.store(server->factory_->Counters().data(), std::memory_order_release);
   server->counter_count_ = server->factory_->Counters().size();
   server->clients_ = std::make_unique<ClientTable>(config.max_connections_per_client);
+  if (!config.tls_listen.empty()) {
+    server->tls_clients_ = std::make_unique<ClientTable>(config.tls_max_connections_per_client);
+  }
   for (int w = 0; w < workers; ++w) {
     auto worker = std::make_unique<Worker>(
         w, place.worker_cpus[w], std::move(listeners->by_worker[w]), server->factory_, config,
-        proxy_policy, per_worker, server->clients_.get());
+        proxy_policy, per_worker, server->clients_.get(), server->tls_clients_.get());
     if (absl::Status init = worker->Init(); !init.ok()) return init;
     server->workers_.push_back(std::move(worker));
   }

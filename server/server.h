@@ -146,6 +146,7 @@ class Server {
   std::shared_ptr<const tls::TlsServerContext> tls_context_;
   // Declared before the workers, which count into it: it outlives them.
   std::unique_ptr<ClientTable> clients_;
+  std::unique_ptr<ClientTable> tls_clients_;  // with --tls-listen
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   bool private_fd_tables_ = false;  // --private-fd-tables

@@ -53,8 +53,13 @@ inline constexpr int kDefaultClientPrefixV6 = 64;
 // resumed one a fraction; one resolver behind a /32 making a few hundred DoT connections a
 // second stays well inside, a flood from one prefix does not.
 inline constexpr int kDefaultTlsMaxHandshakes = 1000;
-// Below kDefaultMaxConnectionsPerClient: a prefix's stalled handshakes leave it connections.
-inline constexpr int kDefaultTlsHandshakesPerClient = 16;
+// TLS listeners' per-client limits. A recursive resolver is one address carrying many users:
+// NSD (tcp-count), BIND (tcp-clients) and dnsdist (maxTCPConnectionsPerClient 0) have no
+// per-address limit by default, only a total. Connections: 256 of --max-connections per
+// prefix; handshakes in progress: 64, below that, so a prefix's stalled handshakes leave it
+// connections, and far above a busy resolver's dozens in flight.
+inline constexpr int kDefaultTlsMaxConnectionsPerClient = 256;
+inline constexpr int kDefaultTlsHandshakesPerClient = 64;
 inline constexpr int kDefaultTlsFullPerClient = 100;
 inline constexpr int kDefaultTlsResumedPerClient = 1000;
 inline constexpr absl::Duration kDefaultReadTimeout = absl::Milliseconds(2000);
@@ -125,6 +130,10 @@ struct ServerConfig {
   // it its new handshake is refused at its ClientHello, before any key exchange or signature
   // (TlsFailure::k_limit). 0: no per-client share.
   int tls_handshakes_per_client = kDefaultTlsHandshakesPerClient;
+  // max_connections_per_client for connections of the TLS listeners, counted apart and at
+  // accept (before any TLS work). Higher: a DoT client is a resolver or a stub keeping its
+  // connections, many users behind one address.
+  int tls_max_connections_per_client = kDefaultTlsMaxConnectionsPerClient;
   // `keepalive` for TLS connections (--tls-idle-timeout-ms): how long one waits for its next
   // query after an answer (RFC 7858 §3.4: servers SHOULD NOT close after each response; each
   // new connection costs the client and us a handshake). A client prefix whose connections

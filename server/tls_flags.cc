@@ -43,6 +43,10 @@ ABSL_FLAG(int, tls_max_handshakes, onepass::kDefaultTlsMaxHandshakes,
           "When all are taken, a new handshake makes room by closing the one that has waited "
           "longest (counted: onepass_tls_failures_total{reason=\"evicted\"}): clients that "
           "stall their handshakes cannot keep others out.");
+ABSL_FLAG(int, tls_max_connections_per_client, onepass::kDefaultTlsMaxConnectionsPerClient,
+          "--max-connections-per-client for the TLS listeners' connections, counted apart and "
+          "at accept, before any TLS work (a resolver is one address carrying many users); "
+          "beyond it they are closed and counted (rejected_per_client).");
 ABSL_FLAG(int, tls_handshakes_per_client, onepass::kDefaultTlsHandshakesPerClient,
           "Of --tls-max-handshakes, how many one client prefix (--client-prefix-v4/-v6) may "
           "hold at once, whole server (split over workers); beyond it its new handshake is "
@@ -61,6 +65,7 @@ void TlsFlagsIntoConfig(ServerConfig& config) {
   config.tls_listen = absl::GetFlag(FLAGS_tls_listen);
   config.tls_max_handshakes = absl::GetFlag(FLAGS_tls_max_handshakes);
   config.tls_handshakes_per_client = absl::GetFlag(FLAGS_tls_handshakes_per_client);
+  config.tls_max_connections_per_client = absl::GetFlag(FLAGS_tls_max_connections_per_client);
   config.tls_idle_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_tls_idle_timeout_ms));
   config.tls_full_per_client = absl::GetFlag(FLAGS_tls_full_per_client);
   config.tls_resumed_per_client = absl::GetFlag(FLAGS_tls_resumed_per_client);

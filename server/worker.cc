@@ -35,13 +35,15 @@ void Wake(int fd) {
 
 Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
                std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
-               const ProxyPolicy& proxy_policy, int max_connections, ClientTable* clients)
+               const ProxyPolicy& proxy_policy, int max_connections, ClientTable* clients,
+               ClientTable* tls_clients)
     : index_(index),
       cpu_(cpu),
       config_(config),
       proxy_policy_(proxy_policy),
       max_connections_(max_connections),
       clients_(clients),
+      tls_clients_(tls_clients),
       factory_(std::move(factory)),
       listeners_(std::move(listeners)) {}
 
@@ -70,7 +72,7 @@ absl::Status Worker::Init() {
     driver_ = *std::move(driver);
   }
   core_ = std::make_unique<WorkerCore>(index_, config_, proxy_policy_, max_connections_, clients_,
-                                       std::move(factory_), driver_.get());
+                                       std::move(factory_), driver_.get(), tls_clients_);
   config_.tls.reset();
   stop_watch_ = std::make_unique<FdWatch>(driver_.get(), [this] { OnStopRequested(); });
   offer_watch_ = std::make_unique<FdWatch>(driver_.get(), [this] { OnHandlerOffered(); });

@@ -42,7 +42,8 @@ class Worker {
   // workers; it outlives the worker.
   Worker(int index, int cpu, std::vector<ScopedFd> listeners,
          std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
-         const ProxyPolicy& proxy_policy, int max_connections, ClientTable* clients);
+         const ProxyPolicy& proxy_policy, int max_connections, ClientTable* clients,
+         ClientTable* tls_clients = nullptr);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -117,6 +118,7 @@ class Worker {
   const ProxyPolicy proxy_policy_;  // config_.proxy_protocol_from, parsed by Server::Create
   const int max_connections_;
   ClientTable* const clients_;
+  ClientTable* const tls_clients_;  // --tls-max-connections-per-client; null: in clients_
   std::shared_ptr<const HandlerFactory> factory_;  // until Init hands it to the core
   std::vector<ScopedFd> listeners_;                // until Init hands them to the driver
 

@@ -32,12 +32,14 @@ WorkerCore::Slot::Slot(WorkerCore* core, size_t input_bytes)
 
 WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy& proxy_policy,
                        int max_connections, ClientTable* clients,
-                       std::shared_ptr<const HandlerFactory> factory, IoDriver* driver)
+                       std::shared_ptr<const HandlerFactory> factory, IoDriver* driver,
+                       ClientTable* tls_clients)
     : index_(index),
       config_(WithoutTlsContext(config)),
       proxy_policy_(proxy_policy),
       max_connections_(max_connections),
       clients_(clients),
+      tls_clients_(tls_clients),
       driver_(driver),
       // One byte beyond MaxRequestBytes so that an oversize request is seen as such.
       input_buffer_bytes_(std::max(factory->MaxRequestBytes() + 1, kMinInputBufferBytes)),
@@ -200,6 +202,10 @@ void WorkerCore::ServeAccepted(int fd, const sockaddr_storage& peer, int listene
   WorkerStats::Add(stats_.accepted);
   // The scratch is reset here, once per connection, not again after it is done with.
   const int64_t accepted_at = MonotonicNanos();  // vDSO: no syscall on the single pass
+  if (listener >= first_tls_listener_) {
+    ServeTlsAccepted(fd, peer, listener, accepted_at);
+    return;
+  }
   scratch_->Reset(fd, MapAddress(peer), next_connection_id_++, env_.proxy != nullptr);
   DecideKeepOpen(*scratch_, listener);
   if (!StartTls(*scratch_, listener)) return;
@@ -210,6 +216,50 @@ void WorkerCore::ServeAccepted(int fd, const sockaddr_storage& peer, int listene
     return;
   }
   Admit(*scratch_, /*received=*/nullptr, accepted_at);
+}
+
+void WorkerCore::ServeTlsAccepted(int fd, const sockaddr_storage& peer, int listener,
+                                  int64_t accepted_at) {
+  // A TLS connection always waits for its client (the handshake's second flight), so it takes
+  // a slot now instead of the scratch: its client is counted before the server does any TLS
+  // work (issue 37: a resolver's address used to be refused after the server's flight, its
+  // signature paid for).
+  Slot* slot = AcquireSlot();
+  if (slot == nullptr) {
+    WorkerStats::Add(stats_.rejected_pool_full);
+    driver_->CloseSocket(fd, /*abort=*/false);
+    metrics_.RecordClose(accepted_at, MonotonicNanos());
+    return;
+  }
+  slot->phase = Slot::Phase::kReceiving;
+  slot->accepted_at = accepted_at;
+  Connection& connection = slot->connection;
+  connection.Reset(fd, MapAddress(peer), next_connection_id_++, env_.proxy != nullptr);
+  DecideKeepOpen(connection, listener);
+  if (!StartTls(connection, listener)) {
+    Release(slot);
+    return;
+  }
+  if (!AdmitTlsClient(slot, accepted_at)) return;
+  Lend(connection);
+  const ConnectionState state = connection.Advance(env_);
+  FlushUpstream();
+  if (state == ConnectionState::kClosed) {
+    FinishSinglePass(connection, accepted_at);
+    Release(slot);
+    return;
+  }
+  Admit(connection, slot, accepted_at);
+}
+
+bool WorkerCore::AdmitTlsClient(Slot* slot, int64_t accepted_at) {
+  // Behind a PROXY v2 balancer the client is known only from the header: counted at park.
+  if (env_.proxy != nullptr || CountPeer(slot->connection.peer(), slot)) return true;
+  WorkerStats::Add(stats_.rejected_per_client);
+  driver_->CloseSocket(slot->connection.fd(), /*abort=*/false);
+  metrics_.RecordClose(accepted_at, MonotonicNanos());
+  Release(slot);
+  return false;
 }
 
 bool WorkerCore::StartTls(Connection& connection, int listener) {
@@ -247,6 +297,10 @@ ConnectionSink::Receive WorkerCore::BeginReceive(int fd, const sockaddr_storage&
   if (!StartTls(slot->connection, listener)) {
     --receiving_;
     Release(slot);
+    return {};
+  }
+  if (slot->connection.tls() && !AdmitTlsClient(slot, slot->accepted_at)) {
+    --receiving_;
     return {};
   }
   const absl::Span<uint8_t> into = slot->connection.ReceiveTail();
@@ -327,8 +381,9 @@ void WorkerCore::Admit(Connection& connection, Slot* received, int64_t accepted_
     }
     return;
   }
-  // The client: the accepted peer, or the one a trusted PROXY header named.
-  if (!CountPeer(connection.peer(), slot)) {
+  // The client: the accepted peer, or the one a trusted PROXY header named (a TLS connection
+  // without PROXY was counted at accept, before any TLS work: ServeTlsAccepted).
+  if (!slot->peer_counted && !CountPeer(connection.peer(), slot)) {
     Refuse(connection, idle, stats_.rejected_per_client, accepted_at);
     if (received != nullptr) {
       Release(received);
@@ -377,18 +432,20 @@ WorkerCore::Slot* WorkerCore::AcquireSlot() {
 
 bool WorkerCore::CountPeer(const std::array<uint8_t, 16>& peer, Slot* slot) {
   // Only a connection that parks pays for this (a shard's lock): the single pass never gets
-  // here.
+  // here. TLS connections count in a table of their own (--tls-max-connections-per-client).
+  ClientTable* table = slot->connection.tls() && tls_clients_ != nullptr ? tls_clients_ : clients_;
   const ClientKey key = ClientKeyOf(peer, config_.client_prefix_v4, config_.client_prefix_v6);
-  if (!clients_->TryAcquire(key)) return false;
+  if (!table->TryAcquire(key)) return false;
   slot->client_key = key;
   slot->peer_counted = true;
+  slot->counted_in = table;
   return true;
 }
 
 void WorkerCore::UncountPeer(Slot* slot) {
   if (!slot->peer_counted) return;
   slot->peer_counted = false;
-  clients_->Release(slot->client_key);
+  slot->counted_in->Release(slot->client_key);
 }
 
 bool WorkerCore::RefillScratchOutput() {

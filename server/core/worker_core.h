@@ -60,7 +60,8 @@ class WorkerCore final : public ConnectionSink, public HandshakeSpace {
   // table. Both outlive the core. `max_connections`: the most connections parked at once.
   WorkerCore(int index, const ServerConfig& config, const ProxyPolicy& proxy_policy,
              int max_connections, ClientTable* clients,
-             std::shared_ptr<const HandlerFactory> factory, IoDriver* driver);
+             std::shared_ptr<const HandlerFactory> factory, IoDriver* driver,
+             ClientTable* tls_clients = nullptr);
   ~WorkerCore() override;
   WorkerCore(const WorkerCore&) = delete;
   WorkerCore& operator=(const WorkerCore&) = delete;
@@ -126,13 +127,20 @@ class WorkerCore final : public ConnectionSink, public HandshakeSpace {
     // per-client limit.
     std::array<uint8_t, 16> client_key{};
     bool peer_counted = false;
-    HandshakeRoom::Entry handshake;  // in handshake_room_ while parked mid-handshake
-    int64_t accepted_at = 0;         // MonotonicNanos() at accept (server/core/worker_metrics.h)
+    ClientTable* counted_in = nullptr;  // the table peer_counted counts in
+    HandshakeRoom::Entry handshake;     // in handshake_room_ while parked mid-handshake
+    int64_t accepted_at = 0;            // MonotonicNanos() at accept (server/core/worker_metrics.h)
   };
 
   // A connection accepted on `listener`: its TLS session is started when that is a TLS
   // listener. False: it could not be, and the connection is closed (counted).
   bool StartTls(Connection& connection, int listener);
+  // A connection accepted on a TLS listener: served in a slot from the start (it always waits
+  // for its client), its client counted before any TLS work.
+  void ServeTlsAccepted(int fd, const sockaddr_storage& peer, int listener, int64_t accepted_at);
+  // Counts `slot`'s TLS client (unless a PROXY header is still to name it). False: refused
+  // (rejected_per_client), closed and released.
+  bool AdmitTlsClient(Slot* slot, int64_t accepted_at);
   // The connection was served whole on its first turn.
   void FinishSinglePass(Connection& connection, int64_t accepted_at);
   // After Reset of a connection accepted on `listener`: whether its client gets keepalive
@@ -197,6 +205,8 @@ class WorkerCore final : public ConnectionSink, public HandshakeSpace {
   const ProxyPolicy proxy_policy_;
   const int max_connections_;
   ClientTable* const clients_;
+  // TLS listeners' clients (--tls-max-connections-per-client); null: counted in clients_.
+  ClientTable* const tls_clients_;
   // Which clients reuse connections; consulted only with --keepalive-ms and --keepalive-learn.
   ReuseLearner reuse_;
   bool learn_reuse_ = false;

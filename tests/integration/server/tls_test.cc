@@ -434,6 +434,7 @@ struct StalledHandshake {
         [&] {
           char byte[4096];
           const ssize_t n = recv(tcp.get(), byte, sizeof(byte), MSG_DONTWAIT);
+          if (n > 0) received += static_cast<size_t>(n);
           return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
         },
         bound);
@@ -441,6 +442,7 @@ struct StalledHandshake {
   TestTlsClient client;
   ScopedFd tcp;
   bool sent = false;
+  size_t received = 0;  // bytes of the server's seen by ClosedByServer
 };
 
 int TlsFailures(const tls::TlsStatsSnapshot& s, tls::TlsFailure failure) {
@@ -457,7 +459,8 @@ TEST_P(TlsServerTest, AReloadFreesThePreviousContextWhenItsLastConnectionEnds) {
   // A handshake in progress under the first context holds it.
   auto stalled = std::make_unique<StalledHandshake>(tls_port_, options_, "127.0.0.2");
   ASSERT_TRUE(stalled->sent);
-  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 1; }));
+  // "before" parked for its Finished too: two in all.
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 2; }));
   server_->ReloadTls(MakeContext(pki_));
   const DotResult after = Exchange(tls_port_, "after\n", options_);
   ASSERT_TRUE(after.error.empty()) << after.error;
@@ -465,6 +468,27 @@ TEST_P(TlsServerTest, AReloadFreesThePreviousContextWhenItsLastConnectionEnds) {
   stalled.reset();  // its client goes: the server closes it
   EXPECT_TRUE(::onepass::testing::WaitFor([&] { return first.expired(); }, absl::Seconds(5)))
       << "the previous context (and its key) is still held";
+}
+
+// Issue 37: a TLS client's connections are counted at accept, before any TLS work (they used
+// to be counted at park, after the server's flight and its signature), against a limit of
+// the TLS listeners' own: plain TCP's does not apply to them.
+TEST_P(TlsServerTest, APrefixAtItsConnectionLimitIsRefusedBeforeTheServersFlight) {
+  config_.max_connections_per_client = 1;  // plain TCP's: not what counts here
+  config_.tls_max_connections_per_client = 2;
+  config_.read_timeout = absl::Seconds(5);
+  Start();
+  StalledHandshake first(tls_port_, options_, "127.0.0.2");
+  StalledHandshake second(tls_port_, options_, "127.0.0.2");
+  ASSERT_TRUE(first.sent && second.sent);
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 2; }));
+  StalledHandshake third(tls_port_, options_, "127.0.0.2");
+  EXPECT_TRUE(third.ClosedByServer(absl::Seconds(2)));
+  EXPECT_EQ(third.received, 0u) << "the server answered the hello before refusing";
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.rejected_per_client == 1; }));
+  const DotResult other = Exchange(tls_port_, "other\n", options_, 0, nullptr, 0, "127.0.0.3");
+  ASSERT_TRUE(other.error.empty()) << other.error;
+  EXPECT_EQ(other.plaintext, "worker=0 other\n");
 }
 
 // The handshake room is full of a stalled client's handshake: a new client makes room from
