@@ -14,6 +14,7 @@
 #include "common/cpu_list.h"
 #include "common/descriptor_table.h"
 #include "common/log.h"
+#include "server/core/allow_list.h"
 #include "server/core/proxy_protocol.h"
 #include "server/descriptor_limit.h"
 #include "server/drivers/uring_driver.h"
@@ -69,6 +70,9 @@ absl::Status ValidateConfig(const ServerConfig& config, ListenRequirement listen
       config.linger < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "--keepalive-ms, --drain-timeout-ms and --linger-ms must not be negative");
+  }
+  if (absl::Status allow = AllowList::FromList(config.allow_from).status(); !allow.ok()) {
+    return allow;
   }
   return ProxyPolicy::FromList(config.proxy_protocol_from).status();
 }

@@ -194,6 +194,9 @@ struct ServerConfig {
   // --proxy-protocol-from: CIDRs of load balancers that prefix a PROXY v2 header
   // (server/core/proxy_protocol.h). Empty: no header is looked for.
   std::vector<std::string> proxy_protocol_from;
+  // --allow-from: the client prefixes served (checked at accept, or on the PROXY header's
+  // address); empty: everyone (server/core/allow_list.h).
+  std::vector<std::string> allow_from;
   IoLoop io = IoLoop::kEpoll;
   // --private-fd-tables: each worker thread gets its own file-descriptor table
   // (unshare(CLONE_FILES)), so that accept4 and close on one core do not contend for the

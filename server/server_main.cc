@@ -142,6 +142,12 @@ ABSL_FLAG(std::vector<std::string>, proxy_protocol_from, {},
           "The client address in it is the one per-client limits use. Connections from these "
           "addresses without a header, and from others with one, are closed and counted "
           "(rejected_proxy). Empty: off.");
+ABSL_FLAG(std::vector<std::string>, allow_from, {},
+          "Client prefixes served, comma-separated or repeated, IPv4 and IPv6 (192.0.2.0/24, "
+          "2001:db8::/32, 127.0.0.1); others are closed at accept, before any TLS work or "
+          "request, and counted (rejected_acl). Behind --proxy-protocol-from it is the "
+          "header's client address that is checked. Empty: every client (a frontend of a "
+          "recursive resolver is then an open resolver).");
 ABSL_FLAG(int, health_stall_ms, absl::ToInt64Milliseconds(onepass::kDefaultHealthStall),
           "/healthz reports a worker stuck (503) when its event loop has not stamped its "
           "heartbeat for this many ms.");
@@ -259,6 +265,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.drain_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_drain_timeout_ms));
   config.linger = absl::Milliseconds(absl::GetFlag(FLAGS_linger_ms));
   config.proxy_protocol_from = absl::GetFlag(FLAGS_proxy_protocol_from);
+  config.allow_from = absl::GetFlag(FLAGS_allow_from);
   return config;
 }
 

@@ -228,12 +228,12 @@ bool Connection::TakeProxy(const ConnectionEnv& env, Turn& turn) {
   in_->Consume(step.consumed);
   // Behind a load balancer the client is the one its header names: that address goes to the
   // handler and keys the per-client limit.
-  if (step.has_client) {
-    fields_.peer = step.client;
-    // The TLS layer's limits count the client the header named, not the balancer.
-    if (fields_.tls && tls_ != nullptr) {
-      tls_->client = ClientKeyOf(fields_.peer, tls_->prefix_v4, tls_->prefix_v6);
-    }
+  if (step.has_client) fields_.peer = step.client;
+  // --allow-from behind a balancer: the client its header named (or, without one, the peer),
+  // before any TLS work, which comes after the header.
+  if (env.allow != nullptr && !env.allow->Allows(fields_.peer)) {
+    WorkerStats::Add(env.stats->rejected_acl);
+    return Finish();
   }
   if (fields_.tls) {
     // The client's handshakes are charged to the prefix its header named.

@@ -21,6 +21,7 @@
 #include "absl/types/span.h"
 #include "handlers/handler.h"
 #include "handlers/output_buffer.h"
+#include "server/core/allow_list.h"
 #include "server/core/connection_state.h"
 #include "server/core/connection_tls.h"
 #include "server/core/deadline.h"
@@ -58,6 +59,9 @@ struct ConnectionEnv {
   bool linger = false;
   // --proxy-protocol-from (server/core/proxy_protocol.h); nullptr: off, no header is looked for.
   const ProxyPolicy* proxy = nullptr;
+  // --allow-from, checked here only behind a PROXY balancer (otherwise at accept, by the
+  // worker); nullptr: every client is allowed.
+  const AllowList* allow = nullptr;
   // The worker's queue for a forwarding handler's datagrams (HandlerFactory::Forwarding);
   // nullptr when the handler forwards nothing. The worker sends and clears it after Advance.
   UpstreamQueue* upstream = nullptr;

@@ -77,6 +77,12 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
   }
   env_.linger = config_.linger > absl::ZeroDuration();
   if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
+  // Checked by Server::CheckConfig: a core made without it (tests) allows everyone.
+  if (absl::StatusOr<AllowList> allow = AllowList::FromList(config_.allow_from); allow.ok()) {
+    allow_ = *std::move(allow);
+  }
+  // Behind a balancer the client is known from its header: the connection checks it there.
+  if (!allow_.empty() && env_.proxy != nullptr) env_.allow = &allow_;
   tls_start_ = {.context = config.tls,
                 .stats = &tls_stats_,
                 .prefix_v4 = config_.client_prefix_v4,
@@ -198,10 +204,19 @@ void WorkerCore::SwapHandler(std::shared_ptr<const HandlerFactory> factory,
 
 // --- accept and the single pass
 
+bool WorkerCore::RefusedByAcl(int fd, const sockaddr_storage& peer, int64_t accepted_at) {
+  if (allow_.empty() || env_.proxy != nullptr || allow_.Allows(MapAddress(peer))) return false;
+  WorkerStats::Add(stats_.rejected_acl);
+  driver_->CloseSocket(fd, /*abort=*/false);
+  metrics_.RecordClose(accepted_at, MonotonicNanos());
+  return true;
+}
+
 void WorkerCore::ServeAccepted(int fd, const sockaddr_storage& peer, int listener) {
   WorkerStats::Add(stats_.accepted);
   // The scratch is reset here, once per connection, not again after it is done with.
   const int64_t accepted_at = MonotonicNanos();  // vDSO: no syscall on the single pass
+  if (RefusedByAcl(fd, peer, accepted_at)) return;
   if (listener >= first_tls_listener_) {
     ServeTlsAccepted(fd, peer, listener, accepted_at);
     return;
@@ -283,6 +298,7 @@ void WorkerCore::SwapTls(std::shared_ptr<const tls::TlsServerContext> context) {
 ConnectionSink::Receive WorkerCore::BeginReceive(int fd, const sockaddr_storage& peer,
                                                  int listener) {
   WorkerStats::Add(stats_.accepted);
+  if (RefusedByAcl(fd, peer, MonotonicNanos())) return {};
   Slot* slot = receiving_ < driver_->receives_in_flight() ? AcquireSlot() : nullptr;
   if (slot == nullptr) {
     WorkerStats::Add(stats_.rejected_pool_full);

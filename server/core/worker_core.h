@@ -135,6 +135,9 @@ class WorkerCore final : public ConnectionSink, public HandshakeSpace {
   // A connection accepted on `listener`: its TLS session is started when that is a TLS
   // listener. False: it could not be, and the connection is closed (counted).
   bool StartTls(Connection& connection, int listener);
+  // --allow-from at accept (not behind a PROXY balancer): true when `peer` is refused, its
+  // socket closed and counted (rejected_acl).
+  bool RefusedByAcl(int fd, const sockaddr_storage& peer, int64_t accepted_at);
   // A connection accepted on a TLS listener: served in a slot from the start (it always waits
   // for its client), its client counted before any TLS work.
   void ServeTlsAccepted(int fd, const sockaddr_storage& peer, int listener, int64_t accepted_at);
@@ -223,6 +226,7 @@ class WorkerCore final : public ConnectionSink, public HandshakeSpace {
   // Declared before handler_ so that the handler goes first: it may read the factory's data.
   std::shared_ptr<const HandlerFactory> factory_;
   std::unique_ptr<Handler> handler_;
+  AllowList allow_;  // --allow-from
   ConnectionEnv env_;
   WorkerStats stats_;
   tls::TlsStats tls_stats_;
