@@ -89,7 +89,11 @@ ConnectionState Connection::Run(const ConnectionEnv& env, Turn& turn, bool go_on
       case ConnectionState::kClosingUnsent:
         go_on = AwaitSent(env);
         break;
-      case ConnectionState::kWaitingUpstream:  // the worker wakes it: DeliverUpstream
+      case ConnectionState::kWaitingUpstream:
+        // The worker wakes it with each answer (DeliverUpstream); it runs here when the client
+        // sent more meanwhile (the worker's read watch): those queries go upstream too.
+        go_on = reads_while_waiting() && Receive(env, turn);
+        break;
       case ConnectionState::kClosed:
         go_on = false;
         break;
@@ -144,6 +148,9 @@ bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t rece
   if (received == 0) {
     // RFC 7766 §6.2.4 / RFC 3912: the client half-closed; answer what is there, then close.
     fields_.peer_closed = true;
+    if (fields_.state == ConnectionState::kWaitingUpstream && in_->empty()) {
+      return false;  // its answers still come, then the close (Flush)
+    }
     return MoveTo(AfterReceive());
   }
   if (received == -EAGAIN || received == -EWOULDBLOCK) return false;
@@ -193,11 +200,17 @@ bool Connection::Decrypt(const ConnectionEnv& env, Turn& turn) {
     case tls::TlsResult::kPeerClosed:
       // close_notify: the client sends nothing more (RFC 8446 §6.1), as a TCP half-close.
       fields_.peer_closed = true;
+      if (fields_.upstream_pending > 0 && in_->empty()) {
+        fields_.state = ConnectionState::kWaitingUpstream;  // its answers, then the close
+        return false;
+      }
       return MoveTo(ConnectionState::kProcessing);
     case tls::TlsResult::kNeedMore:
       // Feed takes all it is given unless its room fills; anything left would loop.
       if (fed.consumed == 0 && !ciphertext.empty()) return Finish();
-      return MoveTo(ConnectionState::kReading);
+      // A record in pieces while answers are due: it waits for them and for the rest alike.
+      return MoveTo(fields_.upstream_pending > 0 ? ConnectionState::kWaitingUpstream
+                                                 : ConnectionState::kReading);
     case tls::TlsResult::kFailed:
       break;
   }

@@ -178,6 +178,16 @@ class Connection {
   ConnectionState state() const { return fields_.state; }
   uint64_t id() const { return fields_.id; }
   uint32_t upstream_pending() const { return fields_.upstream_pending; }
+  // Forwarded requests one connection may have in flight while it reads its client's next
+  // ones; at it nothing more is read until an answer is sent (backpressure).
+  static constexpr uint32_t kMaxUpstreamPending = 32;
+  // kWaitingUpstream and still reading: a kept-alive client that has not closed, below
+  // kMaxUpstreamPending.
+  bool reads_while_waiting() const {
+    return fields_.state == ConnectionState::kWaitingUpstream && !fields_.peer_closed &&
+           fields_.after_write == AfterWrite::kRead &&
+           fields_.upstream_pending < kMaxUpstreamPending;
+  }
   // The driver took the last send and closes the socket (FinalSendQueue).
   bool close_queued() const { return fields_.close_queued; }
 

@@ -534,9 +534,15 @@ void WorkerCore::Park(Slot* slot) {
   TrackUpstream(slot);
   const SteadyTime now = now_();
   if (state == ConnectionState::kWaitingUpstream) {
-    // No socket event: the handler delivers each answer (or its SERVFAIL) by its deadline.
-    // The deadline is a backstop for answers that can no longer come (a reload's new handler).
-    slot->watch.Disarm();
+    // The handler delivers each answer (or its SERVFAIL) by its deadline; the deadline here is
+    // a backstop for answers that can no longer come (a reload's new handler). Meanwhile the
+    // client's next queries are read and forwarded at once (a stub multiplexing its users,
+    // RFC 7766 §6.2.1.1), up to Connection::kMaxUpstreamPending in flight.
+    if (connection.reads_while_waiting()) {
+      slot->watch.Arm(connection.fd(), Interest::kReadable);
+    } else {
+      slot->watch.Disarm();
+    }
     slot->deadline.ArmAt(After(now, kUpstreamBackstop));
     return;
   }
@@ -846,7 +852,7 @@ void WorkerCore::DeliverUpstream(const UpstreamAnswer& answer) {
   }
   Slot* slot = it->second;
   Connection& connection = slot->connection;
-  if (slot->watch.armed()) {
+  if (slot->watch.armed() && connection.state() == ConnectionState::kWriting) {
     // Parked to write an earlier answer, which holds the output: this one goes after it, when
     // the socket is writable again (OnReady).
     if (!connection.has_output() || !connection.DeliverUpstream(upstream_answer_->contents())) {
@@ -856,6 +862,7 @@ void WorkerCore::DeliverUpstream(const UpstreamAnswer& answer) {
     return;
   }
   slot->deadline.Cancel();
+  slot->watch.Disarm();  // a read watch while waiting: Park arms what the next state needs
   Lend(connection);
   if (!connection.DeliverUpstream(upstream_answer_->contents())) {
     // Its output is full of answers the client does not read: it cannot take this one.

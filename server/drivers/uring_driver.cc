@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/descriptor_table.h"
 #include "common/log.h"
 #include "server/core/connection.h"
 #include "server/socket_options.h"
@@ -83,14 +84,18 @@ class UringDriver final : public IoDriver, public FinalSendQueue {
   UringDriver(TimerQueue* timers, std::vector<ScopedFd> listeners, int index, int backlog)
       : IoDriver(timers), index_(index), backlog_(backlog), listeners_(std::move(listeners)) {}
   ~UringDriver() override {
-    // The ring goes first, so that nothing in flight refers to a buffer freed below. It is
-    // gone already when Run ran (EndOnThread): this is for a driver that never ran.
-    EndOnThread();
+    // The ring goes first, so that nothing in flight refers to a buffer freed below (gone
+    // already when a worker with a table of its own ran: EndOnThread).
+    if (ring_ready_) io_uring_queue_exit(&ring_);
   }
   void EndOnThread() override {
-    // The ring was set up on the worker's thread (Run), in its descriptor table: closed there.
     if (!ring_ready_) return;
     io_uring_submit(&ring_);  // closes queued since Run (WorkerCore::EndOnThread)
+    // The ring was set up on the worker's thread (Run), in its descriptor table: with a table of
+    // its own, it is closed there. In the process's table the destructor may close it, after
+    // the join: then no sibling worker can map a new ring where this one was while it runs
+    // (liburing unmaps by a raw syscall, which ThreadSanitizer does not see).
+    if (ThisThreadsDescriptorTable() == kProcessDescriptorTable) return;
     io_uring_queue_exit(&ring_);
     ring_ready_ = false;
   }

@@ -7,8 +7,14 @@
 // query (same ID), and kdig +tcp through the frontend prints what kdig +notcp gets straight
 // from NSD (header, EDNS, every section), with the cache off and on.
 
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <iostream>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -26,6 +32,7 @@
 #include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/handlers/dns/dns_test_util.h"
 
 namespace onepass::dns {
@@ -144,6 +151,65 @@ TEST_F(FrontendWithNsd, PipelinedQueriesAllAnsweredWithTheirOwnIds) {
     got.insert(decoded->id);
   }
   EXPECT_EQ(got, ids);
+}
+
+// RFC 7766 §6.2.1.1: a query a client sends on its connection while an earlier one waits on
+// the backend is forwarded at once, and the answers come back as the backend gives them, out
+// of order (a stub multiplexes its users' queries on one connection). It used to be read only
+// once the first was answered.
+TEST(FrontendPipelining, AQuerySentWhileAnotherWaitsGoesUpstreamAtOnceAnswersOutOfOrder) {
+  std::mutex mutex;
+  std::vector<std::pair<uint16_t, std::vector<uint8_t>>> held;  // guarded by mutex
+  FakeUdpBackend backend([&](FakeUdpBackend&, uint16_t from, absl::Span<const uint8_t> query) {
+    std::lock_guard<std::mutex> lock(mutex);
+    held.emplace_back(from, std::vector<uint8_t>(query.begin(), query.end()));
+  });
+  ASSERT_GT(backend.port(), 0);
+  auto frontend = testing::StartFrontend({LoopbackBackend(backend.port())},
+                                         {"--dns-backend-timeout-ms", "5000"});
+  ASSERT_TRUE(frontend.ok()) << frontend.status();
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>((*frontend)->port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  auto send_query = [&](const char* name, uint16_t id) {
+    const std::vector<uint8_t> frame = testing::Framed(MakeQuery(name, "A", {.id = id}));
+    return send(fd, frame.data(), frame.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(frame.size());
+  };
+  auto held_count = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    return held.size();
+  };
+  ASSERT_TRUE(send_query("one.example", 1));
+  ASSERT_TRUE(onepass::testing::WaitFor([&] { return held_count() == 1; }, absl::Seconds(5)));
+  ASSERT_TRUE(send_query("two.example", 2));
+  ASSERT_TRUE(onepass::testing::WaitFor([&] { return held_count() == 2; }, absl::Seconds(3)))
+      << "the second query waited for the first's answer";
+  // The backend answers the second first.
+  for (const size_t i : {size_t{1}, size_t{0}}) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ASSERT_TRUE(backend.SendFrom(held[i].first, backend.Echo(held[i].second)));
+  }
+  std::string bytes;
+  const absl::Time give_up = absl::Now() + absl::Seconds(5);
+  std::vector<uint16_t> ids;
+  while (ids.size() < 2 && absl::Now() < give_up) {
+    pollfd ready{.fd = fd, .events = POLLIN, .revents = 0};
+    if (poll(&ready, 1, 100) <= 0) continue;
+    char buffer[4096];
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n <= 0) break;
+    bytes.append(buffer, static_cast<size_t>(n));
+    auto frames = testing::SplitFrames(bytes);
+    if (frames.ok() && frames->size() == 2) {
+      for (const auto& frame : *frames)
+        ids.push_back(static_cast<uint16_t>(frame[0] << 8 | frame[1]));
+    }
+  }
+  close(fd);
+  EXPECT_EQ(ids, (std::vector<uint16_t>{2, 1}));
 }
 
 TEST(FrontendHealth, TimeoutServfailThenDownThenImmediateServfailThenBackWithinTwoSeconds) {
