@@ -124,7 +124,7 @@ struct ServerConfig {
   // Handshakes in progress at once (parked for their clients), whole server (split over
   // workers like max_connections); when all are taken a new one makes room by closing the one
   // that has waited longest (counted: TlsFailure::k_evicted), so that stalled clients cannot
-  // hold them (server/core/handshake_room.h).
+  // hold them (server/core/waiting_room.h).
   int tls_max_handshakes = kDefaultTlsMaxHandshakes;
   // Of those, how many one client prefix may hold, whole server (split over workers); beyond
   // it its new handshake is refused at its ClientHello, before any key exchange or signature

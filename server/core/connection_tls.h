@@ -33,7 +33,7 @@ inline constexpr size_t kTlsReceiveBytes = 18 * 1024;
 // session beyond its handshake flight is bounded by one record, whatever the response size.
 inline constexpr size_t kTlsRecordPlaintext = 16 * 1024;
 
-// The worker's side of a ClientHello's admission beyond the rate (server/core/handshake_room.h):
+// The worker's side of a ClientHello's admission beyond the rate (server/core/waiting_room.h):
 // whether `client` may have one more handshake in progress, making room from the one that has
 // waited longest when all are taken. Asked once per connection, at its ClientHello.
 class HandshakeSpace {

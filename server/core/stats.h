@@ -45,6 +45,9 @@ namespace onepass {
   COUNTER(rejected_pool_full, "closed because --max-connections were parked")                     \
   COUNTER(rejected_per_client, "its address had --max-connections-per-client parked")             \
   COUNTER(rejected_proxy, "no/broken PROXY v2 header from a balancer, or one from elsewhere")     \
+  COUNTER(                                                                                        \
+      evicted_waiting,                                                                            \
+      "waiting longest for its request when --max-connections were parked: closed for a new one") \
   COUNTER(rejected_acl, "its address is not in --allow-from: closed before any TLS or handler")   \
   COUNTER(rejected_tls_handshakes, "TLS handshakes refused: --tls-max-handshakes were waiting")   \
   COUNTER(rejected_tls_on_plain, "a TLS ClientHello on a plain listener (use --tls-listen's)")    \

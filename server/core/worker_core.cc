@@ -44,6 +44,7 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
       // One byte beyond MaxRequestBytes so that an oversize request is seen as such.
       input_buffer_bytes_(std::max(factory->MaxRequestBytes() + 1, kMinInputBufferBytes)),
       output_buffer_bytes_(factory->OutputBufferBytes()),
+      read_room_(max_connections, /*per_client=*/0),
       first_tls_listener_(config.tls_listen.empty() ? INT_MAX
                                                     : static_cast<int>(config.listen.size())),
       handler_counters_(factory->Counters().size()),
@@ -97,7 +98,7 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
         config_.tls_handshakes_per_client == 0
             ? 0
             : std::max(1, static_cast<int>(config_.tls_handshakes_per_client * share + 0.5));
-    handshake_room_ = std::make_unique<HandshakeRoom>(max_handshakes, per_client);
+    handshake_room_ = std::make_unique<WaitingRoom>(max_handshakes, per_client);
     tls_start_.space = this;
     handshake_limiter_ = std::make_unique<HandshakeLimiter>(
         HandshakeLimiter::Rates{.full = config_.tls_full_per_client * share,
@@ -374,6 +375,10 @@ void WorkerCore::Admit(Connection& connection, Slot* received, int64_t accepted_
   const bool output_ok =
       !keeps_output || !spare_outputs_.empty() || output_buffers_ <= max_connections_;
   Slot* slot = received;
+  // A full pool makes room from the plain connection that has waited longest for its request
+  // (an idle one first in effect: idle ones wait longest): clients that stall cannot keep the
+  // newcomer out. Only what waits to read is taken, never an answer being written.
+  if (static_cast<int>(parked_.size()) >= max_connections_ && output_ok) EvictOldestReadWait();
   if (static_cast<int>(parked_.size()) >= max_connections_ || !output_ok) {
     slot = nullptr;
   } else if (slot == nullptr) {
@@ -494,6 +499,25 @@ void WorkerCore::Lend(Connection& connection) {
 
 // --- parked connections
 
+void WorkerCore::TrackReadWait(Slot* slot) {
+  const ConnectionState state = slot->connection.state();
+  read_room_.Remove(slot->read_wait);
+  if (slot->phase != Slot::Phase::kParked || slot->connection.tls()) return;
+  if (state != ConnectionState::kReading && state != ConnectionState::kProxyHeader) return;
+  slot->read_wait.owner = slot;
+  read_room_.Add(slot->read_wait, ClientKey{});  // the newest: it waits from now
+}
+
+bool WorkerCore::EvictOldestReadWait() {
+  WaitingRoom::Entry* oldest = read_room_.Oldest(nullptr);
+  if (oldest == nullptr) return false;
+  Slot* slot = static_cast<Slot*>(oldest->owner);
+  WorkerStats::Add(slot->connection.idle() ? stats_.idle_closes : stats_.evicted_waiting);
+  if (slot->connection.idle()) slot->connection.SendCloseNotify(env_);
+  Close(slot, Waited::kYes);
+  return true;
+}
+
 void WorkerCore::CountHandshake(Slot* slot, bool handshaking) {
   if (handshake_room_ == nullptr || slot->handshake.in_room == handshaking) return;
   if (!handshaking) {
@@ -512,15 +536,15 @@ ClientKey WorkerCore::TlsClientOf(const Connection& connection) const {
 }
 
 bool WorkerCore::MakeRoomFor(const ClientKey& client) {
-  const HandshakeRoom::Entry* self = advancing_ != nullptr ? &advancing_->handshake : nullptr;
+  const WaitingRoom::Entry* self = advancing_ != nullptr ? &advancing_->handshake : nullptr;
   if (!handshake_room_->ClientMayHoldAnother(client, self)) return false;
   EvictOldestHandshakes(self);
   return true;
 }
 
-void WorkerCore::EvictOldestHandshakes(const HandshakeRoom::Entry* self) {
+void WorkerCore::EvictOldestHandshakes(const WaitingRoom::Entry* self) {
   while (handshake_room_->FullWithout(self)) {
-    HandshakeRoom::Entry* oldest = handshake_room_->Oldest(self);
+    WaitingRoom::Entry* oldest = handshake_room_->Oldest(self);
     if (oldest == nullptr) return;
     tls_stats_.failed_by(tls::TlsFailure::k_evicted).fetch_add(1, std::memory_order_relaxed);
     Close(static_cast<Slot*>(oldest->owner), Waited::kYes);
@@ -550,6 +574,7 @@ void WorkerCore::Park(Slot* slot) {
     Close(slot);  // between requests: nothing in flight to finish
     return;
   }
+  TrackReadWait(slot);
   // An idle DoT connection keeps only what its next record needs (issue 24: memory per
   // connection bounded while idle).
   if (connection.idle()) connection.ReleaseIdleTlsBuffers();
@@ -676,14 +701,13 @@ bool WorkerCore::MustAbort(const Connection& connection, Waited waited) {
   // a limit, has its answers unsent in the send queue (one ioctl, off the single pass).
   const ConnectionState state = connection.state();
   if (state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent) return true;
-  const size_t sent = connection.bytes_sent();
-  if (sent == 0) return false;
-  // Bytes sent in this very turn may still be on their way out (the kernel corks small sends
-  // for a moment): an abort would drop an answer the client is about to read. Up to
-  // kUnsentCheckBytes that is the orphan's bound, as for the single pass
-  // (Connection::CloseAfterWrite); a connection that waited (an idle or drain deadline) had
-  // its time to read.
-  if (waited == Waited::kNo && sent <= kUnsentCheckBytes) return false;
+  // Only a close that ends a wait (an idle or drain deadline) asks the kernel: the client had
+  // its time to read. Bytes sent in this very turn are still on their way out (a client that
+  // half-closed after pipelining 200 queries reads their answers as the kernel sends them):
+  // an abort would drop answers it is about to read. Those closes are the connection's own,
+  // after its answers (Connection::CloseAfterWrite waits for the kernel when it holds more
+  // than kUnsentCheckBytes).
+  if (waited == Waited::kNo || connection.bytes_sent() == 0) return false;
   if (env_.io->UnsentBytes(connection.fd()) == 0) return false;
   WorkerStats::Add(stats_.unsent_aborts);
   return true;
@@ -691,6 +715,7 @@ bool WorkerCore::MustAbort(const Connection& connection, Waited waited) {
 
 void WorkerCore::Release(Slot* slot) {
   CountHandshake(slot, false);
+  read_room_.Remove(slot->read_wait);
   if (!waiting_upstream_.empty()) waiting_upstream_.erase(slot->connection.id());
   ReleaseOutput(slot->connection);
   UncountPeer(slot);

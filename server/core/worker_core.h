@@ -35,12 +35,12 @@
 #include "server/core/connection.h"
 #include "server/core/connection_tls.h"
 #include "server/core/handshake_limiter.h"
-#include "server/core/handshake_room.h"
 #include "server/core/io_driver.h"
 #include "server/core/proxy_protocol.h"
 #include "server/core/reuse_learner.h"
 #include "server/core/stats.h"
 #include "server/core/timer_queue.h"
+#include "server/core/waiting_room.h"
 #include "server/core/worker_metrics.h"
 #include "server/server_config.h"
 #include "server/tls/tls_server_context.h"
@@ -128,7 +128,8 @@ class WorkerCore final : public ConnectionSink, public HandshakeSpace {
     std::array<uint8_t, 16> client_key{};
     bool peer_counted = false;
     ClientTable* counted_in = nullptr;  // the table peer_counted counts in
-    HandshakeRoom::Entry handshake;     // in handshake_room_ while parked mid-handshake
+    WaitingRoom::Entry handshake;       // in handshake_room_ while parked mid-handshake
+    WaitingRoom::Entry read_wait;       // in read_room_ while a plain connection waits to read
     int64_t accepted_at = 0;            // MonotonicNanos() at accept (server/core/worker_metrics.h)
   };
 
@@ -161,13 +162,19 @@ class WorkerCore final : public ConnectionSink, public HandshakeSpace {
   void Park(Slot* slot);
   // Keeps handshake_room_ right as `slot`'s connection finishes its TLS handshake or goes.
   void CountHandshake(Slot* slot, bool handshaking);
+  // Keeps read_room_ right as `slot` parks (a plain connection waiting to read joins it, the
+  // newest) or goes.
+  void TrackReadWait(Slot* slot);
+  // Closes the plain connection that has waited longest to read (counted: evicted_waiting, or
+  // idle_closes for one between requests); false when none waits.
+  bool EvictOldestReadWait();
   // Interface HandshakeSpace: a ClientHello (of the connection being advanced, or of the
   // scratch) asks for a handshake slot.
   bool MakeRoomFor(const ClientKey& client) override;
   ClientKey TlsClientOf(const Connection& connection) const;
   // While the handshake room is full (not counting `self`): closes the handshake that has
   // waited longest (counted: tls failures "evicted").
-  void EvictOldestHandshakes(const HandshakeRoom::Entry* self);
+  void EvictOldestHandshakes(const WaitingRoom::Entry* self);
   void OnReady(Slot* slot);
   void OnDeadline(Slot* slot);
   // After a parked connection ran Advance: closes it, or parks it again for its new state.
@@ -218,6 +225,8 @@ class WorkerCore final : public ConnectionSink, public HandshakeSpace {
   IoDriver* const driver_;
   const size_t input_buffer_bytes_;
   const size_t output_buffer_bytes_;
+  // Plain connections parked waiting to read, oldest first (a full pool makes room from it).
+  WaitingRoom read_room_;
   // Listeners from this index on are --tls-listen's (they follow --listen's in the driver);
   // INT_MAX without any.
   const int first_tls_listener_;
@@ -235,7 +244,7 @@ class WorkerCore final : public ConnectionSink, public HandshakeSpace {
   std::unique_ptr<HandshakeLimiter> handshake_limiter_;
   // Handshakes parked for their clients (--tls-max-handshakes, --tls-handshakes-per-client:
   // this worker's share); null without TLS listeners.
-  std::unique_ptr<HandshakeRoom> handshake_room_;
+  std::unique_ptr<WaitingRoom> handshake_room_;
   // The parked connection whose turn runs now (OnReady), so that the room it may ask for is not
   // made from itself; null for the single pass.
   Slot* advancing_ = nullptr;

@@ -337,7 +337,13 @@ TEST_F(DnsDotTest, CheckValidatesTheTlsFilesAndSighupReloadsThem) {
   }
   EXPECT_TRUE(renewed_served) << (*own)->ReadStderr();
   EXPECT_THAT((*own)->ReadStderr(), HasSubstr("TLS certificate, key and ticket keys reloaded"));
-  EXPECT_EQ(::onepass::testing::ScrapeValue(metrics, "onepass_last_reload_success"), 1);
+  // The data reload of the same SIGHUP ends a little later than the certificate's.
+  EXPECT_TRUE(::onepass::testing::WaitFor(
+      [&] {
+        return ::onepass::testing::ScrapeValue(metrics, "onepass_reloads_total") == 1 &&
+               ::onepass::testing::ScrapeValue(metrics, "onepass_last_reload_success") == 1;
+      },
+      absl::Seconds(10)));
 
   // A key that does not match the certificate: the SIGHUP fails, visibly in the metrics, and
   // the previous certificate still serves.

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -197,6 +198,38 @@ TEST_F(HostileClientTest, NeverReaderIsAbortedAtTheWriteDeadline) {
   }
   EXPECT_EQ(error, ECONNRESET);
   close(*fd);
+}
+
+// Round four, plain TCP: stalled clients (each sent part of a request) fill every parked slot.
+// A client whose request comes in two segments must still be served: the connection that has
+// waited longest makes room (it used to be the newcomer that was refused). A whole request is
+// served in the single pass either way.
+TEST_F(HostileClientTest, AFullPoolMakesRoomFromTheConnectionWaitingLongest) {
+  config_.max_connections = 4;
+  config_.read_timeout = absl::Seconds(10);
+  StartServer();
+  std::vector<TcpClient> stalled;
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<TcpClient> client = TcpClient::Connect("127.0.0.1", port_);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE(client->Send("part").ok());
+    stalled.push_back(*std::move(client));
+    const uint64_t parked = static_cast<uint64_t>(i) + 1;
+    ASSERT_TRUE(WaitForStats([parked](const StatsSnapshot& s) { return s.parked == parked; }));
+  }
+  absl::StatusOr<TcpClient> split = TcpClient::Connect("127.0.0.1", port_);
+  ASSERT_TRUE(split.ok());
+  ASSERT_TRUE(split->Send("hel").ok());
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.parked == 5; }));
+  ASSERT_TRUE(split->Send("lo\n").ok());
+  absl::StatusOr<std::string> answer = split->ReadLine(absl::Seconds(5));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(*answer, "worker=0 hello\n");
+  const StatsSnapshot stats = server_->Stats();
+  EXPECT_EQ(stats.evicted_waiting, 1u) << stats.Format();
+  EXPECT_EQ(stats.rejected_pool_full, 0u) << stats.Format();
+  // The first stalled client was the one closed.
+  EXPECT_TRUE(stalled[0].ReadUntilClose(absl::Seconds(2)).ok());
 }
 
 // Sockets of local port `port` in state FIN_WAIT1 (/proc/net/tcp state 04): an orphan the

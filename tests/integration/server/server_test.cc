@@ -212,7 +212,7 @@ TEST_P(ServerTest, LargeResponseIsFinishedFromTheEventLoop) {
   ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.served == 1; }));
 }
 
-TEST_P(ServerTest, FullPoolClosesNewWaitingConnections) {
+TEST_P(ServerTest, FullPoolClosesTheConnectionsWaitingLongest) {
   config_.cpus = {AllowedCpus()[0]};  // one worker
   config_.max_connections = 2;
   StartServer();
@@ -222,10 +222,13 @@ TEST_P(ServerTest, FullPoolClosesNewWaitingConnections) {
     ASSERT_TRUE(client.ok());
     ASSERT_TRUE(client->Send("partial").ok());
     clients.push_back(*std::move(client));
+    const uint64_t parked = static_cast<uint64_t>(i) + 1;
+    ASSERT_TRUE(WaitForStats([parked](const StatsSnapshot& s) { return s.parked == parked; }));
   }
-  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.rejected_pool_full == 3; }));
-  EXPECT_EQ(server_->Stats().parked, 2u);
-  // The parked ones still work.
+  // Each newcomer beyond the two made room from the one waiting longest.
+  ASSERT_TRUE(WaitForStats([](const StatsSnapshot& s) { return s.evicted_waiting == 3; }));
+  EXPECT_EQ(server_->Stats().rejected_pool_full, 0u);
+  // The two kept (the newest) still work.
   int answered = 0;
   for (TcpClient& client : clients) {
     if (!client.Send(" done\n").ok()) continue;

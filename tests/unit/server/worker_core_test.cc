@@ -249,21 +249,30 @@ TEST_F(WorkerCoreTest, ResetWhileParkedClosesAndCounts) {
   EXPECT_EQ(core_->parked(), 0u);
 }
 
-TEST_F(WorkerCoreTest, FullPoolRefusesTheNextWaitingConnection) {
-  Start(/*max_connections=*/1);
+// A full pool makes room from the connection that has waited longest for its request
+// (round four: stalled clients must not keep a newcomer out).
+TEST_F(WorkerCoreTest, FullPoolMakesRoomFromTheConnectionWaitingLongest) {
+  Start(/*max_connections=*/2);
   Accept(10, {"a"});
   Accept(11, {"b"}, /*host=*/2);
-  EXPECT_TRUE(driver_.Watching(10, Interest::kReadable));
-  EXPECT_TRUE(Closed(11, false));
-  EXPECT_EQ(Stats().rejected_pool_full, 1u);
-  EXPECT_EQ(core_->parked(), 1u);
+  Accept(12, {"c"}, /*host=*/3);
+  EXPECT_TRUE(Closed(10, false));
+  EXPECT_TRUE(driver_.Watching(11, Interest::kReadable));
+  EXPECT_TRUE(driver_.Watching(12, Interest::kReadable));
+  EXPECT_EQ(Stats().evicted_waiting, 1u);
+  EXPECT_EQ(Stats().rejected_pool_full, 0u);
+  EXPECT_EQ(core_->parked(), 2u);
 }
 
+// Nothing waits to read (the one parked writes an answer): the newcomer is refused, and
+// aborted since it holds answer bytes its client has not taken.
 TEST_F(WorkerCoreTest, RefusedFirstParkWithUnsentAnswerBytesIsAborted) {
   Start(/*max_connections=*/1);
-  Accept(10, {"a"});
+  sockets_.sockets[10].send_room = 4;
+  Accept(10, {"hello\n"});
   sockets_.sockets[11].send_room = 4;
   Accept(11, {"hello\n"}, /*host=*/2);
+  EXPECT_TRUE(driver_.Watching(10, Interest::kWritable));
   EXPECT_TRUE(Closed(11, /*abort=*/true));
   EXPECT_EQ(Stats().rejected_pool_full, 1u);
 }

@@ -1,15 +1,15 @@
-#include "server/core/handshake_room.h"
+#include "server/core/waiting_room.h"
 
 #include <algorithm>
 
 namespace onepass {
 
-HandshakeRoom::HandshakeRoom(int capacity, int per_client)
+WaitingRoom::WaitingRoom(int capacity, int per_client)
     : capacity_(std::max(1, capacity)), per_client_(per_client) {
   head_.prev = head_.next = &head_;
 }
 
-void HandshakeRoom::Add(Entry& entry, const ClientKey& client) {
+void WaitingRoom::Add(Entry& entry, const ClientKey& client) {
   if (entry.in_room) return;
   entry.client = client;
   entry.in_room = true;
@@ -21,7 +21,7 @@ void HandshakeRoom::Add(Entry& entry, const ClientKey& client) {
   ++per_client_counts_[client];
 }
 
-void HandshakeRoom::Remove(Entry& entry) {
+void WaitingRoom::Remove(Entry& entry) {
   if (!entry.in_room) return;
   entry.prev->next = entry.next;
   entry.next->prev = entry.prev;
@@ -32,26 +32,26 @@ void HandshakeRoom::Remove(Entry& entry) {
   if (it != per_client_counts_.end() && --it->second <= 0) per_client_counts_.erase(it);
 }
 
-bool HandshakeRoom::ClientMayHoldAnother(const ClientKey& client, const Entry* self) const {
+bool WaitingRoom::ClientMayHoldAnother(const ClientKey& client, const Entry* self) const {
   if (per_client_ <= 0) return true;
   int held = CountOf(client);
   if (self != nullptr && self->in_room && self->client == client) --held;
   return held < per_client_;
 }
 
-bool HandshakeRoom::FullWithout(const Entry* self) const {
+bool WaitingRoom::FullWithout(const Entry* self) const {
   const int others = size_ - (self != nullptr && self->in_room ? 1 : 0);
   return others >= capacity_;
 }
 
-HandshakeRoom::Entry* HandshakeRoom::Oldest(const Entry* self) const {
+WaitingRoom::Entry* WaitingRoom::Oldest(const Entry* self) const {
   for (Entry* entry = head_.next; entry != &head_; entry = entry->next) {
     if (entry != self) return entry;
   }
   return nullptr;
 }
 
-int HandshakeRoom::CountOf(const ClientKey& client) const {
+int WaitingRoom::CountOf(const ClientKey& client) const {
   const auto it = per_client_counts_.find(client);
   return it == per_client_counts_.end() ? 0 : it->second;
 }

@@ -1,23 +1,27 @@
-// The TLS handshakes a worker holds parked for their clients (each waits for the client's next
-// flight: the rest of its ClientHello, or its Finished), oldest first, and how many each client
-// prefix holds. So that stalled handshakes cannot keep good clients out (issue "Hostile
-// clients, round four": 1,000 stalled ClientHellos from 40 addresses refused every other DoT
-// client): when the room is full a new handshake makes room from the one that has waited
-// longest (--tls-max-handshakes, as the metrics port does), and one prefix holds at most its
-// share of it (--tls-handshakes-per-client), decided at the ClientHello, before the costly half
-// (server/tls/handshake_gate.h).
+// Connections a worker holds parked waiting for their clients, oldest first, and how many each
+// client prefix holds: so that clients who stall cannot keep good ones out (issue "Hostile
+// clients, round four"). When a room is full a newcomer makes room from the connection that
+// has waited longest, as the metrics port does, and one prefix holds at most its share. Two
+// rooms per worker:
+//  - TLS handshakes (each waits for the client's next flight: the rest of its ClientHello, or
+//    its Finished): --tls-max-handshakes, --tls-handshakes-per-client, asked at the ClientHello
+//    before the costly half (server/tls/handshake_gate.h). 1,000 stalled ClientHellos from 40
+//    addresses used to refuse every other DoT client;
+//  - plain connections waiting for a request (incomplete, or between requests): at
+//    --max-connections a new one closes the one waiting longest; a slowloris crowd filling the
+//    pool used to refuse every client whose query came in two segments.
 //
 // One per worker, on its thread: no lock. An entry lives in the thing it counts (a connection
 // slot): adding and removing are O(1), the oldest is the list's head.
-#ifndef ONEPASS_SERVER_CORE_HANDSHAKE_ROOM_H_
-#define ONEPASS_SERVER_CORE_HANDSHAKE_ROOM_H_
+#ifndef ONEPASS_SERVER_CORE_WAITING_ROOM_H_
+#define ONEPASS_SERVER_CORE_WAITING_ROOM_H_
 
 #include "absl/container/flat_hash_map.h"
 #include "server/core/client_limits.h"
 
 namespace onepass {
 
-class HandshakeRoom {
+class WaitingRoom {
  public:
   struct Entry {
     Entry* prev = nullptr;
@@ -29,9 +33,9 @@ class HandshakeRoom {
 
   // `capacity`: handshakes held at once (at least 1); `per_client`: of them, per client prefix
   // (0: no per-client share).
-  HandshakeRoom(int capacity, int per_client);
-  HandshakeRoom(const HandshakeRoom&) = delete;
-  HandshakeRoom& operator=(const HandshakeRoom&) = delete;
+  WaitingRoom(int capacity, int per_client);
+  WaitingRoom(const WaitingRoom&) = delete;
+  WaitingRoom& operator=(const WaitingRoom&) = delete;
 
   // `entry` (not in the room) joins it, the newest, for `client`.
   void Add(Entry& entry, const ClientKey& client);
@@ -60,4 +64,4 @@ class HandshakeRoom {
 
 }  // namespace onepass
 
-#endif  // ONEPASS_SERVER_CORE_HANDSHAKE_ROOM_H_
+#endif  // ONEPASS_SERVER_CORE_WAITING_ROOM_H_
