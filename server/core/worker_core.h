@@ -162,6 +162,9 @@ class WorkerCore final : public ConnectionSink, public HandshakeSpace {
   void Park(Slot* slot);
   // Keeps handshake_room_ right as `slot`'s connection finishes its TLS handshake or goes.
   void CountHandshake(Slot* slot, bool handshaking);
+  // On the heartbeat: free slots beyond the kKeptIdleTls most recent give back their SSL
+  // objects and buffers (a wave of TLS connections leaves ~43 KB in each).
+  void TrimIdleTls();
   // Keeps read_room_ right as `slot` parks (a plain connection waiting to read joins it, the
   // newest) or goes.
   void TrackReadWait(Slot* slot);
@@ -255,6 +258,11 @@ class WorkerCore final : public ConnectionSink, public HandshakeSpace {
   // Grows on demand up to max_connections_ + the driver's receives in flight, never shrinks.
   std::vector<std::unique_ptr<Slot>> pool_;
   std::vector<Slot*> free_;
+  // Free slots that keep their TLS layer's SSL object (the most recently freed), and how many
+  // at the bottom of free_ have let go of theirs (TrimIdleTls).
+  static constexpr size_t kKeptIdleTls = 256;
+  static constexpr size_t kTrimAfterReleased = 512;
+  size_t trimmed_free_ = 0;
   std::vector<Slot*> parked_;
   int receiving_ = 0;  // slots between BeginReceive and Received
   // Output buffers not in use; with those held by the scratch and by parked connections that
