@@ -58,7 +58,7 @@ ABSL_FLAG(std::string, steering, "auto",
 ABSL_FLAG(std::string, io, "epoll",
           "Worker loop: epoll (libevent) or uring (liburing: accept, the first recv, the last "
           "send and close batched on a ring; --dns-backend's upstreams run on it too; only in a "
-          "build with -DONEPASS_IO_URING=ON, and not with --proxy-protocol-from). "
+          "build with -DONEPASS_IO_URING=ON). "
           "docs/design.md \"One worker core, two I/O drivers\".");
 ABSL_FLAG(bool, private_fd_tables, onepass::kPrivateFdTablesByDefault,
           "Give each worker thread a file-descriptor table of its own (unshare(CLONE_FILES)), "
