@@ -36,6 +36,9 @@ packages=(
   bind9
   # DNS over TLS: the scanner of tests/deploy/dot_testssl.bats, getdns's stub resolver client
   testssl.sh getdns-utils
+  # DNS over TLS as stubs and resolvers use it (tests/integration/dns/dns_dot_resolvers_test.cc):
+  # stubby, getdns's stub resolver daemon, and Knot Resolver (kresd) forwarding over TLS
+  stubby knot-resolver
   # the io_uring worker loop (--io=uring)
   liburing-dev
   # metrics (promtool, a Prometheus server scraping in a test) and a PROXY v2 balancer
@@ -69,9 +72,10 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
-# The DNS servers among the packages (nsd, knot, unbound, dnsdist, named) would start system daemons
-# on port 53 when installed; the tests start their own. policy-rc.d (invoke-rc.d(8)) tells the
-# maintainer scripts not to start anything, for the length of this install only.
+# The DNS servers among the packages (nsd, knot, unbound, dnsdist, named, stubby, kresd) would
+# start system daemons on port 53 when installed; the tests start their own. policy-rc.d
+# (invoke-rc.d(8)) tells the maintainer scripts not to start anything, for the length of this
+# install only.
 policy=/usr/sbin/policy-rc.d
 own_policy=""
 if [ ! -e "$policy" ]; then
@@ -86,7 +90,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recomme
 # A daemon started anyway (a policy-rc.d that was already there): stop it.
 # (bird2's system daemon may run: the tests' BIRDs live in their own namespaces and sockets.)
 if command -v systemctl >/dev/null 2>&1; then
-  for unit in nsd knot unbound dnsdist named; do
+  for unit in nsd knot unbound dnsdist named stubby kresd@1; do
     if systemctl is-active --quiet "$unit" 2>/dev/null; then $SUDO systemctl stop "$unit" || true; fi
   done
 fi

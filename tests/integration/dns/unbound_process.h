@@ -18,7 +18,9 @@ class UnboundProcess {
  public:
   // Serves the local-zone/local-data lines of `local_data_path` (an unbound.conf fragment,
   // included in the server: clause) on 127.0.0.1, UDP and TCP, at a free port, or at `port`
-  // when it is not 0 (a restart).
+  // when it is not 0 (a restart). The fragment may also forward a zone to loopback
+  // (dot_resolver_process.h's UnboundTlsForwardConf: a transparent local-zone, then a
+  // forward-zone: clause, which ends where the next clause begins).
   static absl::StatusOr<std::unique_ptr<UnboundProcess>> Start(const std::string& local_data_path,
                                                                int port = 0);
   ~UnboundProcess();  // SIGTERM, then SIGKILL after 5 s; removes the directory
