@@ -10,6 +10,7 @@
 #ifndef ONEPASS_HANDLERS_OUTPUT_BUFFER_H_
 #define ONEPASS_HANDLERS_OUTPUT_BUFFER_H_
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -86,9 +87,39 @@ class OutputBuffer {
   // Adds `n` bytes written into WritableTail() to the contents. Requires n <= available().
   void Commit(size_t n) { size_ += n; }
 
+  // Marks the end of one protocol message at the end of the contents. An encrypting transport
+  // ends a TLS record there: DNS-over-TLS stubs such as getdns take one DNS message out of each
+  // record and leave the rest of a record of 20 pipelined answers unread (stubby answered 1
+  // of 20). The first kMaxMessageEnds marks between two sends count; further messages share
+  // records.
+  void EndMessage() {
+    const uint64_t end = consumed_ + size_;
+    if (ends_count_ == kMaxMessageEnds || end == consumed_) return;
+    if (ends_count_ > 0 && ends_[(ends_head_ + ends_count_ - 1) % kMaxMessageEnds] == end) return;
+    ends_[(ends_head_ + ends_count_) % kMaxMessageEnds] = end;
+    ++ends_count_;
+  }
+  // Commit(n), then EndMessage(): `n` bytes that end one message.
+  void CommitMessage(size_t n) {
+    Commit(n);
+    EndMessage();
+  }
+  // The contents from the front to the next message end (all of them when none is marked).
+  size_t FrontMessageBytes() const {
+    if (ends_count_ == 0) return size_;
+    const uint64_t end = ends_[ends_head_] - consumed_;
+    return end < size_ ? static_cast<size_t>(end) : size_;
+  }
+
   // Drops the first `n` bytes (after a partial send), keeping the rest at the front.
   void Consume(size_t n) {
-    if (n >= size_) {
+    if (n >= size_) n = size_;
+    consumed_ += n;
+    while (ends_count_ > 0 && ends_[ends_head_] <= consumed_) {
+      ends_head_ = (ends_head_ + 1) % kMaxMessageEnds;
+      --ends_count_;
+    }
+    if (n == size_) {
       size_ = 0;
       return;
     }
@@ -98,13 +129,23 @@ class OutputBuffer {
   void Clear() {
     size_ = 0;
     body_ = SharedBody();
+    consumed_ = 0;
+    ends_head_ = ends_count_ = 0;
   }
+
+  static constexpr size_t kMaxMessageEnds = 64;
 
  private:
   std::unique_ptr<uint8_t[]> data_;
   size_t capacity_;
   size_t size_ = 0;
   SharedBody body_;
+  // Message ends (EndMessage), as offsets from the first byte since Clear; consumed_ bytes of
+  // that stream have left the front. A ring of ends_count_ from ends_head_.
+  uint64_t consumed_ = 0;
+  std::array<uint64_t, kMaxMessageEnds> ends_{};
+  size_t ends_head_ = 0;
+  size_t ends_count_ = 0;
 };
 
 }  // namespace onepass

@@ -110,7 +110,7 @@ bool DnsCache::Append(const Entry& entry, absl::Span<const uint8_t> query, size_
   // The client's spelling of the name (the response echoes the question, RFC 1035 §7.3).
   std::memcpy(p + kHeaderBytes, query.data() + kHeaderBytes, qname_bytes);
   for (uint16_t offset : entry.ttl_offsets) WriteU32(p + offset, ttl(ReadU32(p + offset)));
-  out.Commit(kLengthPrefixBytes + size);
+  out.CommitMessage(kLengthPrefixBytes + size);
   return true;
 }
 

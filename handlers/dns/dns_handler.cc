@@ -72,7 +72,7 @@ Verdict DnsHandler::Process(absl::Span<const uint8_t> input, const RequestContex
     CountResponse(response);
     // The length prefix goes in front of the message in the same buffer: one send.
     WriteU16(tail.data(), static_cast<uint16_t>(response.size));
-    out.Commit(kLengthPrefixBytes + response.size);
+    out.CommitMessage(kLengthPrefixBytes + response.size);
     answered = true;
   }
   const bool more_buffered = consumed < input.size();

@@ -337,7 +337,7 @@ UpstreamAnswer FrontendHandler::TakeReply(int upstream, absl::Span<const uint8_t
   WriteU16(tail.data(), static_cast<uint16_t>(datagram.size()));
   std::memcpy(tail.data() + kLengthPrefixBytes, datagram.data(), datagram.size());
   WriteU16(tail.data() + kLengthPrefixBytes, client_id);  // the only byte changed: the ID
-  out.Commit(kLengthPrefixBytes + datagram.size());
+  out.CommitMessage(kLengthPrefixBytes + datagram.size());
   Count(Index(FrontendCounter::kAnswered));
   CountBackend(upstream, BackendCounter::kAnswered);
   if (over_tcp) Count(Index(FrontendCounter::kTcpAnswered));

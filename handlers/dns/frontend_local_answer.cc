@@ -65,7 +65,7 @@ bool AppendLocalAnswer(const LocalAnswer& answer, OutputBuffer& out) {
       std::memset(at + kOptWithEdeBytes + kOptionHeaderBytes, 0, padding - kOptionHeaderBytes);
     }
   }
-  out.Commit(kLengthPrefixBytes + size);
+  out.CommitMessage(kLengthPrefixBytes + size);
   return true;
 }
 

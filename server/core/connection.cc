@@ -434,9 +434,12 @@ bool Connection::FlushTls(const ConnectionEnv& env) {
     // one record of a big response (an AXFR, pipelined answers).
     // A body (OutputBuffer::AttachBody) is encrypted from where the snapshot keeps it, a
     // record at a time like the rest: without kernel TLS it cannot go by sendfile.
-    if (!out_->empty() && session.Pending().size() < kTlsRecordPlaintext) {
+    while (!out_->empty() && session.Pending().size() < kTlsRecordPlaintext) {
       const absl::Span<const uint8_t> front = out_->front();
-      const size_t take = std::min(front.size(), kTlsRecordPlaintext);
+      // A record ends where a message does (OutputBuffer::EndMessage): a DoT stub reads one
+      // message per record. The records of pipelined answers still leave in one send.
+      const size_t message = out_->size() > 0 ? out_->FrontMessageBytes() : front.size();
+      const size_t take = std::min({front.size(), kTlsRecordPlaintext, message});
       if (!session.Encrypt(front.first(take), closing && take == out_->pending())) {
         return Finish();  // counted by cause in TlsStats
       }
@@ -498,6 +501,7 @@ bool Connection::SendFailed(const ConnectionEnv& env, ssize_t error) {
 
 bool Connection::DeliverUpstream(absl::Span<const uint8_t> response) {
   if (!out_->Append(response)) return false;
+  out_->EndMessage();  // one answer: a TLS record of its own (OutputBuffer::EndMessage)
   if (fields_.upstream_pending > 0) --fields_.upstream_pending;
   if (fields_.state == ConnectionState::kWaitingUpstream ||
       fields_.state == ConnectionState::kReading) {

@@ -187,8 +187,10 @@ TEST_P(CrlReloadDescriptorsTest, DownloadsAcrossReloadsLeaveEveryTableAsItWas) {
   const std::string metrics = absl::StrCat("127.0.0.1:", ::onepass::testing::FreeLoopbackPort());
   auto started = ServerProcess::Start(
       {"--handler", "ocsp", "--listen", "127.0.0.1:0", "--workers", std::to_string(kWorkers),
-       "--io", io, "--private-fd-tables", "--ocsp-responses", dir + "/data/responses", "--crl-dir",
-       dir + "/crl", "--crl-issuers", dir + "/issuers.pem", "--metrics-listen", metrics});
+       "--io", io, "--private-fd-tables", "--ocsp-responses", dir + "/data/responses",
+       // The downloads stall across each reload (up to seconds on a busy machine): not cut.
+       "--write-timeout-ms", "60000", "--crl-dir", dir + "/crl", "--crl-issuers",
+       dir + "/issuers.pem", "--metrics-listen", metrics});
   ASSERT_TRUE(started.ok()) << started.status();
   std::unique_ptr<ServerProcess> server = *std::move(started);
   const int port = server->port();

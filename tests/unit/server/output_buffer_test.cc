@@ -72,5 +72,38 @@ TEST(OutputBufferTest, EmptyBodyIsRefused) {
   EXPECT_FALSE(out.has_body());
 }
 
+// Message ends (EndMessage) survive partial sends: FrontMessageBytes is always what is left of
+// the front message, so an encrypting transport can end a record at each.
+TEST(OutputBufferTest, MessageEndsFollowTheFrontThroughPartialSends) {
+  OutputBuffer out(64);
+  const std::string first = "aaaa";
+  const std::string second = "bbbbbb";
+  ASSERT_TRUE(out.Append({reinterpret_cast<const uint8_t*>(first.data()), first.size()}));
+  out.EndMessage();
+  out.EndMessage();  // twice at one place: one end
+  ASSERT_TRUE(out.Append({reinterpret_cast<const uint8_t*>(second.data()), second.size()}));
+  out.EndMessage();
+  EXPECT_EQ(out.FrontMessageBytes(), 4u);
+  out.ConsumeFront(3);
+  EXPECT_EQ(out.FrontMessageBytes(), 1u);
+  out.ConsumeFront(1);
+  EXPECT_EQ(out.FrontMessageBytes(), 6u);
+  ASSERT_TRUE(out.Append({reinterpret_cast<const uint8_t*>(first.data()), first.size()}));
+  EXPECT_EQ(out.FrontMessageBytes(), 6u);  // unmarked bytes join the rest after the last end
+  out.ConsumeFront(6);
+  EXPECT_EQ(out.FrontMessageBytes(), 4u);  // no end left: all of the contents
+  out.Clear();
+  ASSERT_TRUE(out.Append({reinterpret_cast<const uint8_t*>(second.data()), second.size()}));
+  EXPECT_EQ(out.FrontMessageBytes(), 6u);
+}
+
+// Without marks (every protocol but DNS): the whole contents, as before.
+TEST(OutputBufferTest, WithoutMessageEndsTheFrontIsAllTheContents) {
+  OutputBuffer out(16);
+  const std::string text = "hello";
+  ASSERT_TRUE(out.Append({reinterpret_cast<const uint8_t*>(text.data()), text.size()}));
+  EXPECT_EQ(out.FrontMessageBytes(), 5u);
+}
+
 }  // namespace
 }  // namespace onepass
