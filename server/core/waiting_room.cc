@@ -18,7 +18,7 @@ void WaitingRoom::Add(Entry& entry, const ClientKey& client) {
   head_.prev->next = &entry;
   head_.prev = &entry;
   ++size_;
-  ++per_client_counts_[client];
+  if (per_client_ > 0) ++per_client_counts_[client];  // no share: no hash per park
 }
 
 void WaitingRoom::Remove(Entry& entry) {
@@ -28,6 +28,7 @@ void WaitingRoom::Remove(Entry& entry) {
   entry.prev = entry.next = nullptr;
   entry.in_room = false;
   --size_;
+  if (per_client_ <= 0) return;
   const auto it = per_client_counts_.find(entry.client);
   if (it != per_client_counts_.end() && --it->second <= 0) per_client_counts_.erase(it);
 }

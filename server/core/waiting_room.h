@@ -51,7 +51,7 @@ class WaitingRoom {
   bool FullWithout(const Entry* self) const;
   // The handshake waiting longest other than `self`, or null.
   Entry* Oldest(const Entry* self) const;
-  // Handshakes `client` holds now (tests, logs).
+  // Handshakes `client` holds now (tests, logs); 0 in a room without a per-client share.
   int CountOf(const ClientKey& client) const;
 
  private:

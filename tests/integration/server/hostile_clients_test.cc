@@ -167,6 +167,21 @@ class HostileClientTest : public testing::InProcessLineServerTest {
   }
 };
 
+// Reads and drops what `fd` holds until it ends (1 s at most): 0 at EOF, else the errno of
+// the failed recv (ECONNRESET: the server aborted), EAGAIN when it never ended.
+int ReadUntilError(int fd) {
+  int error = 0;
+  char chunk[4096];
+  for (int i = 0; i < 1000; ++i) {
+    ssize_t n = recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+    if (n > 0) continue;
+    error = n == 0 ? 0 : errno;
+    if (error != EAGAIN) break;
+    usleep(1000);
+  }
+  return error;
+}
+
 // 1,000 pipelined requests: ~11 KB of answers, more than kUnsentCheckBytes. The server takes
 // them in the single pass; a client that never reads must not leave them to an orphaned socket
 // for as long as it keeps acknowledging: it is aborted at the write deadline and counted.
@@ -187,16 +202,7 @@ TEST_F(HostileClientTest, NeverReaderIsAbortedAtTheWriteDeadline) {
   const StatsSnapshot stats = server_->Stats();
   EXPECT_EQ(stats.unread_aborts + stats.write_timeouts, 1u) << stats.Format();
   // The client sees the reset once it finally reads.
-  int error = 0;
-  char chunk[4096];
-  for (int i = 0; i < 1000; ++i) {
-    ssize_t n = recv(*fd, chunk, sizeof(chunk), MSG_DONTWAIT);
-    if (n > 0) continue;
-    error = n == 0 ? 0 : errno;
-    if (error != EAGAIN) break;
-    usleep(1000);
-  }
-  EXPECT_EQ(error, ECONNRESET);
+  EXPECT_EQ(ReadUntilError(*fd), ECONNRESET);
   close(*fd);
 }
 
@@ -269,16 +275,7 @@ TEST_F(HostileClientTest, NeverReaderThatGoesIdleIsAbortedNotOrphaned) {
   EXPECT_EQ(stats.unsent_aborts, 1u) << stats.Format();
   EXPECT_EQ(stats.write_timeouts + stats.unread_aborts, 0u) << stats.Format();
   EXPECT_EQ(OrphansOn(port_), 0);
-  int error = 0;
-  char chunk[4096];
-  for (int i = 0; i < 1000; ++i) {
-    ssize_t n = recv(*fd, chunk, sizeof(chunk), MSG_DONTWAIT);
-    if (n > 0) continue;
-    error = n == 0 ? 0 : errno;
-    if (error != EAGAIN) break;
-    usleep(1000);
-  }
-  EXPECT_EQ(error, ECONNRESET);
+  EXPECT_EQ(ReadUntilError(*fd), ECONNRESET);
   close(*fd);
 }
 
