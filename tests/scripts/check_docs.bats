@@ -67,6 +67,68 @@ teardown() { rm -rf "$root"; }
   [[ "$output" != *'x.cc:1'* ]]
 }
 
+@test "a section split over two lines, in a document or a comment, is checked" {
+  printf '# Design\n## Limits, and why\n' > "$root/docs/design.md"
+  printf 'See docs/design.md\n"Limits" and `docs/design.md`\n"Gone\naway".\n' >> "$root/README.md"
+  printf '// docs/design.md "Limits,\n// and why"; docs/design.md\n// "Gone"\n' > "$root/server/x.cc"
+  printf 'const char* k = "docs/design.md "\n    "\\"Gone too\\"";\n' >> "$root/server/x.cc"
+  run "$check" --root "$root"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *'README.md:5: no such section: docs/design.md "Gone away"'* ]]
+  [[ "$output" == *'server/x.cc:2: no such section: docs/design.md "Gone"'* ]]
+  [[ "$output" == *'server/x.cc:4: no such section: docs/design.md "Gone too"'* ]]
+  [[ "$output" != *'"Limits'* ]]
+}
+
+@test "a section after a §, quoted or not, and across a line break" {
+  printf '# Design\n## Limits, and why\n' > "$root/docs/design.md"
+  printf 'See docs/design.md § Limits, and docs/design.md § "Limits".\n' >> "$root/README.md"
+  printf 'See docs/operations.md\n§ Gone for more; docs/design.md § Limitless.\n' >> "$root/README.md"
+  printf '# Running\n' > "$root/docs/operations.md"
+  run "$check" --root "$root"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *'README.md:5: no such section: docs/operations.md "Gone for more"'* ]]
+  [[ "$output" == *'README.md:6: no such section: docs/design.md "Limitless"'* ]]
+  [[ "$output" != *'"Limits"'* ]]
+}
+
+@test "a code block's comment line is no heading" {
+  printf '# Design\n```\n# run it\n```\n' > "$root/docs/design.md"
+  echo 'See docs/design.md "run it".' >> "$root/README.md"
+  run "$check" --root "$root"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *'README.md:4: no such section: docs/design.md "run it"'* ]]
+}
+
+@test "a backticked path broken across a line is one path" {
+  printf 'Read `server/\nmain.cc` and `server/\ngone.cc`.\n' >> "$root/README.md"
+  run "$check" --root "$root"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"README.md:5: no such file: server/gone.cc"* ]]
+  [[ "$output" != *"main.cc"* ]]
+}
+
+@test "root-level files: every *.md at the root is a document, a root file it names must exist" {
+  touch "$root/CMakeLists.txt"
+  printf '# Notes\nSee CMakeLists.txt, README.md and CHANGELOG.md; `.clang-format`, not a `.key`.\n' \
+    > "$root/NOTES.md"
+  run "$check" --root "$root"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"NOTES.md:2: no such file: CHANGELOG.md"* ]]
+  [[ "$output" == *"NOTES.md:2: no such file: .clang-format"* ]]
+  [[ "$output" != *"CMakeLists.txt"* ]]
+  [[ "$output" != *".key"* ]]
+}
+
+@test "a root-level build file's comments are checked for sections" {
+  printf '# Design\n## Limits, and why\n' > "$root/docs/design.md"
+  printf '# (docs/design.md "Limits") and (docs/design.md\n# "The io_uring worker")\n' \
+    > "$root/CMakeLists.txt"
+  run "$check" --root "$root"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *'CMakeLists.txt:1: no such section: docs/design.md "The io_uring worker"'* ]]
+}
+
 @test "with binaries, flags come from their --help output" {
   bin="$root/build/x"
   mkdir -p "$bin/server" "$bin/loadtest"
