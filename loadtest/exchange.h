@@ -1,7 +1,7 @@
 // The client's side of one connection as a state machine that performs no I/O: the driver
-// (the io_uring core, uring_client.h; a test) does the socket calls and reports each result;
-// the machine decides what is sent next, judges every answer with the protocol's checker and
-// counts the outcome in ThreadStats. One query per connection by default; with
+// (either core, uring_client.h and epoll_client.h; a test) does the socket calls and reports each
+// result; the machine decides what is sent next, judges every answer with the protocol's checker
+// and counts the outcome in ThreadStats. One query per connection by default; with
 // --queries-per-conn N it sends N on the connection, --pipeline W at a time: W in one send, the
 // next W once all W are answered (answers paired by the protocol's MatchKey, in any order:
 // RFC 7766 §7).

@@ -11,9 +11,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "loadtest/client_thread.h"
 #include "loadtest/cpu_accounting.h"
-#include "loadtest/dot_client_thread.h"
+#include "loadtest/epoll_client.h"
 #include "loadtest/uring_client.h"
 
 namespace onepass::load {
@@ -51,12 +50,11 @@ RunResult RunLoad(const LoadConfig& config, const std::atomic<bool>& stop, bool 
   std::vector<std::thread> threads;
   std::atomic<int> finished{0};
   for (int i = 0; i < config.threads; ++i) {
-    if (config.tls != nullptr) {
-      clients.push_back(std::make_unique<DotClientThread>(config, i, start_ns, &stop));
-    } else if (config.engine == Engine::kUring) {
+    // --proto dot runs on the epoll core (main.cc sets the engine so).
+    if (config.engine == Engine::kUring && config.tls == nullptr) {
       clients.push_back(MakeUringClientThread(config, i, start_ns, &stop));
     } else {
-      clients.push_back(std::make_unique<ClientThread>(config, i, start_ns, &stop));
+      clients.push_back(MakeEpollClientThread(config, i, start_ns, &stop));
     }
   }
   for (int i = 0; i < config.threads; ++i) {

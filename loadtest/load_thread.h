@@ -1,5 +1,6 @@
 // What the runner needs of one client thread, whichever core (--engine) drives its sockets:
-// the epoll core (client_thread.h) or the io_uring core (uring_client.h).
+// the epoll core (epoll_client.h) or the io_uring core (uring_client.h), both on the run loop
+// of client_loop.h.
 #ifndef ONEPASS_LOADTEST_LOAD_THREAD_H_
 #define ONEPASS_LOADTEST_LOAD_THREAD_H_
 

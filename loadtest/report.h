@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "loadtest/client_thread.h"
 #include "loadtest/load_config.h"
+#include "loadtest/thread_stats.h"
 
 namespace onepass::load {
 

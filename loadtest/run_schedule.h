@@ -1,5 +1,5 @@
-// The schedule of one client thread's run, the same for both cores (client_thread.h,
-// uring_client.h): when its connections start (closed loop: back to back up to its share of
+// The schedule of one client thread's run, the same for both cores (the run loop of
+// client_loop.h): when its connections start (closed loop: back to back up to its share of
 // --concurrency; open loop: at the Pacer's intended times while a slot is free), how long its
 // loop may wait, when it ends, and what it records of the starts (lag, late starts, waits for a
 // slot, starts never made) and of its own CPU and wall time.

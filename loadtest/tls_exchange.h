@@ -1,7 +1,7 @@
 // One DNS-over-TLS connection (RFC 7858) of the load tester as a state machine that performs
-// no I/O: TLS on memory BIOs between the driver (the epoll DoT core, dot_client_thread.h; a
-// test) and the DNS exchange (exchange.h), which frames and judges the plaintext exactly as
-// over TCP (RFC 7858 §3.3: the same 2-byte length prefix, inside TLS).
+// no I/O: TLS on memory BIOs between the driver (the epoll core, epoll_client.h; a test) and the
+// DNS exchange (exchange.h), which frames and judges the plaintext exactly as over TCP (RFC 7858
+// §3.3: the same 2-byte length prefix, inside TLS).
 //
 //   Begin -> [TCP connecting] -> OnConnected(0): ClientHello in unsent()
 //         -> OnReceived(server flight) ... handshake done: the client's Finished and the

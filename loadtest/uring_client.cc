@@ -2,20 +2,16 @@
 
 #include <liburing.h>
 #include <netinet/in.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/cpu_list.h"
+#include "loadtest/client_loop.h"
 #include "loadtest/run_clock.h"
-#include "loadtest/run_schedule.h"
 
 namespace onepass::load {
 namespace {
@@ -46,40 +42,39 @@ uint64_t UserData(uint32_t chain, Op op, uint32_t slot) {
   return (static_cast<uint64_t>(chain) << 32) | (static_cast<uint64_t>(op) << 24) | slot;
 }
 
-class UringClientThread : public LoadThread {
+class UringClientThread final : public LoadThread {
  public:
   UringClientThread(const LoadConfig& config, int index, int64_t start_ns,
                     const std::atomic<bool>* stop);
   ~UringClientThread() override;
 
-  void Run() override;
-  ThreadStats Snapshot() override;
+  void Run() override { loop_.Run(*this); }
+  ThreadStats Snapshot() override { return loop_.Snapshot(); }
+
+  // The core's side of ClientLoop::Run (client_loop.h).
+  absl::Status SetUp(int slots);  // `slots` connections at once
+  void Start(uint32_t index, int64_t origin_ns, int64_t now_ns);
+  int64_t Wait(int64_t wait_ns);
+  void Expire(uint32_t index, int64_t now_ns);
+  // Past the hard cap: timed out. The ring, closed at the end, takes its chain with it.
+  void Abandon(uint32_t index, int64_t now_ns) { slots_[index]->exchange.OnTimeout(now_ns); }
 
  private:
   struct Slot {
     explicit Slot(Exchange machine) : exchange(std::move(machine)) {}
     Exchange exchange;
-    uint32_t generation = 0;  // per connection
-    uint32_t chain = 0;       // per chain; the one in flight when chain_in_flight
+    uint32_t chain = 0;  // per chain; the one in flight when chain_in_flight
     bool chain_in_flight = false;
-    bool busy = false;            // a connection holds the slot (until its CLOSE is queued)
     size_t chain_send_bytes = 0;  // what the chain in flight sends
     int bind_tries = 0;           // --source: binds of this connection that found it in use
     sockaddr_storage source{};    // --source: this connection's address and port
     std::unique_ptr<char[]> buffer;
   };
-  struct Deadline {
-    int64_t when_ns;
-    uint32_t slot;
-    uint32_t generation;
-  };
 
-  absl::Status SetUp(int slots);  // `slots` connections at once
   io_uring_sqe* Sqe();
   // After the prep call (which clears the flags): the flags and the user_data.
   void Mark(io_uring_sqe* sqe, Op op, uint32_t slot, unsigned flags);
   void Reserve(unsigned entries);
-  void StartConnection(int64_t intended_ns, int64_t now_ns);
   // Where a chain begins: a new socket, the bind of one whose bind failed, or an open
   // connection (only SEND -> RECV or RECV).
   enum class From { kSocket, kBind, kConnected };
@@ -87,43 +82,20 @@ class UringClientThread : public LoadThread {
   void Complete(const io_uring_cqe& cqe, int64_t now_ns);
   void Continue(uint32_t index, int64_t now_ns);
   void CloseSlot(uint32_t index);
-  void ExpireDeadlines(int64_t now_ns);
   void ChooseSource(Slot& slot);
-  void Publish();
 
+  ClientLoop loop_;  // first: the exchanges below count into its statistics
   const LoadConfig& config_;
-  const int index_;
-  const int64_t start_ns_;
-  const std::atomic<bool>* stop_;
-  ExchangeConfig exchange_config_;
-  RequestSource requests_;
-
   io_uring ring_{};
   bool ring_ready_ = false;
   std::vector<std::unique_ptr<Slot>> slots_;
-  std::vector<uint32_t> free_slots_;
-  std::deque<Deadline> deadlines_;  // in start order: one timeout for all, so sorted
-  int inflight_ = 0;                // connections begun and not ended
   uint64_t next_source_ = 0;
   int port_base_ = 0, port_count_ = 0;  // this thread's share of the local port range
-
-  ThreadStats stats_;  // owned by the running thread
-  std::mutex published_mutex_;
-  ThreadStats published_;  // guarded by published_mutex_
 };
 
 UringClientThread::UringClientThread(const LoadConfig& config, int index, int64_t start_ns,
                                      const std::atomic<bool>* stop)
-    : config_(config),
-      index_(index),
-      start_ns_(start_ns),
-      stop_(stop),
-      requests_(config.protocol, 0x9E3779B97F4A7C15ULL ^ (static_cast<uint64_t>(index + 1) << 32) ^
-                                     static_cast<uint64_t>(MonotonicNs())) {
-  exchange_config_.queries_per_conn = std::max(config.queries_per_conn, 1);
-  exchange_config_.pipeline = std::clamp(config.pipeline, 1, exchange_config_.queries_per_conn);
-  exchange_config_.max_response_bytes = config.max_response_bytes;
-  exchange_config_.max_samples = static_cast<size_t>(std::max(config.mismatch_samples, 0));
+    : loop_(config, index, start_ns, stop), config_(config) {
   const int threads = std::max(config.threads, 1);
   // --source: the ports this thread binds, a slice of the local port range, so that two
   // threads never pick the same address and port.
@@ -165,10 +137,10 @@ absl::Status UringClientThread::SetUp(int count) {
   }
   slots_.reserve(count);
   for (int i = 0; i < count; ++i) {
-    slots_.push_back(std::make_unique<Slot>(Exchange(&exchange_config_, &requests_, &stats_)));
+    slots_.push_back(
+        std::make_unique<Slot>(Exchange(loop_.exchange_config(), loop_.requests(), loop_.stats())));
     slots_.back()->buffer = std::make_unique<char[]>(kReceiveBytes);
   }
-  for (int i = count - 1; i >= 0; --i) free_slots_.push_back(static_cast<uint32_t>(i));
   return absl::OkStatus();
 }
 
@@ -205,16 +177,10 @@ void UringClientThread::ChooseSource(Slot& slot) {
   }
 }
 
-void UringClientThread::StartConnection(int64_t intended_ns, int64_t now_ns) {
-  const uint32_t index = free_slots_.back();
-  free_slots_.pop_back();
+void UringClientThread::Start(uint32_t index, int64_t origin_ns, int64_t now_ns) {
   Slot& slot = *slots_[index];
-  slot.busy = true;
-  ++slot.generation;
-  ++inflight_;
-  slot.exchange.Begin(intended_ns, now_ns);
-  deadlines_.push_back(
-      {now_ns + static_cast<int64_t>(config_.timeout_ms) * 1'000'000, index, slot.generation});
+  slot.exchange.Begin(origin_ns, now_ns);
+  loop_.ArmDeadline(index, now_ns);
   slot.bind_tries = 0;
   SubmitChain(index, From::kSocket);
 }
@@ -324,102 +290,51 @@ void UringClientThread::Continue(uint32_t index, int64_t now_ns) {
 }
 
 void UringClientThread::CloseSlot(uint32_t index) {
-  Slot& slot = *slots_[index];
   // Queued before any later SOCKET into the same descriptor, and done inline: the slot is
   // free at once.
   io_uring_sqe* sqe = Sqe();
   io_uring_prep_close_direct(sqe, index);
   Mark(sqe, kOpIgnored, index, IOSQE_CQE_SKIP_SUCCESS);
-  slot.busy = false;
-  --inflight_;
-  free_slots_.push_back(index);
+  loop_.Release(index);
 }
 
-void UringClientThread::ExpireDeadlines(int64_t now_ns) {
-  while (!deadlines_.empty() && deadlines_.front().when_ns <= now_ns) {
-    const Deadline deadline = deadlines_.front();
-    deadlines_.pop_front();
-    Slot& slot = *slots_[deadline.slot];
-    if (!slot.busy || slot.generation != deadline.generation) continue;
-    slot.exchange.OnTimeout(now_ns);
-    if (!slot.chain_in_flight) {
-      CloseSlot(deadline.slot);
-      continue;
-    }
-    // The chain ends with ECANCELED and the slot closes then. Should the cancel miss it (the
-    // chain between two links), it is tried again a timeout later.
-    io_uring_sqe* sqe = Sqe();
-    io_uring_prep_cancel_fd(sqe, static_cast<int>(deadline.slot),
-                            IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_FD_FIXED);
-    Mark(sqe, kOpIgnored, deadline.slot, 0);
-    deadlines_.push_back({now_ns + static_cast<int64_t>(config_.timeout_ms) * 1'000'000,
-                          deadline.slot, deadline.generation});
-  }
-}
-
-void UringClientThread::Run() {
-  if (!config_.cpus.empty()) {
-    const int cpu = config_.cpus[index_ % config_.cpus.size()];
-    if (PinCurrentThread(cpu).ok()) stats_.cpu = cpu;
-  }
-  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // open-loop starts are paced in microseconds
-  RunSchedule schedule(config_, index_, start_ns_, stop_);
-  if (absl::Status ready = SetUp(schedule.slots()); !ready.ok()) {
-    stats_.local_error_samples.push_back(std::string(ready.message()));
-    Publish();
+void UringClientThread::Expire(uint32_t index, int64_t now_ns) {
+  Slot& slot = *slots_[index];
+  slot.exchange.OnTimeout(now_ns);
+  if (!slot.chain_in_flight) {
+    CloseSlot(index);
     return;
   }
-  schedule.Begin();  // all threads begin together
-  while (true) {
-    int64_t now = MonotonicNs();
-    const std::optional<int64_t> wait = schedule.Pass(
-        now, &stats_,
-        [this](int64_t intended_ns, int64_t now_ns) { StartConnection(intended_ns, now_ns); },
-        [this] { return inflight_; }, [this] { return !free_slots_.empty(); },
-        [this]() -> std::optional<int64_t> {
-          if (deadlines_.empty()) return std::nullopt;
-          return deadlines_.front().when_ns;
-        });
-    if (!wait.has_value()) break;
-    const int64_t wait_ns = *wait;
-    // One system call submits every chain queued above and waits. It returns once a quarter of
-    // the connections have news (or at the timeout: the next start, deadline or publication),
-    // not at every completion: with DEFER_TASKRUN the kernel counts the ring's pending work
-    // and wakes the thread once there is that much, so one wakeup (a context switch, the
-    // dearest thing a loaded client does) serves many connections.
-    __kernel_timespec timeout = {wait_ns / 1'000'000'000, wait_ns % 1'000'000'000};
-    const unsigned wait_for =
-        wait_ns > 0 ? static_cast<unsigned>(std::clamp(inflight_ / 4, 1, 64)) : 0;
-    io_uring_cqe* first = nullptr;
-    io_uring_submit_and_wait_timeout(&ring_, &first, wait_for, &timeout, nullptr);
-    now = MonotonicNs();
-    unsigned head;
-    unsigned seen = 0;
-    io_uring_cqe* cqe;
-    io_uring_for_each_cqe(&ring_, head, cqe) {
-      Complete(*cqe, now);
-      ++seen;
-    }
-    io_uring_cq_advance(&ring_, seen);
-    ExpireDeadlines(now);
-    if (schedule.PublishDue(now, &stats_)) Publish();
-  }
+  // The chain ends with ECANCELED and the slot closes then. Should the cancel miss it (the
+  // chain between two links), it is tried again a timeout later.
+  io_uring_sqe* sqe = Sqe();
+  io_uring_prep_cancel_fd(sqe, static_cast<int>(index),
+                          IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_FD_FIXED);
+  Mark(sqe, kOpIgnored, index, 0);
+  loop_.ArmDeadline(index, now_ns);
+}
+
+int64_t UringClientThread::Wait(int64_t wait_ns) {
+  // One system call submits every chain queued since the last and waits. It returns once a
+  // quarter of the connections have news (or at the timeout: the next start, deadline or
+  // publication), not at every completion: with DEFER_TASKRUN the kernel counts the ring's
+  // pending work and wakes the thread once there is that much, so one wakeup (a context
+  // switch, the dearest thing a loaded client does) serves many connections.
+  __kernel_timespec timeout = {wait_ns / 1'000'000'000, wait_ns % 1'000'000'000};
+  const unsigned wait_for =
+      wait_ns > 0 ? static_cast<unsigned>(std::clamp(loop_.inflight() / 4, 1, 64)) : 0;
+  io_uring_cqe* first = nullptr;
+  io_uring_submit_and_wait_timeout(&ring_, &first, wait_for, &timeout, nullptr);
   const int64_t now = MonotonicNs();
-  for (auto& slot : slots_) {
-    if (slot->busy) slot->exchange.OnTimeout(now);  // past the hard cap: timed out
+  unsigned head;
+  unsigned seen = 0;
+  io_uring_cqe* cqe;
+  io_uring_for_each_cqe(&ring_, head, cqe) {
+    Complete(*cqe, now);
+    ++seen;
   }
-  schedule.End(now, &stats_);
-  Publish();
-}
-
-void UringClientThread::Publish() {
-  std::lock_guard<std::mutex> lock(published_mutex_);
-  published_ = stats_;
-}
-
-ThreadStats UringClientThread::Snapshot() {
-  std::lock_guard<std::mutex> lock(published_mutex_);
-  return published_;
+  io_uring_cq_advance(&ring_, seen);
+  return now;
 }
 
 }  // namespace

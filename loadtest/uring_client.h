@@ -11,20 +11,16 @@
 // more queries), or a CLOSE. Many connections' chains go to the kernel in one io_uring_enter,
 // which also waits, so a connection costs no system call of its own. Source addresses and
 // ports (--source) are chosen here, not by the kernel: a fixed rotation over the addresses and
-// this thread's share of the local port range.
+// this thread's share of the local port range. The schedule, deadlines and counts are the run
+// loop's (client_loop.h), as for the epoll core.
 #ifndef ONEPASS_LOADTEST_URING_CLIENT_H_
 #define ONEPASS_LOADTEST_URING_CLIENT_H_
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
-#include <string>
-#include <vector>
 
 #include "absl/status/status.h"
-#include "loadtest/exchange.h"
 #include "loadtest/load_config.h"
 #include "loadtest/load_thread.h"
 
