@@ -38,52 +38,27 @@ client_cpus=""
 protos=dns
 concurrency=""
 BIN_DIR=""
-out_dir=""
 rounds=1
 open_loop=""
-json_out=""
 compare=""
 steering_modes=""
 io_modes=""
-net=lo
-results_dir="$here/results"
-result_name=""
 command_line=$(command_as_run "$0" "$@")
-usage() { header_usage "$0"; }
+COMMON_OPTIONS="seconds rounds server-cpus client-cpus concurrency net io bin json out name results"
 while [ $# -gt 0 ]; do
   case $1 in
-    --seconds) seconds=$2; shift 2 ;;
-    --server-cpus) server_cpus=$2; shift 2 ;;
-    --client-cpus) client_cpus=$2; shift 2 ;;
     --proto) protos=$2; shift 2 ;;
-    --concurrency) concurrency=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
     --open-loop) open_loop=$2; shift 2 ;;
-    --json) json_out=$2; shift 2 ;;
     --steering) steering_modes=$2; shift 2 ;;
-    --io) io_modes=$2; shift 2 ;;
     --compare) compare=$2; shift 2 ;;
-    --net) net=$2; shift 2 ;;
-    --bin) BIN_DIR=$2; shift 2 ;;
-    --out) out_dir=$2; shift 2 ;;
-    --name) result_name=$2; shift 2 ;;
-    --results) results_dir=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "bench: unknown option $1" >&2; usage >&2; exit 1 ;;
+    *) common_option "$@"; shift "$OPTION_WORDS" ;;
   esac
 done
 if [ -n "$compare" ] && [ ! -r "$compare" ]; then
   echo "bench: --compare $compare: cannot read it" >&2
   exit 1
 fi
-if [ -z "$BIN_DIR" ]; then
-  for BIN_DIR in "$here/../build/release" "$here/../build/ci" "$here/../build/static"; do
-    [ -x "$BIN_DIR/server/onepassd" ] && break
-  done
-fi
-onepassd=$(find_binary onepassd "${ONEPASSD:-}")
-load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
-reference=$(find_binary onepass-reference "${ONEPASS_REFERENCE:-}")
+find_binaries onepassd load reference
 
 cores=$(nproc)
 if [ -z "$client_cpus" ]; then

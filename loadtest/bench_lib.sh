@@ -1,44 +1,140 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # SERVER_ADDR and friends are read by the sourcing scripts
-# Shared by loadtest/bench.sh and loadtest/scaling.sh (sourced, not run). Plain bash + coreutils
-# (no python, no jq) so the scripts run from a static build directory on a bare machine.
+# Shared by the benchmark scripts of loadtest/ and scripts/demo.sh (sourced, not run): their
+# common flags, the binaries, CPU lists, RPS steering, servers, JSON fields, result files.
+# Plain bash + coreutils (no python, no jq) so the scripts run from a bundle on a bare machine.
 
 # header_usage SCRIPT: SCRIPT's --help, the comment block at its top (after the #! line, up
 # to the first line that is not a comment).
 header_usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$1"; }
 
-# Finds a binary: $2 (an explicit path from the environment) or $BIN_DIR/{.,server,loadtest}/$1.
+# usage_error TEXT: "SCRIPT: TEXT" and the script's --help on stderr, exit 1.
+usage_error() {
+  echo "$(basename "$0" .sh): $1" >&2
+  header_usage "$0" >&2
+  exit 1
+}
+
+# The flags most benchmarks share. A script sets its defaults, names the ones it takes in
+# COMMON_OPTIONS (e.g. "seconds rounds bin") and ends its own `case` with
+#   *) common_option "$@"; shift "$OPTION_WORDS" ;;
+# Each flag sets one variable: --seconds S seconds, --rounds N rounds, --server-cpus LIST
+# server_cpus, --client-cpus LIST client_cpus, --server-cpu N server_cpu, --client-cpu N
+# client_cpu, --concurrency N concurrency, --net lo|veth net, --io LOOPS io_modes, --bin DIR
+# BIN_DIR, --json FILE json_out, --out DIR out_dir, --name NAME result_name, --results DIR
+# results_dir. -h/--help prints the script's header and exits 0; any other flag, or one of
+# these that is not in COMMON_OPTIONS, is a usage_error.
+# The variables whose default is the same in every script start so here (a script that has
+# another sets it after sourcing this file); the others are the script's own to set.
+COMMON_OPTIONS=""
+OPTION_WORDS=0
+net=lo
+json_out=""
+out_dir=""
+result_name=""
+results_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/results"
+common_option() {
+  local var
+  case $1 in
+    -h|--help) header_usage "$0"; exit 0 ;;
+  esac
+  [[ " $COMMON_OPTIONS " == *" ${1#--} "* ]] || usage_error "unknown option $1"
+  case $1 in
+    --seconds) var=seconds ;;
+    --rounds) var=rounds ;;
+    --server-cpus) var=server_cpus ;;
+    --client-cpus) var=client_cpus ;;
+    --server-cpu) var=server_cpu ;;
+    --client-cpu) var=client_cpu ;;
+    --concurrency) var=concurrency ;;
+    --net) var=net ;;
+    --io) var=io_modes ;;
+    --bin) var=BIN_DIR ;;
+    --json) var=json_out ;;
+    --out) var=out_dir ;;
+    --name) var=result_name ;;
+    --results) var=results_dir ;;
+    *) usage_error "unknown option $1" ;;
+  esac
+  [ $# -ge 2 ] || usage_error "$1 needs a value"
+  printf -v "$var" '%s' "$2"
+  OPTION_WORDS=2
+}
+
+# default_bin_dir: the first folder that holds onepassd (in server/, as a build does, or at its
+# top, as a bundle of scripts/bundle.sh does): build/release, build/ci, build/static, each
+# build/NAME of BIN_DIR_FALLBACK (a script that may run on a debug build sets it to dev), then
+# the scripts' own folder (a bundle carried with them); build/release when none does
+# (find_binary then says so).
+BIN_DIR_FALLBACK=""
+default_bin_dir() {
+  local here tree dir fallback=()
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  tree=$(dirname "$here")
+  read -ra fallback <<< "$BIN_DIR_FALLBACK"
+  for dir in "$tree/build/release" "$tree/build/ci" "$tree/build/static" \
+    "${fallback[@]/#/$tree/build/}" "$here"; do
+    if [ -x "$dir/server/onepassd" ] || [ -x "$dir/onepassd" ]; then
+      echo "$dir"
+      return 0
+    fi
+  done
+  echo "$tree/build/release"
+}
+
+# Finds a binary: $2 (an explicit path from the environment) or $BIN_DIR/{.,server,loadtest}/$1
+# (BIN_DIR: --bin, else default_bin_dir).
 find_binary() {
-  local name=$1 explicit=$2 dir
+  local name=$1 explicit=$2 bin_dir=${BIN_DIR:-$(default_bin_dir)} dir
   if [ -n "$explicit" ]; then
     [ -x "$explicit" ] || { echo "bench: $explicit is not executable" >&2; return 1; }
     echo "$explicit"
     return 0
   fi
-  for dir in "$BIN_DIR" "$BIN_DIR/server" "$BIN_DIR/loadtest"; do
+  for dir in "$bin_dir" "$bin_dir/server" "$bin_dir/loadtest"; do
     if [ -x "$dir/$name" ]; then
       echo "$dir/$name"
       return 0
     fi
   done
-  echo "bench: cannot find $name under $BIN_DIR (build it, or set its path in the environment)" >&2
+  echo "bench: cannot find $name under $bin_dir (build it, or set its path in the environment)" >&2
   return 1
+}
+
+# find_binaries WHICH...: sets each variable named, onepassd, load or reference, to the path
+# of its binary (onepassd, onepass-load, onepass-reference: find_binary, the environment's
+# ONEPASSD, ONEPASS_LOAD, ONEPASS_REFERENCE first); BIN_DIR to default_bin_dir when unset.
+# Exits when one is missing.
+onepassd="" load="" reference=""
+find_binaries() {
+  local which name env path
+  [ -n "${BIN_DIR:-}" ] || BIN_DIR=$(default_bin_dir)
+  for which in "$@"; do
+    case $which in
+      onepassd) name=onepassd env=ONEPASSD ;;
+      load) name=onepass-load env=ONEPASS_LOAD ;;
+      reference) name=onepass-reference env=ONEPASS_REFERENCE ;;
+      *) echo "bench: find_binaries: no binary called $which" >&2; exit 1 ;;
+    esac
+    path=$(find_binary "$name" "${!env:-}") || exit 1
+    printf -v "$which" '%s' "$path"
+  done
 }
 
 # "0-2,5" -> "0 1 2 5"
 expand_cpus() {
-  local item from to cpu out=()
+  local item from to cpu expanded=()
   IFS=',' read -ra items <<< "$1"
   for item in "${items[@]}"; do
     if [[ $item == *-* ]]; then
       from=${item%-*}
       to=${item#*-}
-      for ((cpu = from; cpu <= to; cpu++)); do out+=("$cpu"); done
+      for ((cpu = from; cpu <= to; cpu++)); do expanded+=("$cpu"); done
     else
-      out+=("$item")
+      expanded+=("$item")
     fi
   done
-  echo "${out[*]}"
+  echo "${expanded[*]}"
 }
 
 count_cpus() { local cpus; read -ra cpus <<< "$(expand_cpus "$1")"; echo "${#cpus[@]}"; }

@@ -28,7 +28,6 @@ source "$here/bench_lib.sh"
 
 seconds=5
 rounds=3
-net=lo
 server_cpus=0
 client_cpus=1
 concurrency=64
@@ -36,23 +35,13 @@ tools=""
 kxdpgun_qps=20000
 queries_per_conn=1
 BIN_DIR=""
-json_out=""
-usage() { header_usage "$0"; }
+COMMON_OPTIONS="seconds rounds net server-cpus client-cpus concurrency bin json"
 while [ $# -gt 0 ]; do
   case $1 in
-    --seconds) seconds=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
-    --net) net=$2; shift 2 ;;
-    --server-cpus) server_cpus=$2; shift 2 ;;
-    --client-cpus) client_cpus=$2; shift 2 ;;
-    --concurrency) concurrency=$2; shift 2 ;;
     --tools) tools=$2; shift 2 ;;
     --kxdpgun-qps) kxdpgun_qps=$2; shift 2 ;;
     --queries-per-conn) queries_per_conn=$2; shift 2 ;;
-    --bin) BIN_DIR=$2; shift 2 ;;
-    --json) json_out=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "client-bench: unknown option $1" >&2; usage >&2; exit 1 ;;
+    *) common_option "$@"; shift "$OPTION_WORDS" ;;
   esac
 done
 if [ -z "$tools" ]; then
@@ -60,16 +49,12 @@ if [ -z "$tools" ]; then
   [ "$net" = veth ] && tools+=" kxdpgun"
   [ "$queries_per_conn" -gt 1 ] && tools="uring dnsperf"
 fi
-if [ -z "$BIN_DIR" ]; then
-  for BIN_DIR in "$here/../build/release" "$here/../build/ci" "$here/../build/dev"; do
-    [ -x "$BIN_DIR/server/onepassd" ] && break
-  done
-fi
-onepassd=$(find_binary onepassd "${ONEPASSD:-}")
-load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
+BIN_DIR_FALLBACK=dev
+find_binaries onepassd load
 server_cmd=("$onepassd" --handler dns --workers 1)
 if [ "$queries_per_conn" -gt 1 ]; then
-  server_cmd=("$(find_binary onepass-reference "${ONEPASS_REFERENCE:-}")" --keepalive --threads 1)
+  find_binaries reference
+  server_cmd=("$reference" --keepalive --threads 1)
 fi
 make_work_dir
 # shellcheck disable=SC2154  # work: set by make_work_dir (bench_lib.sh)

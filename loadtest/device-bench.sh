@@ -22,7 +22,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=loadtest/bench_lib.sh
 source "$here/bench_lib.sh"
-bin=.devpkg
+BIN_DIR=.devpkg
 seconds=5
 server_cpu=0
 backend_cpus=1-3
@@ -30,24 +30,17 @@ client_cpus=8-15
 frontend_client_cpus=4-15
 counts="1 2 4 8"
 only=scaling,frontend,frontend-lo,bench
-results=$here/results
-usage() { header_usage "$0"; }
+COMMON_OPTIONS="bin seconds server-cpu client-cpus results"
 while [ $# -gt 0 ]; do
   case $1 in
-    --bin) bin=$2; shift 2 ;;
-    --seconds) seconds=$2; shift 2 ;;
-    --server-cpu) server_cpu=$2; shift 2 ;;
     --backend-cpus) backend_cpus=$2; shift 2 ;;
-    --client-cpus) client_cpus=$2; shift 2 ;;
     --frontend-client-cpus) frontend_client_cpus=$2; shift 2 ;;
     --counts) counts=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    --results) results=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "device-bench: unknown option $1" >&2; usage >&2; exit 1 ;;
+    *) common_option "$@"; shift "$OPTION_WORDS" ;;
   esac
 done
-bin=$(cd "$bin" && pwd)
+bin=$(cd "$BIN_DIR" && pwd)
 # The machine's own tools first; the bundled ones fill in what it lacks.
 export PATH="$PATH:$bin/tools"
 echo "device-bench: $(uname -r), nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -66,24 +59,24 @@ if want scaling; then
   section "1. scaling, --net $net"
   "$here/scaling.sh" --bin "$bin" --net "$net" --seconds "$seconds" --counts "$counts" \
     --client-cpus "$client_cpus" --steering "cpu hash" --io "epoll uring" --proto dns \
-    --results "$results" --name "scaling-16core-$net"
+    --results "$results_dir" --name "scaling-16core-$net"
 fi
 if want frontend; then
   section "2. frontend vs dnsdist, --net $net"
   "$here/frontend-bench.sh" --bin "$bin" --net "$net" --seconds "$seconds" --rounds 2 \
     --server-cpus "$server_cpu" --backend-cpus "$backend_cpus" --client-cpus "$frontend_client_cpus" \
-    --results "$results" --name "frontend-bench-16core-$net"
+    --results "$results_dir" --name "frontend-bench-16core-$net"
 fi
 if want frontend-lo; then
   section "3. frontend vs dnsdist, --net lo"
   "$here/frontend-bench.sh" --bin "$bin" --net lo --seconds "$seconds" --rounds 1 \
     --server-cpus "$server_cpu" --backend-cpus "$backend_cpus" --client-cpus "$frontend_client_cpus" \
-    --results "$results" --name frontend-bench-16core-lo
+    --results "$results_dir" --name frontend-bench-16core-lo
 fi
 if want bench; then
   section "4. one core against the reference, --net $net"
   "$here/bench.sh" --bin "$bin" --net "$net" --seconds "$seconds" --rounds 2 --proto dns \
     --io "epoll uring" --server-cpus "$server_cpu" --client-cpus "$client_cpus" \
-    --results "$results" --name "bench-16core-$net"
+    --results "$results_dir" --name "bench-16core-$net"
 fi
 section "finished"

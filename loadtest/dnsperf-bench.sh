@@ -58,34 +58,20 @@ servers="zone nsd knot fwd dnsdist"
 server_cpus=0
 client_cpus=1
 BIN_DIR=""
-results_dir="$here/results"
 result_name=dnsperf-bench
-usage() { header_usage "$0"; }
+COMMON_OPTIONS="seconds rounds server-cpus client-cpus bin name results"
 while [ $# -gt 0 ]; do
   case $1 in
-    --seconds) seconds=$2; shift 2 ;;
     --queries) passes=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
     --qpc) qpc_list=$2; shift 2 ;;
     --clients) clients=$2; shift 2 ;;
     --outstanding) outstanding=$2; shift 2 ;;
     --keepalive-ms) keepalive_ms=$2; shift 2 ;;
     --servers) servers=$2; shift 2 ;;
-    --server-cpus) server_cpus=$2; shift 2 ;;
-    --client-cpus) client_cpus=$2; shift 2 ;;
-    --bin) BIN_DIR=$2; shift 2 ;;
-    --name) result_name=$2; shift 2 ;;
-    --results) results_dir=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "dnsperf-bench: unknown option $1" >&2; usage >&2; exit 1 ;;
+    *) common_option "$@"; shift "$OPTION_WORDS" ;;
   esac
 done
-if [ -z "$BIN_DIR" ]; then
-  for BIN_DIR in "$here/../build/release" "$here/../build/ci"; do
-    [ -x "$BIN_DIR/server/onepassd" ] && break
-  done
-fi
-onepassd=$(find_binary onepassd "${ONEPASSD:-}")
+find_binaries onepassd
 for tool in dnsperf kdig nsd knotd dnsdist; do
   command -v "$tool" > /dev/null ||
     { echo "dnsperf-bench: $tool is not installed (scripts/install-deps.sh)" >&2; exit 1; }

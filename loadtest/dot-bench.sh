@@ -53,36 +53,21 @@ modes="full resumed"
 server_cpus=0
 client_cpus=1
 BIN_DIR=""
-results_dir="$here/results"
 result_name=dot-bench
-usage() { header_usage "$0"; }
+COMMON_OPTIONS="seconds rounds concurrency server-cpus client-cpus bin name results"
 while [ $# -gt 0 ]; do
   case $1 in
-    --seconds) seconds=$2; shift 2 ;;
     --count) count=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
-    --concurrency) concurrency=$2; shift 2 ;;
     --servers) servers=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
-    --server-cpus) server_cpus=$2; shift 2 ;;
-    --client-cpus) client_cpus=$2; shift 2 ;;
-    --bin) BIN_DIR=$2; shift 2 ;;
-    --name) result_name=$2; shift 2 ;;
-    --results) results_dir=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "dot-bench: unknown option $1" >&2; usage >&2; exit 1 ;;
+    *) common_option "$@"; shift "$OPTION_WORDS" ;;
   esac
 done
-if [ -z "$BIN_DIR" ]; then
-  for BIN_DIR in "$here/../build/release" "$here/../build/ci"; do
-    [ -x "$BIN_DIR/server/onepassd" ] && break
-  done
-fi
-load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
+find_binaries load
 for server in $servers; do
   case $server in
     nsd) need=nsd ;; bind) need=named ;; dnsdist) need=dnsdist ;;
-    onepassd) need="" ; onepassd=$(find_binary onepassd "${ONEPASSD:-}") ;;
+    onepassd) need="" ; find_binaries onepassd ;;
     *) echo "dot-bench: --servers $server: choose among nsd bind dnsdist onepassd" >&2; exit 1 ;;
   esac
   for tool in $need kdig openssl nsd; do

@@ -70,40 +70,20 @@ rounds=1
 dnsdist_threads=1
 with_dnsdist=1
 rps=1
-net=lo
-io_loops=epoll
+io_modes=epoll
 port_queries=1
-results_dir="$here/results"
-result_name=""
-usage() { header_usage "$0"; }
+COMMON_OPTIONS="seconds rounds server-cpus client-cpus concurrency net io bin name results"
 while [ $# -gt 0 ]; do
   case $1 in
-    --seconds) seconds=$2; shift 2 ;;
-    --server-cpus) server_cpus=$2; shift 2 ;;
     --backend-cpus) backend_cpus=$2; shift 2 ;;
-    --client-cpus) client_cpus=$2; shift 2 ;;
-    --concurrency) concurrency=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
     --dnsdist-tcp-threads) dnsdist_threads=$2; shift 2 ;;
-    --io) io_loops=$2; shift 2 ;;
     --port-queries) port_queries=$2; shift 2 ;;
     --no-dnsdist) with_dnsdist=0; shift ;;
     --no-rps) rps=0; shift ;;
-    --net) net=$2; shift 2 ;;
-    --bin) BIN_DIR=$2; shift 2 ;;
-    --name) result_name=$2; shift 2 ;;
-    --results) results_dir=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "frontend-bench: unknown option $1" >&2; usage >&2; exit 1 ;;
+    *) common_option "$@"; shift "$OPTION_WORDS" ;;
   esac
 done
-if [ -z "$BIN_DIR" ]; then
-  for BIN_DIR in "$here/../build/release" "$here/../build/ci"; do
-    [ -x "$BIN_DIR/server/onepassd" ] && break
-  done
-fi
-onepassd=$(find_binary onepassd "${ONEPASSD:-}")
-load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
+find_binaries onepassd load
 command -v nsd > /dev/null || { echo "frontend-bench: nsd is not installed (apt-get install nsd)" >&2; exit 1; }
 if [ "$with_dnsdist" = 1 ] && ! command -v dnsdist > /dev/null; then
   echo "frontend-bench: dnsdist is not installed (apt-get install dnsdist; or --no-dnsdist)" >&2
@@ -191,7 +171,7 @@ common=(--handler dns --listen "$NET_SERVER_IP:0" --workers 1 --cpus "$server_cp
 modes=(zone fwd-nocache fwd-cache)
 # A row MODE/LOOP is MODE with onepassd --io LOOP; its files are named MODE_LOOP.
 extra_loops=()
-for io in ${io_loops//,/ }; do
+for io in ${io_modes//,/ }; do
   case $io in
     epoll) ;;
     uring) extra_loops+=("$io"); modes+=("fwd-nocache/$io" "fwd-cache/$io") ;;
@@ -323,5 +303,5 @@ echo "command: $command_line"
 print_tables | tee "$work/table.md"
 if [ -n "$results_dir" ]; then
   echo "frontend-bench: wrote $(write_result_file "$results_dir" "${result_name:-frontend-bench-$net}" \
-    "frontend-bench.sh: server CPUs $server_cpus, --net $net, --io $io_loops, --port-queries $port_queries" "$command_line" "$work/table.md")"
+    "frontend-bench.sh: server CPUs $server_cpus, --net $net, --io $io_modes, --port-queries $port_queries" "$command_line" "$work/table.md")"
 fi

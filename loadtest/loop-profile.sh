@@ -16,37 +16,20 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=loadtest/bench_lib.sh
 source "$here/bench_lib.sh"
 
-net=lo
-io_loops="epoll uring"
+io_modes="epoll uring"
 seconds=4
 rounds=2
 server_cpu=0
 client_cpu=1
 concurrency=64
 BIN_DIR=""
-usage() { header_usage "$0"; }
+COMMON_OPTIONS="net io seconds rounds server-cpu client-cpu concurrency bin"
 while [ $# -gt 0 ]; do
-  case $1 in
-    --net) net=$2; shift 2 ;;
-    --io) io_loops=$2; shift 2 ;;
-    --seconds) seconds=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
-    --server-cpu) server_cpu=$2; shift 2 ;;
-    --client-cpu) client_cpu=$2; shift 2 ;;
-    --concurrency) concurrency=$2; shift 2 ;;
-    --bin) BIN_DIR=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "loop-profile: unknown option $1" >&2; usage >&2; exit 1 ;;
-  esac
+  common_option "$@"
+  shift "$OPTION_WORDS"
 done
 command -v perf > /dev/null || { echo "loop-profile: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
-if [ -z "$BIN_DIR" ]; then
-  for BIN_DIR in "$here/../build/release" "$here/../build/ci"; do
-    [ -x "$BIN_DIR/server/onepassd" ] && break
-  done
-fi
-onepassd=$(find_binary onepassd "${ONEPASSD:-}")
-load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
+find_binaries onepassd load
 events=raw_syscalls:sys_enter,context-switches,task-clock
 events+=,io_uring:io_uring_poll_arm,io_uring:io_uring_task_add,io_uring:io_uring_submit_req
 
@@ -56,7 +39,7 @@ net_setup "$net" "$server_cpu" "$client_cpu" || exit 1
 trap 'cleanup_work_dir' EXIT
 echo "loop-profile: $(uname -r), nproc=$(nproc), --net $net, server CPU $server_cpu, client CPU $client_cpu, $concurrency in flight, ${seconds}s per run"
 for ((round = 1; round <= rounds; round++)); do
-  for io in $io_loops; do
+  for io in $io_modes; do
     name=$io-$round
     start_server "$work/$name.out" "$onepassd" --handler dns --listen "$NET_SERVER_IP:0" \
       --workers 1 --cpus "$server_cpu" --io "$io" || exit 1

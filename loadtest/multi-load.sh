@@ -32,6 +32,8 @@
 # merge exactly; a client's own figures are listed under "clients").
 # Exits 1 when any client failed to run or reported an error.
 set -euo pipefail
+# shellcheck source=loadtest/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
 
 PROG=multi-load.sh
 die() {
@@ -39,7 +41,7 @@ die() {
   exit 2
 }
 usage() {
-  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  header_usage "$0"
   exit "${1:-0}"
 }
 

@@ -21,25 +21,15 @@ client_cpu0=8
 seconds=8
 io_modes="epoll uring"
 BIN_DIR=""
-usage() { header_usage "$0"; }
+COMMON_OPTIONS="seconds io bin"
 while [ $# -gt 0 ]; do
   case $1 in
     --workers) workers=$2; shift 2 ;;
     --client-cpu0) client_cpu0=$2; shift 2 ;;
-    --seconds) seconds=$2; shift 2 ;;
-    --io) io_modes=$2; shift 2 ;;
-    --bin) BIN_DIR=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "process-vs-threads: unknown option $1" >&2; usage >&2; exit 1 ;;
+    *) common_option "$@"; shift "$OPTION_WORDS" ;;
   esac
 done
-if [ -z "$BIN_DIR" ]; then
-  for BIN_DIR in "$here/../build/release" "$here/../build/ci" "$here"; do
-    [ -x "$BIN_DIR/server/onepassd" ] || [ -x "$BIN_DIR/onepassd" ] && break
-  done
-fi
-onepassd=$(find_binary onepassd "${ONEPASSD:-}")
-load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
+find_binaries onepassd load
 if ((client_cpu0 + workers > $(nproc))); then
   echo "process-vs-threads: needs $((client_cpu0 + workers)) CPUs (client CPUs from $client_cpu0), nproc=$(nproc)" >&2
   exit 1

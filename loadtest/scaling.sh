@@ -35,40 +35,19 @@ client_cpus=8-15
 proto=dns
 concurrency=""
 BIN_DIR=""
-out_dir=""
-net=lo
 server_extra=""
-results_dir="$here/results"
-result_name=""
 command_line=$(command_as_run "$0" "$@")
-usage() { header_usage "$0"; }
+COMMON_OPTIONS="seconds io client-cpus concurrency bin out net name results"
 while [ $# -gt 0 ]; do
   case $1 in
-    --seconds) seconds=$2; shift 2 ;;
     --counts) counts=$2; shift 2 ;;
     --steering) steering_modes=$2; shift 2 ;;
-    --io) io_modes=$2; shift 2 ;;
-    --client-cpus) client_cpus=$2; shift 2 ;;
     --proto) proto=$2; shift 2 ;;
-    --concurrency) concurrency=$2; shift 2 ;;
-    --bin) BIN_DIR=$2; shift 2 ;;
-    --out) out_dir=$2; shift 2 ;;
-    --net) net=$2; shift 2 ;;
     --server-args) server_extra=$2; shift 2 ;;
-    --name) result_name=$2; shift 2 ;;
-    --results) results_dir=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "scaling: unknown option $1" >&2; usage >&2; exit 1 ;;
+    *) common_option "$@"; shift "$OPTION_WORDS" ;;
   esac
 done
-if [ -z "$BIN_DIR" ]; then
-  for BIN_DIR in "$here/../build/static" "$here/../build/release" "$here/../build/ci" "$here"; do
-    [ -x "$BIN_DIR/server/onepassd" ] || [ -x "$BIN_DIR/onepassd" ] && break
-  done
-fi
-onepassd=$(find_binary onepassd "${ONEPASSD:-}")
-load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
-reference=$(find_binary onepass-reference "${ONEPASS_REFERENCE:-}")
+find_binaries onepassd load reference
 
 read -ra ns <<< "$counts"
 read -ra steerings <<< "$steering_modes"

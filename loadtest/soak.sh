@@ -22,27 +22,18 @@ interval=10
 server_cpus=0
 client_cpus=1
 BIN_DIR=""
-usage() { header_usage "$0"; }
+COMMON_OPTIONS="server-cpus client-cpus bin"
 while [ $# -gt 0 ]; do
   case $1 in
     --minutes) minutes=$2; shift 2 ;;
     --fraction) fraction=$2; shift 2 ;;
     --hostile-percent) hostile_percent=$2; shift 2 ;;
     --interval) interval=$2; shift 2 ;;
-    --server-cpus) server_cpus=$2; shift 2 ;;
-    --client-cpus) client_cpus=$2; shift 2 ;;
-    --bin) BIN_DIR=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "soak: unknown option $1" >&2; usage >&2; exit 1 ;;
+    *) common_option "$@"; shift "$OPTION_WORDS" ;;
   esac
 done
-if [ -z "$BIN_DIR" ]; then
-  for candidate in "$here/../build/release" "$here/../build/dev"; do
-    [ -d "$candidate" ] && { BIN_DIR=$candidate; break; }
-  done
-fi
-onepassd=$(find_binary onepassd "${ONEPASSD:-}")
-load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
+BIN_DIR_FALLBACK=dev
+find_binaries onepassd load
 
 work=$(mktemp -d)
 server_pid=""

@@ -41,6 +41,13 @@
 # machines; run it under `chrt -f 10` on a busy one. Ports 127.0.0.1:15353..15355 are used;
 # every process started is ended by its PID.
 set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=loadtest/bench_lib.sh
+source "$root/loadtest/bench_lib.sh"
+# shellcheck source=loadtest/nsd_conf.sh
+source "$root/loadtest/nsd_conf.sh"
+# shellcheck source=loadtest/zone_scale_lib.sh
+source "$root/loadtest/zone_scale_lib.sh"
 
 command_line="$0 $*"
 names=1000000
@@ -57,12 +64,12 @@ with_knot=1
 with_reload=1
 zone_file=""
 queries_file=""
+COMMON_OPTIONS="rounds"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --names) names="$2"; shift 2 ;;
     --shape) shape="$2"; shift 2 ;;
     --check-queries) check_queries="$2"; shift 2 ;;
-    --rounds) rounds="$2"; shift 2 ;;
     --onepassd) onepassd="$2"; shift 2 ;;
     --compare) compare+=("$2"); shift 2 ;;
     --precompile-mb) precompile+=("$2"); shift 2 ;;
@@ -72,8 +79,7 @@ while [[ $# -gt 0 ]]; do
     --signed) signed=1; shift ;;
     --zone-file) zone_file="$2"; shift 2 ;;
     --queries) queries_file="$2"; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "zone_scale.sh: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
+    *) common_option "$@"; shift "$OPTION_WORDS" ;;
   esac
 done
 case "$shape" in
@@ -81,17 +87,11 @@ case "$shape" in
   tld-signed) shape=tld; signed=1; optout=1 ;;
   *) echo "zone_scale.sh: --shape is default, tld, tld-signed or mixed" >&2; exit 2 ;;
 esac
-root="$(cd "$(dirname "$0")/.." && pwd)"
-# shellcheck source=loadtest/nsd_conf.sh
-source "$root/loadtest/nsd_conf.sh"
-# shellcheck source=loadtest/zone_scale_lib.sh
-source "$root/loadtest/zone_scale_lib.sh"
 if [[ -z "$onepassd" ]]; then
-  for candidate in "$root/build/release/server/onepassd" "$root/build/dev/server/onepassd"; do
-    [[ -x "$candidate" ]] && { onepassd="$candidate"; break; }
-  done
+  BIN_DIR_FALLBACK=dev
+  find_binaries onepassd
 fi
-[[ -x "$onepassd" ]] || { echo "zone_scale.sh: no onepassd; build it or pass --onepassd" >&2; exit 2; }
+[[ -x "$onepassd" ]] || { echo "zone_scale.sh: --onepassd $onepassd is not executable" >&2; exit 2; }
 for binary in "${compare[@]}"; do
   [[ -x "$binary" ]] || { echo "zone_scale.sh: --compare $binary is not executable" >&2; exit 2; }
 done

@@ -23,16 +23,14 @@ if [ $# -gt 0 ] && [[ $1 != --* ]]; then
 fi
 seconds=5
 protos="dns ocsp whois"
+COMMON_OPTIONS="seconds"
 while [ $# -gt 0 ]; do
   case $1 in
-    --seconds) seconds=$2; shift 2 ;;
     --protos) protos=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "demo: unknown option $1" >&2; exit 1 ;;
+    *) common_option "$@"; shift "$OPTION_WORDS" ;;
   esac
 done
-onepassd=$(find_binary onepassd "${ONEPASSD:-}")
-load=$(find_binary onepass-load "${ONEPASS_LOAD:-}")
+find_binaries onepassd load
 
 work=$(mktemp -d)
 trap 'stop_server >/dev/null 2>&1 || true; restore_rps; rm -rf "$work"' EXIT
