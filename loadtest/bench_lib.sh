@@ -342,6 +342,17 @@ json_bool() { grep -o "\"$2\": \(true\|false\)" "$1" | head -n 1 | sed 's/.*: //
 # ratio A B -> A/B with 3 decimals ("n/a" when B is 0 or missing)
 ratio() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
+# results_column KEY1 KEY2 FIELD: FIELD of every row of $results (the script's table of runs:
+# tab-separated, a row per run) whose first two fields are KEY1 and KEY2, one a line.
+results=""
+results_column() { awk -F'\t' -v a="$1" -v b="$2" -v f="$3" '$1 == a && $2 == b { print $f }' "$results"; }
+
+# median_of: the median of the numbers on stdin, one a line (an even count: the mean of the
+# middle two, 2 decimals); n/a when there are none.
+median_of() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# ratio_of A B: ratio A B, or n/a when either is n/a (not measured).
+ratio_of() { if [ "$1" = n/a ] || [ "$2" = n/a ]; then echo n/a; else ratio "$1" "$2"; fi; }
+
 # An OCSP data set (scripts/make-ocsp-testdata.sh output: good.req.der, responses/good.der):
 # $ONEPASS_OCSP_DATA when set, else a fresh one made in $work/ocsp-data (the build makes none:
 # the responses expire after 7 days).

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # DNSDIST_ADDR is read by the sourcing scripts
-# dnsdist as the reference DNS-over-TCP frontend in frontend-bench.sh (sourced, not run): one
-# backend, everything on loopback, no console, no web server, no security polling (the
-# machine has no way out), pinned with taskset.
+# dnsdist as the reference DNS-over-TCP frontend in frontend-bench.sh (sourced, not run, after
+# bench_lib.sh, whose stop_pid it uses): one backend, everything on loopback, no console, no
+# web server, no security polling (the machine has no way out), pinned with taskset.
 
 DNSDIST_PID=""
 DNSDIST_ADDR=""
@@ -59,16 +59,8 @@ try_start_dnsdist() {
   return 1
 }
 
-# Stops the dnsdist started last (SIGTERM, then SIGKILL after 10 s).
+# Stops the dnsdist started last (stop_pid: SIGTERM, then SIGKILL after 10 s).
 stop_dnsdist() {
-  [ -n "$DNSDIST_PID" ] || return 0
-  kill -TERM "$DNSDIST_PID" 2>/dev/null || true
-  local tries
-  for ((tries = 0; tries < 100; tries++)); do
-    kill -0 "$DNSDIST_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -KILL "$DNSDIST_PID" 2>/dev/null || true
-  wait "$DNSDIST_PID" 2>/dev/null || true
+  stop_pid "$DNSDIST_PID"
   DNSDIST_PID=""
 }

@@ -246,25 +246,21 @@ for ((round = 1; round <= rounds; round++)); do
   done
 done
 
-# column QPC SERVER FIELD: that field (3 qps, 4 completed, 5 lost, 6 cpu, 7 listen overflows)
-# of every round.
-column() { awk -F'\t' -v q="$1" -v s="$2" -v f="$3" '$1 == q && $2 == s { print $f }' "$results"; }
-median_of() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# $results, a row per run (results_column QPC SERVER FIELD): 3 qps, 4 completed, 5 lost, 6 cpu,
+# 7 listen overflows.
 total() { awk '{ s += $1 } END { print s + 0 }'; }
-# ratio_of A B: A / B, or n/a when either was not measured.
-ratio_of() { if [ "$1" = n/a ] || [ "$2" = n/a ]; then echo n/a; else ratio "$1" "$2"; fi; }
 print_table() {
   echo "| queries/conn | server | queries/s | lost | completed | server cpu us/query | qps / NSD | cpu / NSD | SYNs dropped |"
   echo "|---|---|---|---|---|---|---|---|---|"
   local qpc server qps cpu
   for qpc in $qpc_list; do
     for server in $servers; do
-      qps=$(column "$qpc" "$server" 3 | median_of)
-      cpu=$(column "$qpc" "$server" 6 | median_of)
+      qps=$(results_column "$qpc" "$server" 3 | median_of)
+      cpu=$(results_column "$qpc" "$server" 6 | median_of)
       printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$([ "$qpc" = 0 ] && echo all || echo "$qpc")" \
-        "$server" "$qps" "$(column "$qpc" "$server" 5 | total)" "$(column "$qpc" "$server" 4 | total)" \
-        "$cpu" "$(ratio_of "$qps" "$(column "$qpc" nsd 3 | median_of)")" \
-        "$(ratio_of "$cpu" "$(column "$qpc" nsd 6 | median_of)")" "$(column "$qpc" "$server" 7 | total)"
+        "$server" "$qps" "$(results_column "$qpc" "$server" 5 | total)" "$(results_column "$qpc" "$server" 4 | total)" \
+        "$cpu" "$(ratio_of "$qps" "$(results_column "$qpc" nsd 3 | median_of)")" \
+        "$(ratio_of "$cpu" "$(results_column "$qpc" nsd 6 | median_of)")" "$(results_column "$qpc" "$server" 7 | total)"
     done
   done
   if [[ " $servers " == *" fwd "* && " $servers " == *" dnsdist "* ]]; then
@@ -273,8 +269,8 @@ print_table() {
     echo "|---|---|---|"
     for qpc in $qpc_list; do
       printf '| %s | %s | %s |\n' "$([ "$qpc" = 0 ] && echo all || echo "$qpc")" \
-        "$(ratio_of "$(column "$qpc" fwd 3 | median_of)" "$(column "$qpc" dnsdist 3 | median_of)")" \
-        "$(ratio_of "$(column "$qpc" fwd 6 | median_of)" "$(column "$qpc" dnsdist 6 | median_of)")"
+        "$(ratio_of "$(results_column "$qpc" fwd 3 | median_of)" "$(results_column "$qpc" dnsdist 3 | median_of)")" \
+        "$(ratio_of "$(results_column "$qpc" fwd 6 | median_of)" "$(results_column "$qpc" dnsdist 6 | median_of)")"
     done
   fi
 }

@@ -304,26 +304,23 @@ for ((round = 1; round <= rounds; round++)); do
   done
 done
 
-# column MODE SERVER FIELD: that field (3 conn/s, 4 cpu, 5 resumed %, 6 failed, 7 errors,
-# 8 p50, 9 p99, 10 ok) of every round.
-column() { awk -F'\t' -v m="$1" -v s="$2" -v f="$3" '$1 == m && $2 == s { print $f }' "$results"; }
-median_of() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# $results, a row per run (results_column MODE SERVER FIELD): 3 conn/s, 4 cpu, 5 resumed %,
+# 6 failed, 7 errors, 8 p50, 9 p99, 10 ok.
 total() { awk '{ s += $1; n++ } END { if (n) print s; else print "n/a" }'; }
-ratio_of() { if [ "$1" = n/a ] || [ "$2" = n/a ]; then echo n/a; else ratio "$1" "$2"; fi; }
 print_table() {
   echo "| handshakes | server | conn/s | server cpu us/conn | resumed % | handshakes failed | errors | handshake p50 us | handshake p99 us | conn/s / NSD | cpu / NSD |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
   local mode server rate cpu
   for mode in $modes; do
     for server in $servers; do
-      rate=$(column "$mode" "$server" 3 | median_of)
-      cpu=$(column "$mode" "$server" 4 | median_of)
+      rate=$(results_column "$mode" "$server" 3 | median_of)
+      cpu=$(results_column "$mode" "$server" 4 | median_of)
       printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$mode" "$server" "$rate" \
-        "$cpu" "$(column "$mode" "$server" 5 | median_of)" "$(column "$mode" "$server" 6 | total)" \
-        "$(column "$mode" "$server" 7 | total)" "$(column "$mode" "$server" 8 | median_of)" \
-        "$(column "$mode" "$server" 9 | median_of)" \
-        "$(ratio_of "$rate" "$(column "$mode" nsd 3 | median_of)")" \
-        "$(ratio_of "$cpu" "$(column "$mode" nsd 4 | median_of)")"
+        "$cpu" "$(results_column "$mode" "$server" 5 | median_of)" "$(results_column "$mode" "$server" 6 | total)" \
+        "$(results_column "$mode" "$server" 7 | total)" "$(results_column "$mode" "$server" 8 | median_of)" \
+        "$(results_column "$mode" "$server" 9 | median_of)" \
+        "$(ratio_of "$rate" "$(results_column "$mode" nsd 3 | median_of)")" \
+        "$(ratio_of "$cpu" "$(results_column "$mode" nsd 4 | median_of)")"
     done
   done
   [ -z "$missing_onepassd" ] || { echo; echo "$missing_onepassd"; }

@@ -245,7 +245,6 @@ busy_per_round() {
   done
   return 0
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 range() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "n/a" }'; }
 total() { awk '{ s += $1 } END { print s + 0 }'; }
 
@@ -260,9 +259,9 @@ print_tables() {
       [ -s "$f" ] && [ "$(json_bool "$f" client_bound)" = true ] && bound+="${bound:+,}$r"
     done
     printf '| %s | %s [%s] | %s | %s | %s | %s | %s | %s |\n' "$mode" \
-      "$(per_round "$mode" ok_per_s | median)" "$(per_round "$mode" ok_per_s | range)" \
-      "$(cpu_per_round "$mode" | median)" "$(busy_per_round "$mode" | median)" \
-      "$(per_round "$mode" p50 latency_us | median)" "$(per_round "$mode" p99 latency_us | median)" \
+      "$(per_round "$mode" ok_per_s | median_of)" "$(per_round "$mode" ok_per_s | range)" \
+      "$(cpu_per_round "$mode" | median_of)" "$(busy_per_round "$mode" | median_of)" \
+      "$(per_round "$mode" p50 latency_us | median_of)" "$(per_round "$mode" p99 latency_us | median_of)" \
       "$(per_round "$mode" errors total | total)" "$(if [ -n "$bound" ]; then echo "CLIENT-BOUND in round $bound"; else echo ok; fi)"
   done
 
@@ -279,7 +278,7 @@ print_tables() {
     done
     printf '| %s / %s | %s | %s | %s | %s |\n' "$a" "$b" "$(ratio "$sum_a" "$sum_b")" \
       "$(printf '%s' "$each" | range)" "$goal" \
-      "$(ratio "$(cpu_per_round "$b" | median)" "$(cpu_per_round "$a" | median)")"
+      "$(ratio "$(cpu_per_round "$b" | median_of)" "$(cpu_per_round "$a" | median_of)")"
   }
   echo
   echo "| conn/s ratio | of the means | per round [min-max] | goal | cpu us/conn, inverse ratio |"
