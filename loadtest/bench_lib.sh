@@ -327,6 +327,26 @@ stop_server() {
   grep '^stats ' "$SERVER_OUT" || true
 }
 
+# stats_field NAME LINE: counter NAME of onepassd's `stats` line LINE (what stop_server prints,
+# and SIGUSR1 logs): space-separated NAME=VALUE, labelled ones NAME{LABEL="V"}=VALUE, in the
+# order of server/core/stats.h; empty when the line has no NAME.
+stats_field() {
+  awk -v want="$1=" '{ for (i = 1; i <= NF; i++) if (index($i, want) == 1) { print substr($i, length(want) + 1); exit } }' <<< "$2"
+}
+
+# stats_summary LINE: the counters to read first, "accepted N, served N, errors N, rejected N,
+# timeouts N" (errors, rejected and timeouts: the totals of their causes); "no stats line" for
+# an empty LINE (the server died).
+stats_summary() {
+  local name value summary=""
+  [ -n "$1" ] || { echo "no stats line"; return 0; }
+  for name in accepted served errors rejected timeouts; do
+    value=$(stats_field "$name" "$1")
+    summary+="${summary:+, }$name ${value:-?}"
+  done
+  echo "$summary"
+}
+
 # json_number FILE KEY [SECTION]: the number after "KEY": (inside "SECTION": {...} if given).
 json_number() {
   local text

@@ -68,7 +68,6 @@ python3 "$here/hostile_clients.py" 127.0.0.1 "$port" "$hostile_rate" "$((seconds
   >"$work/hostile" 2>&1 &
 hostile_pid=$!
 
-stat_of() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
 sockstat() { awk '/^TCP:/ { print "orphans=" $5 " tcp_mem_pages=" $11 }' /proc/net/sockstat; }
 first_rss="" first_fds="" last_rss="" last_fds="" good_errors=0
 printf '%6s %9s %12s %s\n' "t[s]" "served" "good_errors" "server and host"
@@ -88,9 +87,9 @@ for ((t = interval; t <= seconds; t += interval)); do
   [ -z "$first_rss" ] && { first_rss=$rss; first_fds=$fds; }
   last_rss=$rss last_fds=$fds
   printf '%6d %9s %12s rss_kb=%s fds=%s %s server_errors=%s timeouts=%s rejected=%s unread_aborts=%s %s\n' \
-    "$t" "$(stat_of served "$stats")" "${errors:-?}" "$rss" "$fds" "$(sockstat)" \
-    "$(stat_of errors "$stats")" "$(stat_of timeouts "$stats")" "$(stat_of rejected "$stats")" \
-    "$(stat_of unread_aborts "$stats")" "$kinds"
+    "$t" "$(stats_field served "$stats")" "${errors:-?}" "$rss" "$fds" "$(sockstat)" \
+    "$(stats_field errors "$stats")" "$(stats_field timeouts "$stats")" "$(stats_field rejected "$stats")" \
+    "$(stats_field unread_aborts "$stats")" "$kinds"
 done
 wait "$hostile_pid" || true
 hostile_pid=""

@@ -3,7 +3,9 @@
 # embedded example.com zone; OCSP: pre-signed responses made here by
 # scripts/make-ocsp-testdata.sh; Whois: the embedded database), and the bundled load tester
 # drives it with a new TCP connection per transaction, checking every answer, then prints
-# what the server sustained.
+# what the server sustained. After each protocol, the server's own counts: accepted, served,
+# errors, rejected, timeouts (its other counters: its `stats` line on SIGUSR1 and at exit, and
+# Prometheus /metrics with --metrics-listen).
 #
 #   scripts/demo.sh [BUILD_DIR] [--seconds 5] [--protos "dns ocsp whois"]
 #
@@ -88,7 +90,8 @@ for proto in $protos; do
         --json "$work/dns-open.json" || true
     fi
   fi
-  echo "server: $(stop_server)"
+  # The counters to read first; the server's other hundred are in its whole `stats` line.
+  echo "server: $(stats_summary "$(stop_server)")"
   for f in "$work/$proto.json" "$work/$proto-open.json"; do
     [ -s "$f" ] || continue
     mode=closed
@@ -108,3 +111,4 @@ printf '%-6s %-14s %10s %10s %8s %9s %9s %10s %9s %9s\n' proto loop "conn/s" ok 
   "client us" "server us"
 for row in "${summary[@]}"; do echo "$row"; done
 echo "(loopback, server and client on one machine; client/server us: CPU per connection, /proc schedstat of each process plus the ksoftirqd of its CPUs; loadtest/bench.sh compares against a minimal reference server)"
+echo "(server: its own counts; every counter of a running onepassd: GET /metrics (Prometheus) with --metrics-listen ADDR:PORT, or kill -USR1 PID for a stats line on stderr; docs/operations.md)"
