@@ -15,6 +15,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -151,6 +154,20 @@ struct ForwardingSpec {
   absl::Duration tick_period = absl::Milliseconds(10);
   // The stream path to the same upstreams; none when frame_length is null.
   UpstreamStreamConfig streams;
+};
+
+// A question a forwarding factory asks one upstream once, before serving and in --check
+// (HandlerFactory::StartupProbes): about how the upstream is configured, not whether it is up
+// (the workers' health probes say that). The server sends `request` as one UDP datagram from a
+// socket connected to `upstream` (the kernel drops datagrams from elsewhere), waits a short
+// bounded time for the first datagram back, and gives it to `judge`, which returns a warning
+// for the operator or nothing. No reply, or an error, is not a warning: the judge is not asked.
+struct StartupProbe {
+  SocketAddress upstream;
+  std::vector<uint8_t> request;
+  // Pure; called on the main thread at most once. Must check that `reply` answers `request`
+  // (an off-path datagram can reach the socket): nothing for one that does not.
+  std::function<std::optional<std::string>(absl::Span<const uint8_t> reply)> judge;
 };
 
 // The forwarding half of one worker's handler (Handler::forwarding). Same thread and lifetime

@@ -177,6 +177,12 @@ class HandlerFactory {
   // upstreams and how to reach them. Empty (the default) for a protocol that answers
   // everything itself; its handlers' forwarding() is then null.
   virtual std::optional<ForwardingSpec> Forwarding() const { return std::nullopt; }
+  // Questions for the upstreams about what serving every client through them would expose
+  // (handlers/forwarding.h StartupProbe; the DNS frontend: does a backend recurse, which
+  // makes us an open resolver?). The server asks them at start-up and in --check only when it
+  // serves every client (no --allow-from), and logs or prints the judges' warnings. Empty (the
+  // default) for a protocol without upstreams.
+  virtual std::vector<StartupProbe> StartupProbes() const { return {}; }
   // Called by a reload on the new factory, before any handler is made from it, with the one it
   // replaces: a forwarding factory puts each upstream that stays at the index it had, so that
   // its requests in flight, its sockets and its counters stay with it (ForwardingHandler::

@@ -40,6 +40,7 @@
 #include "server/restart/successor.h"
 #include "server/server.h"
 #include "server/server_config.h"
+#include "server/startup_probe.h"
 #include "server/tls_flags.h"
 
 ABSL_FLAG(std::vector<std::string>, listen, {},
@@ -592,9 +593,16 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
   const absl::Time load_start = absl::Now();
   absl::StatusOr<std::unique_ptr<HandlerFactory>> factory = LoadData(make_factory, handler_name);
   if (!factory.ok()) return Fail(factory.status());
+  const absl::Duration load_time = absl::Now() - load_start;
+  // Serving every client, a forwarding handler asks its upstreams whether that is safe (the
+  // DNS frontend: a backend that recurses makes us an open resolver); 500 ms at most.
+  const std::vector<std::string> probe_warnings =
+      config.allow_from.empty() ? RunStartupProbes((*factory)->StartupProbes())
+                                : std::vector<std::string>();
   if (absl::GetFlag(FLAGS_check)) {
     // --check: the data loaded as a start would load it; nothing bound, nothing served.
     std::printf("%scheck: %s data OK\n", (*factory)->Summary().c_str(), handler_name.c_str());
+    for (const std::string& warning : probe_warnings) std::printf("warning: %s\n", warning.c_str());
     if (config.tls != nullptr) {
       std::printf("%s", config.tls->Summary().c_str());
       for (const std::string& warning : config.tls->warnings()) {
@@ -604,7 +612,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory) {
     }
     return 0;
   }
-  const absl::Duration load_time = absl::Now() - load_start;
+  for (const std::string& warning : probe_warnings) LogWarning("%s", warning);
   malloc_trim(0);
   const std::string load_phases = FormatLoadPhases((*factory)->LoadPhases());
   std::vector<DataGauge> data = (*factory)->DataGauges();

@@ -20,6 +20,7 @@ inline constexpr uint16_t kFlagQr = 0x8000;
 inline constexpr uint16_t kFlagAa = 0x0400;
 inline constexpr uint16_t kFlagTc = 0x0200;
 inline constexpr uint16_t kFlagRd = 0x0100;
+inline constexpr uint16_t kFlagRa = 0x0080;
 inline constexpr uint16_t kOpcodeMask = 0x7800;
 inline constexpr int kOpcodeShift = 11;
 inline constexpr uint16_t kRcodeMask = 0x000f;

@@ -10,6 +10,7 @@
 #include "handlers/dns/dns_wire.h"
 #include "handlers/dns/frontend_counters.h"
 #include "handlers/dns/frontend_local_answer.h"
+#include "handlers/dns/open_resolver_probe.h"
 
 namespace onepass::dns {
 namespace {
@@ -570,6 +571,10 @@ std::optional<ForwardingSpec> FrontendHandlerFactory::Forwarding() const {
                         .datagrams = UpstreamDatagrams(),
                         .tick_period = UpstreamTickPeriod(),
                         .streams = UpstreamStreams()};
+}
+
+std::vector<StartupProbe> FrontendHandlerFactory::StartupProbes() const {
+  return OpenResolverProbes(config_.backends);
 }
 
 UpstreamStreamConfig FrontendHandlerFactory::UpstreamStreams() const {

@@ -137,6 +137,8 @@ class FrontendHandlerFactory final : public HandlerFactory {
   size_t MaxRequestBytes() const override;
   size_t OutputBufferBytes() const override;
   std::optional<ForwardingSpec> Forwarding() const override;
+  // Interface. Each backend asked whether it recurses (open_resolver_probe.h).
+  std::vector<StartupProbe> StartupProbes() const override;
   // Interface. With the previous factory's slots (same count, i.e. --dns-max-backends): a
   // backend listed by both keeps its slot; a new one takes a slot vacant in both if any, else
   // one freed now; the counters are renamed to match.

@@ -23,7 +23,8 @@ std::string LoopbackBackend(int port) { return absl::StrCat("127.0.0.1:", port);
 
 absl::StatusOr<std::unique_ptr<onepass::testing::ServerProcess>> StartFrontend(
     const std::vector<std::string>& backends, const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {"--handler", "dns", "--listen", "127.0.0.1:0", "--workers", "1"};
+  std::vector<std::string> args = {"--handler", "dns", "--listen",     "127.0.0.1:0",
+                                   "--workers", "1",   "--allow-from", "127.0.0.0/8,::1"};
   for (const std::string& backend : backends) {
     args.push_back("--dns-backend");
     args.push_back(backend);

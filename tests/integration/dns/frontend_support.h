@@ -20,7 +20,9 @@ namespace onepass::dns::testing {
 std::string LoopbackBackend(int port);
 
 // onepassd --handler dns, one worker, on a free loopback port, with --dns-backend for each of
-// `backends` and the `extra` flags.
+// `backends` and the `extra` flags, serving loopback clients only (--allow-from), as a
+// frontend should: so it asks its backends nothing at start-up (no open-resolver probe,
+// handlers/dns/open_resolver_probe.h), and they see only the queries the test sends.
 absl::StatusOr<std::unique_ptr<onepass::testing::ServerProcess>> StartFrontend(
     const std::vector<std::string>& backends, const std::vector<std::string>& extra = {});
 
