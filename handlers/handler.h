@@ -8,8 +8,8 @@
 // (bytes -> incomplete | frame | invalid; <p>_framer, or the HTTP protocols'
 // handlers/http/http_request_parser), a responder over an immutable snapshot (<p>_responder), the
 // session glue that is the Handler and its factory (<p>_handler), the counters it exports
-// (<p>_counters.h), all in library <p>_core; and the flags building the factory (<p>_flags, library
-// <p>, used by registry.cc).
+// (<p>_counters.h: one ONEPASS_HANDLER_COUNTERS list, handlers/handler_counters.h), all in library
+// <p>_core; and the flags building the factory (<p>_flags, library <p>, used by registry.cc).
 //
 // Lifetimes and threads:
 //  - A HandlerFactory is built from the protocol's data (zone, OCSP responses, Whois database)

@@ -52,6 +52,27 @@ struct DataGauge {
   double value = 0;
 };
 
+// A protocol's counters as one list, so that an index cannot drift from its sample (the shape
+// of server/core/stats.h). LIST(COUNTER, GAUGE) names them in index order:
+// COUNTER(kName, family, label, value, help), or GAUGE(...) for a level (CounterSpec::gauge).
+// ONEPASS_HANDLER_COUNTERS(Enum, kTable, LIST) then defines, in the namespace it is used in,
+// `enum class Enum : size_t` (kName..., then kCount), the array `constexpr CounterSpec
+// kTable[]` in that order, and Count(counters, Enum::kName).
+#define ONEPASS_COUNTER_ENUMERATOR(name, family, label, value, help) name,
+#define ONEPASS_COUNTER_SPEC(name, family, label, value, help) \
+  ::onepass::CounterSpec{family, label, value, help},
+#define ONEPASS_GAUGE_SPEC(name, family, label, value, help) \
+  ::onepass::CounterSpec{family, label, value, help, {}, {}, /*gauge=*/true},
+#define ONEPASS_HANDLER_COUNTERS(Enum, table, LIST)                       \
+  enum class Enum : size_t {                                              \
+    LIST(ONEPASS_COUNTER_ENUMERATOR, ONEPASS_COUNTER_ENUMERATOR) kCount   \
+  };                                                                      \
+  inline constexpr ::onepass::CounterSpec table[] = {                     \
+      LIST(ONEPASS_COUNTER_SPEC, ONEPASS_GAUGE_SPEC)};                    \
+  inline void Count(::onepass::HandlerCounters& counters, Enum counter) { \
+    counters.Add(static_cast<size_t>(counter));                           \
+  }
+
 // Whether the sample is exported: false for a vacant slot (scope_label set, scope_value empty).
 inline bool Exported(const CounterSpec& spec) {
   return spec.scope_label.empty() || !spec.scope_value.empty();

@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 
 #include "handlers/dns/answer_plan.h"
 #include "handlers/dns/dns_wire.h"
@@ -15,50 +14,30 @@
 
 namespace onepass::dns {
 
-// Indexes into kDnsCounters.
-enum class DnsCounter : size_t {
-  kNoError,
-  kFormErr,
-  kServFail,
-  kNxDomain,
-  kNotImp,
-  kRefused,
-  kNotAuth,
-  kBadVers,
-  kRcodeOther,
-  kKindAnswer,
-  kKindCname,
-  kKindReferral,
-  kKindNodata,
-  kKindNxdomain,
-  kKindRefused,
-  kWildcard,
-  kDnssecOk,
-  kPrecompiled,
-  kCount,
-};
-
-inline constexpr CounterSpec kDnsCounters[] = {
-    {"dns_responses", "rcode", "NOERROR", "responses with RCODE 0"},
-    {"dns_responses", "rcode", "FORMERR", "malformed queries"},
-    {"dns_responses", "rcode", "SERVFAIL", "no answer possible (an NSEC3 hash collision)"},
-    {"dns_responses", "rcode", "NXDOMAIN", "the name does not exist"},
-    {"dns_responses", "rcode", "NOTIMP", "an opcode other than QUERY"},
-    {"dns_responses", "rcode", "REFUSED", "not authoritative, other class, or AXFR/IXFR"},
-    {"dns_responses", "rcode", "NOTAUTH", "NOTIFY or UPDATE for a zone we serve"},
-    {"dns_responses", "rcode", "BADVERS", "an EDNS version other than 0"},
-    {"dns_responses", "rcode", "other", "any other RCODE"},
-    {"dns_answers", "kind", "answer", "the data asked for"},
-    {"dns_answers", "kind", "cname", "a CNAME chain was followed (whatever its end)"},
-    {"dns_answers", "kind", "referral", "a delegation below a zone cut"},
-    {"dns_answers", "kind", "nodata", "the name exists without the type"},
-    {"dns_answers", "kind", "nxdomain", "the name does not exist"},
-    {"dns_answers", "kind", "refused", "a name in no zone we serve"},
-    {"dns_wildcard", "", "", "answers synthesized from a wildcard (RFC 4592)"},
-    {"dns_dnssec_ok", "", "", "responses to queries with the DO bit (RFC 3225)"},
-    {"dns_precompiled", "", "", "responses copied from precompiled answers"},
-};
-static_assert(std::size(kDnsCounters) == static_cast<size_t>(DnsCounter::kCount));
+// The counters in index order: the enum DnsCounter indexes the table kDnsCounters.
+#define ONEPASS_DNS_COUNTERS(COUNTER, GAUGE)                                                     \
+  COUNTER(kNoError, "dns_responses", "rcode", "NOERROR", "responses with RCODE 0")               \
+  COUNTER(kFormErr, "dns_responses", "rcode", "FORMERR", "malformed queries")                    \
+  COUNTER(kServFail, "dns_responses", "rcode", "SERVFAIL",                                       \
+          "no answer possible (an NSEC3 hash collision)")                                        \
+  COUNTER(kNxDomain, "dns_responses", "rcode", "NXDOMAIN", "the name does not exist")            \
+  COUNTER(kNotImp, "dns_responses", "rcode", "NOTIMP", "an opcode other than QUERY")             \
+  COUNTER(kRefused, "dns_responses", "rcode", "REFUSED",                                         \
+          "not authoritative, other class, or AXFR/IXFR")                                        \
+  COUNTER(kNotAuth, "dns_responses", "rcode", "NOTAUTH", "NOTIFY or UPDATE for a zone we serve") \
+  COUNTER(kBadVers, "dns_responses", "rcode", "BADVERS", "an EDNS version other than 0")         \
+  COUNTER(kRcodeOther, "dns_responses", "rcode", "other", "any other RCODE")                     \
+  COUNTER(kKindAnswer, "dns_answers", "kind", "answer", "the data asked for")                    \
+  COUNTER(kKindCname, "dns_answers", "kind", "cname",                                            \
+          "a CNAME chain was followed (whatever its end)")                                       \
+  COUNTER(kKindReferral, "dns_answers", "kind", "referral", "a delegation below a zone cut")     \
+  COUNTER(kKindNodata, "dns_answers", "kind", "nodata", "the name exists without the type")      \
+  COUNTER(kKindNxdomain, "dns_answers", "kind", "nxdomain", "the name does not exist")           \
+  COUNTER(kKindRefused, "dns_answers", "kind", "refused", "a name in no zone we serve")          \
+  COUNTER(kWildcard, "dns_wildcard", "", "", "answers synthesized from a wildcard (RFC 4592)")   \
+  COUNTER(kDnssecOk, "dns_dnssec_ok", "", "", "responses to queries with the DO bit (RFC 3225)") \
+  COUNTER(kPrecompiled, "dns_precompiled", "", "", "responses copied from precompiled answers")
+ONEPASS_HANDLER_COUNTERS(DnsCounter, kDnsCounters, ONEPASS_DNS_COUNTERS)
 
 inline DnsCounter RcodeCounter(uint16_t rcode) {
   switch (rcode) {
@@ -101,10 +80,6 @@ inline DnsCounter KindCounter(AnswerKind kind) {
       break;
   }
   return DnsCounter::kCount;
-}
-
-inline void Count(HandlerCounters& counters, DnsCounter counter) {
-  counters.Add(static_cast<size_t>(counter));
 }
 
 }  // namespace onepass::dns

@@ -1,5 +1,6 @@
 #include "handlers/dns/frontend_counters.h"
 
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,7 @@ absl::Span<const CounterSpec> FrontendCounterSpecs(const std::vector<std::string
   for (const std::string& backend : backends) {
     const std::string& name = *lists->names.insert(backend).first;  // "": a vacant slot
     for (CounterSpec spec : kBackendCounters) {
+      spec.scope_label = "backend";
       spec.scope_value = name;
       specs.push_back(spec);
     }

@@ -15,121 +15,88 @@
 
 namespace onepass::dns {
 
-enum class FrontendCounter : size_t {
-  kForwarded,
-  kAnswered,
-  kTimeoutServfail,
-  kAllDownServfail,
-  kWindowFullRefused,
-  kLateOrUnknownId,
-  kWrongQuestion,
-  kMalformedReply,
-  kMarkedDown,
-  kMarkedUp,
-  kProbesSent,
-  kCacheHits,
-  kCacheMisses,
-  kTruncatedPassed,
-  kTcpRetried,
-  kTcpAnswered,
-  kTcpFailed,
-  kCacheStale,
-  kStaleClientTimeout,
-  kStaleRefreshFailed,
-  kRefreshedAfterStale,
-  kUdpTimeoutRetried,
-  kProbeFailed,
-  kReloadServfail,
-  kCount,
-};
+// The whole handler's counters in index order: the enum FrontendCounter indexes the table
+// kFrontendCounters.
+#define ONEPASS_FRONTEND_COUNTERS(COUNTER, GAUGE)                                                 \
+  COUNTER(kForwarded, "dns_frontend_queries", "outcome", "forwarded",                             \
+          "queries sent to a backend over UDP")                                                   \
+  COUNTER(kAnswered, "dns_frontend_queries", "outcome", "answered",                               \
+          "backend answers returned to clients")                                                  \
+  COUNTER(kTimeoutServfail, "dns_frontend_queries", "outcome", "timeout_servfail",                \
+          "SERVFAIL after --dns-backend-timeout-ms without an answer")                            \
+  COUNTER(kAllDownServfail, "dns_frontend_queries", "outcome", "all_down_servfail",               \
+          "SERVFAIL at once: every backend was marked down")                                      \
+  COUNTER(kWindowFullRefused, "dns_frontend_queries", "outcome", "window_full_refused",           \
+          "REFUSED at once: the worker had --dns-max-in-flight queries outstanding")              \
+  COUNTER(kLateOrUnknownId, "dns_frontend_replies_dropped", "reason", "late_or_unknown_id",       \
+          "backend datagrams with an ID not in flight (late after a timeout, or forged)")         \
+  COUNTER(kWrongQuestion, "dns_frontend_replies_dropped", "reason", "wrong_question",             \
+          "backend datagrams whose question differs from the query sent (forged)")                \
+  COUNTER(kMalformedReply, "dns_frontend_replies_dropped", "reason", "malformed",                 \
+          "backend datagrams that are no reply")                                                  \
+  COUNTER(kMarkedDown, "dns_frontend_backend_events", "event", "marked_down",                     \
+          "a backend marked down after --dns-backend-down-after failed probes in a row")          \
+  COUNTER(kMarkedUp, "dns_frontend_backend_events", "event", "marked_up",                         \
+          "a down backend answered again")                                                        \
+  COUNTER(kProbesSent, "dns_frontend_backend_events", "event", "probe_sent",                      \
+          "SOA probes sent to down backends, and to up ones after a client query timed out")      \
+  COUNTER(kCacheHits, "dns_frontend_cache", "result", "hit",                                      \
+          "queries answered from the worker's cache")                                             \
+  COUNTER(kCacheMisses, "dns_frontend_cache", "result", "miss",                                   \
+          "cacheable queries not in the cache")                                                   \
+  COUNTER(                                                                                        \
+      kTruncatedPassed, "dns_frontend_queries", "outcome", "truncated_passed",                    \
+      "backend answers with TC=1 passed to the client as they are: only ones that came over TCP") \
+  COUNTER(kTcpRetried, "dns_frontend_tcp_retries", "result", "sent",                              \
+          "UDP answers with TC=1 retried over TCP to the same backend (many: a backend's RRL "    \
+          "slips answers to the frontend)")                                                       \
+  COUNTER(kTcpAnswered, "dns_frontend_tcp_retries", "result", "answered",                         \
+          "TCP retries whose full answer went to the client")                                     \
+  COUNTER(kTcpFailed, "dns_frontend_tcp_retries", "result", "failed",                             \
+          "TCP retries with no answer within --dns-backend-timeout-ms (SERVFAIL, or a stale "     \
+          "answer with --dns-serve-stale-seconds)")                                               \
+  COUNTER(kCacheStale, "dns_frontend_cache", "result", "stale",                                   \
+          "expired answers served with TTL 30 while every backend was down (RFC 8767, "           \
+          "--dns-serve-stale-seconds)")                                                           \
+  COUNTER(kStaleClientTimeout, "dns_frontend_cache", "result", "stale_client_timeout",            \
+          "expired answers served with TTL 30 because the backend had not answered within "       \
+          "--dns-stale-answer-client-timeout-ms (RFC 8767 client-response timer)")                \
+  COUNTER(kStaleRefreshFailed, "dns_frontend_cache", "result", "stale_refresh_failed",            \
+          "expired answers served with TTL 30 because asking the backend failed (deadline, "      \
+          "SERVFAIL), or had failed less than --dns-stale-refresh-seconds ago (RFC 8767 §4)")     \
+  COUNTER(kRefreshedAfterStale, "dns_frontend_queries", "outcome", "refreshed_after_stale",       \
+          "backend answers that only refreshed the cache: the client already had the stale one")  \
+  COUNTER(kUdpTimeoutRetried, "dns_frontend_tcp_retries", "result", "udp_timeout",                \
+          "queries unanswered over UDP within --dns-backend-udp-timeout-ms, sent again over TCP " \
+          "(many: a backend rate-limits the frontend's UDP, e.g. RRL; docs/operations.md)")       \
+  COUNTER(kProbeFailed, "dns_frontend_backend_events", "event", "probe_failed",                   \
+          "probes unanswered within --dns-backend-timeout-ms")                                    \
+  COUNTER(kReloadServfail, "dns_frontend_queries", "outcome", "reload_servfail",                  \
+          "SERVFAIL at once: a reload dropped the backend the query waited on")
+ONEPASS_HANDLER_COUNTERS(FrontendCounter, kFrontendCounters, ONEPASS_FRONTEND_COUNTERS)
 
-inline constexpr CounterSpec kFrontendCounters[] = {
-    {"dns_frontend_queries", "outcome", "forwarded", "queries sent to a backend over UDP"},
-    {"dns_frontend_queries", "outcome", "answered", "backend answers returned to clients"},
-    {"dns_frontend_queries", "outcome", "timeout_servfail",
-     "SERVFAIL after --dns-backend-timeout-ms without an answer"},
-    {"dns_frontend_queries", "outcome", "all_down_servfail",
-     "SERVFAIL at once: every backend was marked down"},
-    {"dns_frontend_queries", "outcome", "window_full_refused",
-     "REFUSED at once: the worker had --dns-max-in-flight queries outstanding"},
-    {"dns_frontend_replies_dropped", "reason", "late_or_unknown_id",
-     "backend datagrams with an ID not in flight (late after a timeout, or forged)"},
-    {"dns_frontend_replies_dropped", "reason", "wrong_question",
-     "backend datagrams whose question differs from the query sent (forged)"},
-    {"dns_frontend_replies_dropped", "reason", "malformed", "backend datagrams that are no reply"},
-    {"dns_frontend_backend_events", "event", "marked_down",
-     "a backend marked down after --dns-backend-down-after failed probes in a row"},
-    {"dns_frontend_backend_events", "event", "marked_up", "a down backend answered again"},
-    {"dns_frontend_backend_events", "event", "probe_sent",
-     "SOA probes sent to down backends, and to up ones after a client query timed out"},
-    {"dns_frontend_cache", "result", "hit", "queries answered from the worker's cache"},
-    {"dns_frontend_cache", "result", "miss", "cacheable queries not in the cache"},
-    {"dns_frontend_queries", "outcome", "truncated_passed",
-     "backend answers with TC=1 passed to the client as they are: only ones that came over TCP"},
-    {"dns_frontend_tcp_retries", "result", "sent",
-     "UDP answers with TC=1 retried over TCP to the same backend (many: a backend's RRL "
-     "slips answers to the frontend)"},
-    {"dns_frontend_tcp_retries", "result", "answered",
-     "TCP retries whose full answer went to the client"},
-    {"dns_frontend_tcp_retries", "result", "failed",
-     "TCP retries with no answer within --dns-backend-timeout-ms (SERVFAIL, or a stale "
-     "answer with --dns-serve-stale-seconds)"},
-    {"dns_frontend_cache", "result", "stale",
-     "expired answers served with TTL 30 while every backend was down (RFC 8767, "
-     "--dns-serve-stale-seconds)"},
-    {"dns_frontend_cache", "result", "stale_client_timeout",
-     "expired answers served with TTL 30 because the backend had not answered within "
-     "--dns-stale-answer-client-timeout-ms (RFC 8767 client-response timer)"},
-    {"dns_frontend_cache", "result", "stale_refresh_failed",
-     "expired answers served with TTL 30 because asking the backend failed (deadline, "
-     "SERVFAIL), or had failed less than --dns-stale-refresh-seconds ago (RFC 8767 §4)"},
-    {"dns_frontend_queries", "outcome", "refreshed_after_stale",
-     "backend answers that only refreshed the cache: the client already had the stale one"},
-    {"dns_frontend_tcp_retries", "result", "udp_timeout",
-     "queries unanswered over UDP within --dns-backend-udp-timeout-ms, sent again over TCP "
-     "(many: a backend rate-limits the frontend's UDP, e.g. RRL; docs/operations.md)"},
-    {"dns_frontend_backend_events", "event", "probe_failed",
-     "probes unanswered within --dns-backend-timeout-ms"},
-    {"dns_frontend_queries", "outcome", "reload_servfail",
-     "SERVFAIL at once: a reload dropped the backend the query waited on"},
-};
-static_assert(std::size(kFrontendCounters) == static_cast<size_t>(FrontendCounter::kCount));
-
-enum class BackendCounter : size_t {
-  kForwarded,
-  kAnswered,
-  kUdpTimeout,
-  kTruncated,
-  kTimeoutServfail,
-  kProbesSent,
-  kProbesFailed,
-  kDown,
-  kCount,
-};
-
-// The per-backend counters; FrontendCounterSpecs fills in scope_value.
-inline constexpr CounterSpec kBackendCounters[] = {
-    {"dns_frontend_backend_queries", "outcome", "forwarded", "client queries sent to the backend",
-     "backend"},
-    {"dns_frontend_backend_queries", "outcome", "answered",
-     "its answers returned to clients (over UDP, or over TCP after a retry)", "backend"},
-    {"dns_frontend_backend_queries", "outcome", "udp_timeout",
-     "queries it left unanswered over UDP for --dns-backend-udp-timeout-ms, retried over TCP "
-     "(a rate limit that drops)",
-     "backend"},
-    {"dns_frontend_backend_queries", "outcome", "truncated",
-     "its UDP answers with TC=1, retried over TCP (a rate limit that slips, or a large answer)",
-     "backend"},
-    {"dns_frontend_backend_queries", "outcome", "timeout_servfail",
-     "queries it left unanswered for --dns-backend-timeout-ms: SERVFAIL", "backend"},
-    {"dns_frontend_backend_probes", "result", "sent", "SOA probes sent to the backend", "backend"},
-    {"dns_frontend_backend_probes", "result", "failed",
-     "its probes unanswered within --dns-backend-timeout-ms", "backend"},
-    {"dns_frontend_backend_down", "", "",
-     "workers that hold the backend down now (0: up; each worker judges on its own probes)",
-     "backend", "", /*gauge=*/true},
-};
-static_assert(std::size(kBackendCounters) == static_cast<size_t>(BackendCounter::kCount));
+// The counters of each backend, in index order (BackendCounterIndex); FrontendCounterSpecs
+// scopes them with backend="ADDR:PORT".
+#define ONEPASS_BACKEND_COUNTERS(COUNTER, GAUGE)                                                  \
+  COUNTER(kForwarded, "dns_frontend_backend_queries", "outcome", "forwarded",                     \
+          "client queries sent to the backend")                                                   \
+  COUNTER(kAnswered, "dns_frontend_backend_queries", "outcome", "answered",                       \
+          "its answers returned to clients (over UDP, or over TCP after a retry)")                \
+  COUNTER(kUdpTimeout, "dns_frontend_backend_queries", "outcome", "udp_timeout",                  \
+          "queries it left unanswered over UDP for --dns-backend-udp-timeout-ms, retried over "   \
+          "TCP (a rate limit that drops)")                                                        \
+  COUNTER(                                                                                        \
+      kTruncated, "dns_frontend_backend_queries", "outcome", "truncated",                         \
+      "its UDP answers with TC=1, retried over TCP (a rate limit that slips, or a large answer)") \
+  COUNTER(kTimeoutServfail, "dns_frontend_backend_queries", "outcome", "timeout_servfail",        \
+          "queries it left unanswered for --dns-backend-timeout-ms: SERVFAIL")                    \
+  COUNTER(kProbesSent, "dns_frontend_backend_probes", "result", "sent",                           \
+          "SOA probes sent to the backend")                                                       \
+  COUNTER(kProbesFailed, "dns_frontend_backend_probes", "result", "failed",                       \
+          "its probes unanswered within --dns-backend-timeout-ms")                                \
+  GAUGE(kDown, "dns_frontend_backend_down", "", "",                                               \
+        "workers that hold the backend down now (0: up; each worker judges on its own probes)")
+ONEPASS_HANDLER_COUNTERS(BackendCounter, kBackendCounters, ONEPASS_BACKEND_COUNTERS)
 
 // The index of `counter` of the `backend`-th backend in FrontendCounterSpecs.
 constexpr size_t BackendCounterIndex(size_t backend, BackendCounter counter) {

@@ -4,60 +4,43 @@
 #define ONEPASS_HANDLERS_RDAP_RDAP_COUNTERS_H_
 
 #include <cstddef>
-#include <iterator>
 
 #include "handlers/handler_counters.h"
 #include "handlers/rdap/rdap_path.h"
 
 namespace onepass::rdap {
 
-enum class RdapCounter : size_t {
-  kRequestDomain,
-  kRequestNameserver,
-  kRequestEntity,
-  kRequestHelp,
-  kRequestSearch,
-  kRequestOptions,
-  kRequestInvalid,
-  kOk,
-  kNoContent,
-  kNotModified,
-  kBadRequest,
-  kNotFound,
-  kMethodNotAllowed,
-  kUnprocessable,
-  kRateLimited,
-  kNotImplemented,
-  kOtherError,
-  kOutputFull,
-  kRateLimitEvictions,
-  kCount,
-};
-
-inline constexpr CounterSpec kRdapCounters[] = {
-    {"rdap_requests", "kind", "domain", "/domain/NAME"},
-    {"rdap_requests", "kind", "nameserver", "/nameserver/NAME"},
-    {"rdap_requests", "kind", "entity", "/entity/HANDLE"},
-    {"rdap_requests", "kind", "help", "/help"},
-    {"rdap_requests", "kind", "search", "/domains?name=PATTERN"},
-    {"rdap_requests", "kind", "options", "OPTIONS: a browser's CORS preflight"},
-    {"rdap_requests", "kind", "invalid", "not HTTP, not GET/HEAD/OPTIONS, or no RDAP query"},
-    {"rdap_responses", "status", "200", "the object (or search results)"},
-    {"rdap_responses", "status", "204", "OPTIONS answered with the CORS fields"},
-    {"rdap_responses", "status", "304", "If-None-Match matched the ETag"},
-    {"rdap_responses", "status", "400", "malformed HTTP or query"},
-    {"rdap_responses", "status", "404", "no such object"},
-    {"rdap_responses", "status", "405", "a method other than GET and HEAD"},
-    {"rdap_responses", "status", "422", "a search pattern this server does not run"},
-    {"rdap_responses", "status", "429",
-     "refused: the client address is over --whois-rate-limit-qps (per worker)"},
-    {"rdap_responses", "status", "501", "a query type or search this server does not offer"},
-    {"rdap_responses", "status", "other", "other HTTP errors (413, 414, 431, 505)"},
-    {"rdap_responses", "status", "unsent", "the response did not fit the output buffer: closed"},
-    {"rdap_rate_limit_evictions", "", "",
-     "clients forgotten while still limited: --whois-rate-limit-clients is too small"},
-};
-static_assert(std::size(kRdapCounters) == static_cast<size_t>(RdapCounter::kCount));
+// The counters in index order: the enum RdapCounter indexes the table kRdapCounters.
+#define ONEPASS_RDAP_COUNTERS(COUNTER, GAUGE)                                                     \
+  COUNTER(kRequestDomain, "rdap_requests", "kind", "domain", "/domain/NAME")                      \
+  COUNTER(kRequestNameserver, "rdap_requests", "kind", "nameserver", "/nameserver/NAME")          \
+  COUNTER(kRequestEntity, "rdap_requests", "kind", "entity", "/entity/HANDLE")                    \
+  COUNTER(kRequestHelp, "rdap_requests", "kind", "help", "/help")                                 \
+  COUNTER(kRequestSearch, "rdap_requests", "kind", "search", "/domains?name=PATTERN")             \
+  COUNTER(kRequestOptions, "rdap_requests", "kind", "options",                                    \
+          "OPTIONS: a browser's CORS preflight")                                                  \
+  COUNTER(kRequestInvalid, "rdap_requests", "kind", "invalid",                                    \
+          "not HTTP, not GET/HEAD/OPTIONS, or no RDAP query")                                     \
+  COUNTER(kOk, "rdap_responses", "status", "200", "the object (or search results)")               \
+  COUNTER(kNoContent, "rdap_responses", "status", "204", "OPTIONS answered with the CORS fields") \
+  COUNTER(kNotModified, "rdap_responses", "status", "304", "If-None-Match matched the ETag")      \
+  COUNTER(kBadRequest, "rdap_responses", "status", "400", "malformed HTTP or query")              \
+  COUNTER(kNotFound, "rdap_responses", "status", "404", "no such object")                         \
+  COUNTER(kMethodNotAllowed, "rdap_responses", "status", "405",                                   \
+          "a method other than GET and HEAD")                                                     \
+  COUNTER(kUnprocessable, "rdap_responses", "status", "422",                                      \
+          "a search pattern this server does not run")                                            \
+  COUNTER(kRateLimited, "rdap_responses", "status", "429",                                        \
+          "refused: the client address is over --whois-rate-limit-qps (per worker)")              \
+  COUNTER(kNotImplemented, "rdap_responses", "status", "501",                                     \
+          "a query type or search this server does not offer")                                    \
+  COUNTER(kOtherError, "rdap_responses", "status", "other",                                       \
+          "other HTTP errors (413, 414, 431, 505)")                                               \
+  COUNTER(kOutputFull, "rdap_responses", "status", "unsent",                                      \
+          "the response did not fit the output buffer: closed")                                   \
+  COUNTER(kRateLimitEvictions, "rdap_rate_limit_evictions", "", "",                               \
+          "clients forgotten while still limited: --whois-rate-limit-clients is too small")
+ONEPASS_HANDLER_COUNTERS(RdapCounter, kRdapCounters, ONEPASS_RDAP_COUNTERS)
 
 inline RdapCounter RequestCounter(RdapQueryKind kind) {
   switch (kind) {
@@ -98,10 +81,6 @@ inline RdapCounter StatusCounter(int status) {
     default:
       return RdapCounter::kOtherError;
   }
-}
-
-inline void Count(HandlerCounters& counters, RdapCounter counter) {
-  counters.Add(static_cast<size_t>(counter));
 }
 
 }  // namespace onepass::rdap
