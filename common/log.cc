@@ -10,7 +10,8 @@
 namespace onepass {
 namespace {
 
-std::atomic<LogLevel> g_level{LogLevel::kInfo};
+// Messages below it are dropped (GetLogLevel); no flag sets another.
+constexpr LogLevel kLevel = LogLevel::kInfo;
 std::atomic<LogFormat> g_format{LogFormat::kText};
 std::atomic<int> g_burst{10};
 std::atomic<int64_t> g_window_ms{60000};
@@ -36,8 +37,7 @@ absl::string_view LevelName(LogLevel level) {
 
 }  // namespace
 
-void SetLogLevel(LogLevel level) { g_level.store(level, std::memory_order_relaxed); }
-LogLevel GetLogLevel() { return g_level.load(std::memory_order_relaxed); }
+LogLevel GetLogLevel() { return kLevel; }
 void SetLogProgramName(absl::string_view name) { ProgramName() = std::string(name); }
 
 namespace {

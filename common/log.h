@@ -24,8 +24,7 @@ namespace onepass {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
 
-// Messages below `level` are dropped. Default kInfo. Set once at startup, before threads.
-void SetLogLevel(LogLevel level);
+// Messages below this level are dropped: kInfo (LogDebug lines are not written).
 LogLevel GetLogLevel();
 
 enum class LogFormat { kText, kJson };

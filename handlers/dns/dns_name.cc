@@ -4,15 +4,6 @@
 
 namespace onepass::dns {
 
-int LabelCount(absl::string_view name) {
-  int count = 0;
-  while (name.size() > 1) {
-    name = Parent(name);
-    ++count;
-  }
-  return count;
-}
-
 bool IsSubdomain(absl::string_view name, absl::string_view ancestor) {
   // Walk label boundaries of `name` so that "xexample.com" never matches "example.com".
   while (name.size() > ancestor.size()) name = Parent(name);

@@ -21,9 +21,6 @@ inline absl::string_view Parent(absl::string_view name) {
   return name.substr(1 + static_cast<uint8_t>(name[0]));
 }
 
-// Number of labels, not counting the root.
-int LabelCount(absl::string_view name);
-
 // True if `name` equals `ancestor` or lies below it (both canonical).
 bool IsSubdomain(absl::string_view name, absl::string_view ancestor);
 
