@@ -40,16 +40,6 @@ void ClientLoop::MakeSlots(int count) {
   for (int i = count - 1; i >= 0; --i) free_slots_.push_back(static_cast<uint32_t>(i));
 }
 
-uint32_t ClientLoop::Acquire() {
-  const uint32_t index = free_slots_.back();
-  free_slots_.pop_back();
-  Slot& slot = slots_[index];
-  ++slot.generation;
-  slot.busy = true;
-  ++inflight_;
-  return index;
-}
-
 void ClientLoop::Publish() {
   std::lock_guard<std::mutex> lock(published_mutex_);
   published_ = stats_;

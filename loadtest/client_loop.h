@@ -89,7 +89,16 @@ class ClientLoop {
   // Pins the thread (--cpus) and asks for precise timer wakeups.
   void Prepare();
   void MakeSlots(int count);
-  uint32_t Acquire();
+  // The next free slot, for a connection starting now (inline: once per connection).
+  uint32_t Acquire() {
+    const uint32_t index = free_slots_.back();
+    free_slots_.pop_back();
+    Slot& slot = slots_[index];
+    ++slot.generation;
+    slot.busy = true;
+    ++inflight_;
+    return index;
+  }
   std::optional<int64_t> NextDeadline() const {
     if (deadlines_.empty()) return std::nullopt;
     return deadlines_.front().when_ns;
