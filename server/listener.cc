@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "server/socket_options.h"
+#include "server/core/socket_options.h"
 
 namespace onepass {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/scoped_fd.h"
 #include "common/socket_address.h"
-#include "server/scoped_fd.h"
 
 namespace onepass {
 

@@ -17,7 +17,7 @@
 #include "server/core/allow_list.h"
 #include "server/core/proxy_protocol.h"
 #include "server/descriptor_limit.h"
-#include "server/drivers/uring_driver.h"
+#include "server/drivers/uring/uring_driver.h"
 #include "server/listener.h"
 
 namespace onepass {

@@ -176,7 +176,7 @@ namespace onepass {
 namespace {
 
 constexpr char kUsage[] =
-    "serves DNS over TCP, OCSP over HTTP or Whois, one pinned worker per CPU.\n"
+    "serves DNS over TCP or TLS, OCSP over HTTP, Whois or RDAP, one pinned worker per CPU.\n"
     "\n"
     "  onepassd --handler dns --listen 127.0.0.1:5300 [--listen [::1]:5300] [flags]\n"
     "\n"

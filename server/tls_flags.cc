@@ -35,9 +35,10 @@ ABSL_FLAG(std::string, tls_ciphersuites, onepass::tls::kDefaultTlsCipherSuites,
 ABSL_FLAG(int, tls_idle_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultTlsIdleTimeout),
           "How long a TLS connection may wait idle for its next query, in ms (the TLS "
           "counterpart of --keepalive-ms; RFC 7858 §3.4: stubs keep DoT connections), echoed "
-          "in edns-tcp-keepalive (RFC 7828). With --keepalive-learn, a client prefix whose "
-          "connections all end after one query gets the answer with close_notify and the "
-          "close. 0: every answer leaves with close_notify and the connection closes.");
+          "in edns-tcp-keepalive (RFC 7828). With --keepalive-learn, a client address whose "
+          "last 16 kept-open connections each ended after one query gets the answer with "
+          "close_notify and the close. 0: every answer leaves with close_notify and the connection "
+          "closes.");
 ABSL_FLAG(int, tls_max_handshakes, onepass::kDefaultTlsMaxHandshakes,
           "TLS handshakes waiting for their clients at once, whole server (split over workers). "
           "When all are taken, a new handshake makes room by closing the one that has waited "

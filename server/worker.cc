@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -11,8 +12,8 @@
 #include "common/cpu_list.h"
 #include "common/descriptor_table.h"
 #include "common/log.h"
-#include "server/drivers/libevent_driver.h"
-#include "server/drivers/uring_driver.h"
+#include "server/drivers/driver_factory.h"
+#include "server/upstream/upstream_dispatch.h"
 
 namespace onepass {
 namespace {
@@ -31,7 +32,12 @@ void Wake(int fd) {
   (void)ignored;
 }
 
+// This worker's share of a server-wide count, split as --max-connections is (at least 1).
+int ShareOf(int whole, double share) { return std::max(1, static_cast<int>(whole * share + 0.5)); }
+
 }  // namespace
+
+const tls::TlsStats Worker::kNoTlsStats;
 
 Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
                std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
@@ -51,6 +57,7 @@ Worker::~Worker() {
   stop_watch_.reset();
   offer_watch_.reset();
   core_.reset();
+  upstream_.reset();
   driver_.reset();
 }
 
@@ -60,20 +67,46 @@ absl::Status Worker::Init() {
   if (!stop_fd_.valid() || !offer_fd_.valid()) {
     return absl::InternalError(absl::StrCat("eventfd: ", std::strerror(errno)));
   }
-  if (config_.io == IoLoop::kUring) {
-    absl::StatusOr<std::unique_ptr<IoDriver>> driver =
-        MakeUringDriver(&timers_, std::move(listeners_), index_, config_.backlog);
-    if (!driver.ok()) return driver.status();
-    driver_ = *std::move(driver);
-  } else {
-    absl::StatusOr<std::unique_ptr<LibeventDriver>> driver = LibeventDriver::Create(
-        &timers_, std::move(listeners_), config_.accept_burst, config_.backlog);
-    if (!driver.ok()) return driver.status();
-    driver_ = *std::move(driver);
+  absl::StatusOr<std::unique_ptr<IoDriver>> driver =
+      MakeDriver(config_.io, &timers_, std::move(listeners_), index_,
+                 {.accept_burst = config_.accept_burst, .backlog = config_.backlog});
+  if (!driver.ok()) return driver.status();
+  driver_ = *std::move(driver);
+  SecureListeners secure;
+  if (!config_.tls_listen.empty()) {
+    // The server-wide TLS limits, split as --max-connections is: this worker's share of them.
+    const double share =
+        static_cast<double>(max_connections_) / std::max(config_.max_connections, max_connections_);
+    const TlsTransportFactory::Limits limits{
+        .max_handshakes = ShareOf(config_.tls_max_handshakes, share),
+        .handshakes_per_client = config_.tls_handshakes_per_client == 0
+                                     ? 0
+                                     : ShareOf(config_.tls_handshakes_per_client, share),
+        .rates = {.full = config_.tls_full_per_client * share,
+                  .resumed = config_.tls_resumed_per_client * share},
+        .prefix_v4 = config_.client_prefix_v4,
+        .prefix_v6 = config_.client_prefix_v6};
+    // The worker alone holds the context in use from now on (a reload's replaces it).
+    tls_ = std::make_unique<TlsTransportFactory>(std::move(config_.tls), &limits);
+    secure = {.first = static_cast<int>(config_.listen.size()),
+              .transports = tls_.get(),
+              .keepalive = config_.tls_idle_timeout,
+              .clients = tls_clients_};
   }
-  core_ = std::make_unique<WorkerCore>(index_, config_, proxy_policy_, max_connections_, clients_,
-                                       std::move(factory_), driver_.get(), tls_clients_);
   config_.tls.reset();
+  core_ = std::make_unique<WorkerCore>(index_, config_, proxy_policy_, max_connections_, clients_,
+                                       std::move(factory_), driver_.get(), secure);
+  if (tls_ != nullptr) tls_->set_host(core_.get());
+  const std::optional<ForwardingSpec> forwarding = core_->factory().Forwarding();
+  if (forwarding.has_value() && !forwarding->upstreams.empty()) {
+    // A wrong backend address fails here, before the worker runs.
+    absl::StatusOr<std::unique_ptr<UpstreamDispatch>> upstream =
+        UpstreamDispatch::Open(driver_.get(), *forwarding, core_->handler(), core_->stats(),
+                               core_->clock(), core_->output_buffer_bytes(), core_.get());
+    if (!upstream.ok()) return upstream.status();
+    upstream_ = *std::move(upstream);
+    core_->AttachForwarder(upstream_.get());
+  }
   stop_watch_ = std::make_unique<FdWatch>(driver_.get(), [this] { OnStopRequested(); });
   offer_watch_ = std::make_unique<FdWatch>(driver_.get(), [this] { OnHandlerOffered(); });
   stop_watch_->Arm(stop_fd_.get(), Interest::kReadable, /*persistent=*/true);
@@ -119,7 +152,7 @@ void Worker::Run() {
 // sockets are opened on the main thread and kept by ~Worker, so --dns-backend keeps the shared
 // table.
 void Worker::TakePrivateFdTable() {
-  if (!config_.private_fd_tables || core_->forwarding()) {
+  if (!config_.private_fd_tables || upstream_ != nullptr) {
     if (config_.private_fd_tables && index_ == 0) {
       LogInfo(
           "workers share the process's descriptor table: --dns-backend's sockets are opened "
@@ -184,7 +217,10 @@ void Worker::OnHandlerOffered() {
     tls = std::move(offered_tls_);
     generation = offered_generation_;
   }
-  if (tls != nullptr) core_->SwapTls(std::move(tls));
+  if (tls != nullptr && tls_ != nullptr) {
+    tls_->SwapContext(std::move(tls));
+    core_->ReleaseIdleTransports();
+  }
   if (handler == nullptr) return;  // taken with an earlier wakeup
   core_->SwapHandler(std::move(factory), std::move(handler));
   serving_generation_.store(generation, std::memory_order_release);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/scoped_fd.h"
 #include "handlers/handler.h"
 #include "server/core/client_limits.h"
 #include "server/core/io_driver.h"
@@ -27,8 +28,8 @@
 #include "server/core/timer_queue.h"
 #include "server/core/worker_core.h"
 #include "server/core/worker_metrics.h"
-#include "server/scoped_fd.h"
 #include "server/server_config.h"
+#include "server/transport/tls/tls_transport_factory.h"
 
 namespace onepass {
 
@@ -70,7 +71,9 @@ class Worker {
   // Any thread (SIGHUP): connections accepted on the TLS listeners from the worker's next event
   // on start under `context`; those in flight finish under theirs.
   void OfferTls(std::shared_ptr<const tls::TlsServerContext> context);
-  const tls::TlsStats& tls_stats() const { return core_->tls_stats(); }
+  // Any thread after Init: handshakes and failures on this worker's TLS listeners (all zero
+  // without any).
+  const tls::TlsStats& tls_stats() const { return tls_ != nullptr ? tls_->stats() : kNoTlsStats; }
 
   // Any thread: the reload generation this worker serves (0: the data it started with). It
   // rises only after the worker has let go of the previous handler and factory, so data
@@ -108,7 +111,9 @@ class Worker {
   // On the worker's thread, first thing: a private descriptor table when configured.
   void TakePrivateFdTable();
   void OnStopRequested();
+  // The mailbox of OfferHandler and OfferTls: a new handler, a new TLS context, or both.
   void OnHandlerOffered();
+  static const tls::TlsStats kNoTlsStats;
 
   const int index_;
   const int cpu_;
@@ -138,6 +143,11 @@ class Worker {
   // the driver before the timers.
   TimerQueue timers_;
   std::unique_ptr<IoDriver> driver_;
+  // The TLS listeners' transports (null without --tls-listen): before the core, which keeps a
+  // pointer, and after the driver, whose watches the core's connections hold.
+  std::unique_ptr<TlsTransportFactory> tls_;
+  // The handler's upstreams (null when it forwards nothing): its watches use the driver.
+  std::unique_ptr<Forwarder> upstream_;
   std::unique_ptr<WorkerCore> core_;
   std::unique_ptr<FdWatch> stop_watch_;
   std::unique_ptr<FdWatch> offer_watch_;

@@ -7,8 +7,7 @@
 #include <utility>
 
 #include "server/core/body_files.h"
-#include "server/server_config.h"
-#include "server/socket_options.h"
+#include "server/core/core_config.h"
 
 namespace onepass {
 namespace {
@@ -19,41 +18,64 @@ constexpr int kMaxCallsWithoutProgress = 8;
 
 }  // namespace
 
+// What a transport sends through: this connection's counted, corked or queued sends.
+class Connection::Sender final : public SendPath {
+ public:
+  Sender(Connection& connection, const ConnectionEnv& env) : connection_(connection), env_(env) {}
+  ssize_t SendBytes(absl::Span<const uint8_t> bytes, bool last, bool body_follows) override {
+    return connection_.SendBytes(env_, bytes, last, body_follows);
+  }
+  ssize_t SendBody(const OutputBuffer& out, bool last) override {
+    return connection_.SendBody(env_, out, last);
+  }
+  bool MayCorkWithClose(size_t bytes) const override {
+    // The close follows at once: not lingering (its shutdown must push the answer alone), no
+    // answer still to come from an upstream, and below the size at which CloseAfterWrite
+    // waits for the kernel (it would wait for bytes still corked).
+    const ConnectionFields& fields = connection_.fields_;
+    return fields.after_write == AfterWrite::kClose && fields.upstream_pending == 0 &&
+           fields.bytes_sent + bytes <= kUnsentCheckBytes;
+  }
+
+ private:
+  Connection& connection_;
+  const ConnectionEnv& env_;
+};
+
 Connection::Connection(size_t input_capacity, size_t output_capacity)
     : in_(std::make_unique<InputBuffer>(input_capacity)),
       out_(output_capacity > 0 ? std::make_unique<OutputBuffer>(output_capacity) : nullptr) {}
 
 Connection::~Connection() = default;
 
-void Connection::Reset(int fd, const std::array<uint8_t, 16>& peer, uint64_t id,
-                       bool proxy_header) {
+void Connection::Reset(int fd, const std::array<uint8_t, 16>& peer, uint64_t id, bool proxy_header,
+                       int listener) {
   fields_ = ConnectionFields();
   fields_.fd = fd;
   if (proxy_header) fields_.state = ConnectionState::kProxyHeader;
   fields_.peer = peer;
   fields_.id = id;
+  fields_.listener = listener;
   in_->Clear();
   if (out_ != nullptr) out_->Clear();
+  raw_.Start();
+  transport_ = &raw_;
 }
 
-bool Connection::StartTls(const TlsStart& start) {
-  if (tls_ == nullptr) tls_ = std::make_unique<ConnectionTls>();
-  tls_->ciphertext.Clear();
-  tls_->limiter = start.limiter;
-  tls_->space = start.space;
-  tls_->room_asked = false;
-  tls_->prefix_v4 = start.prefix_v4;
-  tls_->prefix_v6 = start.prefix_v6;
-  tls_->client = ClientKeyOf(fields_.peer, start.prefix_v4, start.prefix_v6);
-  fields_.tls = true;
-  return tls_->session.Start(start.context, start.stats, tls_.get());
+bool Connection::StartTransport(TransportFactory& factory, void* owner) {
+  if (secure_ == nullptr) secure_ = factory.Make();
+  if (!factory.Start(*secure_, fields_.peer, owner)) return false;
+  transport_ = secure_.get();
+  return true;
 }
 
 void Connection::TakeOver(Connection& other) {
   fields_ = other.fields_;
   std::swap(in_, other.in_);
   std::swap(out_, other.out_);
-  std::swap(tls_, other.tls_);
+  std::swap(secure_, other.secure_);
+  raw_ = other.raw_;
+  transport_ = other.transport_ == &other.raw_ ? &raw_ : secure_.get();
   other.Reset(-1);
 }
 
@@ -107,12 +129,24 @@ bool Connection::Receive(const ConnectionEnv& env, Turn& turn) {
     CountEndOfInput(env);
     return Finish();
   }
-  if (ReceivesCiphertext()) return ReceiveTls(env, turn);
+  if (ReceivesThroughTransport()) {
+    switch (transport_->owed()) {
+      case Owed::kDecode: {  // bytes it holds: no recv
+        Sender send(*this, env);
+        return TakeIntake(env, transport_->Decode(*in_, send));
+      }
+      case Owed::kSend:  // its handshake flight, a ticket: the client waits for it
+        fields_.owed_only = true;
+        return MoveTo(ConnectionState::kWriting);
+      case Owed::kNothing:
+        break;
+    }
+  }
   if (turn.reads == kReadsPerTurn) return false;  // the rest is still in the socket
   // A read that did not fill the buffer most likely emptied the socket: let the (level-
   // triggered) event loop say when more has come instead of paying a recv for EAGAIN.
   if (turn.last_read_short) return false;
-  absl::Span<uint8_t> tail = in_->WritableTail();
+  absl::Span<uint8_t> tail = ReceiveTail();
   if (tail.empty()) {  // cannot happen with capacity > max_request_bytes; never spin
     WorkerStats::Add(env.stats->rejected_oversize);
     return Finish();
@@ -129,21 +163,13 @@ bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t rece
     turn.last_read_short = static_cast<size_t>(received) < asked;
     turn.last_read_full = !turn.last_read_short;
     turn.calls_without_progress = 0;
-    if (ReceivesCiphertext()) {
-      tls_->ciphertext.Commit(static_cast<size_t>(received));
-      return Decrypt(env, turn);
+    if (ReceivesThroughTransport()) {
+      Sender send(*this, env);
+      return TakeIntake(env, transport_->TakeReceived(static_cast<size_t>(received), *in_, send));
     }
+    in_->Commit(static_cast<size_t>(received));  // a PROXY header, before the transport
     if (turn.last_read_full) fields_.filled_buffer = true;
-    const bool first_bytes = in_->empty() && !fields_.served;
-    in_->Commit(static_cast<size_t>(received));
-    if (first_bytes && AfterReceive() == ConnectionState::kProcessing &&
-        tls::StartsWithClientHello(in_->contents())) {
-      // A TLS client on a plain port: closed at once, not left to time out on a "request"
-      // that can never be whole.
-      WorkerStats::Add(env.stats->rejected_tls_on_plain);
-      return Finish();
-    }
-    return MoveTo(AfterReceive());
+    return MoveTo(ConnectionState::kProxyHeader);
   }
   if (received == 0) {
     // RFC 7766 §6.2.4 / RFC 3912: the client half-closed; answer what is there, then close.
@@ -151,7 +177,8 @@ bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t rece
     if (fields_.state == ConnectionState::kWaitingUpstream && in_->empty()) {
       return false;  // its answers still come, then the close (Flush)
     }
-    return MoveTo(AfterReceive());
+    return MoveTo(ReceivesThroughTransport() ? ConnectionState::kProcessing
+                                             : ConnectionState::kProxyHeader);
   }
   if (received == -EAGAIN || received == -EWOULDBLOCK) return false;
   if (received == -EINTR) return true;  // again, in the same state
@@ -159,66 +186,39 @@ bool Connection::TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t rece
   return Finish();
 }
 
-void Connection::SendCloseNotify(const ConnectionEnv& env) {
-  if (!fields_.tls || tls_ == nullptr || !tls_->session.handshake_done()) return;
-  tls::TlsSession& session = tls_->session;
-  if (!session.Pending().empty() || !session.Close()) return;
-  WorkerStats::Add(env.stats->sends);
-  env.io->Send(fields_.fd, session.Pending(), /*more=*/false);
+void Connection::SayClosing(const ConnectionEnv& env) {
+  Sender send(*this, env);
+  transport_->SayClosing(send);
 }
 
-bool Connection::ReceiveTls(const ConnectionEnv& env, Turn& turn) {
-  tls::TlsSession& session = tls_->session;
-  // Ciphertext left when the plaintext room filled, or plaintext the library holds: no recv.
-  if (!tls_->ciphertext.empty() || session.holds_plaintext()) return Decrypt(env, turn);
-  // Before waiting for the client, what the layer owes it (the server's handshake flight, a
-  // session ticket) goes out: the client waits for it before sending on.
-  if (!session.Pending().empty()) {
-    fields_.tls_flight = true;
-    return MoveTo(ConnectionState::kWriting);
-  }
-  if (turn.reads == kReadsPerTurn || turn.last_read_short) return false;  // as plain TCP
-  absl::Span<uint8_t> tail = tls_->ciphertext.WritableTail();  // empty buffer: never zero
-  return TakeReceived(env, turn, env.io->Receive(fields_.fd, tail), tail.size());
-}
-
-bool Connection::Decrypt(const ConnectionEnv& env, Turn& turn) {
-  InputBuffer& ciphertext = tls_->ciphertext;
-  tls::TlsSession& session = tls_->session;
-  absl::Span<uint8_t> room = in_->WritableTail();
-  if (room.empty()) {  // cannot happen with capacity > max_request_bytes; never spin
-    WorkerStats::Add(env.stats->rejected_oversize);
-    return Finish();
-  }
-  const tls::FeedResult fed = session.Feed(ciphertext.contents(), room);
-  ciphertext.Consume(fed.consumed);
-  in_->Commit(fed.plaintext);
-  if (fed.plaintext == room.size()) fields_.filled_buffer = true;
-  switch (fed.result) {
-    case tls::TlsResult::kPlaintext:
+bool Connection::TakeIntake(const ConnectionEnv& env, Intake intake) {
+  // The request buffer filled: the client pipelines more than it holds.
+  if (in_->size() == in_->capacity()) fields_.filled_buffer = true;
+  switch (intake) {
+    case Intake::kInput:
       return MoveTo(ConnectionState::kProcessing);
-    case tls::TlsResult::kPeerClosed:
-      // close_notify: the client sends nothing more (RFC 8446 §6.1), as a TCP half-close.
+    case Intake::kPeerClosed:
+      // As a TCP half-close: nothing more comes; answer what is there, then close.
       fields_.peer_closed = true;
       if (fields_.upstream_pending > 0 && in_->empty()) {
         fields_.state = ConnectionState::kWaitingUpstream;  // its answers, then the close
         return false;
       }
       return MoveTo(ConnectionState::kProcessing);
-    case tls::TlsResult::kNeedMore:
-      // Feed takes all it is given unless its room fills; anything left would loop.
-      if (fed.consumed == 0 && !ciphertext.empty()) return Finish();
+    case Intake::kNeedMore:
       // A record in pieces while answers are due: it waits for them and for the rest alike.
       return MoveTo(fields_.upstream_pending > 0 ? ConnectionState::kWaitingUpstream
                                                  : ConnectionState::kReading);
-    case tls::TlsResult::kFailed:
-      break;
-  }
-  // Failed (counted by cause in TlsStats): the alert, if the session made one, in one send at
-  // most; the client may already be gone.
-  if (!session.Pending().empty()) {
-    WorkerStats::Add(env.stats->sends);
-    env.io->Send(fields_.fd, session.Pending(), /*more=*/false);
+    case Intake::kWrongProtocol:
+      // A TLS client on a plain port: closed at once, not left to time out on a "request"
+      // that can never be whole.
+      WorkerStats::Add(env.stats->rejected_tls_on_plain);
+      return Finish();
+    case Intake::kNoRoom:
+      WorkerStats::Add(env.stats->rejected_oversize);
+      return Finish();
+    case Intake::kFailed:
+      break;  // counted by the transport
   }
   return Finish();
 }
@@ -248,32 +248,22 @@ bool Connection::TakeProxy(const ConnectionEnv& env, Turn& turn) {
     WorkerStats::Add(env.stats->rejected_acl);
     return Finish();
   }
-  if (fields_.tls) {
-    // The client's handshakes are charged to the prefix its header named.
-    tls_->client = ClientKeyOf(fields_.peer, tls_->prefix_v4, tls_->prefix_v6);
-    // The bytes after the header are the TLS handshake: they go to the layer, not the handler.
-    InputBuffer& ciphertext = tls_->ciphertext;
-    const absl::Span<uint8_t> tail = ciphertext.WritableTail();
-    const size_t take = std::min(tail.size(), in_->size());
-    std::copy_n(in_->contents().data(), take, tail.data());
-    ciphertext.Commit(take);
-    in_->Clear();
-    return MoveTo(ConnectionState::kReading);
-  }
-  // The header came alone: the request follows.
-  return MoveTo(in_->empty() ? ConnectionState::kReading : ConnectionState::kProcessing);
+  // What followed the header is the transport's first bytes (TLS takes them as ciphertext).
+  transport_->AfterProxyHeader(*in_, fields_.peer);
+  // The header came alone: the request follows (or, through TLS, the handshake's first bytes
+  // wait in the transport: kReading decodes them before any recv).
+  fields_.state = ConnectionState::kReading;
+  return in_->empty() ? true : MoveTo(ConnectionState::kProcessing);
 }
 
 bool Connection::Process(const ConnectionEnv& env, Turn& turn) {
   RequestContext context;
-  context.now = absl::Now();
-  context.keepalive = !fields_.keep_open ? absl::ZeroDuration()
-                      : fields_.tls      ? env.tls_keepalive
-                                         : env.keepalive;
+  context.now = env.clock->wall();
+  context.keepalive = fields_.keepalive;
   context.peer_closed = fields_.peer_closed;
   context.peer = fields_.peer;
   context.more_input_expected = fields_.filled_buffer;
-  context.encrypted = fields_.tls;
+  context.encrypted = transport_->encrypted();
   context.upstream = env.upstream;
   context.connection = fields_.id;
   const size_t output_before = out_->pending();
@@ -371,37 +361,25 @@ bool Connection::InputIsFinal(const ConnectionEnv& env) {
 }
 
 bool Connection::Flush(const ConnectionEnv& env) {
-  if (fields_.tls) {
-    if (!out_->empty()) fields_.tls_flight = false;
-    if (!FlushTls(env)) return false;  // waits until writable, or closed
-    if (std::exchange(fields_.tls_flight, false)) {
-      fields_.deadlines.write.reset();  // as after a response: the next wait gets its own
-      return MoveTo(ConnectionState::kReading);
-    }
-  } else {
-    // The last response of a connection that closes at once (the single pass): MSG_MORE
-    // holds its tail segment back until the close() that follows, which sends it with the FIN
-    // in one segment instead of two (one fewer packet to send, receive and acknowledge per
-    // connection). Only when CloseAfterWrite goes straight to Finish: below kUnsentCheckBytes
-    // (kClosingUnsent would wait for bytes still corked), without lingering (its shutdown
-    // would push them, but the FIN must still follow the answer alone), and with no answer
-    // still to come from an upstream (the corked ones would wait for it).
-    const bool last = fields_.after_write == AfterWrite::kClose && fields_.upstream_pending == 0 &&
-                      fields_.bytes_sent + out_->pending() <= kUnsentCheckBytes;
-    while (!out_->empty()) {
-      // The whole response in one send: the handler built the length prefix and the message
-      // together, so no tinygram leaves (RFC 7766 §8; docs/design.md "The connection path").
-      // A response with a body (OutputBuffer::AttachBody) is its head, corked so that it fills
-      // the body's first segment, then the body from the handler's snapshot.
-      const size_t front = out_->front().size();
-      const ssize_t sent = out_->size() > 0 ? SendBytes(env, out_->contents(), last,
-                                                        /*body_follows=*/out_->has_body())
-                                            : SendBody(env, last);
-      if (sent < 0) return SendFailed(env, sent);
-      out_->ConsumeFront(static_cast<size_t>(sent));
-      // The socket buffer is full: wait until writable.
-      if (static_cast<size_t>(sent) < front) return false;
-    }
+  if (!out_->empty()) fields_.owed_only = false;
+  // Closing: nothing follows this output on the connection (what a transport ends with, TLS
+  // close_notify, rides with it).
+  const bool closing = fields_.after_write != AfterWrite::kRead && fields_.upstream_pending == 0;
+  Sender send(*this, env);
+  switch (transport_->Flush(*out_, closing, send)) {
+    case Flushed::kAll:
+      break;
+    case Flushed::kWouldBlock:
+      return false;  // wait until writable
+    case Flushed::kSendError:
+      WorkerStats::Add(env.stats->reset_errors);
+      return Finish();
+    case Flushed::kFailed:
+      return Finish();  // counted by the transport
+  }
+  if (std::exchange(fields_.owed_only, false)) {
+    fields_.deadlines.write.reset();  // as after a response: the next wait gets its own
+    return MoveTo(ConnectionState::kReading);
   }
   fields_.deadlines.write.reset();  // the next response that waits gets its own deadline
   WorkerStats::Add(env.stats->responses);
@@ -424,39 +402,6 @@ bool Connection::Flush(const ConnectionEnv& env) {
                                                              : ConnectionState::kReading);
 }
 
-bool Connection::FlushTls(const ConnectionEnv& env) {
-  tls::TlsSession& session = tls_->session;
-  const bool closing = fields_.after_write != AfterWrite::kRead && fields_.upstream_pending == 0;
-  for (;;) {
-    // The response a record at a time, each added to what the session holds (the ticket of a
-    // handshake just completed) unless a record's worth already waits: the single pass sends
-    // ticket, answer and close_notify in one send, and the session never holds much more than
-    // one record of a big response (an AXFR, pipelined answers).
-    // A body (OutputBuffer::AttachBody) is encrypted from where the snapshot keeps it, a
-    // record at a time like the rest: without kernel TLS it cannot go by sendfile.
-    while (!out_->empty() && session.Pending().size() < kTlsRecordPlaintext) {
-      const absl::Span<const uint8_t> front = out_->front();
-      // A record ends where a message does (OutputBuffer::EndMessage): a DoT stub reads one
-      // message per record. The records of pipelined answers still leave in one send.
-      const size_t message = out_->size() > 0 ? out_->FrontMessageBytes() : front.size();
-      const size_t take = std::min({front.size(), kTlsRecordPlaintext, message});
-      if (!session.Encrypt(front.first(take), closing && take == out_->pending())) {
-        return Finish();  // counted by cause in TlsStats
-      }
-      out_->ConsumeFront(take);
-    }
-    const absl::Span<const uint8_t> pending = session.Pending();
-    if (pending.empty()) return true;  // and the response is all encrypted
-    // Corked to leave with the FIN when it is the last (as plain TCP's last send in Flush).
-    const bool last =
-        closing && out_->empty() && fields_.bytes_sent + pending.size() <= kUnsentCheckBytes;
-    const ssize_t sent = SendBytes(env, pending, last);
-    if (sent < 0) return SendFailed(env, sent);
-    session.ConsumePending(static_cast<size_t>(sent));
-    if (static_cast<size_t>(sent) < pending.size()) return false;  // full: wait until writable
-  }
-}
-
 ssize_t Connection::SendBytes(const ConnectionEnv& env, absl::Span<const uint8_t> bytes, bool last,
                               bool body_follows) {
   WorkerStats::Add(env.stats->sends);
@@ -474,8 +419,8 @@ ssize_t Connection::SendBytes(const ConnectionEnv& env, absl::Span<const uint8_t
   return sent;
 }
 
-ssize_t Connection::SendBody(const ConnectionEnv& env, bool last) {
-  const SharedBody& body = out_->body();
+ssize_t Connection::SendBody(const ConnectionEnv& env, const OutputBuffer& out, bool last) {
+  const SharedBody& body = out.body();
   const int file = BodyFileForThisThread(body);
   if (file < 0) return SendBytes(env, body.bytes, last);
   // The kernel takes the file's pages: no copy of the body into a buffer of ours or of its.
@@ -491,12 +436,6 @@ ssize_t Connection::SendBody(const ConnectionEnv& env, bool last) {
     return -EIO;  // the sealed file cannot be shorter than its bytes: never loop on it
   }
   return sent;
-}
-
-bool Connection::SendFailed(const ConnectionEnv& env, ssize_t error) {
-  if (error == -EAGAIN || error == -EWOULDBLOCK) return false;  // wait until writable
-  WorkerStats::Add(env.stats->reset_errors);
-  return Finish();
 }
 
 bool Connection::DeliverUpstream(absl::Span<const uint8_t> response) {

@@ -1,6 +1,8 @@
-// One TCP connection's bytes and the transport state machine that moves them (the states and
-// their transitions: server/core/connection_state.h). Connection::Advance runs one step per state
-// until the connection is done or must wait for its socket.
+// One TCP connection's bytes and the state machine that moves them (the states and their
+// transitions: server/core/connection_state.h). Connection::Advance runs one step per state
+// until the connection is done or must wait for its socket. What the bytes on the wire are
+// (plain, or TLS records) is its Transport's (server/transport/transport.h): one state machine
+// for every transport.
 //
 // The same code runs the single pass (a worker's scratch Connection, never registered with the
 // event loop) and parked connections (from the worker core's pool, server/core/worker_core.h,
@@ -22,28 +24,18 @@
 #include "handlers/handler.h"
 #include "handlers/output_buffer.h"
 #include "server/core/allow_list.h"
+#include "server/core/clock.h"
 #include "server/core/connection_state.h"
-#include "server/core/connection_tls.h"
 #include "server/core/deadline.h"
-#include "server/core/input_buffer.h"
+#include "server/core/io_driver.h"
 #include "server/core/proxy_protocol.h"
 #include "server/core/socket_io.h"
 #include "server/core/stats.h"
+#include "server/transport/input_buffer.h"
+#include "server/transport/raw_transport.h"
+#include "server/transport/transport.h"
 
 namespace onepass {
-
-// A driver that can take the last send of a connection together with its close (the io_uring
-// driver, server/drivers/uring_driver.h: one send and a close linked after it, submitted with
-// the ring's next batch instead of two syscalls now).
-class FinalSendQueue {
- public:
-  virtual ~FinalSendQueue() = default;
-  // `bytes` (at most kUnsentCheckBytes) are the whole rest of the last response of the
-  // connection on `fd`, which closes right after. True: the queue copied them and will send
-  // them and close `fd`; the connection counts them as sent and its core must not close `fd`
-  // (Connection::close_queued). False: the connection sends them itself.
-  virtual bool QueueFinalSend(int fd, absl::Span<const uint8_t> bytes) = 0;
-};
 
 // What Connection::Advance needs from its worker; read-only during the call.
 struct ConnectionEnv {
@@ -51,10 +43,9 @@ struct ConnectionEnv {
   // The socket calls (tests script their own).
   SocketIo* io = &KernelSocketIo();
   WorkerStats* stats = nullptr;
+  // The wall clock handed to the handler (RequestContext::now); the core's (tests: a fake).
+  const Clock* clock = &kSystemClock;
   size_t max_request_bytes = 0;
-  absl::Duration keepalive = absl::ZeroDuration();
-  // The same for connections through the TLS layer (--tls-idle-timeout-ms).
-  absl::Duration tls_keepalive = absl::ZeroDuration();
   // Lingering close (--linger-ms > 0): see ConnectionState::kLingering.
   bool linger = false;
   // --proxy-protocol-from (server/core/proxy_protocol.h); nullptr: off, no header is looked for.
@@ -105,14 +96,15 @@ struct ConnectionFields {
   size_t discarded = 0;   // bytes thrown away while lingering
   // The driver's FinalSendQueue took the last send and will close the socket itself.
   bool close_queued = false;
-  // Served through the connection's TLS layer (StartTls): a --tls-listen socket.
-  bool tls = false;
-  // kWriting only to send what the TLS layer owes the client (its handshake flight, a ticket)
-  // before reading on: no response is counted when it is sent.
-  bool tls_flight = false;
-  // Kept open for a next request after the answers (with --keepalive-ms), as the worker decided
-  // for this client at accept (server/core/reuse_learner.h): false gives the single pass.
-  bool keep_open = true;
+  // kWriting only to send what the transport owes the client (a TLS handshake flight, a
+  // ticket) before reading on: no response is counted when it is sent.
+  bool owed_only = false;
+  // The listener it was accepted on (IoDriver::listener_fds order).
+  int listener = 0;
+  // How long it stays open for a next request after its answers (RequestContext::keepalive),
+  // as the worker decided for this client at accept (server/core/reuse_learner.h): zero gives
+  // the single pass.
+  absl::Duration keepalive = absl::ZeroDuration();
   // Process calls that consumed a request: two or more, the client reused the connection.
   uint32_t requests = 0;
   // Requests forwarded upstream whose answers are not yet delivered (kWaitingUpstream).
@@ -130,34 +122,33 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Starts serving a freshly accepted socket in kReading, or kProxyHeader when a PROXY header
-  // may come first (--proxy-protocol-from). Takes ownership of nothing: the core closes.
+  // Starts serving a freshly accepted socket (from `listener`) in kReading, or kProxyHeader
+  // when a PROXY header may come first (--proxy-protocol-from), on its RawTransport. Takes
+  // ownership of nothing: the core closes.
   void Reset(int fd, const std::array<uint8_t, 16>& peer = {}, uint64_t id = 0,
-             bool proxy_header = false);
-  // After Reset: serves the connection through TLS (a --tls-listen socket), starting a session
-  // under `start`'s context; the layer is made once per connection object and then reused.
-  // False when the TLS library cannot start one: close the connection.
-  bool StartTls(const TlsStart& start);
-  // Moves `other`'s socket, bytes and state here (by swapping buffers and TLS layers: no
-  // copy), leaving `other` empty. Used to park the worker's scratch connection.
+             bool proxy_header = false, int listener = 0);
+  // After Reset: serves the connection through a transport of `factory`'s (a --tls-listen
+  // socket: TLS), made once per connection object and then reused. `owner` is the core's
+  // handle of it (TransportFactory::Start). False when it cannot start: close the connection.
+  bool StartTransport(TransportFactory& factory, void* owner);
+  // Moves `other`'s socket, bytes and state here (by swapping buffers and transports: no copy),
+  // leaving `other` empty. Used to park the worker's scratch connection.
   void TakeOver(Connection& other);
-  // Frees the TLS layer's SSL object and its hold on an old context (after a reload; the next
-  // StartTls makes a new one). Only between connections.
-  void ReleaseTls() {
-    if (tls_ != nullptr) tls_->session.Release();
+  // The transport in use: its lifecycle (Transport::MayWait, Parked, Ended, TimedOut) is the
+  // core's to call.
+  Transport& transport() { return *transport_; }
+  const Transport& transport() const { return *transport_; }
+  // Between connections: the transport made by StartTransport frees its library's objects
+  // (after a reload, or to give memory back), or only when they belong to a replaced
+  // configuration (the old certificate's key goes with the last connection that used it).
+  void ReleaseTransport() {
+    if (secure_ != nullptr) secure_->Release();
   }
-  // The same when the TLS layer holds a context other than `current` (a connection that began
-  // before a reload has ended): the old certificate's key goes with the last of them.
-  void ReleaseTlsUnless(const tls::TlsServerContext* current) {
-    if (tls_ != nullptr && tls_->session.context() != current) tls_->session.Release();
+  void ReleaseTransportIfStale() {
+    if (secure_ != nullptr) secure_->ReleaseIfStale();
   }
-  // A TLS connection parked idle between requests gives back its session's buffers
-  // (TlsSession::ReleaseIdleBuffers); the ciphertext buffer stays with the slot.
-  void ReleaseIdleTlsBuffers() {
-    if (fields_.tls && tls_ != nullptr && tls_->ciphertext.empty()) {
-      tls_->session.ReleaseIdleBuffers();
-    }
-  }
+  // A connection parked idle between requests gives back its transport's buffers.
+  void ReleaseIdleBuffers() { transport_->ReleaseIdleBuffers(); }
 
   // Runs the state machine until the connection is done (kClosed) or must wait for its socket:
   // returns kReading (readable), kWriting (writable; out() holds the rest of the response),
@@ -169,14 +160,15 @@ class Connection {
   // into ReceiveTail() asking for `asked` bytes returned (bytes, 0 at EOF, or -errno), taken
   // as Advance's own first read in kReading would take it; then Advance goes on.
   ConnectionState AdvanceReceived(const ConnectionEnv& env, ssize_t result, size_t asked);
-  // Where the next recv writes (the free space of the input buffer, or of the TLS layer's
-  // ciphertext buffer). Valid until the next call.
+  // Where the next recv writes (the free space of the input buffer, or of the transport's own
+  // buffer). Valid until the next call.
   absl::Span<uint8_t> ReceiveTail() {
-    return ReceivesCiphertext() ? tls_->ciphertext.WritableTail() : in_->WritableTail();
+    return ReceivesThroughTransport() ? transport_->ReceiveTail(*in_) : in_->WritableTail();
   }
 
   ConnectionState state() const { return fields_.state; }
   uint64_t id() const { return fields_.id; }
+  int listener() const { return fields_.listener; }
   uint32_t upstream_pending() const { return fields_.upstream_pending; }
   // Forwarded requests one connection may have in flight while it reads its client's next
   // ones; at it nothing more is read until an answer is sent (backpressure).
@@ -206,26 +198,23 @@ class Connection {
   void GiveOutput(std::unique_ptr<OutputBuffer> out) { out_ = std::move(out); }
 
   int fd() const { return fields_.fd; }
-  bool tls() const { return fields_.tls; }
-  // A TLS connection closed between requests (idle timeout, drain): close_notify, in one send
-  // at most (RFC 8446 §6.1: the closing side says so; the client may be gone).
-  void SendCloseNotify(const ConnectionEnv& env);
-  // A TLS connection whose handshake is not done yet.
-  bool tls_handshaking() const {
-    return fields_.tls && tls_ != nullptr && !tls_->session.handshake_done();
-  }
+  // An idle connection closed between requests (idle timeout, drain, eviction): what its
+  // transport says at its end (TLS close_notify), in one send at most.
+  void SayClosing(const ConnectionEnv& env);
+  // A handshake of its transport is in progress (TLS).
+  bool handshaking() const { return transport_->handshaking(); }
   const std::array<uint8_t, 16>& peer() const { return fields_.peer; }
   OutputBuffer& out() { return *out_; }  // requires has_output()
   const InputBuffer& in() const { return *in_; }
   bool served() const { return fields_.served; }
-  // Response bytes the kernel took on this connection (the TLS layer's records included).
+  // Response bytes the kernel took on this connection (the transport's records included).
   size_t bytes_sent() const { return fields_.bytes_sent; }
   // No byte ever came from the client: a speculative connect or a probe (closed_unused).
   bool unused() const { return !fields_.received; }
-  // After Reset: whether a plain connection waits for a next request (--keepalive-ms) or closes
-  // after its answers (ConnectionFields::keep_open).
-  void set_keep_open(bool keep_open) { fields_.keep_open = keep_open; }
-  bool keep_open() const { return fields_.keep_open; }
+  // After Reset: how long the connection waits for a next request after its answers
+  // (ConnectionFields::keepalive); zero, the default, closes after them.
+  void set_keepalive(absl::Duration keepalive) { fields_.keepalive = keepalive; }
+  bool keep_open() const { return fields_.keepalive > absl::ZeroDuration(); }
   uint32_t requests() const { return fields_.requests; }
 
   // Between requests of a kept-alive connection: waits to read, nothing buffered, at least one
@@ -239,8 +228,8 @@ class Connection {
   // deadline (RFC 7766 §6.2.3, docs/design.md "Limits, and why"); the worker takes it when it
   // parks.
   bool TakeMessageConsumed() { return std::exchange(fields_.message_consumed, false); }
-  // Kept by the worker (server/core/deadline.h); Advance disarms the write deadline when a response
-  // was sent whole.
+  // Kept by the worker (server/core/deadline.h); Advance disarms the write deadline when a
+  // response was sent whole.
   Deadlines& deadlines() { return fields_.deadlines; }
   const Deadlines& deadlines() const { return fields_.deadlines; }
 
@@ -252,20 +241,16 @@ class Connection {
     bool last_read_full = false;   // the last recv filled it: more may wait in the socket
     int calls_without_progress = 0;
   };
+  // The connection's send path as its transport sees it, for one call.
+  class Sender;
 
   // The steps, one per state. Each returns true when the connection can go on at once in its
   // (new) state, false when it must wait for its socket or is closed.
   bool Flush(const ConnectionEnv& env);                // kWriting
   bool Process(const ConnectionEnv& env, Turn& turn);  // kProcessing
   bool Receive(const ConnectionEnv& env, Turn& turn);  // kReading
-  // kReading through the TLS layer: ciphertext left over, or what the layer owes the client,
-  // or a recv of ciphertext.
-  bool ReceiveTls(const ConnectionEnv& env, Turn& turn);
-  // Feeds the ciphertext buffered to the TLS session; its plaintext goes to the input.
-  bool Decrypt(const ConnectionEnv& env, Turn& turn);
-  // kWriting through the TLS layer: sends what the session holds, then the response a record
-  // at a time. True once everything is sent; false to wait until writable, or closed.
-  bool FlushTls(const ConnectionEnv& env);
+  // What the transport made of received bytes (or of bytes it held).
+  bool TakeIntake(const ConnectionEnv& env, Intake intake);
   // One send of `bytes`, the last of the connection when `last` (MSG_MORE, or the driver's
   // FinalSendQueue), or a head corked for the body after it (`body_follows`: MSG_MORE, never
   // the queue): bytes taken, or -errno.
@@ -273,25 +258,16 @@ class Connection {
                     bool body_follows = false);
   // One send of the rest of the output's body: sendfile(2) from its file when it has one, else
   // as SendBytes. Bytes taken, or -errno.
-  ssize_t SendBody(const ConnectionEnv& env, bool last);
-  // A send failed with `error`: wait until writable (EAGAIN, returns false) or closed, counted.
-  bool SendFailed(const ConnectionEnv& env, ssize_t error);
-  // The recv goes to the TLS layer (not during a PROXY header, which precedes TLS).
-  bool ReceivesCiphertext() const {
-    return fields_.tls && fields_.state != ConnectionState::kProxyHeader;
-  }
+  ssize_t SendBody(const ConnectionEnv& env, const OutputBuffer& out, bool last);
+  // The recv goes to the transport (not during a PROXY header, which precedes it).
+  bool ReceivesThroughTransport() const { return fields_.state != ConnectionState::kProxyHeader; }
   // Receive's second half: what the recv of `asked` bytes returned (-errno on error).
   bool TakeReceived(const ConnectionEnv& env, Turn& turn, ssize_t result, size_t asked);
   // The loop of Advance, from `go_on`.
   ConnectionState Run(const ConnectionEnv& env, Turn& turn, bool go_on);
   bool Linger(const ConnectionEnv& env);                 // kLingering
   bool TakeProxy(const ConnectionEnv& env, Turn& turn);  // kProxyHeader
-  // Where a recv that brought bytes (or the EOF) leads: the PROXY header is parsed first.
-  ConnectionState AfterReceive() const {
-    return fields_.state == ConnectionState::kProxyHeader ? ConnectionState::kProxyHeader
-                                                          : ConnectionState::kProcessing;
-  }
-  bool AwaitSent(const ConnectionEnv& env);  // kClosingUnsent
+  bool AwaitSent(const ConnectionEnv& env);              // kClosingUnsent
 
   // Moves to `state` and goes on (returns true).
   bool MoveTo(ConnectionState state) {
@@ -319,8 +295,11 @@ class Connection {
   ConnectionFields fields_;
   std::unique_ptr<InputBuffer> in_;
   std::unique_ptr<OutputBuffer> out_;
-  // Made by the first StartTls; travels with the buffers (TakeOver).
-  std::unique_ptr<ConnectionTls> tls_;
+  // The transport in use: raw_, or secure_ after StartTransport.
+  RawTransport raw_;
+  // Made by the first StartTransport; travels with the buffers (TakeOver).
+  std::unique_ptr<Transport> secure_;
+  Transport* transport_ = &raw_;
 };
 
 }  // namespace onepass

@@ -13,7 +13,7 @@ namespace {
 
 // Per message: restarts only when a whole request was consumed, never on a partial read.
 SteadyTime ReadDeadline(const ParkedConnection& connection, SteadyTime now,
-                        const ServerConfig& config, WorkerLoad load, Deadlines& deadlines) {
+                        const CoreConfig& config, WorkerLoad load, Deadlines& deadlines) {
   const absl::Duration keepalive = connection.keepalive.value_or(config.keepalive);
   const bool idle = connection.idle && keepalive > absl::ZeroDuration();
   if (!deadlines.read.has_value() || connection.message_consumed) {
@@ -36,7 +36,7 @@ SteadyTime ReadDeadline(const ParkedConnection& connection, SteadyTime now,
 }  // namespace
 
 ParkDeadline ComputeParkDeadline(const ParkedConnection& connection, SteadyTime now,
-                                 const ServerConfig& config, WorkerLoad load) {
+                                 const CoreConfig& config, WorkerLoad load) {
   ParkDeadline result{connection.deadlines, now};
   Deadlines& deadlines = result.deadlines;
   switch (connection.state) {

@@ -16,7 +16,7 @@
 #include <optional>
 
 #include "server/core/connection_state.h"
-#include "server/server_config.h"
+#include "server/core/core_config.h"
 
 namespace onepass {
 
@@ -67,7 +67,7 @@ struct ParkDeadline {
 // cap. For any state other than kReading, kWriting, kClosingUnsent and kLingering (none is
 // parked) `at` is `now`.
 ParkDeadline ComputeParkDeadline(const ParkedConnection& connection, SteadyTime now,
-                                 const ServerConfig& config, WorkerLoad load);
+                                 const CoreConfig& config, WorkerLoad load);
 
 // `now` + `duration` on the steady clock.
 SteadyTime After(SteadyTime now, absl::Duration duration);

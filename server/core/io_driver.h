@@ -5,7 +5,7 @@
 //   - accepts on the listeners while the core lets it, handing each socket to the core
 //     (ConnectionSink), and closes the listeners when the core drains,
 //   - closes sockets, and may take a connection's last send together with its close
-//     (FinalSendQueue, server/core/connection.h),
+//     (FinalSendQueue),
 //   - runs the loop: waits for events until the earliest timer of the worker's TimerQueue,
 //     then fires the expired ones. Timers are the core's (one heap for both drivers).
 // The same shape as Seastar's reactor backends or Envoy's IoHandle below one ConnectionImpl.
@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -27,9 +28,20 @@
 
 namespace onepass {
 
-class Connection;
-class FinalSendQueue;
 class IoDriver;
+
+// A driver that can take the last send of a connection together with its close (the io_uring
+// driver, server/drivers/uring/uring_driver.h: one send and a close linked after it, submitted
+// with the ring's next batch instead of two syscalls now). IoDriver::final_send.
+class FinalSendQueue {
+ public:
+  virtual ~FinalSendQueue() = default;
+  // `bytes` (at most kUnsentCheckBytes) are the whole rest of the last response of the
+  // connection on `fd`, which closes right after. True: the queue copied them and will send
+  // them and close `fd`; the connection counts them as sent and its core must not close `fd`
+  // (Connection::close_queued). False: the connection sends them itself.
+  virtual bool QueueFinalSend(int fd, absl::Span<const uint8_t> bytes) = 0;
+};
 
 enum class Interest : uint8_t { kReadable, kWritable };
 
@@ -77,6 +89,13 @@ enum class AcceptNext {
   kPaused,      // the core paused accepting (EMFILE & co.): do not accept until resumed
 };
 
+// The core's handle of a connection whose first recv the driver makes (ConnectionSink::
+// BeginReceive): opaque to the driver, which hands it back with the recv's result.
+class ReceiveHandle {
+ protected:
+  ~ReceiveHandle() = default;
+};
+
 // The core, as a driver sees it.
 class ConnectionSink {
  public:
@@ -89,17 +108,26 @@ class ConnectionSink {
   // and where its first recv writes, or null (the core refused it and closed `fd`). Then
   // Received with what that recv returned (bytes, 0 at EOF, -errno).
   struct Receive {
-    void* connection = nullptr;
+    ReceiveHandle* handle = nullptr;
     absl::Span<uint8_t> into;
   };
   virtual Receive BeginReceive(int fd, const sockaddr_storage& peer, int listener) = 0;
-  virtual void Received(void* connection, ssize_t result) = 0;
+  virtual void Received(ReceiveHandle* handle, ssize_t result) = 0;
   // A last send taken by the driver's FinalSendQueue failed (the client reset).
   virtual void OnFinalSendFailed(int error) = 0;
   // accept(2) failed with `error`.
   virtual AcceptNext OnAcceptError(int error) = 0;
   // CloseListeners is done: every queued connection was taken and the listeners are closed.
   virtual void OnListenersClosed() = 0;
+};
+
+// What every driver is made with (server/drivers/driver_factory.h).
+struct DriverOptions {
+  // Connections accepted per listener readiness before other events get a turn (libevent), or
+  // accepts armed at once per listener (the ring): --accept-burst.
+  int accept_burst = 64;
+  // listen(2) backlog: what a drain takes from the accept queues at most.
+  int backlog = 4096;
 };
 
 class IoDriver {
@@ -148,6 +176,26 @@ class IoDriver {
   virtual void EndOnThread() {}
 
  protected:
+  // Accepts up to `limit` connections queued on `listener_fd` (listener number `index`) and
+  // hands each to `take(fd, peer, index)`; stops at an empty queue or at an error after which
+  // the core says not to go on (ConnectionSink::OnAcceptError). The one accept loop of both
+  // drivers: a burst, and a drain's "take what is queued, then close".
+  template <typename Take>
+  void AcceptQueued(int listener_fd, int index, int limit, Take&& take) {
+    for (int i = 0; i < limit; ++i) {
+      // The peer's address comes with the accept: no getpeername per connection.
+      sockaddr_storage address{};
+      socklen_t address_length = sizeof(address);
+      const int fd = accept4(listener_fd, reinterpret_cast<sockaddr*>(&address), &address_length,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (sink_->OnAcceptError(errno) == AcceptNext::kAcceptMore) continue;
+        return;
+      }
+      take(fd, address, index);
+    }
+  }
+
   ConnectionSink* sink_ = nullptr;
 
  private:

@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-#include "server/socket_options.h"
+#include "server/core/socket_options.h"
 
 namespace onepass {
 namespace {

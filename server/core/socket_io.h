@@ -31,7 +31,7 @@ class SocketIo {
   // Bytes the kernel has taken but not yet sent (SIOCOUTQNSD): held back by a client that does
   // not read (a closed window).
   virtual size_t UnsentBytes(int fd) = 0;
-  // Writable only once those bytes are sent (TCP_NOTSENT_LOWAT 1: server/socket_options.h).
+  // Writable only once those bytes are sent (TCP_NOTSENT_LOWAT 1: server/core/socket_options.h).
   virtual void SetWritableWhenSent(int fd) = 0;
 };
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstring>
 #include <utility>
 
@@ -15,40 +14,26 @@
 #include "server/core/deadline.h"
 
 namespace onepass {
-namespace {
-
-// The configuration a worker keeps: the TLS context in use lives in TlsStart alone, so that a
-// reload's SwapTls lets go of the previous one (and its private key) once its connections end.
-ServerConfig WithoutTlsContext(const ServerConfig& config) {
-  ServerConfig kept = config;
-  kept.tls.reset();
-  return kept;
-}
-
-}  // namespace
 
 WorkerCore::Slot::Slot(WorkerCore* core, size_t input_bytes)
     : connection(input_bytes, /*output_capacity=*/0),
       watch(core->driver_, [core, this] { core->OnReady(this); }),
       deadline(&core->driver_->timers(), [core, this] { core->OnDeadline(this); }) {}
 
-WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy& proxy_policy,
+WorkerCore::WorkerCore(int index, const CoreConfig& config, const ProxyPolicy& proxy_policy,
                        int max_connections, ClientTable* clients,
                        std::shared_ptr<const HandlerFactory> factory, IoDriver* driver,
-                       ClientTable* tls_clients)
+                       const SecureListeners& secure)
     : index_(index),
-      config_(WithoutTlsContext(config)),
+      config_(config),
       proxy_policy_(proxy_policy),
       max_connections_(max_connections),
-      clients_(clients),
-      tls_clients_(tls_clients),
+      first_secure_listener_(secure.transports != nullptr ? secure.first : INT_MAX),
       driver_(driver),
       // One byte beyond MaxRequestBytes so that an oversize request is seen as such.
       input_buffer_bytes_(std::max(factory->MaxRequestBytes() + 1, kMinInputBufferBytes)),
       output_buffer_bytes_(factory->OutputBufferBytes()),
       read_room_(max_connections, /*per_client=*/0),
-      first_tls_listener_(config.tls_listen.empty() ? INT_MAX
-                                                    : static_cast<int>(config.listen.size())),
       handler_counters_(factory->Counters().size()),
       factory_(std::move(factory)),
       handler_(factory_->CreateHandler(handler_counters_)),
@@ -58,27 +43,27 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
                       if (!draining_) driver_->SetAccepting(true);
                     }),
       drain_timer_(&driver->timers(), [this] { OnDrainDeadline(); }),
-      upstream_tick_(&driver->timers(), [this] { OnUpstreamTick(); }),
       heartbeat_(&driver->timers(), [this] {
         metrics_.Beat();
         CloseBodyFilesNoLongerServed();
-        TrimIdleTls();
-        heartbeat_.ArmAt(After(now_(), absl::Milliseconds(kHeartbeatPeriodMs)));
+        TrimIdleTransports();
+        heartbeat_.ArmAt(After(clock_.steady(), absl::Milliseconds(kHeartbeatPeriodMs)));
       }) {
   driver_->set_sink(this);
   env_.handler = handler_.get();
   env_.stats = &stats_;
+  env_.clock = &clock_;
   env_.max_request_bytes = factory_->MaxRequestBytes();
-  env_.keepalive = config_.keepalive;
-  // Not behind a PROXY v2 balancer: the accept gives the balancer's address, the header the
-  // client's, and a balancer reuses its connections anyway.
-  learn_reuse_ =
-      config_.keepalive > absl::ZeroDuration() && config_.keepalive_learn && proxy_policy_.empty();
-  env_.tls_keepalive = config_.tls_idle_timeout;
-  if (!config_.tls_listen.empty() && config_.tls_idle_timeout > absl::ZeroDuration() &&
-      config_.keepalive_learn && proxy_policy_.empty()) {
-    tls_reuse_ = std::make_unique<ReuseLearner>();
-  }
+  // Learning is off behind a PROXY v2 balancer: the accept gives the balancer's address, the
+  // header the client's, and a balancer reuses its connections anyway.
+  const bool learn = config_.keepalive_learn && proxy_policy_.empty();
+  plain_ = {.keepalive = config_.keepalive,
+            .learner = learn ? &plain_reuse_ : nullptr,
+            .clients = clients};
+  secure_ = {.transports = secure.transports,
+             .keepalive = secure.keepalive,
+             .learner = learn ? &secure_reuse_ : nullptr,
+             .clients = secure.clients != nullptr ? secure.clients : clients};
   env_.linger = config_.linger > absl::ZeroDuration();
   if (!proxy_policy_.empty()) env_.proxy = &proxy_policy_;
   // Checked by Server::CheckConfig: a core made without it (tests) allows everyone.
@@ -87,33 +72,11 @@ WorkerCore::WorkerCore(int index, const ServerConfig& config, const ProxyPolicy&
   }
   // Behind a balancer the client is known from its header: the connection checks it there.
   if (!allow_.empty() && env_.proxy != nullptr) env_.allow = &allow_;
-  tls_start_ = {.context = config.tls,
-                .stats = &tls_stats_,
-                .prefix_v4 = config_.client_prefix_v4,
-                .prefix_v6 = config_.client_prefix_v6};
-  if (!config_.tls_listen.empty()) {
-    // The server-wide limits, split as --max-connections is: this worker's share of them.
-    const double share =
-        static_cast<double>(max_connections_) / std::max(config_.max_connections, max_connections_);
-    const int max_handshakes =
-        std::max(1, static_cast<int>(config_.tls_max_handshakes * share + 0.5));
-    const int per_client =
-        config_.tls_handshakes_per_client == 0
-            ? 0
-            : std::max(1, static_cast<int>(config_.tls_handshakes_per_client * share + 0.5));
-    handshake_room_ = std::make_unique<WaitingRoom>(max_handshakes, per_client);
-    tls_start_.space = this;
-    handshake_limiter_ = std::make_unique<HandshakeLimiter>(
-        HandshakeLimiter::Rates{.full = config_.tls_full_per_client * share,
-                                .resumed = config_.tls_resumed_per_client * share});
-    tls_start_.limiter = handshake_limiter_.get();
-  }
 }
 
 WorkerCore::~WorkerCore() {
   EndOnThread();  // nothing left when the worker's thread ran it
   pool_.clear();
-  upstream_.reset();
 }
 
 void WorkerCore::EndOnThread() {
@@ -136,35 +99,8 @@ absl::Status WorkerCore::Init() {
     return absl::InternalError(
         absl::StrCat("the ", factory_->Name(), " handler could not be created"));
   }
-  const std::optional<ForwardingSpec> forwarding = factory_->Forwarding();
-  if (forwarding.has_value() && !forwarding->upstreams.empty()) {
-    if (handler_->forwarding() == nullptr) {
-      return absl::InternalError(
-          absl::StrCat("the ", factory_->Name(), " handler forwards but has no forwarding half"));
-    }
-    const std::vector<SocketAddress>& upstreams = forwarding->upstreams;
-    tick_period_ = forwarding->tick_period;
-    absl::StatusOr<std::unique_ptr<UpstreamChannel>> channel =
-        UpstreamChannel::Open(driver_, upstreams, forwarding->datagrams, &stats_,
-                              [this](int index, absl::Span<const uint8_t> datagram) {
-                                OnUpstreamDatagram(index, datagram);
-                              });
-    if (!channel.ok()) return channel.status();
-    upstream_ = *std::move(channel);
-    const UpstreamStreamConfig& streams = forwarding->streams;
-    if (streams.frame_length != nullptr) {
-      upstream_->OpenStreams(upstreams, streams,
-                             [this](int index, absl::Span<const uint8_t> frame) {
-                               OnUpstreamStreamFrame(index, frame);
-                             });
-    }
-    upstream_queue_ = std::make_unique<UpstreamQueue>();
-    env_.upstream = upstream_queue_.get();
-    upstream_answer_ = std::make_unique<OutputBuffer>(output_buffer_bytes_);
-    upstream_tick_.ArmAt(After(now_(), tick_period_));
-  }
   metrics_.Beat();
-  heartbeat_.ArmAt(After(now_(), absl::Milliseconds(kHeartbeatPeriodMs)));
+  heartbeat_.ArmAt(After(clock_.steady(), absl::Milliseconds(kHeartbeatPeriodMs)));
   env_.final_send = driver_->final_send();
   driver_->SetAccepting(true);
   pool_.reserve(max_connections_ + driver_->receives_in_flight());
@@ -174,30 +110,15 @@ absl::Status WorkerCore::Init() {
 }
 
 void WorkerCore::StartOnThread() {
-  scratch_ = std::make_unique<Connection>(input_buffer_bytes_, output_buffer_bytes_);
-  output_buffers_ = 1;
+  scratch_ = std::make_unique<Connection>(input_buffer_bytes_, /*output_capacity=*/0);
+  outputs_ = std::make_unique<OutputPool>(output_buffer_bytes_, max_connections_);
 }
 
 void WorkerCore::SwapHandler(std::shared_ptr<const HandlerFactory> factory,
                              std::unique_ptr<Handler> handler) {
   std::unique_ptr<Handler> old = std::exchange(handler_, std::move(handler));
-  if (upstream_ != nullptr && handler_->forwarding() != nullptr && old->forwarding() != nullptr) {
-    // The new data's upstreams, index by index (HandlerFactory::ArrangeAfter kept the index of
-    // each that stays): the sockets of one that stays stay open for the replies still due.
-    const std::optional<ForwardingSpec> forwarding = factory->Forwarding();
-    if (forwarding.has_value()) upstream_->SetUpstreams(forwarding->upstreams);
-    // Queries in flight to upstreams, their health and a cache survive the reload in the new
-    // handler; what it cannot take (an upstream no longer listed) is answered now, before the
-    // old handler goes, so no client waits for the backstop.
-    handler_->forwarding()->TakeOver(*old->forwarding());
-    for (;;) {
-      upstream_answer_->Clear();
-      UpstreamAnswer answer;
-      if (!old->forwarding()->TakeAbandoned(absl::Now(), *upstream_answer_, answer)) break;
-      if (answer.matched) DeliverUpstream(answer);
-    }
-    FlushUpstream();
-  }
+  // Requests in flight upstream go over to the new handler (or are answered now).
+  if (forwarder_ != nullptr) forwarder_->SwapHandler(*factory, *old, *handler_);
   // Between events: no Advance is running, so every connection's next call sees the new
   // handler. The old handler goes first, then (if no other worker holds it) the old data.
   old.reset();
@@ -218,160 +139,130 @@ bool WorkerCore::RefusedByAcl(int fd, const sockaddr_storage& peer, int64_t acce
 
 void WorkerCore::ServeAccepted(int fd, const sockaddr_storage& peer, int listener) {
   WorkerStats::Add(stats_.accepted);
-  // The scratch is reset here, once per connection, not again after it is done with.
   const int64_t accepted_at = MonotonicNanos();  // vDSO: no syscall on the single pass
   if (RefusedByAcl(fd, peer, accepted_at)) return;
-  if (listener >= first_tls_listener_) {
-    ServeTlsAccepted(fd, peer, listener, accepted_at);
-    return;
+  // A connection through a transport (TLS) always waits for its client (the handshake's
+  // second flight), so it takes a slot now instead of the scratch: its client is counted
+  // before the server does any work for it (issue 37: a resolver's address used to be refused
+  // after the server's flight, its signature paid for).
+  Slot* slot = nullptr;
+  if (RoleOf(listener).transports != nullptr) {
+    slot = AcquireSlot();
+    if (slot == nullptr) {
+      WorkerStats::Add(stats_.rejected_pool_full);
+      driver_->CloseSocket(fd, /*abort=*/false);
+      metrics_.RecordClose(accepted_at, MonotonicNanos());
+      return;
+    }
   }
-  scratch_->Reset(fd, MapAddress(peer), next_connection_id_++, env_.proxy != nullptr);
-  DecideKeepOpen(*scratch_, listener);
-  if (!StartTls(*scratch_, listener)) return;
-  const ConnectionState state = scratch_->Advance(env_);
-  FlushUpstream();
-  if (state == ConnectionState::kClosed) {
-    FinishSinglePass(*scratch_, accepted_at);
-    return;
-  }
-  Admit(*scratch_, /*received=*/nullptr, accepted_at);
+  Connection* connection = Open(fd, peer, listener, slot, accepted_at);
+  if (connection == nullptr) return;
+  outputs_->Lend(*connection);
+  FirstTurnDone(*connection, slot, connection->Advance(env_), accepted_at);
 }
 
-void WorkerCore::ServeTlsAccepted(int fd, const sockaddr_storage& peer, int listener,
-                                  int64_t accepted_at) {
-  // A TLS connection always waits for its client (the handshake's second flight), so it takes
-  // a slot now instead of the scratch: its client is counted before the server does any TLS
-  // work (issue 37: a resolver's address used to be refused after the server's flight, its
-  // signature paid for).
-  Slot* slot = AcquireSlot();
+ConnectionSink::Receive WorkerCore::BeginReceive(int fd, const sockaddr_storage& peer,
+                                                 int listener) {
+  WorkerStats::Add(stats_.accepted);
+  const int64_t accepted_at = MonotonicNanos();
+  if (RefusedByAcl(fd, peer, accepted_at)) return {};
+  Slot* slot = receiving_ < driver_->receives_in_flight() ? AcquireSlot() : nullptr;
   if (slot == nullptr) {
     WorkerStats::Add(stats_.rejected_pool_full);
     driver_->CloseSocket(fd, /*abort=*/false);
     metrics_.RecordClose(accepted_at, MonotonicNanos());
-    return;
+    return {};
   }
-  slot->phase = Slot::Phase::kReceiving;
-  slot->accepted_at = accepted_at;
+  Connection* connection = Open(fd, peer, listener, slot, accepted_at);
+  if (connection == nullptr) return {};
+  ++receiving_;
+  const absl::Span<uint8_t> into = connection->ReceiveTail();
+  slot->asked = into.size();
+  return {slot, into};
+}
+
+void WorkerCore::Received(ReceiveHandle* handle, ssize_t result) {
+  Slot* slot = static_cast<Slot*>(handle);
+  --receiving_;
   Connection& connection = slot->connection;
-  connection.Reset(fd, MapAddress(peer), next_connection_id_++, env_.proxy != nullptr);
-  DecideKeepOpen(connection, listener);
-  if (!StartTls(connection, listener)) {
-    Release(slot);
-    return;
-  }
-  if (!AdmitTlsClient(slot, accepted_at)) return;
-  Lend(connection);
-  const ConnectionState state = connection.Advance(env_);
-  FlushUpstream();
-  if (state == ConnectionState::kClosed) {
-    FinishSinglePass(connection, accepted_at);
-    Release(slot);
-    return;
-  }
-  Admit(connection, slot, accepted_at);
+  outputs_->Lend(connection);
+  FirstTurnDone(connection, slot, connection.AdvanceReceived(env_, result, slot->asked),
+                slot->accepted_at);
 }
 
-bool WorkerCore::AdmitTlsClient(Slot* slot, int64_t accepted_at) {
-  // Behind a PROXY v2 balancer the client is known only from the header: counted at park.
-  if (env_.proxy != nullptr || CountPeer(slot->connection.peer(), slot)) return true;
-  WorkerStats::Add(stats_.rejected_per_client);
-  driver_->CloseSocket(slot->connection.fd(), /*abort=*/false);
+Connection* WorkerCore::Open(int fd, const sockaddr_storage& peer, int listener, Slot* slot,
+                             int64_t accepted_at) {
+  Connection& connection = slot != nullptr ? slot->connection : *scratch_;
+  if (slot != nullptr) {
+    slot->phase = Slot::Phase::kReceiving;
+    slot->accepted_at = accepted_at;
+  }
+  connection.Reset(fd, MapAddress(peer), next_connection_id_++, env_.proxy != nullptr, listener);
+  const Role& role = RoleOf(listener);
+  DecideKeepOpen(connection, role);
+  if (role.transports == nullptr) return &connection;
+  if (!connection.StartTransport(*role.transports, slot)) {
+    // Counted by the factory (TLS: the library could not make an SSL object).
+  } else if (env_.proxy != nullptr || CountPeer(connection.peer(), slot)) {
+    // Behind a PROXY v2 balancer the client is known only from the header: counted at park.
+    return &connection;
+  } else {
+    WorkerStats::Add(stats_.rejected_per_client);
+  }
+  driver_->CloseSocket(fd, /*abort=*/false);
   metrics_.RecordClose(accepted_at, MonotonicNanos());
-  Release(slot);
-  return false;
+  if (slot != nullptr) Release(slot);
+  return nullptr;
 }
 
-bool WorkerCore::StartTls(Connection& connection, int listener) {
-  if (listener < first_tls_listener_) return true;
-  if (connection.StartTls(tls_start_)) return true;
-  // The library could not make an SSL object (out of memory): counted as its failure.
-  tls_stats_.failed_by(tls::TlsFailure::k_internal).fetch_add(1, std::memory_order_relaxed);
-  driver_->CloseSocket(connection.fd(), /*abort=*/false);
-  connection.Reset(-1);
-  return false;
+void WorkerCore::FirstTurnDone(Connection& connection, Slot* slot, ConnectionState state,
+                               int64_t accepted_at) {
+  FlushUpstream();
+  if (state != ConnectionState::kClosed) {
+    Admit(connection, slot, accepted_at);
+    return;
+  }
+  FinishSinglePass(connection, accepted_at);
+  if (slot != nullptr) {
+    Release(slot);
+  } else {
+    outputs_->TakeBack(connection);
+  }
 }
 
-void WorkerCore::TrimIdleTls() {
+void WorkerCore::Evict(void* owner) { Close(static_cast<Slot*>(owner), Waited::kYes); }
+
+void WorkerCore::TrimIdleTransports() {
   // free_ is a stack: the slots at its bottom have waited longest and are reused last. A
   // wave of TLS connections leaves each of its slots an SSL object with its buffers (~43 KB,
-  // kept so that the next connection skips SSL_new): those beyond the kKeptIdleTls most
-  // recently freed go back (3,000 stalled handshakes left 206 MB; this returns 125 MB of it).
+  // kept so that the next connection skips SSL_new): those beyond the kKeptIdleTransports
+  // most recently freed go back (3,000 stalled handshakes left 206 MB; this returns 125 MB).
   if (trimmed_free_ > free_.size()) trimmed_free_ = free_.size();
-  if (free_.size() <= kKeptIdleTls) return;
-  const size_t target = free_.size() - kKeptIdleTls;
+  if (free_.size() <= kKeptIdleTransports) return;
+  const size_t target = free_.size() - kKeptIdleTransports;
   if (target <= trimmed_free_) return;
-  for (size_t i = trimmed_free_; i < target; ++i) free_[i]->connection.ReleaseTls();
+  for (size_t i = trimmed_free_; i < target; ++i) free_[i]->connection.ReleaseTransport();
   // Freed is not returned: glibc keeps the pages in the arena until trimmed. After a wave
   // (rare: hundreds of slots at once), so the cost of a trim (~ms) is paid once per wave.
   if (target - trimmed_free_ >= kTrimAfterReleased) malloc_trim(0);
   trimmed_free_ = target;
 }
 
-void WorkerCore::SwapTls(std::shared_ptr<const tls::TlsServerContext> context) {
-  tls_start_.context = std::move(context);
-  // Connections in flight keep the context they started with; idle slots let go of the old
-  // one now rather than at their next connection.
-  for (Slot* slot : free_) slot->connection.ReleaseTls();
-  if (scratch_ != nullptr) scratch_->ReleaseTls();
+void WorkerCore::ReleaseIdleTransports() {
+  for (Slot* slot : free_) slot->connection.ReleaseTransport();
 }
 
-ConnectionSink::Receive WorkerCore::BeginReceive(int fd, const sockaddr_storage& peer,
-                                                 int listener) {
-  WorkerStats::Add(stats_.accepted);
-  if (RefusedByAcl(fd, peer, MonotonicNanos())) return {};
-  Slot* slot = receiving_ < driver_->receives_in_flight() ? AcquireSlot() : nullptr;
-  if (slot == nullptr) {
-    WorkerStats::Add(stats_.rejected_pool_full);
-    driver_->CloseSocket(fd, /*abort=*/false);
-    return {};
-  }
-  ++receiving_;
-  slot->phase = Slot::Phase::kReceiving;
-  slot->accepted_at = MonotonicNanos();
-  slot->connection.Reset(fd, MapAddress(peer), next_connection_id_++, env_.proxy != nullptr);
-  DecideKeepOpen(slot->connection, listener);
-  if (!StartTls(slot->connection, listener)) {
-    --receiving_;
-    Release(slot);
-    return {};
-  }
-  if (slot->connection.tls() && !AdmitTlsClient(slot, slot->accepted_at)) {
-    --receiving_;
-    return {};
-  }
-  const absl::Span<uint8_t> into = slot->connection.ReceiveTail();
-  slot->asked = into.size();
-  return {slot, into};
-}
-
-void WorkerCore::Received(void* connection, ssize_t result) {
-  Slot* slot = static_cast<Slot*>(connection);
-  --receiving_;
-  Connection& received = slot->connection;
-  Lend(received);
-  const ConnectionState state = received.AdvanceReceived(env_, result, slot->asked);
-  FlushUpstream();
-  if (state == ConnectionState::kClosed) {
-    FinishSinglePass(received, slot->accepted_at);
-    Release(slot);
+void WorkerCore::DecideKeepOpen(Connection& connection, const Role& role) {
+  if (role.keepalive <= absl::ZeroDuration()) return;  // the single pass
+  if (role.learner != nullptr && !role.learner->KeepOpen(connection.peer())) {
+    WorkerStats::Add(stats_.keepalive_skipped);
     return;
   }
-  Admit(received, slot, slot->accepted_at);
-}
-
-void WorkerCore::DecideKeepOpen(Connection& connection, int listener) {
-  // TLS connections learn apart (--tls-idle-timeout-ms is their keepalive): a stub that keeps
-  // its DoT connection says nothing of how the same address uses plain TCP.
-  ReuseLearner* learner = listener >= first_tls_listener_ ? tls_reuse_.get()
-                          : learn_reuse_                  ? &reuse_
-                                                          : nullptr;
-  if (learner == nullptr || learner->KeepOpen(connection.peer())) return;
-  connection.set_keep_open(false);
-  WorkerStats::Add(stats_.keepalive_skipped);
+  connection.set_keepalive(role.keepalive);
 }
 
 void WorkerCore::LearnReuse(const Connection& connection) {
-  ReuseLearner* learner = connection.tls() ? tls_reuse_.get() : learn_reuse_ ? &reuse_ : nullptr;
+  ReuseLearner* learner = RoleOf(connection.listener()).learner;
   if (learner == nullptr || !connection.keep_open() || !connection.served()) return;
   learner->Learn(connection.peer(), connection.requests());
 }
@@ -389,10 +280,9 @@ void WorkerCore::Admit(Connection& connection, Slot* received, int64_t accepted_
   // nothing it asked for (RFC 7766 §6.2.3: idle connections go first under load).
   const bool idle = connection.idle();
   // A connection left with part of a response keeps the output buffer it was lent, so the
-  // scratch needs another before the next single pass.
+  // pool readies another before the next single pass.
   const bool keeps_output = connection.state() == ConnectionState::kWriting;
-  const bool output_ok =
-      !keeps_output || !spare_outputs_.empty() || output_buffers_ <= max_connections_;
+  const bool output_ok = !keeps_output || outputs_->CanKeepOne();
   Slot* slot = received;
   // A full pool makes room from the plain connection that has waited longest for its request
   // (an idle one first in effect: idle ones wait longest): clients that stall cannot keep the
@@ -403,40 +293,33 @@ void WorkerCore::Admit(Connection& connection, Slot* received, int64_t accepted_
   } else if (slot == nullptr) {
     slot = AcquireSlot();
   }
+  std::atomic<uint64_t>* refused = nullptr;
   if (slot == nullptr) {
-    Refuse(connection, idle, stats_.rejected_pool_full, accepted_at);
-    if (received != nullptr) Release(received);
-    return;
+    refused = &stats_.rejected_pool_full;
+  } else if (!connection.transport().MayWait()) {
+    // Its transport's admission says no (a TLS ClientHello in pieces whose prefix holds its
+    // share of the handshakes: retry later).
+    refused = &stats_.rejected_tls_handshakes;
+  } else if (!slot->peer_counted && !CountPeer(connection.peer(), slot)) {
+    // The client: the accepted peer, or the one a trusted PROXY header named (a transport's
+    // connection without PROXY was counted at accept, before any work: Open).
+    refused = &stats_.rejected_per_client;
   }
-  if (connection.tls_handshaking() && handshake_room_ != nullptr &&
-      !handshake_room_->ClientMayHoldAnother(TlsClientOf(connection), nullptr)) {
-    // Its ClientHello came in pieces (one that came whole was asked at the hello, before any
-    // TLS work: MakeRoomFor), and its prefix holds its share of the handshakes: retry later.
-    tls_stats_.failed_by(tls::TlsFailure::k_limit).fetch_add(1, std::memory_order_relaxed);
-    Refuse(connection, idle, stats_.rejected_tls_handshakes, accepted_at);
+  if (refused != nullptr) {
+    Refuse(connection, idle, *refused, accepted_at);
     if (received != nullptr) {
       Release(received);
     } else {
-      free_.push_back(slot);
-    }
-    return;
-  }
-  // The client: the accepted peer, or the one a trusted PROXY header named (a TLS connection
-  // without PROXY was counted at accept, before any TLS work: ServeTlsAccepted).
-  if (!slot->peer_counted && !CountPeer(connection.peer(), slot)) {
-    Refuse(connection, idle, stats_.rejected_per_client, accepted_at);
-    if (received != nullptr) {
-      Release(received);
-    } else {
-      free_.push_back(slot);
+      if (slot != nullptr) free_.push_back(slot);
+      outputs_->TakeBack(connection);
     }
     return;
   }
   if (received == nullptr) slot->connection.TakeOver(connection);
   if (keeps_output) {
-    RefillScratchOutput();  // cannot fail: checked above
+    outputs_->Replenish();  // cannot fail: checked above
   } else {
-    ReleaseOutput(slot->connection);
+    outputs_->TakeBack(slot->connection);
   }
   WorkerStats::Add(stats_.parked);
   slot->accepted_at = accepted_at;
@@ -472,8 +355,9 @@ WorkerCore::Slot* WorkerCore::AcquireSlot() {
 
 bool WorkerCore::CountPeer(const std::array<uint8_t, 16>& peer, Slot* slot) {
   // Only a connection that parks pays for this (a shard's lock): the single pass never gets
-  // here. TLS connections count in a table of their own (--tls-max-connections-per-client).
-  ClientTable* table = slot->connection.tls() && tls_clients_ != nullptr ? tls_clients_ : clients_;
+  // here. A secure listener's connections may count in a table of their own
+  // (--tls-max-connections-per-client).
+  ClientTable* table = RoleOf(slot->connection.listener()).clients;
   const ClientKey key = ClientKeyOf(peer, config_.client_prefix_v4, config_.client_prefix_v6);
   if (!table->TryAcquire(key)) return false;
   slot->client_key = key;
@@ -488,40 +372,13 @@ void WorkerCore::UncountPeer(Slot* slot) {
   slot->counted_in->Release(slot->client_key);
 }
 
-bool WorkerCore::RefillScratchOutput() {
-  if (scratch_->has_output()) return true;
-  if (!spare_outputs_.empty()) {
-    scratch_->GiveOutput(std::move(spare_outputs_.back()));
-    spare_outputs_.pop_back();
-    return true;
-  }
-  if (output_buffers_ > max_connections_) return false;
-  scratch_->GiveOutput(std::make_unique<OutputBuffer>(output_buffer_bytes_));
-  ++output_buffers_;
-  return true;
-}
-
-void WorkerCore::ReleaseOutput(Connection& connection) {
-  if (!connection.has_output()) return;
-  std::unique_ptr<OutputBuffer> out = connection.TakeOutput();
-  out->Clear();
-  if (!scratch_->has_output()) {
-    scratch_->GiveOutput(std::move(out));
-  } else {
-    spare_outputs_.push_back(std::move(out));
-  }
-}
-
-void WorkerCore::Lend(Connection& connection) {
-  if (!connection.has_output()) connection.GiveOutput(scratch_->TakeOutput());
-}
-
 // --- parked connections
 
 void WorkerCore::TrackReadWait(Slot* slot) {
   const ConnectionState state = slot->connection.state();
   read_room_.Remove(slot->read_wait);
-  if (slot->phase != Slot::Phase::kParked || slot->connection.tls()) return;
+  if (slot->phase != Slot::Phase::kParked) return;
+  if (RoleOf(slot->connection.listener()).transports != nullptr) return;  // its own admission
   if (state != ConnectionState::kReading && state != ConnectionState::kProxyHeader) return;
   slot->read_wait.owner = slot;
   read_room_.Add(slot->read_wait, ClientKey{});  // the newest: it waits from now
@@ -532,50 +389,17 @@ bool WorkerCore::EvictOldestReadWait() {
   if (oldest == nullptr) return false;
   Slot* slot = static_cast<Slot*>(oldest->owner);
   WorkerStats::Add(slot->connection.idle() ? stats_.idle_closes : stats_.evicted_waiting);
-  if (slot->connection.idle()) slot->connection.SendCloseNotify(env_);
+  if (slot->connection.idle()) slot->connection.SayClosing(env_);
   Close(slot, Waited::kYes);
   return true;
-}
-
-void WorkerCore::CountHandshake(Slot* slot, bool handshaking) {
-  if (handshake_room_ == nullptr || slot->handshake.in_room == handshaking) return;
-  if (!handshaking) {
-    handshake_room_->Remove(slot->handshake);
-    return;
-  }
-  // A full room makes space from the handshake that has waited longest: a stalled client
-  // cannot keep a new one out (MakeRoomFor did so already for a hello that came whole).
-  EvictOldestHandshakes(&slot->handshake);
-  slot->handshake.owner = slot;
-  handshake_room_->Add(slot->handshake, TlsClientOf(slot->connection));
-}
-
-ClientKey WorkerCore::TlsClientOf(const Connection& connection) const {
-  return ClientKeyOf(connection.peer(), config_.client_prefix_v4, config_.client_prefix_v6);
-}
-
-bool WorkerCore::MakeRoomFor(const ClientKey& client) {
-  const WaitingRoom::Entry* self = advancing_ != nullptr ? &advancing_->handshake : nullptr;
-  if (!handshake_room_->ClientMayHoldAnother(client, self)) return false;
-  EvictOldestHandshakes(self);
-  return true;
-}
-
-void WorkerCore::EvictOldestHandshakes(const WaitingRoom::Entry* self) {
-  while (handshake_room_->FullWithout(self)) {
-    WaitingRoom::Entry* oldest = handshake_room_->Oldest(self);
-    if (oldest == nullptr) return;
-    tls_stats_.failed_by(tls::TlsFailure::k_evicted).fetch_add(1, std::memory_order_relaxed);
-    Close(static_cast<Slot*>(oldest->owner), Waited::kYes);
-  }
 }
 
 void WorkerCore::Park(Slot* slot) {
   Connection& connection = slot->connection;
   const ConnectionState state = connection.state();
-  CountHandshake(slot, connection.tls_handshaking());
+  connection.transport().Parked();
   TrackUpstream(slot);
-  const SteadyTime now = now_();
+  const SteadyTime now = clock_.steady();
   if (state == ConnectionState::kWaitingUpstream) {
     // The handler delivers each answer (or its SERVFAIL) by its deadline; the deadline here is
     // a backstop for answers that can no longer come (a reload's new handler). Meanwhile the
@@ -596,7 +420,7 @@ void WorkerCore::Park(Slot* slot) {
   TrackReadWait(slot);
   // An idle DoT connection keeps only what its next record needs (issue 24: memory per
   // connection bounded while idle).
-  if (connection.idle()) connection.ReleaseIdleTlsBuffers();
+  if (connection.idle()) connection.ReleaseIdleBuffers();
   const bool to_write =
       state == ConnectionState::kWriting || state == ConnectionState::kClosingUnsent;
   ParkedConnection parked;
@@ -607,7 +431,7 @@ void WorkerCore::Park(Slot* slot) {
   parked.message_consumed = state == ConnectionState::kReading && connection.TakeMessageConsumed();
   parked.input_pending = !connection.in().empty();
   parked.deadlines = connection.deadlines();
-  if (connection.tls()) parked.keepalive = config_.tls_idle_timeout;
+  parked.keepalive = RoleOf(connection.listener()).keepalive;
   const WorkerLoad load{.parked = parked_.size(), .max_connections = max_connections_};
   const ParkDeadline deadline = ComputeParkDeadline(parked, now, config_, load);
   connection.deadlines() = deadline.deadlines;
@@ -618,10 +442,8 @@ void WorkerCore::Park(Slot* slot) {
 void WorkerCore::OnReady(Slot* slot) {
   slot->deadline.Cancel();
   Connection& connection = slot->connection;
-  Lend(connection);
-  advancing_ = slot;
+  outputs_->Lend(connection);
   const ConnectionState state = connection.Advance(env_);
-  advancing_ = nullptr;
   FlushUpstream();
   AfterAdvance(slot, state);
 }
@@ -629,7 +451,7 @@ void WorkerCore::OnReady(Slot* slot) {
 void WorkerCore::OnDeadline(Slot* slot) {
   CountTimeout(slot->connection);
   LearnReuse(slot->connection);
-  if (slot->connection.idle()) slot->connection.SendCloseNotify(env_);
+  if (slot->connection.idle()) slot->connection.SayClosing(env_);
   Close(slot, Waited::kYes);
 }
 
@@ -640,8 +462,8 @@ void WorkerCore::AfterAdvance(Slot* slot, ConnectionState state) {
     return;
   }
   if (state != ConnectionState::kWriting) {
-    ReleaseOutput(slot->connection);
-  } else if (!RefillScratchOutput()) {
+    outputs_->TakeBack(slot->connection);
+  } else if (!outputs_->Replenish()) {
     // Every output buffer is held by a connection waiting to write: this one cannot keep its
     // own without leaving the single pass without one.
     WorkerStats::Add(stats_.rejected_pool_full);
@@ -651,12 +473,10 @@ void WorkerCore::AfterAdvance(Slot* slot, ConnectionState state) {
   Park(slot);
 }
 
-void WorkerCore::CountTimeout(const Connection& connection) {
-  if (connection.tls_handshaking()) {
-    tls_stats_.failed_by(tls::TlsFailure::k_timeout).fetch_add(1, std::memory_order_relaxed);
-  }
+void WorkerCore::CountTimeout(Connection& connection) {
+  connection.transport().TimedOut();
   const std::optional<SteadyTime>& lifetime = connection.deadlines().lifetime;
-  if (lifetime.has_value() && *lifetime <= now_()) {
+  if (lifetime.has_value() && *lifetime <= clock_.steady()) {
     WorkerStats::Add(stats_.lifetime_cuts);
     return;
   }
@@ -733,14 +553,15 @@ bool WorkerCore::MustAbort(const Connection& connection, Waited waited) {
 }
 
 void WorkerCore::Release(Slot* slot) {
-  CountHandshake(slot, false);
+  slot->connection.transport().Ended();
   read_room_.Remove(slot->read_wait);
   if (!waiting_upstream_.empty()) waiting_upstream_.erase(slot->connection.id());
-  ReleaseOutput(slot->connection);
+  outputs_->TakeBack(slot->connection);
   UncountPeer(slot);
   slot->connection.Reset(-1);
-  // A connection that began under a replaced context lets go of it as it ends.
-  slot->connection.ReleaseTlsUnless(tls_start_.context.get());
+  // A connection that began under a replaced configuration (a reload's new certificate) lets
+  // go of its library objects as it ends: the old key goes with the last of them.
+  slot->connection.ReleaseTransportIfStale();
   slot->phase = Slot::Phase::kFree;
   free_.push_back(slot);
 }
@@ -793,14 +614,14 @@ void WorkerCore::PauseAccepting(int error) {
                     index_, std::strerror(error), absl::FormatDuration(config_.accept_pause));
   driver_->SetAccepting(false);
   paused_ = true;
-  resume_timer_.ArmAt(After(now_(), config_.accept_pause));
+  resume_timer_.ArmAt(After(clock_.steady(), config_.accept_pause));
 }
 
 void WorkerCore::BeginDrain() {
   if (draining_) return;
   draining_ = true;
   resume_timer_.Cancel();
-  drain_timer_.ArmAt(After(now_(), config_.drain_timeout));
+  drain_timer_.ArmAt(After(clock_.steady(), config_.drain_timeout));
   driver_->SetAccepting(false);
   // Closing a reuseport listener resets the connections still in its accept queue: the driver
   // takes them first (bounded by the backlog), then closes. New SYNs go to the group's other
@@ -811,7 +632,7 @@ void WorkerCore::BeginDrain() {
   for (size_t i = parked_.size(); i > 0; --i) {
     Connection& connection = parked_[i - 1]->connection;
     if (!connection.idle()) continue;
-    connection.SendCloseNotify(env_);
+    connection.SayClosing(env_);
     Close(parked_[i - 1], Waited::kYes);
   }
   MaybeStop();
@@ -844,39 +665,9 @@ void WorkerCore::OnDrainDeadline() {
 
 // --- upstreams
 
-void WorkerCore::OnUpstreamDatagram(int index, absl::Span<const uint8_t> datagram) {
-  upstream_answer_->Clear();
-  const UpstreamAnswer answer =
-      handler_->forwarding()->TakeUpstreamReply(index, datagram, absl::Now(), *upstream_answer_);
-  if (answer.resend_over_stream) upstream_->SendStream(index, upstream_answer_->contents());
-  if (answer.matched) DeliverUpstream(answer);
-  FlushUpstream();
-}
-
-void WorkerCore::OnUpstreamStreamFrame(int index, absl::Span<const uint8_t> frame) {
-  upstream_answer_->Clear();
-  const UpstreamAnswer answer =
-      handler_->forwarding()->TakeUpstreamStreamReply(index, frame, absl::Now(), *upstream_answer_);
-  if (answer.matched) DeliverUpstream(answer);
-  FlushUpstream();
-}
-
-void WorkerCore::OnUpstreamTick() {
-  const absl::Time now = absl::Now();
-  UpstreamAnswer answer;
-  for (;;) {
-    upstream_answer_->Clear();
-    answer = UpstreamAnswer();
-    if (!handler_->forwarding()->TakeExpired(now, *upstream_answer_, answer, *upstream_queue_)) {
-      break;
-    }
-    if (answer.resend_over_stream) {
-      upstream_->SendStream(answer.upstream, upstream_answer_->contents());
-    }
-    if (answer.matched) DeliverUpstream(answer);
-  }
-  FlushUpstream();  // health probes
-  upstream_tick_.ArmAt(After(now_(), tick_period_));
+void WorkerCore::AttachForwarder(Forwarder* forwarder) {
+  forwarder_ = forwarder;
+  env_.upstream = &forwarder->queue();
 }
 
 void WorkerCore::TrackUpstream(Slot* slot) {
@@ -888,7 +679,7 @@ void WorkerCore::TrackUpstream(Slot* slot) {
   }
 }
 
-void WorkerCore::DeliverUpstream(const UpstreamAnswer& answer) {
+void WorkerCore::DeliverUpstream(const UpstreamAnswer& answer, absl::Span<const uint8_t> bytes) {
   const auto it = waiting_upstream_.find(answer.connection);
   if (it == waiting_upstream_.end()) {
     WorkerStats::Add(stats_.upstream_orphans);  // closed meanwhile (or a handler bug)
@@ -899,7 +690,7 @@ void WorkerCore::DeliverUpstream(const UpstreamAnswer& answer) {
   if (slot->watch.armed() && connection.state() == ConnectionState::kWriting) {
     // Parked to write an earlier answer, which holds the output: this one goes after it, when
     // the socket is writable again (OnReady).
-    if (!connection.has_output() || !connection.DeliverUpstream(upstream_answer_->contents())) {
+    if (!connection.has_output() || !connection.DeliverUpstream(bytes)) {
       WorkerStats::Add(stats_.write_timeouts);  // the client does not read its answers
       Close(slot);
     }
@@ -907,8 +698,8 @@ void WorkerCore::DeliverUpstream(const UpstreamAnswer& answer) {
   }
   slot->deadline.Cancel();
   slot->watch.Disarm();  // a read watch while waiting: Park arms what the next state needs
-  Lend(connection);
-  if (!connection.DeliverUpstream(upstream_answer_->contents())) {
+  outputs_->Lend(connection);
+  if (!connection.DeliverUpstream(bytes)) {
     // Its output is full of answers the client does not read: it cannot take this one.
     WorkerStats::Add(stats_.write_timeouts);
     Close(slot);

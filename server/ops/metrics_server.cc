@@ -15,8 +15,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/libevent_free.h"
 #include "common/log.h"
-#include "server/libevent_free.h"
 
 namespace onepass {
 namespace {

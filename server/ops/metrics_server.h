@@ -23,8 +23,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/scoped_fd.h"
 #include "common/socket_address.h"
-#include "server/scoped_fd.h"
 
 struct event;
 struct event_base;

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/scoped_fd.h"
+#include "common/scoped_fd.h"
 
 namespace onepass {
 

@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
-#include "server/scoped_fd.h"
+#include "common/scoped_fd.h"
 
 extern char** environ;
 

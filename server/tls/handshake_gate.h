@@ -1,7 +1,7 @@
 // The question a TLS session asks its owner before the costly half of a handshake (the key
 // exchange and the certificate's signature): may this client have one now? The server answers
-// with its per-client handshake budgets (server/core/handshake_limiter.h); the layer itself
-// knows no clients. Asked from OpenSSL's callbacks, on the session's thread.
+// with its per-client handshake budgets (server/transport/tls/handshake_limiter.h); the layer
+// itself knows no clients. Asked from OpenSSL's callbacks, on the session's thread.
 #ifndef ONEPASS_SERVER_TLS_HANDSHAKE_GATE_H_
 #define ONEPASS_SERVER_TLS_HANDSHAKE_GATE_H_
 

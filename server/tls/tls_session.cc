@@ -12,9 +12,6 @@ namespace onepass::tls {
 
 namespace {
 
-// RFC 8446 §5.1: a TLSPlaintext record starts with its ContentType and legacy_record_version.
-constexpr uint8_t kHandshakeRecord = 22;
-
 // Room for a typical first flight (ServerHello .. Finished with a short chain) and an answer,
 // reserved once per slot so the common connection never grows the buffer.
 constexpr size_t kInitialOutputBytes = 8 * 1024;
@@ -250,11 +247,6 @@ absl::string_view TlsSession::alpn() const {
   unsigned int size = 0;
   if (ssl_ != nullptr) SSL_get0_alpn_selected(ssl_, &name, &size);
   return {reinterpret_cast<const char*>(name), name == nullptr ? 0 : size};
-}
-
-bool StartsWithClientHello(absl::Span<const uint8_t> bytes) {
-  return bytes.size() >= 6 && bytes[0] == kHandshakeRecord && bytes[1] == 3 && bytes[2] >= 1 &&
-         bytes[2] <= 4 && bytes[5] == 1;
 }
 
 bool TlsSession::holds_plaintext() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }

@@ -37,6 +37,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "server/tls/handshake_gate.h"
+#include "server/tls/tls_record.h"
 #include "server/tls/tls_server_context.h"
 #include "server/tls/tls_stats.h"
 
@@ -57,13 +58,6 @@ struct FeedResult {
   size_t consumed = 0;   // ciphertext bytes taken from the front of the input
   size_t plaintext = 0;  // bytes written at the front of the plaintext room
 };
-
-// Whether `bytes`, the first a client sent, begin a TLS ClientHello: a handshake record of TLS
-// 1.x (RFC 8446 §5.1: type 22, legacy version 3.1 to 3.4) carrying handshake message type 1.
-// For a plain listener, to tell a TLS client that came to the wrong port (kdig +tls to 53)
-// from a request: as a DNS length prefix those bytes would announce a 5,635-byte query whose
-// flags carry RCODE 1, and they are no text protocol's. Needs the first 6 bytes.
-bool StartsWithClientHello(absl::Span<const uint8_t> bytes);
 
 class TlsSession {
  public:

@@ -29,13 +29,13 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/scoped_fd.h"
 #include "common/secure_random.h"
 #include "common/socket_address.h"
 #include "handlers/handler.h"
 #include "server/core/io_driver.h"
 #include "server/core/stats.h"
 #include "server/core/timer_queue.h"
-#include "server/scoped_fd.h"
 #include "server/upstream/upstream_stream_pool.h"
 
 namespace onepass {

@@ -35,12 +35,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
+#include "common/scoped_fd.h"
 #include "common/socket_address.h"
 #include "handlers/handler.h"
 #include "server/core/io_driver.h"
 #include "server/core/stats.h"
 #include "server/core/timer_queue.h"
-#include "server/scoped_fd.h"
 #include "server/upstream/upstream_frame_reader.h"
 
 namespace onepass {

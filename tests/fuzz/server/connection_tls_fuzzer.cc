@@ -1,5 +1,5 @@
 // Fuzzes a TLS connection through the transport (server/core/connection.h with its
-// ConnectionTls layer) the way the server runs it: a real TLS client (OpenSSL's, over memory)
+// TlsTransport) the way the server runs it: a real TLS client (OpenSSL's, over memory)
 // whose bytes reach the socket in pieces the fuzzer chooses, mixed with bytes of the fuzzer's
 // own (a corrupted record, garbage instead of a ClientHello), a peer that shuts down at any
 // moment, and a handler whose every verdict the fuzzer picks. Whatever happens, Advance returns
@@ -22,8 +22,8 @@
 
 #include "absl/time/clock.h"
 #include "server/core/connection.h"
-#include "server/core/connection_tls.h"
 #include "server/tls/tls_server_context.h"
+#include "server/transport/tls/tls_transport_factory.h"
 #include "tests/fuzz/server/scripted_connection.h"
 #include "tests/unit/server/tls/tls_test_client.h"
 #include "tests/unit/server/tls/tls_test_pki.h"
@@ -57,14 +57,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Script script(data, size);
   ScriptedHandler handler(&script);
   onepass::WorkerStats stats;
-  onepass::tls::TlsStats tls_stats;
+  onepass::TlsTransportFactory transports(Context(), /*limits=*/nullptr);
   onepass::ConnectionEnv env;
   env.handler = &handler;
   env.stats = &stats;
   env.max_request_bytes = kMaxRequestBytes;
   onepass::Connection connection(64, 256);
   connection.Reset(fds[0]);
-  if (!connection.StartTls({.context = Context(), .stats = &tls_stats})) abort();
+  if (!connection.StartTransport(transports, /*owner=*/nullptr)) abort();
   onepass::tls::testing::TestTlsClient client;
   std::string client_output;
   bool handshake_done = false;
@@ -116,7 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const onepass::StatsSnapshot counters = stats.Read();
   if (counters.responses < counters.served || counters.served > 1) abort();
-  const onepass::tls::TlsStatsSnapshot tls = tls_stats.Read();
+  const onepass::tls::TlsStatsSnapshot tls = transports.stats().Read();
   // A session fails at most once, and completes its handshake at most once.
   if (tls.failed_total() > 1 || tls.handshakes_full + tls.handshakes_resumed > 1) abort();
   // No response is sent through a handshake that never completed.

@@ -22,7 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
 #include "gtest/gtest.h"
-#include "server/drivers/uring_driver.h"
+#include "server/drivers/uring/uring_driver.h"
 #include "tests/support/in_process_server.h"
 #include "tests/support/line_handler.h"
 #include "tests/support/tcp_client.h"

@@ -21,10 +21,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/scoped_fd.h"
 #include "gtest/gtest.h"
 #include "openssl/ssl.h"
-#include "server/drivers/uring_driver.h"
-#include "server/scoped_fd.h"
+#include "server/drivers/uring/uring_driver.h"
 #include "server/server.h"
 #include "server/tls/tls_config.h"
 #include "server/tls/tls_server_context.h"

@@ -1,6 +1,6 @@
-// --io=uring (server/drivers/uring_driver.h): an unknown --io refused with a message that says
-// what to do, and (in a build with ONEPASS_IO_URING) its own counters: the single pass, a parked
-// request that came in two pieces, a silent client cut at the read deadline, and the DNS
+// --io=uring (server/drivers/uring/uring_driver.h): an unknown --io refused with a message that
+// says what to do, and (in a build with ONEPASS_IO_URING) its own counters: the single pass, a
+// parked request that came in two pieces, a silent client cut at the read deadline, and the DNS
 // frontend's upstreams (--dns-backend) on the ring. The protocols' own end-to-end tests run
 // against it too (tests/integration/CMakeLists.txt, label uring).
 #include <signal.h>

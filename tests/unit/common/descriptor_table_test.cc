@@ -12,9 +12,9 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/scoped_fd.h"
 #include "common/sealed_bytes.h"
 #include "gtest/gtest.h"
-#include "server/scoped_fd.h"
 #include "tests/support/wait_for.h"
 
 namespace onepass {

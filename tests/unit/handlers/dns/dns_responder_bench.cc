@@ -20,7 +20,7 @@ namespace onepass::dns {
 namespace {
 
 // Names of the large generated zone: 1,000,000, or ONEPASS_BENCH_LARGE_ZONE_NAMES (the 10M
-// comparison of handlers/dns/README.md "Zones at scale": the same random-name cost at ten times
+// comparison of handlers/dns/README.md "Zone data at scale": the same random-name cost at ten times
 // the names).
 int LargeZoneNames() {
   static const int names = [] {
