@@ -116,6 +116,14 @@ struct RequestContext {
   uint64_t connection = 0;
 };
 
+// What a protocol asks of the server by default, so that the server names no protocol: the
+// ALPN names its TLS listeners select (RFC 7301; --tls-alpn overrides) and how long a plain
+// connection is kept for a next request (--keepalive-ms's default; zero: the single pass).
+struct ProtocolDefaults {
+  std::vector<std::string> alpn;
+  absl::Duration keepalive = absl::ZeroDuration();
+};
+
 class Handler {
  public:
   virtual ~Handler() = default;

@@ -18,6 +18,12 @@ absl::StatusOr<std::unique_ptr<HandlerFactory>> NewHandlerFactory(absl::string_v
       absl::StrCat("unknown --handler '", name, "'; choose one of ", HandlerNames()));
 }
 
+ProtocolDefaults ProtocolDefaultsFor(absl::string_view name) {
+  if (name == "dns") return {.alpn = {"dot"}, .keepalive = absl::Seconds(2)};
+  if (name == "ocsp" || name == "rdap") return {.alpn = {"http/1.1"}};
+  return {};
+}
+
 std::string HandlerNames() { return "dns|ocsp|whois|rdap"; }
 
 }  // namespace onepass

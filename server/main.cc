@@ -6,5 +6,6 @@
 
 int main(int argc, char** argv) {
   return onepass::ServerMain(
-      argc, argv, [](absl::string_view name) { return onepass::NewHandlerFactory(name); });
+      argc, argv, [](absl::string_view name) { return onepass::NewHandlerFactory(name); },
+      [](absl::string_view name) { return onepass::ProtocolDefaultsFor(name); });
 }

@@ -38,10 +38,6 @@ absl::Status ValidateConfig(const ServerConfig& config, ListenRequirement listen
         "--tls-full-per-client, "
         "--tls-resumed-per-client (0: unlimited) and --tls-idle-timeout-ms not negative");
   }
-  if (!config.tls_listen.empty() && config.tls == nullptr) {
-    return absl::InvalidArgumentError(
-        "--tls-listen needs a certificate and its key: give --tls-cert FILE and --tls-key FILE");
-  }
   if (config.backlog <= 0) return absl::InvalidArgumentError("--backlog must be positive");
   if (config.io == IoLoop::kUring) {
     if (absl::Status uring = ProbeUring(); !uring.ok()) return uring;
@@ -116,12 +112,19 @@ absl::Status Server::CheckConfig(const ServerConfig& config, ListenRequirement l
   return ListenAddresses(config).status();
 }
 
+absl::Status Server::MissingTlsContext() {
+  return absl::InvalidArgumentError(
+      "--tls-listen needs a certificate and its key: give --tls-cert FILE and --tls-key FILE");
+}
+
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     const ServerConfig& config, std::unique_ptr<HandlerFactory> factory,
+    std::shared_ptr<const tls::TlsServerContext> tls,
     std::vector<std::vector<ScopedFd>> inherited) {
   if (absl::Status valid = ValidateConfig(config, ListenRequirement::kNeeded); !valid.ok()) {
     return valid;
   }
+  if (!config.tls_listen.empty() && tls == nullptr) return MissingTlsContext();
   // Parsed once here (ValidateConfig has checked it); each worker keeps its own copy.
   const ProxyPolicy proxy_policy = *ProxyPolicy::FromList(config.proxy_protocol_from);
   auto server = std::unique_ptr<Server>(new Server());
@@ -148,7 +151,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   const auto plain_end = listeners->bound.begin() + static_cast<long>(config.listen.size());
   server->addresses_.assign(listeners->bound.begin(), plain_end);
   server->tls_addresses_.assign(plain_end, listeners->bound.end());
-  if (!server->tls_addresses_.empty()) server->tls_context_ = config.tls;
+  if (!server->tls_addresses_.empty()) server->tls_context_ = tls;
 
   // The soft descriptor limit up to the hard one, and the connections lowered to fit it
   // (server/descriptor_limit.h).
@@ -168,9 +171,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     server->tls_clients_ = std::make_unique<ClientTable>(config.tls_max_connections_per_client);
   }
   for (int w = 0; w < workers; ++w) {
-    auto worker = std::make_unique<Worker>(
-        w, place.worker_cpus[w], std::move(listeners->by_worker[w]), server->factory_, config,
-        proxy_policy, per_worker, server->clients_.get(), server->tls_clients_.get());
+    auto worker =
+        std::make_unique<Worker>(w, place.worker_cpus[w], std::move(listeners->by_worker[w]),
+                                 server->factory_, config, server->tls_context_, proxy_policy,
+                                 per_worker, server->clients_.get(), server->tls_clients_.get());
     if (absl::Status init = worker->Init(); !init.ok()) return init;
     server->workers_.push_back(std::move(worker));
   }

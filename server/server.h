@@ -39,9 +39,14 @@ class Server {
   // thread. Errors are one sentence saying what to change.
   // With `inherited` (sockets taken over from a running server: server/restart/listener_handover.h)
   // nothing is bound: the workers accept from those.
+  // `tls`: the certificate, key and ticket keys the --tls-listen connections start under
+  // (required with config.tls_listen; a reload's new one comes through ReloadTls).
   static absl::StatusOr<std::unique_ptr<Server>> Create(
       const ServerConfig& config, std::unique_ptr<HandlerFactory> factory,
+      std::shared_ptr<const tls::TlsServerContext> tls = nullptr,
       std::vector<std::vector<ScopedFd>> inherited = {});
+  // The error of a --tls-listen without a context, as Create says it.
+  static absl::Status MissingTlsContext();
   // The checks of Create that need no socket and no handler (limits, CPUs, addresses), so that
   // a program can fail fast before loading its data. kOptional: for a data check that binds
   // nothing (onepassd --check), where no --listen is fine.

@@ -14,7 +14,6 @@
 #include "absl/time/time.h"
 #include "server/core/core_config.h"
 #include "server/drivers/driver_factory.h"
-#include "server/tls/tls_server_context.h"
 
 namespace onepass {
 
@@ -64,11 +63,9 @@ struct ServerConfig : CoreConfig {
   // "ADDR:PORT" or "[V6ADDR]:PORT"; port 0 asks the kernel for one (the same for all workers).
   std::vector<std::string> listen;
   // The same for TLS listeners (--tls-listen: DNS over TLS on 853, RFC 7858): each worker
-  // listens on these too, after `listen`'s, and serves them through `tls`.
+  // listens on these too, after `listen`'s, and serves them through the TLS context given to
+  // Server::Create.
   std::vector<std::string> tls_listen;
-  // The certificate, key and ticket keys for tls_listen's connections at start (required
-  // with tls_listen); a reload's new one goes through Server::ReloadTls.
-  std::shared_ptr<const tls::TlsServerContext> tls;
   // Handshakes in progress at once (parked for their clients), whole server (split over
   // workers like max_connections); when all are taken a new one makes room by closing the one
   // that has waited longest (counted: TlsFailure::k_evicted), so that stalled clients cannot

@@ -24,8 +24,12 @@ namespace onepass {
 using HandlerFactoryMaker =
     std::function<absl::StatusOr<std::unique_ptr<HandlerFactory>>(absl::string_view name)>;
 
+// The defaults --handler NAME asks of the server (handlers/registry.h: ProtocolDefaultsFor).
+using ProtocolDefaultsMaker = std::function<ProtocolDefaults(absl::string_view name)>;
+
 // Parses the flags, runs the server until SIGTERM/SIGINT, returns the exit code.
-int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory);
+int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory,
+               const ProtocolDefaultsMaker& defaults_of);
 
 }  // namespace onepass
 

@@ -72,23 +72,12 @@ void TlsFlagsIntoConfig(ServerConfig& config) {
   config.tls_resumed_per_client = absl::GetFlag(FLAGS_tls_resumed_per_client);
 }
 
-namespace {
-
-// The ALPN names of the application protocols onepassd serves (the IANA registry).
-std::vector<std::string> AlpnFor(const std::string& handler) {
-  if (handler == "dns") return {"dot"};
-  if (handler == "ocsp" || handler == "rdap") return {"http/1.1"};
-  return {};
-}
-
-}  // namespace
-
 absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> LoadTlsFromFlags(
-    absl::Time now, const std::string& handler) {
+    absl::Time now, const std::vector<std::string>& default_alpn) {
   tls::TlsConfig config;
   const std::string alpn = absl::GetFlag(FLAGS_tls_alpn);
   if (alpn.empty()) {
-    config.alpn = AlpnFor(handler);
+    config.alpn = default_alpn;
   } else if (alpn == "none") {
     config.alpn.clear();
   } else {

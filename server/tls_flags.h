@@ -20,9 +20,10 @@ void TlsFlagsIntoConfig(ServerConfig& config);
 
 // The context the flags name, built and checked (certificate chain and key match, ticket key
 // file); its warnings (expiry) are logged. Null when no --tls-cert is given. Errors name the
-// flag and the file. `handler` (--handler) gives the default ALPN (--tls-alpn).
+// flag and the file. `default_alpn` is the protocol's (ProtocolDefaults::alpn), used unless
+// --tls-alpn is given.
 absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> LoadTlsFromFlags(
-    absl::Time now, const std::string& handler);
+    absl::Time now, const std::vector<std::string>& default_alpn);
 
 }  // namespace onepass
 

@@ -41,11 +41,12 @@ const tls::TlsStats Worker::kNoTlsStats;
 
 Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
                std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
-               const ProxyPolicy& proxy_policy, int max_connections, ClientTable* clients,
-               ClientTable* tls_clients)
+               std::shared_ptr<const tls::TlsServerContext> tls, const ProxyPolicy& proxy_policy,
+               int max_connections, ClientTable* clients, ClientTable* tls_clients)
     : index_(index),
       cpu_(cpu),
       config_(config),
+      start_tls_(std::move(tls)),
       proxy_policy_(proxy_policy),
       max_connections_(max_connections),
       clients_(clients),
@@ -87,13 +88,12 @@ absl::Status Worker::Init() {
         .prefix_v4 = config_.client_prefix_v4,
         .prefix_v6 = config_.client_prefix_v6};
     // The worker alone holds the context in use from now on (a reload's replaces it).
-    tls_ = std::make_unique<TlsTransportFactory>(std::move(config_.tls), &limits);
+    tls_ = std::make_unique<TlsTransportFactory>(std::move(start_tls_), &limits);
     secure = {.first = static_cast<int>(config_.listen.size()),
               .transports = tls_.get(),
               .keepalive = config_.tls_idle_timeout,
               .clients = tls_clients_};
   }
-  config_.tls.reset();
   core_ = std::make_unique<WorkerCore>(index_, config_, proxy_policy_, max_connections_, clients_,
                                        std::move(factory_), driver_.get(), secure);
   if (tls_ != nullptr) tls_->set_host(core_.get());
@@ -108,7 +108,7 @@ absl::Status Worker::Init() {
     core_->AttachForwarder(upstream_.get());
   }
   stop_watch_ = std::make_unique<FdWatch>(driver_.get(), [this] { OnStopRequested(); });
-  offer_watch_ = std::make_unique<FdWatch>(driver_.get(), [this] { OnHandlerOffered(); });
+  offer_watch_ = std::make_unique<FdWatch>(driver_.get(), [this] { OnOffered(); });
   stop_watch_->Arm(stop_fd_.get(), Interest::kReadable, /*persistent=*/true);
   offer_watch_->Arm(offer_fd_.get(), Interest::kReadable, /*persistent=*/true);
   return core_->Init();
@@ -204,7 +204,7 @@ void Worker::OfferTls(std::shared_ptr<const tls::TlsServerContext> context) {
   Wake(offer_fd_.get());
 }
 
-void Worker::OnHandlerOffered() {
+void Worker::OnOffered() {
   Drain(offer_fd_.get());
   std::unique_ptr<Handler> handler;
   std::shared_ptr<const HandlerFactory> factory;

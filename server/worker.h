@@ -41,10 +41,11 @@ class Worker {
   // `max_connections`: the most connections parked at once on this worker. `clients`: the
   // server-wide per-client counts (--max-connections-per-client), shared with the other
   // workers; it outlives the worker.
+  // `tls`: the context its TLS listeners' connections start under (null without any).
   Worker(int index, int cpu, std::vector<ScopedFd> listeners,
          std::shared_ptr<const HandlerFactory> factory, const ServerConfig& config,
-         const ProxyPolicy& proxy_policy, int max_connections, ClientTable* clients,
-         ClientTable* tls_clients = nullptr);
+         std::shared_ptr<const tls::TlsServerContext> tls, const ProxyPolicy& proxy_policy,
+         int max_connections, ClientTable* clients, ClientTable* tls_clients = nullptr);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -112,14 +113,15 @@ class Worker {
   void TakePrivateFdTable();
   void OnStopRequested();
   // The mailbox of OfferHandler and OfferTls: a new handler, a new TLS context, or both.
-  void OnHandlerOffered();
+  void OnOffered();
   static const tls::TlsStats kNoTlsStats;
 
   const int index_;
   const int cpu_;
-  // Its `tls` (the context at start) only until Init hands it to the core, which alone holds
-  // the context in use (a reload's replaces it).
-  ServerConfig config_;
+  const ServerConfig config_;
+  // The context at start, until Init hands it to the TLS transports, which alone hold the
+  // context in use (a reload's replaces it).
+  std::shared_ptr<const tls::TlsServerContext> start_tls_;
   const ProxyPolicy proxy_policy_;  // config_.proxy_protocol_from, parsed by Server::Create
   const int max_connections_;
   ClientTable* const clients_;

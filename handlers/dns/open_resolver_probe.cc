@@ -17,11 +17,11 @@ constexpr uint8_t kQuestion[] = {0, 0, kTypeNs, 0, kClassIn};
 }  // namespace
 
 std::vector<uint8_t> OpenResolverQuery(uint16_t id) {
-  std::vector<uint8_t> query(kHeaderBytes, 0);
+  std::vector<uint8_t> query(kHeaderBytes + sizeof(kQuestion), 0);
   WriteU16(query.data(), id);
   WriteU16(query.data() + 2, kFlagRd);  // ask for recursion: would it recurse for a client?
   WriteU16(query.data() + 4, 1);        // QDCOUNT
-  query.insert(query.end(), std::begin(kQuestion), std::end(kQuestion));
+  std::copy(std::begin(kQuestion), std::end(kQuestion), query.begin() + kHeaderBytes);
   return query;
 }
 

@@ -23,8 +23,6 @@ inline constexpr int kDefaultMaxConnectionsPerClient = 25;  // parked, per clien
 inline constexpr int kDefaultClientPrefixV4 = 32;
 inline constexpr int kDefaultClientPrefixV6 = 64;
 inline constexpr absl::Duration kDefaultReadTimeout = absl::Milliseconds(2000);
-// --keepalive-ms for --handler dns: "of the order of seconds" (RFC 7766 §6.2.3).
-inline constexpr absl::Duration kDefaultDnsKeepalive = absl::Seconds(2);
 inline constexpr absl::Duration kDefaultWriteTimeout = absl::Milliseconds(2000);
 // The whole life of a parked connection, however it keeps busy (RFC 7766 §6.2.3 lets a server
 // close any connection; dnsdist's max-connection-duration). Long enough for a resolver's

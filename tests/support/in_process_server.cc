@@ -22,7 +22,7 @@ InProcessLineServerTest::~InProcessLineServerTest() {
 
 void InProcessLineServerTest::StartServer(const LineProtocolOptions& options) {
   absl::StatusOr<std::unique_ptr<Server>> server =
-      Server::Create(config_, std::make_unique<LineHandlerFactory>(options));
+      Server::Create(config_, std::make_unique<LineHandlerFactory>(options), tls_);
   ASSERT_TRUE(server.ok()) << server.status();
   server_ = *std::move(server);
   server_->Start();

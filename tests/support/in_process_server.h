@@ -32,6 +32,8 @@ class InProcessLineServerTest : public ::testing::Test {
   bool WaitForStats(const std::function<bool(const StatsSnapshot&)>& done);
 
   ServerConfig config_;
+  // The TLS context for config_.tls_listen (Server::Create's `tls`).
+  std::shared_ptr<const tls::TlsServerContext> tls_;
   std::unique_ptr<Server> server_;
   int port_ = 0;
 };

@@ -30,5 +30,7 @@ int main(int argc, char** argv) {
         onepass::testing::LineProtocolOptions options;
         options.output_bytes = 8 << 20;  // room for "big N" answers that fill socket buffers
         return std::make_unique<onepass::testing::LineHandlerFactory>(options);
-      });
+      },
+      // The line protocol keeps no connection by default and names no ALPN.
+      [](absl::string_view) { return onepass::ProtocolDefaults(); });
 }

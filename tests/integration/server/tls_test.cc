@@ -224,7 +224,7 @@ class TlsServerTest : public testing::InProcessLineServerTest,
     config_.io = GetParam();
     config_.workers = 1;  // answers name their worker: always 0
     config_.tls_listen = {"127.0.0.1:0"};
-    config_.tls = MakeContext(pki_);
+    tls_ = MakeContext(pki_);
     // One query per connection unless a test asks for more (the default keeps them: below).
     config_.tls_idle_timeout = absl::ZeroDuration();
     options_.ca_file = pki_.ca_file();
@@ -452,9 +452,9 @@ int TlsFailures(const tls::TlsStatsSnapshot& s, tls::TlsFailure failure) {
 // Issue 37: after a reload the previous certificate's private key is freed once the last
 // connection that began with it ends, not kept by every worker's copy of the configuration.
 TEST_P(TlsServerTest, AReloadFreesThePreviousContextWhenItsLastConnectionEnds) {
-  std::weak_ptr<const tls::TlsServerContext> first = config_.tls;
+  std::weak_ptr<const tls::TlsServerContext> first = tls_;
   Start();
-  config_.tls.reset();  // the test's own copy
+  tls_.reset();  // the test's own copy
   ASSERT_TRUE(Exchange(tls_port_, "before\n", options_).error.empty());
   // A handshake in progress under the first context holds it.
   auto stalled = std::make_unique<StalledHandshake>(tls_port_, options_, "127.0.0.2");

@@ -102,8 +102,10 @@ LoadConfig ClosedLoop(int concurrency, uint64_t count, int timeout_ms) {
 }
 
 struct LoopRun {
-  LoopRun(const LoadConfig& config, std::vector<Script> scripts)
-      : loop(config, 0, MonotonicNs(), &stop), core(&loop, std::move(scripts)) {}
+  LoopRun(const LoadConfig& given, std::vector<Script> scripts)
+      : config(given), loop(config, 0, MonotonicNs(), &stop), core(&loop, std::move(scripts)) {}
+  // Kept here: the loop holds a reference to its configuration for as long as it runs.
+  LoadConfig config;
   std::atomic<bool> stop{false};
   ClientLoop loop;
   ScriptedCore core;
