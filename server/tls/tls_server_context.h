@@ -1,5 +1,7 @@
 // The server side of TLS for every connection of a listener: certificate, key, ticket keys,
-// versions, ALPN, as one OpenSSL SSL_CTX built from a TlsConfig and never changed after.
+// versions, ALPN, built from a TlsConfig and never changed after. Library-neutral: the
+// configuration's checks, the ticket keys, the summary and the expiry warnings are here; the
+// library's half (OpenSSL's SSL_CTX) is its TlsEngine (tls_engine.h, openssl/).
 //
 // Threads and lifetime: built on the loading thread (start-up, and each SIGHUP reload builds a
 // new one beside the old); shared read-only by all workers through a shared_ptr; a session
@@ -22,9 +24,7 @@
 #include "absl/time/time.h"
 #include "server/tls/ticket_keys.h"
 #include "server/tls/tls_config.h"
-
-typedef struct ssl_ctx_st SSL_CTX;
-typedef struct evp_cipher_st EVP_CIPHER;
+#include "server/tls/tls_engine.h"
 
 namespace onepass::tls {
 
@@ -52,31 +52,23 @@ class TlsServerContext {
   const std::vector<TicketKey>& ticket_keys() const { return ticket_keys_; }
   bool ticket_keys_from_file() const { return !config_.ticket_keys_file.empty(); }
 
-  // For TlsSession only. An SSL made from it must have a TlsStats* (or nullptr) as its app
-  // data (SSL_set_app_data): the ticket callback counts tickets of retired keys there.
-  SSL_CTX* ssl_ctx() const { return ctx_; }
-  // For the ticket callback: AES-256-CBC, fetched once.
-  const EVP_CIPHER* ticket_cipher() const { return ticket_cipher_; }
+  // TlsConfig::alpn as a protocol_name_list (RFC 7301 §3.1: length-prefixed names).
+  const std::string& alpn_wire() const { return alpn_wire_; }
+  // The library's half, which TlsSession makes its sessions from.
+  const TlsEngine& engine() const { return *engine_; }
 
  private:
   explicit TlsServerContext(const TlsConfig& config) : config_(config) {}
-  absl::Status LoadCertificateAndKey(absl::Time now);
-  absl::Status Configure();
-  absl::Status SetCipherSuites();  // TlsConfig::ciphersuites, every name checked
+  void WarnOfValidity(absl::Time now);
 
   TlsConfig config_;
-  SSL_CTX* ctx_ = nullptr;
-  EVP_CIPHER* ticket_cipher_ = nullptr;
   std::vector<TicketKey> ticket_keys_;
-  // TlsConfig::alpn in the wire format SSL_select_next_proto takes (length-prefixed names).
   std::string alpn_wire_;
   std::vector<std::string> warnings_;
-  std::string subject_;
-  std::string issuer_;
-  std::string key_description_;
-  int chain_length_ = 0;
-  absl::Time not_before_;
+  CertificateFacts certificate_;
   absl::Time not_after_;
+  // Last: built from the members above, which it reads (ticket keys, ALPN) while it lives.
+  std::unique_ptr<TlsEngine> engine_;
 };
 
 }  // namespace onepass::tls

@@ -37,12 +37,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "server/tls/handshake_gate.h"
+#include "server/tls/tls_engine.h"
 #include "server/tls/tls_record.h"
 #include "server/tls/tls_server_context.h"
 #include "server/tls/tls_stats.h"
-
-typedef struct ssl_st SSL;
-typedef struct bio_st BIO;
 
 namespace onepass::tls {
 
@@ -59,10 +57,13 @@ struct FeedResult {
   size_t plaintext = 0;  // bytes written at the front of the plaintext room
 };
 
-class TlsSession {
+// Library-neutral: the buffers and their limits, the first record's header check, the
+// counters and the failure's classification are here; the handshake and the records are its
+// context's engine's (tls_engine.h: OpenSSL's in openssl/).
+class TlsSession final : private EngineIo {
  public:
   TlsSession();
-  ~TlsSession();
+  ~TlsSession() override;
   TlsSession(const TlsSession&) = delete;
   TlsSession& operator=(const TlsSession&) = delete;
 
@@ -118,22 +119,24 @@ class TlsSession {
   int version() const;
 
  private:
-  static int BioRead(BIO* bio, char* data, int size);
-  static int BioWrite(BIO* bio, const char* data, int size);
-  bool NewSsl();
+  // EngineIo: the engine reads the current Feed's ciphertext and writes to Pending().
+  size_t ReadCiphertext(uint8_t* data, size_t size) override;
+  bool WriteCiphertext(const uint8_t* data, size_t size) override;
   bool CheckRecordHeader(absl::Span<const uint8_t> ciphertext);
   void CompleteHandshake();
-  TlsFailure Classify(int ssl_error) const;
+  TlsFailure Classify(EngineStep step) const;
   FeedResult Fail(TlsFailure failure, size_t consumed);
 
   std::shared_ptr<const TlsServerContext> context_;
   TlsStats* stats_ = nullptr;
-  SessionHooks hooks_;  // the SSL's app data
-  SSL* ssl_ = nullptr;
-  // The ciphertext of the current Feed, read by BioRead.
+  SessionHooks hooks_;  // what the engine's callbacks count into and ask
+  // The engine's state for this slot, made by the context's engine and reused while the
+  // context stays the same.
+  std::unique_ptr<EngineSession> engine_;
+  // The ciphertext of the current Feed, read by the engine (ReadCiphertext).
   absl::Span<const uint8_t> in_;
   size_t in_read_ = 0;
-  // Pending output, appended by BioWrite; out_sent_ bytes of it are already sent.
+  // Pending output, appended by the engine (WriteCiphertext); out_sent_ bytes of it are sent.
   std::vector<uint8_t> out_;
   size_t out_sent_ = 0;
   bool output_overflow_ = false;
