@@ -6,6 +6,9 @@
 #   bind      BIND 9 named (a tls block with session tickets on, listen-on tls; -n 1: one worker;
 #             tcp-listen-queue 1024: its default of 10 drops SYNs at this rate)
 #   dnsdist   dnsdist (addTLSLocal, one TCP worker, no cache) in front of a backend NSD
+#   onepassd-idle0  the same with --tls-idle-timeout-ms 0 (every answer closes: the default
+#             before DoT connections were kept), so that a run shows what the kept default costs
+#             a one-query client
 #   onepassd  onepassd --zone --tls-listen (one worker; the per-prefix handshake limits off, as
 #             the peers have none and every connection here comes from 127.0.0.1); a build
 #             without --tls-listen is said
@@ -67,8 +70,8 @@ find_binaries load
 for server in $servers; do
   case $server in
     nsd) need=nsd ;; bind) need=named ;; dnsdist) need=dnsdist ;;
-    onepassd) need="" ; find_binaries onepassd ;;
-    *) echo "dot-bench: --servers $server: choose among nsd bind dnsdist onepassd" >&2; exit 1 ;;
+    onepassd|onepassd-idle0) need="" ; find_binaries onepassd ;;
+    *) echo "dot-bench: --servers $server: choose among nsd bind dnsdist onepassd onepassd-idle0" >&2; exit 1 ;;
   esac
   for tool in $need kdig openssl nsd; do
     command -v "$tool" > /dev/null ||
@@ -242,7 +245,9 @@ run_server() {
     dnsdist)
       start_dnsdist_tls "$work/$name" "$server_cpus" "127.0.0.1:$BACKEND_PORT"
       port=$PORT ;;
-    onepassd)
+    onepassd|onepassd-idle0)
+      local idle=()
+      [ "$server" = onepassd-idle0 ] && idle=(--tls-idle-timeout-ms 0)
       if ! onepassd_has_tls; then
         echo "  onepassd: NOT MEASURED: $onepassd has no --tls-listen (DNS over TLS is not in this build)"
         return 1
@@ -252,7 +257,7 @@ run_server() {
         --cpus "$server_cpus" --listen "127.0.0.1:$(free_local_port)" \
         --tls-listen "127.0.0.1:$port" --tls-cert "$CHAIN" --tls-key "$KEY" \
         --tls-ticket-keys "$TICKET_KEYS" --max-connections-per-client $((2 * concurrency + 16)) \
-        --tls-full-per-client 0 --tls-resumed-per-client 0 || return 1
+        --tls-full-per-client 0 --tls-resumed-per-client 0 "${idle[@]}" || return 1
       PEER_PID=$SERVER_PID ;;
   esac
   pid=$PEER_PID
@@ -264,7 +269,7 @@ run_server() {
   else
     tail -n 5 "$work/$name"*.log "$work/$name.server.err" 2>/dev/null | sed 's/^/    /' >&2 || true
   fi
-  if [ "$server" = onepassd ]; then
+  if [[ $server == onepassd* ]]; then
     echo "  onepassd: $(stop_server | grep -o 'accepted=[0-9]* served=[0-9]*' || echo no stats line)"
     PEER_PID=""
   else

@@ -42,8 +42,9 @@ absl::Status ValidateConfig(const ServerConfig& config, ListenRequirement listen
   if (config.io == IoLoop::kUring) {
     if (absl::Status uring = ProbeUring(); !uring.ok()) return uring;
   }
-  if (config.accept_burst <= 0) {
-    return absl::InvalidArgumentError("--accept-burst must be positive");
+  if (config.accept_burst < 0) {
+    return absl::InvalidArgumentError(
+        "--accept-burst must be positive, or 0 for the I/O driver's own default");
   }
   if (config.max_connections <= 0 || config.max_connections_per_client <= 0 ||
       config.tls_max_connections_per_client <= 0) {

@@ -14,8 +14,13 @@
 namespace onepass {
 
 // Defaults. docs/design.md "Limits, and why" gives the sources.
-inline constexpr int kDefaultBacklog = 4096;                // libevent's -1 would mean 128
-inline constexpr int kDefaultAcceptBurst = 64;              // accepts per listener wakeup
+inline constexpr int kDefaultBacklog = 4096;  // libevent's -1 would mean 128
+// --accept-burst 0: each driver's own. epoll: accepts per listener wakeup before other events
+// get a turn. The ring: accepts armed at once per listener (each with its own address slot),
+// 16 measured cheaper than 64 per connection here
+// (loadtest/results/2026-12-02-uring-accept-burst.md).
+inline constexpr int kDefaultEpollAcceptBurst = 64;
+inline constexpr int kDefaultUringAcceptBurst = 16;
 inline constexpr int kDefaultMaxConnections = 5000;         // parked connections, whole server
 inline constexpr int kDefaultMaxConnectionsPerClient = 25;  // parked, per client, server-wide
 // A client is its address cut to this many bits: one IPv4 address; an IPv6 /64, which one host
@@ -57,8 +62,10 @@ inline constexpr int kReadsPerTurn = 16;
 // The input buffer never holds less than this, so pipelined requests arrive in few recvs.
 inline constexpr size_t kMinInputBufferBytes = 16 * 1024;
 
-struct CoreConfig {  // Connections accepted per listener readiness before other events get a turn.
-  int accept_burst = kDefaultAcceptBurst;
+struct CoreConfig {
+  // --accept-burst: accepts per listener readiness (epoll) or armed per listener (the ring);
+  // 0, the default, is the driver's own (kDefaultEpollAcceptBurst, kDefaultUringAcceptBurst).
+  int accept_burst = 0;
   // Connections parked in event loops at once (incomplete request, unfinished write,
   // keepalive), for the whole server, split evenly over workers. A connection that would
   // exceed it is closed and counted (rejected_pool_full). RFC 9210 §4.5, NSD/Unbound: 5000.

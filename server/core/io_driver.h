@@ -124,8 +124,8 @@ class ConnectionSink {
 // What every driver is made with (server/drivers/driver_factory.h).
 struct DriverOptions {
   // Connections accepted per listener readiness before other events get a turn (libevent), or
-  // accepts armed at once per listener (the ring): --accept-burst.
-  int accept_burst = 64;
+  // accepts armed at once per listener (the ring): --accept-burst; 0: the driver's default.
+  int accept_burst = 0;
   // listen(2) backlog: what a drain takes from the accept queues at most.
   int backlog = 4096;
 };

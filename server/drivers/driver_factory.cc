@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "server/core/core_config.h"
 #include "server/drivers/libevent/libevent_driver.h"
 #include "server/drivers/uring/uring_driver.h"
 
@@ -16,8 +17,9 @@ absl::StatusOr<std::unique_ptr<IoDriver>> MakeDriver(IoLoop loop, TimerQueue* ti
     case IoLoop::kEpoll:
       break;
   }
-  absl::StatusOr<std::unique_ptr<LibeventDriver>> driver =
-      LibeventDriver::Create(timers, std::move(listeners), options.accept_burst, options.backlog);
+  absl::StatusOr<std::unique_ptr<LibeventDriver>> driver = LibeventDriver::Create(
+      timers, std::move(listeners),
+      options.accept_burst > 0 ? options.accept_burst : kDefaultEpollAcceptBurst, options.backlog);
   if (!driver.ok()) return driver.status();
   return std::unique_ptr<IoDriver>(*std::move(driver));
 }

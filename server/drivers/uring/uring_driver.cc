@@ -16,6 +16,7 @@
 #include "common/descriptor_table.h"
 #include "common/log.h"
 #include "server/core/connection.h"
+#include "server/core/core_config.h"
 #include "server/core/socket_options.h"
 
 namespace onepass {
@@ -81,7 +82,7 @@ class UringDriver final : public IoDriver, public FinalSendQueue {
       : IoDriver(timers),
         index_(index),
         backlog_(options.backlog),
-        accept_burst_(std::max(1, options.accept_burst)),
+        accept_burst_(options.accept_burst > 0 ? options.accept_burst : kDefaultUringAcceptBurst),
         listeners_(std::move(listeners)) {}
   ~UringDriver() override {
     // The ring goes first, so that nothing in flight refers to a buffer freed below (gone
