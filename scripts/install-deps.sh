@@ -41,6 +41,10 @@ packages=(
   stubby knot-resolver
   # the io_uring worker loop (--io=uring)
   liburing-dev
+  # TLS 1.3 engine interoperability (issue 39): NSS's tstclnt, Go's crypto/tls, BoringSSL
+  libnss3-tools golang-go android-libboringssl-dev
+  # the AF_XDP path (--xdp): its XDP program's loader and AF_XDP sockets, xdp-loader to inspect
+  libxdp-dev libbpf-dev xdp-tools
   # metrics (promtool, a Prometheus server scraping in a test) and a PROXY v2 balancer
   prometheus haproxy
   # deploy scripts and their tests
