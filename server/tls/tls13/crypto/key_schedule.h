@@ -1,0 +1,100 @@
+// The TLS 1.3 key schedule (RFC 8446 §7.1) as a short list of HKDF steps, and the keys and
+// values derived from its secrets: traffic key and iv (§7.3), KeyUpdate's next secret
+// (§7.2), Finished (§4.4.4), binder keys (§4.2.11) and resumption PSKs (§4.6.1).
+//
+// HKDF is built here from HMAC (RFC 5869 §2) over one EVP_MAC_CTX kept for the connection:
+// its digest is set once in Start() and each step only re-keys it. Chosen over EVP_KDF
+// "HKDF" because an EVP_KDF_CTX takes digest, key, salt and info as OSSL_PARAMs looked up
+// by name on every derivation and builds a fresh HMAC context inside; TLS 1.3 never
+// expands past one block of output, so that setup is most of the cost.
+#ifndef ONEPASS_SERVER_TLS_TLS13_CRYPTO_KEY_SCHEDULE_H_
+#define ONEPASS_SERVER_TLS_TLS13_CRYPTO_KEY_SCHEDULE_H_
+
+#include <openssl/evp.h>
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "absl/types/span.h"
+#include "server/tls/tls13/crypto/cipher_suite.h"
+
+namespace onepass::tls::tls13 {
+
+struct EvpMacCtxDeleter {
+  void operator()(EVP_MAC_CTX* c) const { EVP_MAC_CTX_free(c); }
+};
+
+using ConstBytes = absl::Span<const uint8_t>;
+using MutableBytes = absl::Span<uint8_t>;
+
+// Per connection, one thread. Every output span must hold the length named; every secret
+// is HashLength(suite) bytes. All functions return false only on a libcrypto failure or a
+// call out of order (a secret not yet made). Secrets kept inside are wiped by Start(),
+// by each stage that supersedes them, and by the destructor.
+class KeySchedule {
+ public:
+  explicit KeySchedule(const SuiteAlgorithms& algorithms);
+  ~KeySchedule();
+  KeySchedule(const KeySchedule&) = delete;
+  KeySchedule& operator=(const KeySchedule&) = delete;
+
+  bool Start(CipherSuite suite);
+  size_t hash_length() const { return hash_length_; }
+
+  // RFC 5869 HKDF primitives over the suite's hash.
+  bool Extract(ConstBytes salt, ConstBytes ikm, MutableBytes out);
+  // HKDF-Expand-Label(secret, label, context, out.size()), §7.1; label without "tls13 ".
+  bool ExpandLabel(ConstBytes secret, std::string_view label, ConstBytes context, MutableBytes out);
+  // Derive-Secret(secret, label, messages) given Transcript-Hash(messages), §7.1.
+  bool DeriveSecret(ConstBytes secret, std::string_view label, ConstBytes transcript_hash,
+                    MutableBytes out);
+
+  // Stage 1: early secret = HKDF-Extract(0, PSK); an empty psk means Hash.length zeros.
+  bool SetEarlySecret(ConstBytes psk);
+  // Binder key: Derive-Secret(early, "res binder" | "ext binder", ""), §7.1.
+  bool BinderKey(bool resumption, MutableBytes out);
+  // Stage 2: handshake secret = HKDF-Extract(Derive-Secret(early, "derived", ""), (EC)DHE).
+  bool SetHandshakeSecret(ConstBytes shared_secret);
+  // "c hs traffic" / "s hs traffic" over Transcript-Hash(ClientHello..ServerHello).
+  bool HandshakeTrafficSecrets(ConstBytes hello_hash, MutableBytes client, MutableBytes server);
+  // Stage 3: master secret = HKDF-Extract(Derive-Secret(hs, "derived", ""), 0).
+  bool SetMasterSecret();
+  // "c ap traffic" / "s ap traffic" over Transcript-Hash(ClientHello..server Finished).
+  bool ApplicationTrafficSecrets(ConstBytes server_finished_hash, MutableBytes client,
+                                 MutableBytes server);
+  // "res master" over Transcript-Hash(ClientHello..client Finished).
+  bool ResumptionMasterSecret(ConstBytes client_finished_hash, MutableBytes out);
+
+  // §4.4.4: verify_data = HMAC(HKDF-Expand-Label(base_key, "finished", "", Hash.length),
+  // transcript_hash). Also the PSK binder (§4.2.11.2) with base_key = the binder key.
+  bool FinishedVerifyData(ConstBytes base_key, ConstBytes transcript_hash, MutableBytes out);
+  // Recomputes and compares in constant time (CRYPTO_memcmp).
+  bool VerifyFinished(ConstBytes base_key, ConstBytes transcript_hash, ConstBytes received);
+  // §4.6.1: HKDF-Expand-Label(resumption_master_secret, "resumption", ticket_nonce, Hash.length).
+  bool ResumptionPsk(ConstBytes resumption_master_secret, ConstBytes ticket_nonce,
+                     MutableBytes out);
+  // §7.3: key = Expand-Label(secret, "key", "", key_length), iv = (…, "iv", "", 12).
+  bool TrafficKeys(ConstBytes secret, MutableBytes key, MutableBytes iv);
+  // §7.2: application_traffic_secret_N+1 = Expand-Label(secret_N, "traffic upd", "", Hash.len).
+  bool NextTrafficSecret(ConstBytes secret, MutableBytes out);
+
+ private:
+  bool Hmac(ConstBytes key, ConstBytes a, ConstBytes b, ConstBytes c, MutableBytes out);
+  ConstBytes Secret(const uint8_t* s) const { return ConstBytes(s, hash_length_); }
+  void Wipe();
+
+  const SuiteAlgorithms& algorithms_;
+  std::unique_ptr<EVP_MAC_CTX, EvpMacCtxDeleter> hmac_;
+  CipherSuite suite_ = CipherSuite::kAes128GcmSha256;
+  size_t hash_length_ = 0;
+  uint8_t empty_hash_[kMaxHashLength] = {};  // Transcript-Hash("") for "derived"/binders
+  uint8_t early_[kMaxHashLength] = {};
+  uint8_t handshake_[kMaxHashLength] = {};
+  uint8_t master_[kMaxHashLength] = {};
+  enum class Stage { kNone, kEarly, kHandshake, kMaster } stage_ = Stage::kNone;
+};
+
+}  // namespace onepass::tls::tls13
+
+#endif  // ONEPASS_SERVER_TLS_TLS13_CRYPTO_KEY_SCHEDULE_H_
