@@ -73,6 +73,67 @@ TEST_F(KeyScheduleTest, Rfc8448SimpleHandshakeSecrets) {
   EXPECT_EQ(out, Hex(kServerFinishedKey));
 }
 
+// RFC 8448 §3: extract "master", derive "c/s ap traffic" (hash through server Finished),
+// "res master" (through client Finished), the server's handshake key/iv and its Finished
+// verify_data over the transcript through CertificateVerify.
+TEST_F(KeyScheduleTest, Rfc8448SimpleApplicationSecretsKeysAndFinished) {
+  ASSERT_TRUE(ks_->SetEarlySecret({}));
+  ASSERT_TRUE(ks_->SetHandshakeSecret(Hex(kShared)));
+  ASSERT_TRUE(ks_->SetMasterSecret());
+  Bytes client(32), server(32), out(32);
+  const Bytes finished_hash = Hex(
+      "96 08 10 2a 0f 1c cc 6d b6 25 0b 7b 7e 41 7b 1a 00 0e aa da 3d aa e4 77 7a 76 86 c9 ff 83"
+      " df 13");
+  ASSERT_TRUE(ks_->ApplicationTrafficSecrets(finished_hash, absl::MakeSpan(client),
+                                             absl::MakeSpan(server)));
+  EXPECT_EQ(client, Hex("9e 40 64 6c e7 9a 7f 9d c0 5a f8 88 9b ce 65 52 87 5a fa 0b 06 df 00 87"
+                        " f7 92 eb b7 c1 75 04 a5"));
+  EXPECT_EQ(server, Hex("a1 1a f9 f0 55 31 f8 56 ad 47 11 6b 45 a9 50 32 82 04 b4 f4 4b fb 6b 3a"
+                        " 4b 4f 1f 3f cb 63 16 43"));
+  ASSERT_TRUE(ks_->ResumptionMasterSecret(
+      Hex("20 91 45 a9 6e e8 e2 a1 22 ff 81 00 47 cc 95 26 84 65 8d 60 49 e8 64 29 42 6d b8 7c 54"
+          " ad 14 3d"),
+      absl::MakeSpan(out)));
+  EXPECT_EQ(out, Hex("7d f2 35 f2 03 1d 2a 05 12 87 d0 2b 02 41 b0 bf da f8 6c c8 56 23 1f 2d 5a"
+                     " ba 46 c4 34 ec 19 6c"));
+
+  Bytes key(16), iv(12);
+  ASSERT_TRUE(ks_->TrafficKeys(Hex(kServerHs), absl::MakeSpan(key), absl::MakeSpan(iv)));
+  EXPECT_EQ(key, Hex("3f ce 51 60 09 c2 17 27 d0 f2 e4 e8 6e e4 03 bc"));
+  EXPECT_EQ(iv, Hex("5d 31 3e b2 67 12 76 ee 13 00 0b 30"));
+
+  const Bytes cv_hash = Hex(
+      "ed b7 72 5f a7 a3 47 3b 03 1e c8 ef 65 a2 48 54 93 90 01 38 a2 b9 12 91 40 7d 79 51 a0 61"
+      " 10 ed");
+  const Bytes verify_data = Hex(
+      "9b 9b 14 1d 90 63 37 fb d2 cb dc e7 1d f4 de da 4a b4 2c 30 95 72 cb 7f ff ee 54 54 b7 8f"
+      " 07 18");
+  ASSERT_TRUE(ks_->FinishedVerifyData(Hex(kServerHs), cv_hash, absl::MakeSpan(out)));
+  EXPECT_EQ(out, verify_data);
+  EXPECT_TRUE(ks_->VerifyFinished(Hex(kServerHs), cv_hash, verify_data));
+  Bytes wrong = verify_data;
+  wrong[31] ^= 1;
+  EXPECT_FALSE(ks_->VerifyFinished(Hex(kServerHs), cv_hash, wrong));
+}
+
+// RFC 8448 §4: the PSK from §3's resumption master secret and ticket nonce 00 00, the early
+// secret from it, and the resumption binder key.
+TEST_F(KeyScheduleTest, Rfc8448ResumptionPskAndBinderKey) {
+  Bytes psk(32), out(32);
+  ASSERT_TRUE(ks_->ResumptionPsk(Hex("7d f2 35 f2 03 1d 2a 05 12 87 d0 2b 02 41 b0 bf da f8 6c"
+                                     " c8 56 23 1f 2d 5a ba 46 c4 34 ec 19 6c"),
+                                 Hex("00 00"), absl::MakeSpan(psk)));
+  EXPECT_EQ(psk, Hex("4e cd 0e b6 ec 3b 4d 87 f5 d6 02 8f 92 2c a4 c5 85 1a 27 7f d4 13 11 c9 e6"
+                     " 2d 2c 94 92 e1 c4 f3"));
+  ASSERT_TRUE(ks_->SetEarlySecret(psk));
+  ASSERT_TRUE(ks_->Extract({}, psk, absl::MakeSpan(out)));
+  EXPECT_EQ(out, Hex("9b 21 88 e9 b2 fc 6d 64 d7 1d c3 29 90 0e 20 bb 41 91 50 00 f6 78 aa 83 9c"
+                     " bb 79 7c b7 d8 33 2c"));
+  ASSERT_TRUE(ks_->BinderKey(/*resumption=*/true, absl::MakeSpan(out)));
+  EXPECT_EQ(out, Hex("69 fe 13 1a 3b ba d5 d6 3c 64 ee bc c3 0e 39 5b 9d 81 07 72 6a 13 d0 74 e3"
+                     " 89 db c8 a4 e4 72 56"));
+}
+
 TEST_F(KeyScheduleTest, StagesOutOfOrderRefused) {
   Bytes out(32);
   EXPECT_FALSE(ks_->SetHandshakeSecret(Hex(kShared)));
