@@ -1,0 +1,79 @@
+#include "server/xdp/tcp/tcp_table.h"
+
+namespace onepass::xdp {
+
+TcpTable::TcpTable(const TcpTableConfig& config)
+    : config_(config), slots_(config.max_connections), used_(config.max_connections, false) {
+  size_t n = 16;
+  while (n < 2 * config.max_connections) n <<= 1;
+  index_.assign(n, -1);
+  for (size_t i = config.max_connections; i-- > 0;) free_.push_back(static_cast<uint32_t>(i));
+}
+
+size_t TcpTable::Home(const FlowKey& k) const {
+  // FNV-1a: the table is not keyed by secrets, so a peer choosing ports could lengthen
+  // probes; bounded by the table size. A keyed hash is the next step.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint8_t b) { h = (h ^ b) * 1099511628211ull; };
+  for (uint8_t b : k.peer) mix(b);
+  for (uint8_t b : k.local) mix(b);
+  mix(static_cast<uint8_t>(k.peer_port));
+  mix(static_cast<uint8_t>(k.peer_port >> 8));
+  mix(static_cast<uint8_t>(k.local_port));
+  mix(static_cast<uint8_t>(k.local_port >> 8));
+  return static_cast<size_t>(h) & (index_.size() - 1);
+}
+
+TcpConnection* TcpTable::Find(const FlowKey& key) {
+  for (size_t i = Home(key);; i = (i + 1) & (index_.size() - 1)) {
+    if (index_[i] < 0) return nullptr;
+    if (slots_[index_[i]].key == key) return &slots_[index_[i]];
+  }
+}
+
+size_t TcpTable::PeerCount(const FlowKey& key) const {
+  size_t n = 0;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (used_[i] && slots_[i].key.v6 == key.v6 && slots_[i].key.peer == key.peer) ++n;
+  }
+  return n;
+}
+
+TcpTableInsert TcpTable::Insert(const FlowKey& key, TcpConnection** out) {
+  if (Find(key) != nullptr) return TcpTableInsert::kExists;
+  if (free_.empty()) return TcpTableInsert::kFull;
+  if (PeerCount(key) >= config_.per_client_max) return TcpTableInsert::kPerClientLimited;
+  uint32_t s = free_.back();
+  free_.pop_back();
+  slots_[s] = TcpConnection{};
+  slots_[s].key = key;
+  used_[s] = true;
+  size_t i = Home(key);
+  while (index_[i] >= 0) i = (i + 1) & (index_.size() - 1);
+  index_[i] = static_cast<int32_t>(s);
+  ++size_;
+  *out = &slots_[s];
+  return TcpTableInsert::kOk;
+}
+
+void TcpTable::Erase(TcpConnection* c) {
+  size_t mask = index_.size() - 1;
+  auto s = static_cast<int32_t>(c - slots_.data());
+  size_t i = Home(c->key);
+  while (index_[i] != s) i = (i + 1) & mask;
+  // Backward-shift deletion: later entries of the run move up so no probe stops early.
+  for (size_t j = (i + 1) & mask; index_[j] >= 0; j = (j + 1) & mask) {
+    size_t home = Home(slots_[index_[j]].key);
+    bool movable = (j > i) ? (home <= i || home > j) : (home <= i && home > j);
+    if (movable) {
+      index_[i] = index_[j];
+      i = j;
+    }
+  }
+  index_[i] = -1;
+  used_[s] = false;
+  free_.push_back(static_cast<uint32_t>(s));
+  --size_;
+}
+
+}  // namespace onepass::xdp

@@ -1,0 +1,64 @@
+// The established connections of one endpoint: a flat, preallocated table keyed by 4-tuple
+// (open addressing, linear probing, backward-shift deletion), each slot with a deadline.
+// Bounded by `max_connections`; `per_client_max` bounds the slots one peer address holds
+// (dnsdist's per-client limit). Thread-confined (one per worker queue).
+#ifndef ONEPASS_SERVER_XDP_TCP_TCP_TABLE_H_
+#define ONEPASS_SERVER_XDP_TCP_TCP_TABLE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "server/xdp/tcp/packet.h"
+
+namespace onepass::xdp {
+
+struct TcpTableConfig {
+  size_t max_connections = 1024;
+  size_t per_client_max = 16;
+};
+
+// What the endpoint keeps per connection; the table only reads `key` and `deadline_ms`.
+struct TcpConnection {
+  FlowKey key;
+  uint64_t deadline_ms = 0;  // [ms] the next timer of this connection
+};
+
+enum class TcpTableInsert { kOk, kFull, kPerClientLimited, kExists };
+
+class TcpTable {
+ public:
+  explicit TcpTable(const TcpTableConfig& config);
+
+  // The connection for `key`, or nullptr. Valid until Erase of it.
+  TcpConnection* Find(const FlowKey& key);
+  // A new slot for `key` (all else default), or why not.
+  TcpTableInsert Insert(const FlowKey& key, TcpConnection** out);
+  void Erase(TcpConnection* c);
+
+  size_t size() const { return size_; }
+  size_t capacity() const { return slots_.size(); }
+  // Calls f(TcpConnection&) for every connection whose deadline is <= now. O(capacity): the
+  // endpoint's timer tick is rare next to frames; a heap is the next step if it shows.
+  template <typename F>
+  void ForEachExpired(uint64_t now_ms, F&& f) {
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (used_[i] && slots_[i].deadline_ms <= now_ms) f(slots_[i]);
+    }
+  }
+
+ private:
+  size_t Home(const FlowKey& key) const;
+  size_t PeerCount(const FlowKey& key) const;
+
+  TcpTableConfig config_;
+  std::vector<TcpConnection> slots_;
+  std::vector<bool> used_;
+  std::vector<int32_t> index_;  // open-addressed: slot number or -1
+  std::vector<uint32_t> free_;
+  size_t size_ = 0;
+};
+
+}  // namespace onepass::xdp
+
+#endif  // ONEPASS_SERVER_XDP_TCP_TCP_TABLE_H_
