@@ -6,7 +6,9 @@
 // its digest is set once in Start() and each step only re-keys it. Chosen over EVP_KDF
 // "HKDF" because an EVP_KDF_CTX takes digest, key, salt and info as OSSL_PARAMs looked up
 // by name on every derivation and builds a fresh HMAC context inside; TLS 1.3 never
-// expands past one block of output, so that setup is most of the cost.
+// expands past one block of output, so that setup is most of the cost. Measured
+// 2026-12-02 (-O2, OpenSSL 3.0, SHA-256, 54-byte info, this 2-core machine under shared
+// load): 625 ns per Expand-Label here against 1335 ns through a reused EVP_KDF_CTX.
 #ifndef ONEPASS_SERVER_TLS_TLS13_CRYPTO_KEY_SCHEDULE_H_
 #define ONEPASS_SERVER_TLS_TLS13_CRYPTO_KEY_SCHEDULE_H_
 
