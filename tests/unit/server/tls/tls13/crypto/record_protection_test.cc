@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/unit/server/tls/tls13/crypto/hex.h"
+#include "tests/unit/server/tls/tls13/crypto/rfc8448_simple.h"
 
 namespace onepass::tls::tls13 {
 namespace {
@@ -45,6 +46,17 @@ TEST_F(RecordProtectionTest, SealsRfc8448ClientFinishedByteForByte) {
   ASSERT_TRUE(seal_.Seal(/*handshake=*/22, Hex(kFinished), 0, out));
   EXPECT_EQ(out, Hex(kRecord));
   EXPECT_EQ(seal_.sequence_number(), 1u);
+}
+
+TEST_F(RecordProtectionTest, SealsRfc8448ServerFlightByteForByte) {
+  RecordProtection server;
+  ASSERT_TRUE(server.Init(*algorithms_, CipherSuite::kAes128GcmSha256,
+                          RecordProtection::Direction::kSeal,
+                          Hex("3f ce 51 60 09 c2 17 27 d0 f2 e4 e8 6e e4 03 bc"),
+                          Hex("5d 31 3e b2 67 12 76 ee 13 00 0b 30")));
+  Bytes out;
+  ASSERT_TRUE(server.Seal(/*handshake=*/22, Hex(testing::kRfc8448ServerFlight), 0, out));
+  EXPECT_EQ(out, Hex(testing::kRfc8448ServerFlightRecord));
 }
 
 TEST_F(RecordProtectionTest, OpensRfc8448ClientFinished) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tests/unit/server/tls/tls13/crypto/hex.h"
+#include "tests/unit/server/tls/tls13/crypto/rfc8448_simple.h"
 
 namespace onepass::tls::tls13 {
 namespace {
@@ -49,6 +50,24 @@ TEST(TranscriptTest, CurrentHashDoesNotEndTheTranscript) {
   Bytes ab = a;
   ab.insert(ab.end(), b.begin(), b.end());
   EXPECT_EQ(out, Sha256(ab));
+}
+
+// RFC 8448 §3: the transcript hashes the key schedule reads (CH..SH and CH..server Finished).
+TEST(TranscriptTest, Rfc8448SimpleHandshakeHashes) {
+  auto algorithms = SuiteAlgorithms::Create();
+  ASSERT_NE(algorithms, nullptr);
+  Transcript t(*algorithms);
+  ASSERT_TRUE(t.Start(CipherSuite::kAes128GcmSha256));
+  Bytes out(32);
+  ASSERT_TRUE(t.Add(Hex(testing::kRfc8448ClientHello)));
+  ASSERT_TRUE(t.Add(Hex(testing::kRfc8448ServerHello)));
+  ASSERT_TRUE(t.CurrentHash(absl::MakeSpan(out)));
+  EXPECT_EQ(out, Hex("86 0c 06 ed c0 78 58 ee 8e 78 f0 e7 42 8c 58 ed d6 b4 3f 2c a3 e6 e9 5f 02"
+                     " ed 06 3c f0 e1 ca d8"));
+  ASSERT_TRUE(t.Add(Hex(testing::kRfc8448ServerFlight)));
+  ASSERT_TRUE(t.CurrentHash(absl::MakeSpan(out)));
+  EXPECT_EQ(out, Hex("96 08 10 2a 0f 1c cc 6d b6 25 0b 7b 7e 41 7b 1a 00 0e aa da 3d aa e4 77 7a"
+                     " 76 86 c9 ff 83 df 13"));
 }
 
 TEST(TranscriptTest, HelloRetryRequestMessageHash) {
