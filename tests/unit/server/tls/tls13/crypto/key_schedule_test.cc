@@ -132,6 +132,18 @@ TEST_F(KeyScheduleTest, Rfc8448ResumptionPskAndBinderKey) {
   ASSERT_TRUE(ks_->BinderKey(/*resumption=*/true, absl::MakeSpan(out)));
   EXPECT_EQ(out, Hex("69 fe 13 1a 3b ba d5 d6 3c 64 ee bc c3 0e 39 5b 9d 81 07 72 6a 13 d0 74 e3"
                      " 89 db c8 a4 e4 72 56"));
+  // The binder (§4.2.11.2): a Finished computation under the binder key over the hash of
+  // the ClientHello truncated before its binders, as RFC 8448 §4 prints both.
+  const Bytes truncated_hash = Hex(
+      "63 22 4b 2e 45 73 f2 d3 45 4c a8 4b 9d 00 9a 04 f6 be 9e 05 71 1a 83 96 47 3a ef a0 1e 92"
+      " 4a 14");
+  const Bytes binder = Hex(
+      "3a dd 4f b2 d8 fd f8 22 a0 ca 3c f7 67 8e f5 e8 8d ae 99 01 41 c5 92 4d 57 bb 6f a3 1b 9e"
+      " 5f 9d");
+  const Bytes binder_key = out;
+  ASSERT_TRUE(ks_->FinishedVerifyData(binder_key, truncated_hash, absl::MakeSpan(out)));
+  EXPECT_EQ(out, binder);
+  EXPECT_TRUE(ks_->VerifyFinished(binder_key, truncated_hash, binder));
 }
 
 TEST_F(KeyScheduleTest, StagesOutOfOrderRefused) {
