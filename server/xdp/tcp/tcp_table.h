@@ -22,6 +22,20 @@ struct TcpTableConfig {
 struct TcpConnection {
   FlowKey key;
   uint64_t deadline_ms = 0;  // [ms] the next timer of this connection
+  // The endpoint's (tcp_endpoint.cc): sequence space (RFC 9293 §3.3.1), peer's window and
+  // timestamps, the request and the response.
+  ReplyPath path;
+  uint32_t snd_una = 0, snd_nxt = 0, rcv_nxt = 0;
+  uint32_t data_seq = 0;  // the sequence number of response byte 0 (ISN + 1)
+  uint32_t peer_window = 0;
+  uint16_t mss = 536;
+  bool ts = false;
+  uint32_t ts_recent = 0;
+  bool responded = false, fin_sent = false, peer_fin = false;
+  uint32_t retries = 0;
+  uint64_t rto_ms = 0;
+  std::vector<uint8_t> request;
+  std::vector<uint8_t> response;
 };
 
 enum class TcpTableInsert { kOk, kFull, kPerClientLimited, kExists };

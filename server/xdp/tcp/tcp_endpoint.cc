@@ -1,0 +1,302 @@
+#include "server/xdp/tcp/tcp_endpoint.h"
+
+#include <algorithm>
+
+namespace onepass::xdp {
+namespace {
+
+bool SeqLt(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) < 0; }
+bool SeqLe(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) <= 0; }
+
+}  // namespace
+
+TcpEndpoint::TcpEndpoint(const TcpEndpointConfig& config, TcpRequestHandler* handler,
+                         TcpFrameSink* sink)
+    : config_(config),
+      handler_(handler),
+      sink_(sink),
+      cookies_(config.cookie_key),
+      table_(config.table),
+      frame_(kMaxHeaderBytes + config.mss) {}
+
+void TcpEndpoint::Emit(const ReplyPath& path, const SegmentOut& seg) {
+  size_t n = BuildFrame(path, seg, ip_id_++, frame_);
+  if (n != 0) sink_->Send({frame_.data(), n});
+}
+
+void TcpEndpoint::SendRst(const ReplyPath& path, uint32_t seq, uint32_t ack, bool with_ack) {
+  SegmentOut o;
+  o.seq = seq;
+  o.ack = ack;
+  o.flags = static_cast<uint8_t>(kRst | (with_ack ? kAck : 0));
+  ++stats_.rsts_sent;
+  Emit(path, o);
+}
+
+uint16_t TcpEndpoint::RcvWindow(const TcpConnection& c) const {
+  size_t room = config_.request_bound - std::min(config_.request_bound, c.request.size());
+  return static_cast<uint16_t>(std::min<size_t>(room, config_.window));
+}
+
+void TcpEndpoint::SendAck(TcpConnection& c, uint64_t now) {
+  SegmentOut o;
+  o.seq = c.snd_nxt;
+  o.ack = c.rcv_nxt;
+  o.flags = kAck;
+  o.window = RcvWindow(c);
+  o.options.has_ts = c.ts;
+  o.options.ts_val = static_cast<uint32_t>(now);
+  o.options.ts_ecr = c.ts_recent;
+  Emit(c.path, o);
+}
+
+void TcpEndpoint::Drop(TcpConnection& c) { table_.Erase(&c); }
+
+bool TcpEndpoint::OnFrame(std::span<const uint8_t> frame, uint64_t now) {
+  ++stats_.frames_in;
+  SegmentView s;
+  switch (ParseFrame(frame, &s)) {
+    case ParseResult::kOk:
+      break;
+    case ParseResult::kNotOurs:
+      ++stats_.not_ours;
+      return false;
+    case ParseResult::kMalformed:
+      ++stats_.malformed;
+      return true;
+    case ParseResult::kChecksumBad:
+      ++stats_.checksum_bad;
+      return true;
+  }
+  if (std::find(config_.ports.begin(), config_.ports.end(), s.path.key.local_port) ==
+      config_.ports.end()) {
+    ++stats_.not_ours;
+    return false;
+  }
+  TcpConnection* c = table_.Find(s.path.key);
+  if (c == nullptr) {
+    OnNoConnection(s, now);
+  } else {
+    OnSegment(*c, s, now);
+  }
+  return true;
+}
+
+void TcpEndpoint::OnNoConnection(const SegmentView& s, uint64_t now) {
+  uint32_t seg_len = static_cast<uint32_t>(s.payload.size()) + ((s.flags & kSyn) ? 1 : 0) +
+                     ((s.flags & kFin) ? 1 : 0);
+  if (s.flags & kRst) {  // RFC 9293 §3.10.7.1: a RST to nothing is dropped
+    ++stats_.rsts_received;
+    return;
+  }
+  if ((s.flags & (kSyn | kAck)) == kSyn) {
+    ++stats_.syn_received;
+    uint16_t mss = s.options.mss != 0 ? std::min(s.options.mss, config_.mss) : 536;
+    SegmentOut o;
+    o.seq = cookies_.Make(s.path.key, s.seq, mss, now);
+    o.ack = s.seq + 1;
+    o.flags = kSyn | kAck;
+    o.window = config_.window;
+    o.options.mss = config_.mss;
+    o.options.has_ts = s.options.has_ts;  // RFC 7323 §3.2: only when offered
+    o.options.ts_val = static_cast<uint32_t>(now);
+    o.options.ts_ecr = s.options.ts_val;
+    ++stats_.syn_acks_sent;
+    Emit(s.path, o);
+    return;
+  }
+  if (!(s.flags & kAck)) {  // RFC 9293 §3.10.7.1
+    SendRst(s.path, 0, s.seq + seg_len, true);
+    return;
+  }
+  if (s.flags & kSyn) {
+    SendRst(s.path, s.ack, 0, false);
+    return;
+  }
+  std::optional<uint16_t> mss = cookies_.Check(s.path.key, s.seq - 1, s.ack - 1, now);
+  if (!mss) {
+    ++stats_.cookies_bad;
+    SendRst(s.path, s.ack, 0, false);
+    return;
+  }
+  TcpConnection* c = nullptr;
+  switch (table_.Insert(s.path.key, &c)) {
+    case TcpTableInsert::kOk:
+      break;
+    case TcpTableInsert::kPerClientLimited:
+      ++stats_.per_client_limited;
+      SendRst(s.path, s.ack, 0, false);
+      return;
+    default:
+      ++stats_.table_full;
+      SendRst(s.path, s.ack, 0, false);
+      return;
+  }
+  ++stats_.connections_established;
+  c->path = s.path;
+  c->snd_una = c->snd_nxt = c->data_seq = s.ack;
+  c->rcv_nxt = s.seq;
+  c->mss = std::min(*mss, config_.mss);
+  c->ts = s.options.has_ts;
+  c->ts_recent = s.options.ts_val;
+  c->rto_ms = config_.rto_ms;
+  c->request.reserve(std::min<size_t>(config_.request_bound, 4096));
+  c->deadline_ms = now + config_.idle_timeout_ms;
+  OnSegment(*c, s, now);
+}
+
+void TcpEndpoint::OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now) {
+  uint32_t wnd = std::max<uint32_t>(RcvWindow(c), 1);
+  if (s.flags & kRst) {  // RFC 5961 §3.2
+    if (s.seq == c.rcv_nxt) {
+      ++stats_.rsts_received;
+      Drop(c);
+    } else if (SeqLe(c.rcv_nxt, s.seq) && SeqLt(s.seq, c.rcv_nxt + wnd)) {
+      ++stats_.challenge_acks;
+      SendAck(c, now);
+    }
+    return;
+  }
+  if (s.flags & kSyn) {  // RFC 5961 §4.2
+    ++stats_.challenge_acks;
+    SendAck(c, now);
+    return;
+  }
+  if (!(s.flags & kAck)) return;
+  // RFC 5961 §5.2: an ACK beyond what we sent, or too old, is answered with an ACK and dropped.
+  if (SeqLt(c.snd_nxt, s.ack) || SeqLt(s.ack, c.snd_una - 65535)) {
+    SendAck(c, now);
+    return;
+  }
+  if (SeqLt(c.snd_una, s.ack)) {
+    c.snd_una = s.ack;
+    c.retries = 0;
+    c.rto_ms = config_.rto_ms;
+  }
+  c.peer_window = s.window;
+  if (c.ts && SeqLe(s.seq, c.rcv_nxt)) c.ts_recent = s.options.ts_val;
+  OnData(c, s, now);
+  if (table_.Find(c.key) != &c) return;
+  bool fin_acked = c.fin_sent && c.snd_una == c.snd_nxt;
+  if (fin_acked && c.peer_fin) {
+    Drop(c);
+    return;
+  }
+  if (c.responded) SendData(c, now);
+}
+
+void TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
+  std::span<const uint8_t> data = s.payload;
+  uint32_t seq = s.seq;
+  bool fin = s.flags & kFin;
+  if (data.empty() && !fin) return;
+  uint32_t end = seq + static_cast<uint32_t>(data.size());
+  if (SeqLe(end, c.rcv_nxt) && !(fin && end == c.rcv_nxt && !c.peer_fin)) {
+    // All old: a duplicate request. Resend the answer from the first unacknowledged byte.
+    if (c.responded && c.snd_una != c.snd_nxt) {
+      c.snd_nxt = c.snd_una;
+      c.fin_sent = false;
+      ++stats_.retransmissions;
+    } else {
+      SendAck(c, now);
+    }
+    return;
+  }
+  if (SeqLt(c.rcv_nxt, seq) || SeqLe(c.rcv_nxt + std::max<uint32_t>(RcvWindow(c), 1), seq)) {
+    SendAck(c, now);  // out of order or out of window: dropped, duplicate ACK (RFC 9293 §3.10.7.4)
+    return;
+  }
+  data = data.subspan(c.rcv_nxt - seq);  // trims what we already have
+  if (c.responded || c.peer_fin) {
+    c.rcv_nxt += static_cast<uint32_t>(data.size());  // after the query: accepted, ignored
+  } else {
+    if (c.request.size() + data.size() > config_.request_bound) {
+      SendRst(c.path, c.snd_nxt, 0, false);
+      Drop(c);
+      return;
+    }
+    c.request.insert(c.request.end(), data.begin(), data.end());
+    c.rcv_nxt += static_cast<uint32_t>(data.size());
+  }
+  if (fin) {
+    c.rcv_nxt += 1;
+    c.peer_fin = true;
+  }
+  if (!c.responded && !c.request.empty()) {
+    TcpRequestHandler::Verdict v = handler_->OnRequest(c.request, &c.response);
+    if (v == TcpRequestHandler::Verdict::kRespond) {
+      ++stats_.requests;
+      ++stats_.responses;
+      c.responded = true;
+    } else if (v == TcpRequestHandler::Verdict::kClose) {
+      c.response.clear();
+      c.responded = true;
+    }
+  }
+  if (!c.responded && c.peer_fin) {  // the peer closed before a whole request: close too
+    c.response.clear();
+    c.responded = true;
+  }
+  if (!c.responded) SendAck(c, now);
+  if (c.responded) c.deadline_ms = now;  // SendData sets the retransmission deadline
+}
+
+// Sends what the peer's window allows from snd_nxt: MSS-sized segments, FIN on the last
+// (RFC 9293 §3.10.4). A zero window arms the persist timer (OnTimer probes with one byte).
+void TcpEndpoint::SendData(TcpConnection& c, uint64_t now) {
+  const uint32_t size = static_cast<uint32_t>(c.response.size());
+  const uint32_t fin_seq = c.data_seq + size;
+  bool sent = false;
+  while (SeqLe(c.snd_nxt, fin_seq) && !(c.fin_sent && c.snd_nxt == fin_seq + 1)) {
+    uint32_t offset = c.snd_nxt - c.data_seq;
+    uint32_t in_flight = c.snd_nxt - c.snd_una;
+    uint32_t room = c.peer_window > in_flight ? c.peer_window - in_flight : 0;
+    uint32_t len = std::min({size - offset, static_cast<uint32_t>(c.mss), room});
+    bool fin = offset + len == size;
+    if (len == 0 && !fin) break;  // window closed
+    if (len == 0 && room == 0 && size != 0 && in_flight != 0) break;
+    SegmentOut o;
+    o.seq = c.snd_nxt;
+    o.ack = c.rcv_nxt;
+    o.flags = static_cast<uint8_t>(kAck | (len ? kPsh : 0) | (fin ? kFin : 0));
+    o.window = RcvWindow(c);
+    o.options.has_ts = c.ts;
+    o.options.ts_val = static_cast<uint32_t>(now);
+    o.options.ts_ecr = c.ts_recent;
+    o.payload = {c.response.data() + offset, len};
+    Emit(c.path, o);
+    c.snd_nxt += len + (fin ? 1 : 0);
+    if (fin) c.fin_sent = true;
+    sent = true;
+    if (fin) break;
+  }
+  if (!sent && c.snd_una == c.snd_nxt && c.fin_sent) {
+    c.deadline_ms = now + config_.idle_timeout_ms;  // all acked: wait for the peer's FIN
+  } else {
+    c.deadline_ms = now + c.rto_ms;  // retransmission or persist timer
+  }
+}
+
+// Go-back-N from snd_una with a doubled timeout, up to max_retries; then RST and drop.
+// Idle connections (nothing unacknowledged, no answer due) time out with a RST.
+void TcpEndpoint::OnTimer(uint64_t now) {
+  std::vector<TcpConnection*> due;
+  table_.ForEachExpired(now, [&due](TcpConnection& c) { due.push_back(&c); });
+  for (TcpConnection* c : due) {
+    bool outstanding = c->responded && !(c->fin_sent && c->snd_una == c->snd_nxt);
+    if (!outstanding || ++c->retries > config_.max_retries) {
+      ++stats_.timeouts;
+      SendRst(c->path, c->snd_nxt, 0, false);
+      Drop(*c);
+      continue;
+    }
+    ++stats_.retransmissions;
+    c->rto_ms *= 2;
+    c->snd_nxt = c->snd_una;
+    c->fin_sent = false;
+    if (c->peer_window == 0) c->peer_window = 1;  // persist probe: one byte (RFC 9293 §3.8.6.1)
+    SendData(*c, now);
+  }
+}
+
+}  // namespace onepass::xdp

@@ -1,0 +1,92 @@
+// The TCP state machine for one-query connections (issue 40), one per worker queue,
+// thread-confined. Pure: frames in (OnFrame), frames out (TcpFrameSink), time passed in.
+// A SYN gets a SYN-ACK whose ISN is a SYN cookie (RFC 4987 §3.6): no state until the ACK.
+// Window scaling is not offered (the cookie cannot carry it; RFC 7323 §2.2 then leaves both
+// sides unscaled, and one query fits 64 KiB). Out-of-order data is dropped with a duplicate
+// ACK (the peer retransmits). We close first: the response's last segment carries our FIN;
+// its ACK plus the peer's FIN free the slot; no TIME_WAIT (a late FIN then gets a RST).
+#ifndef ONEPASS_SERVER_XDP_TCP_TCP_ENDPOINT_H_
+#define ONEPASS_SERVER_XDP_TCP_TCP_ENDPOINT_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "server/xdp/tcp/packet.h"
+#include "server/xdp/tcp/syn_cookie.h"
+#include "server/xdp/tcp/tcp_table.h"
+
+namespace onepass::xdp {
+
+// Interface: where output frames go. The span is valid during the call only.
+class TcpFrameSink {
+ public:
+  virtual ~TcpFrameSink() = default;
+  virtual void Send(std::span<const uint8_t> frame) = 0;
+};
+
+// Interface: the protocol, generic (the server knows no DNS). Called with the request bytes
+// received so far, in order; `response` is copied before the call returns.
+class TcpRequestHandler {
+ public:
+  enum class Verdict { kNeedMore, kRespond, kClose };
+  virtual ~TcpRequestHandler() = default;
+  virtual Verdict OnRequest(std::span<const uint8_t> request, std::vector<uint8_t>* response) = 0;
+};
+
+struct TcpEndpointConfig {
+  std::vector<uint16_t> ports;  // listen ports; frames to others are not ours
+  uint16_t mss = 1460;
+  uint16_t window = 65535;
+  TcpTableConfig table;
+  size_t request_bound = 65535;
+  uint64_t idle_timeout_ms = 10'000;  // [ms]
+  uint64_t rto_ms = 200;              // [ms] first retransmission timeout, doubled per retry
+  uint32_t max_retries = 5;
+  CookieKey cookie_key{};
+};
+
+struct TcpStats {
+  uint64_t frames_in = 0, not_ours = 0, malformed = 0, checksum_bad = 0, syn_received = 0,
+           syn_acks_sent = 0, cookies_bad = 0, connections_established = 0, requests = 0,
+           responses = 0, retransmissions = 0, rsts_sent = 0, rsts_received = 0, challenge_acks = 0,
+           timeouts = 0, table_full = 0, per_client_limited = 0;
+};
+
+class TcpEndpoint {
+ public:
+  TcpEndpoint(const TcpEndpointConfig& config, TcpRequestHandler* handler, TcpFrameSink* sink);
+
+  // One received frame; false when it is not ours (the caller may pass it to the kernel).
+  bool OnFrame(std::span<const uint8_t> frame, uint64_t now_ms);
+  // Retransmissions, persist probes and idle timeouts due by `now_ms`.
+  void OnTimer(uint64_t now_ms);
+  void RotateCookieKey(const CookieKey& key) { cookies_.Rotate(key); }
+
+  const TcpStats& stats() const { return stats_; }
+  size_t connections() const { return table_.size(); }
+
+ private:
+  void OnNoConnection(const SegmentView& s, uint64_t now);
+  void OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now);
+  void OnData(TcpConnection& c, const SegmentView& s, uint64_t now);
+  void SendData(TcpConnection& c, uint64_t now);
+  void SendAck(TcpConnection& c, uint64_t now);
+  void SendRst(const ReplyPath& path, uint32_t seq, uint32_t ack, bool with_ack);
+  void Emit(const ReplyPath& path, const SegmentOut& seg);
+  void Drop(TcpConnection& c);
+  uint16_t RcvWindow(const TcpConnection& c) const;
+
+  TcpEndpointConfig config_;
+  TcpRequestHandler* handler_;
+  TcpFrameSink* sink_;
+  SynCookies cookies_;
+  TcpTable table_;
+  TcpStats stats_;
+  std::vector<uint8_t> frame_;
+  uint16_t ip_id_ = 0;
+};
+
+}  // namespace onepass::xdp
+
+#endif  // ONEPASS_SERVER_XDP_TCP_TCP_ENDPOINT_H_

@@ -1,0 +1,235 @@
+// The endpoint through frames: a tiny test-only client builds frames with BuildFrame and reads
+// the endpoint's with ParseFrame. Time is passed in; no sockets, no sleeps.
+#include "server/xdp/tcp/tcp_endpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace onepass::xdp {
+namespace {
+
+// Echoes "answer:" + request once the request ends in '\n'.
+class LineHandler : public TcpRequestHandler {
+ public:
+  size_t answer_size = 0;  // when set, the answer is this many 'a's
+  Verdict OnRequest(std::span<const uint8_t> req, std::vector<uint8_t>* out) override {
+    if (req.back() != '\n') return Verdict::kNeedMore;
+    if (answer_size) {
+      out->assign(answer_size, 'a');
+    } else {
+      out->assign({'o', 'k', ':'});
+      out->insert(out->end(), req.begin(), req.end());
+    }
+    return Verdict::kRespond;
+  }
+};
+
+struct Sink : TcpFrameSink {
+  std::vector<SegmentView> got;
+  std::vector<std::vector<uint8_t>> frames;
+  void Send(std::span<const uint8_t> f) override {
+    frames.emplace_back(f.begin(), f.end());
+    SegmentView v;
+    ASSERT_EQ(ParseFrame(frames.back(), &v), ParseResult::kOk);
+    got.push_back(v);
+  }
+};
+
+class Client {
+ public:
+  Client(bool v6, uint16_t port) {
+    path_.key.v6 = v6;
+    path_.key.local = {10, 0, 0, 9};  // the client's address (BuildFrame writes from local)
+    path_.key.peer = {10, 0, 0, 1};
+    if (v6) {
+      path_.key.local = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9};
+      path_.key.peer = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    }
+    path_.key.local_port = port;
+    path_.key.peer_port = 53;
+  }
+  std::vector<uint8_t> Frame(uint32_t seq, uint32_t ack, uint8_t flags, std::string data = "",
+                             uint16_t window = 65535) {
+    SegmentOut o;
+    o.seq = seq;
+    o.ack = ack;
+    o.flags = flags;
+    o.window = window;
+    if (flags & kSyn) o.options.mss = 1400;
+    o.options.has_ts = true;
+    o.options.ts_val = 77;
+    o.payload = {reinterpret_cast<const uint8_t*>(data.data()), data.size()};
+    std::vector<uint8_t> f(kMaxHeaderBytes + data.size());
+    f.resize(BuildFrame(path_, o, 0, f));
+    return f;
+  }
+
+ private:
+  ReplyPath path_;
+};
+
+struct Fixture : ::testing::Test {
+  TcpEndpointConfig Config() {
+    TcpEndpointConfig c;
+    c.ports = {53};
+    c.table = {.max_connections = 4, .per_client_max = 2};
+    c.cookie_key = {9, 9, 9};
+    return c;
+  }
+  LineHandler handler;
+  Sink sink;
+  TcpEndpoint ep{Config(), &handler, &sink};
+  const uint32_t isn = 1000;
+
+  // SYN, SYN-ACK; returns the server's ISN.
+  uint32_t Handshake(Client& cl, uint64_t now = 0) {
+    EXPECT_TRUE(ep.OnFrame(cl.Frame(isn, 0, kSyn), now));
+    const SegmentView& sa = sink.got.back();
+    EXPECT_EQ(sa.flags, kSyn | kAck);
+    EXPECT_EQ(sa.ack, isn + 1);
+    EXPECT_EQ(sa.options.mss, 1460);
+    EXPECT_TRUE(sa.options.has_ts);
+    EXPECT_EQ(sa.options.ts_ecr, 77u);
+    return sa.seq;
+  }
+};
+
+void OneQuery(Fixture& t, bool v6) {
+  Client cl(v6, 40000);
+  uint32_t s = t.Handshake(cl);
+  ASSERT_TRUE(t.ep.OnFrame(cl.Frame(t.isn + 1, s + 1, kAck | kPsh, "q\n"), 1));
+  EXPECT_EQ(t.ep.connections(), 1u);
+  const SegmentView& r = t.sink.got.back();
+  EXPECT_EQ(r.flags, kAck | kPsh | kFin);
+  EXPECT_EQ(std::string(r.payload.begin(), r.payload.end()), "ok:q\n");
+  EXPECT_EQ(r.ack, t.isn + 3);
+  uint32_t fin_ack = s + 1 + 5 + 1;
+  t.ep.OnFrame(cl.Frame(t.isn + 3, fin_ack, kAck), 2);
+  EXPECT_EQ(t.ep.connections(), 1u);  // waits for the client's FIN
+  t.ep.OnFrame(cl.Frame(t.isn + 3, fin_ack, kAck | kFin), 3);
+  EXPECT_EQ(t.ep.connections(), 0u);
+  EXPECT_EQ(t.ep.stats().connections_established, 1u);
+  EXPECT_EQ(t.ep.stats().responses, 1u);
+  EXPECT_EQ(t.ep.stats().rsts_sent, 0u);
+}
+
+TEST_F(Fixture, OneQueryIpv4) { OneQuery(*this, false); }
+TEST_F(Fixture, OneQueryIpv6) { OneQuery(*this, true); }
+
+TEST_F(Fixture, SplitDuplicatedAndReorderedRequest) {
+  Client cl(false, 40001);
+  uint32_t s = Handshake(cl);
+  ep.OnFrame(cl.Frame(isn + 1, s + 1, kAck, "ab"), 1);
+  ep.OnFrame(cl.Frame(isn + 1, s + 1, kAck, "ab"), 1);  // duplicate: ACKed again
+  ep.OnFrame(cl.Frame(isn + 5, s + 1, kAck, "\n"), 1);  // ahead: dropped, dup ACK
+  EXPECT_EQ(sink.got.back().ack, isn + 3);
+  ep.OnFrame(cl.Frame(isn + 3, s + 1, kAck, "cd"), 1);
+  ep.OnFrame(cl.Frame(isn + 5, s + 1, kAck, "\n"), 1);
+  EXPECT_EQ(std::string(sink.got.back().payload.begin(), sink.got.back().payload.end()),
+            "ok:abcd\n");
+}
+
+TEST_F(Fixture, LostResponseRetransmittedWithBackoffThenDropped) {
+  Client cl(false, 40002);
+  uint32_t s = Handshake(cl);
+  ep.OnFrame(cl.Frame(isn + 1, s + 1, kAck, "q\n"), 0);
+  size_t before = sink.got.size();
+  ep.OnFrame(cl.Frame(isn + 1, s + 1, kAck, "q\n"), 10);  // duplicate request: answer again
+  ASSERT_GT(sink.got.size(), before);
+  EXPECT_EQ(sink.got.back().payload.size(), 5u);
+  uint64_t now = 10, rto = 200;
+  for (int i = 0; i < 5; ++i) {
+    ep.OnTimer(now + rto - 1);
+    size_t n = sink.got.size();
+    now += rto;
+    ep.OnTimer(now);
+    ASSERT_EQ(sink.got.size(), n + 1) << i;
+    EXPECT_EQ(sink.got.back().seq, s + 1);
+    rto *= 2;
+  }
+  ep.OnTimer(now + rto);
+  EXPECT_EQ(ep.connections(), 0u);
+  EXPECT_EQ(sink.got.back().flags & kRst, kRst);
+  EXPECT_EQ(ep.stats().timeouts, 1u);
+}
+
+TEST_F(Fixture, BadChecksumAndBadCookie) {
+  Client cl(false, 40003);
+  std::vector<uint8_t> f = cl.Frame(isn, 0, kSyn);
+  f.back() ^= 1;
+  ep.OnFrame(f, 0);
+  EXPECT_EQ(ep.stats().checksum_bad, 1u);
+  EXPECT_TRUE(sink.got.empty());
+  ep.OnFrame(cl.Frame(isn + 1, 12345, kAck, "q\n"), 0);
+  EXPECT_EQ(ep.stats().cookies_bad, 1u);
+  EXPECT_EQ(sink.got.back().flags, kRst);
+  EXPECT_EQ(sink.got.back().seq, 12345u);
+  EXPECT_EQ(ep.connections(), 0u);
+}
+
+TEST_F(Fixture, Rfc5961RstAndSyn) {
+  Client cl(false, 40004);
+  uint32_t s = Handshake(cl);
+  ep.OnFrame(cl.Frame(isn + 1, s + 1, kAck, "q"), 0);
+  for (uint32_t off : {1u, 100u, 5000u, 0x80000000u}) {
+    ep.OnFrame(cl.Frame(isn + 2 + off, 0, kRst), 0);
+    EXPECT_EQ(ep.connections(), 1u);
+  }
+  EXPECT_EQ(ep.stats().challenge_acks, 3u);
+  ep.OnFrame(cl.Frame(isn, 0, kSyn), 0);
+  EXPECT_EQ(ep.stats().challenge_acks, 4u);
+  ep.OnFrame(cl.Frame(isn + 1, s + 1000, kAck, "x"), 0);  // acks unsent data: dropped
+  ep.OnFrame(cl.Frame(isn + 2, 0, kRst), 0);
+  EXPECT_EQ(ep.connections(), 0u);
+}
+
+TEST_F(Fixture, ZeroWindowThenProbe) {
+  Client cl(false, 40005);
+  uint32_t s = Handshake(cl);
+  ep.OnFrame(cl.Frame(isn + 1, s + 1, kAck, "q\n", 0), 0);
+  EXPECT_TRUE(sink.got.back().payload.empty());  // only the ACK
+  ep.OnTimer(200);
+  EXPECT_EQ(sink.got.back().payload.size(), 1u);  // persist probe
+  ep.OnFrame(cl.Frame(isn + 3, s + 2, kAck, "", 65535), 201);
+  EXPECT_EQ(std::string(sink.got.back().payload.begin(), sink.got.back().payload.end()), "k:q\n");
+  EXPECT_TRUE(sink.got.back().flags & kFin);
+}
+
+TEST_F(Fixture, LargeResponseInMssSegments) {
+  handler.answer_size = 4000;
+  Client cl(false, 40006);
+  uint32_t s = Handshake(cl);
+  ep.OnFrame(cl.Frame(isn + 1, s + 1, kAck, "q\n"), 0);
+  ASSERT_GE(sink.got.size(), 4u);
+  size_t n = sink.got.size();
+  EXPECT_EQ(sink.got[n - 3].payload.size(), 1400u);
+  EXPECT_EQ(sink.got[n - 2].payload.size(), 1400u);
+  EXPECT_EQ(sink.got[n - 1].payload.size(), 1200u);
+  EXPECT_TRUE(sink.got[n - 1].flags & kFin);
+}
+
+TEST_F(Fixture, TableAndPerClientLimits) {
+  for (uint16_t p = 1; p <= 3; ++p) {
+    Client cl(false, p);
+    uint32_t s = Handshake(cl);
+    ep.OnFrame(cl.Frame(isn + 1, s + 1, kAck), 0);
+  }
+  EXPECT_EQ(ep.connections(), 2u);
+  EXPECT_EQ(ep.stats().per_client_limited, 1u);
+}
+
+TEST_F(Fixture, NeverAckingClientFreedAndNotOurs) {
+  Client cl(false, 40007);
+  uint32_t s = Handshake(cl);
+  ep.OnFrame(cl.Frame(isn + 1, s + 1, kAck), 0);
+  ep.OnTimer(10'000);
+  EXPECT_EQ(ep.connections(), 0u);
+  Client other(false, 40008);
+  std::vector<uint8_t> f = other.Frame(isn, 0, kSyn);
+  EXPECT_TRUE(ep.OnFrame(f, 0));
+}
+
+}  // namespace
+}  // namespace onepass::xdp
