@@ -116,5 +116,27 @@ TEST_F(RecordProtectionTest, SequenceNumbersMustAgree) {
   EXPECT_EQ(open_.Open(second, out).alert, kAlertBadRecordMac);
 }
 
+// Every suite seals and opens with its own key length (§B.4), and a KeyUpdate's re-Init
+// restarts the sequence number (§5.3).
+TEST(RecordProtectionSuitesTest, EverySuiteRoundTrips) {
+  auto algorithms = SuiteAlgorithms::Create();
+  ASSERT_NE(algorithms, nullptr);
+  for (CipherSuite suite : {CipherSuite::kAes128GcmSha256, CipherSuite::kAes256GcmSha384,
+                            CipherSuite::kChaCha20Poly1305Sha256}) {
+    const Bytes key(KeyLength(suite), 0x42), iv(kIvLength, 0x24);
+    RecordProtection seal, open;
+    ASSERT_TRUE(seal.Init(*algorithms, suite, RecordProtection::Direction::kSeal, key, iv));
+    ASSERT_TRUE(open.Init(*algorithms, suite, RecordProtection::Direction::kOpen, key, iv));
+    EXPECT_FALSE(seal.Init(*algorithms, suite, RecordProtection::Direction::kSeal,
+                           Bytes(KeyLength(suite) + 1, 0), iv));
+    ASSERT_TRUE(seal.Init(*algorithms, suite, RecordProtection::Direction::kSeal, key, iv));
+    Bytes record, out;
+    ASSERT_TRUE(seal.Seal(23, Bytes(kMaxPlaintext, 0x5a), 0, record));
+    OpenResult r = open.Open(record, out);
+    ASSERT_TRUE(r.ok);
+    EXPECT_EQ(out, Bytes(kMaxPlaintext, 0x5a));
+  }
+}
+
 }  // namespace
 }  // namespace onepass::tls::tls13
