@@ -4,6 +4,7 @@
 #include <openssl/crypto.h>
 #include <openssl/params.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace onepass::tls::tls13 {
