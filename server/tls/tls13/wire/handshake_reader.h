@@ -1,0 +1,49 @@
+// Reassembles TLS 1.3 handshake messages (RFC 8446 §4: type u8, length u24, body) from the
+// plaintext of handshake records, whatever the fragmentation (split-invariant).
+#ifndef ONEPASS_SERVER_TLS_TLS13_WIRE_HANDSHAKE_READER_H_
+#define ONEPASS_SERVER_TLS_TLS13_WIRE_HANDSHAKE_READER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "server/tls/tls13/wire/alert.h"
+
+namespace onepass::tls::tls13 {
+
+// Default bound on one message's body [bytes]: a ClientHello or a certificate chain fits.
+inline constexpr size_t kDefaultMaxHandshakeMessage = 16 * 1024 + 2048;
+
+struct HandshakeMessage {
+  uint8_t type = 0;
+  std::vector<uint8_t> body;
+};
+
+// Not thread-safe; one per connection.
+class HandshakeReader {
+ public:
+  explicit HandshakeReader(size_t max_body = kDefaultMaxHandshakeMessage) : max_body_(max_body) {}
+
+  enum class Result { kOk, kError };
+
+  // Appends one record's plaintext; complete messages go to `out`. kError (error() is
+  // decode_error) when a message announces a body over the bound: RFC 8446 names no
+  // dedicated alert for it.
+  Result Feed(std::span<const uint8_t> fragment, std::vector<HandshakeMessage>& out);
+
+  // RFC 8446 §5.1: handshake messages must not span a key change. Call before changing keys;
+  // false (a partial message is buffered) means the peer must get unexpected_message.
+  bool AtMessageBoundary() const { return buffer_.empty(); }
+
+  AlertDescription error() const { return error_; }
+
+ private:
+  size_t max_body_;
+  std::vector<uint8_t> buffer_;
+  AlertDescription error_ = AlertDescription::kCloseNotify;
+};
+
+}  // namespace onepass::tls::tls13
+
+#endif  // ONEPASS_SERVER_TLS_TLS13_WIRE_HANDSHAKE_READER_H_
