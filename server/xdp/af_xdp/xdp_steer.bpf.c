@@ -1,0 +1,74 @@
+// XDP program of the AF_XDP path (issue 40): TCP to a configured destination port goes to the
+// AF_XDP socket of the receiving rx queue; everything else (ARP, ICMP, other ports, fragments,
+// IPv6 with extension headers) passes to the kernel. Loaded through libxdp's dispatcher, so it
+// runs beside other XDP programs (XDP_RUN_CONFIG below).
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include <xdp/xdp_helpers.h>
+
+#define VLAN_HDR_LEN 4
+
+// rx queue index -> AF_XDP socket (filled by user space).
+struct {
+  __uint(type, BPF_MAP_TYPE_XSKMAP);
+  __uint(max_entries, 64);
+  __type(key, __u32);
+  __type(value, __u32);
+} xsks SEC(".maps");
+
+// Destination port (host order) -> 1 when steered.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 64);
+  __type(key, __u16);
+  __type(value, __u8);
+} ports SEC(".maps");
+
+struct {
+  __uint(priority, 20);
+  __uint(XDP_PASS, 1);
+} XDP_RUN_CONFIG(xdp_steer);
+
+static __always_inline int steer(struct xdp_md *ctx, struct tcphdr *tcp, void *end) {
+  if ((void *)(tcp + 1) > end) return XDP_PASS;
+  __u16 port = bpf_ntohs(tcp->dest);
+  if (!bpf_map_lookup_elem(&ports, &port)) return XDP_PASS;
+  return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
+}
+
+SEC("xdp")
+int xdp_steer(struct xdp_md *ctx) {
+  void *data = (void *)(long)ctx->data;
+  void *end = (void *)(long)ctx->data_end;
+  struct ethhdr *eth = data;
+  if ((void *)(eth + 1) > end) return XDP_PASS;
+  __u16 proto = eth->h_proto;
+  void *l3 = eth + 1;
+  if (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)) {
+    if (l3 + VLAN_HDR_LEN > end) return XDP_PASS;
+    proto = *(__u16 *)(l3 + 2);
+    l3 += VLAN_HDR_LEN;
+  }
+  if (proto == bpf_htons(ETH_P_IP)) {
+    struct iphdr *ip = l3;
+    if ((void *)(ip + 1) > end) return XDP_PASS;
+    if (ip->ihl < 5 || ip->protocol != IPPROTO_TCP) return XDP_PASS;
+    if (ip->frag_off & bpf_htons(0x3fff)) return XDP_PASS;  // MF or an offset: a fragment
+    return steer(ctx, (struct tcphdr *)((void *)ip + ip->ihl * 4), end);
+  }
+  if (proto == bpf_htons(ETH_P_IPV6)) {
+    struct ipv6hdr *ip6 = l3;
+    if ((void *)(ip6 + 1) > end) return XDP_PASS;
+    if (ip6->nexthdr != IPPROTO_TCP) return XDP_PASS;  // extension headers pass
+    return steer(ctx, (struct tcphdr *)(ip6 + 1), end);
+  }
+  return XDP_PASS;
+}
+
+char _license[] SEC("license") = "GPL";
