@@ -1,6 +1,8 @@
 // Fuzz target (issue 39): any bytes through the TLS 1.3 HandshakeReader, the first byte choosing
 // the fragment size; the oracle is split invariance (same messages as the whole input).
-// The ClientHello parser and ChooseParameters join here when they land.
+// Every complete client_hello is then read by ParseClientHello, whose views must lie inside the
+// message and whose binders offset must point at the binders' length (ChooseParameters joins
+// here when it lands).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -8,7 +10,42 @@
 #include <span>
 #include <vector>
 
+#include "server/tls/tls13/wire/client_hello.h"
 #include "server/tls/tls13/wire/handshake_reader.h"
+
+namespace {
+
+void CheckInside(std::span<const uint8_t> body, absl::Span<const uint8_t> view) {
+  if (view.empty()) return;
+  if (view.data() < body.data() || view.data() + view.size() > body.data() + body.size()) {
+    std::abort();
+  }
+}
+
+void ReadClientHello(const std::vector<uint8_t>& body) {
+  onepass::tls::tls13::ClientHello hello;
+  const absl::Span<const uint8_t> bytes(body.data(), body.size());
+  if (!onepass::tls::tls13::ParseClientHello(bytes, &hello).ok) return;
+  const std::span<const uint8_t> all(body);
+  CheckInside(all, hello.random);
+  CheckInside(all, hello.legacy_session_id);
+  CheckInside(all, hello.cipher_suites.bytes);
+  CheckInside(all, hello.server_name);
+  CheckInside(all, hello.alpn_list);
+  for (size_t i = 0; i < hello.key_share_count; ++i) {
+    CheckInside(all, hello.key_shares[i].key_exchange);
+  }
+  for (size_t i = 0; i < hello.psk_identity_count; ++i) {
+    CheckInside(all, hello.psk_identities[i].identity);
+  }
+  if (hello.has_pre_shared_key) {
+    CheckInside(all, hello.binders);
+    // The binders' 2-byte length starts at binders_offset and the list runs to the end.
+    if (hello.binders_offset + 2 + hello.binders.size() != body.size()) std::abort();
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -28,6 +65,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (whole_ok && split.size() != whole.size()) std::abort();
   for (size_t i = 0; whole_ok && i < whole.size(); ++i) {
     if (whole[i].type != split[i].type || whole[i].body != split[i].body) std::abort();
+  }
+  for (const onepass::tls::tls13::HandshakeMessage& message : whole) {
+    if (message.type == 1) ReadClientHello(message.body);
   }
   return 0;
 }
