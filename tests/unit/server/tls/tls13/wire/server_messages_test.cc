@@ -12,6 +12,8 @@
 
 #include "gtest/gtest.h"
 #include "server/tls/tls13/wire/client_hello.h"
+#include "server/tls/tls13/wire/client_messages.h"
+#include "server/tls/tls13/wire/handshake_reader.h"
 #include "server/tls/tls13/wire/handshake_type.h"
 #include "tests/unit/server/tls/tls13/crypto/hex.h"
 #include "tests/unit/server/tls/tls13/crypto/rfc8448_simple.h"
@@ -322,6 +324,45 @@ TEST(ServerMessages, FlightIsRfc8448Section3) {
   EXPECT_EQ(WriteFinished(verify_data, &out).size(), 36u);
   EXPECT_TRUE(out.ok());
   EXPECT_EQ(Vec(out.written()), flight.all);
+}
+
+// What the writers emit, the reader takes apart again: every header's length is the body's,
+// and the parsers accept our own Finished and KeyUpdate.
+TEST(ServerMessages, WrittenMessagesReadBack) {
+  const Rfc8448Flight flight;
+  const std::vector<ByteVec> chain = {flight.certificate_der()};
+  const ByteVec certificate = EncodeCertificateMessage(chain);
+  const ByteVec verify_data(48, 0x3c);
+  const ByteVec ticket(100, 0x7e);
+  const uint8_t nonce[] = {0};
+  uint8_t buffer[2048];
+  MessageWriter out(buffer);
+  WriteEncryptedExtensions(Rfc8448EncryptedExtensions(), &out);
+  out.Bytes(certificate);
+  WriteCertificateVerify(kRsaPssRsaeSha256, flight.signature(), &out);
+  WriteFinished(verify_data, &out);
+  WriteNewSessionTicket(7200, 0x01020304, nonce, ticket, &out);
+  WriteKeyUpdate(true, &out);
+  ASSERT_TRUE(out.ok());
+
+  HandshakeReader reader;
+  std::vector<HandshakeMessage> messages;
+  ASSERT_EQ(reader.Feed(out.written(), messages), HandshakeReader::Result::kOk);
+  EXPECT_TRUE(reader.AtMessageBoundary());
+  ASSERT_EQ(messages.size(), 6u);
+  EXPECT_EQ(messages[0].type, kEncryptedExtensions);
+  EXPECT_EQ(messages[1].type, kCertificate);
+  EXPECT_EQ(messages[2].type, kCertificateVerify);
+  EXPECT_EQ(messages[3].type, kFinished);
+  EXPECT_EQ(messages[4].type, kNewSessionTicket);
+  EXPECT_EQ(messages[5].type, kKeyUpdate);
+  absl::Span<const uint8_t> parsed;
+  ASSERT_TRUE(ParseFinished(messages[3].body, 48, &parsed));
+  EXPECT_EQ(Vec(parsed), verify_data);
+  EXPECT_EQ(messages[4].body.size(), 4u + 4 + 2 + 2 + 100 + 2);
+  const KeyUpdateResult update = ParseKeyUpdate(messages[5].body);
+  EXPECT_TRUE(update.ok);
+  EXPECT_TRUE(update.update_requested);
 }
 
 // Our ticket carries no extensions; RFC 8448's ends in early_data (00 2a 00 04 00 00 04 00).
