@@ -31,8 +31,8 @@ TEST(ClientMessages, FinishedOfAnotherLengthIsRefused) {
   for (size_t size : {0, 1, 31, 33, 47}) {
     SCOPED_TRACE(size);
     out = {};
-    EXPECT_FALSE(ParseFinished(all.subspan(0, size), size == 0 ? 32 : 48, &out));
-    EXPECT_FALSE(ParseFinished(all.subspan(0, size), 32, &out) && size != 32);
+    EXPECT_FALSE(ParseFinished(all.subspan(0, size), 48, &out));
+    EXPECT_FALSE(ParseFinished(all.subspan(0, size), 32, &out));
     EXPECT_TRUE(out.empty());
   }
   EXPECT_FALSE(ParseFinished({}, 0, &out));  // no suite has an empty hash
