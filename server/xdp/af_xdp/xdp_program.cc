@@ -1,0 +1,250 @@
+#include "server/xdp/af_xdp/xdp_program.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <net/if.h>
+#include <unistd.h>
+#include <xdp/libxdp.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "server/xdp/af_xdp/bpffs.h"
+#include "server/xdp/af_xdp/xdp_steer_object.h"
+
+namespace onepass::xdp {
+namespace {
+
+std::string XdpError(long err) {
+  char text[256];
+  libxdp_strerror(static_cast<int>(err), text, sizeof(text));
+  return text;
+}
+
+// The status for a failed attach, with what to do about it.
+absl::Status AttachError(const std::string& ifname, XdpMode mode, long err) {
+  const std::string what = absl::StrCat("attaching the XDP program to ", ifname, " in ",
+                                        XdpModeName(mode), " mode: ", XdpError(err));
+  if (err == -EPERM || err == -EACCES) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        what,
+        "; loading XDP programs needs root (CAP_NET_ADMIN, CAP_BPF and CAP_SYS_ADMIN or "
+        "CAP_PERFMON): run as root or grant those capabilities"));
+  }
+  if (err == -EOPNOTSUPP || err == -EINVAL) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, "; the driver of ", ifname,
+                     " has no XDP in this mode: allow generic mode, or use "
+                     "another interface (ethtool -i ",
+                     ifname, " names the driver)"));
+  }
+  if (err == -EEXIST || err == -EBUSY) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, "; another XDP program that is not libxdp's dispatcher holds ", ifname,
+        " (xdp-loader status ", ifname, "; ip link set dev ", ifname, " xdp off removes it)"));
+  }
+  return absl::InternalError(what);
+}
+
+// The program in the embedded object, ready to attach. `*object` is the object it borrows.
+absl::StatusOr<xdp_program*> OpenProgram(bpf_object** object) {
+  const std::span<const uint8_t> bytes = XdpSteerObject();
+  DECLARE_LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = kXdpSteerProgramName);
+  bpf_object* obj = bpf_object__open_mem(bytes.data(), bytes.size(), &open_opts);
+  if (obj == nullptr || libbpf_get_error(obj) != 0) {
+    return absl::InternalError("the embedded XDP object does not open (a broken build?)");
+  }
+  DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .obj = obj, .prog_name = kXdpSteerProgramName);
+  xdp_program* program = xdp_program__create(&opts);
+  if (const long err = libxdp_get_error(program); err != 0 || program == nullptr) {
+    bpf_object__close(obj);
+    return absl::InternalError(
+        absl::StrCat("libxdp rejects the embedded XDP program: ", XdpError(err)));
+  }
+  *object = obj;
+  return program;
+}
+
+bool IsOurs(const xdp_program* program) {
+  const char* name = xdp_program__name(program);
+  return name != nullptr && std::string_view(name) == kXdpSteerProgramName;
+}
+
+// Our programs on the interface, found by name; the multiprog is closed by the caller.
+struct Found {
+  xdp_multiprog* mp = nullptr;
+  xdp_program* ours = nullptr;  // the first copy, or the legacy main program when ours
+  int count = 0;
+};
+
+absl::StatusOr<Found> FindOurs(int ifindex) {
+  Found found;
+  xdp_multiprog* mp = xdp_multiprog__get_from_ifindex(ifindex);
+  if (const long err = libxdp_get_error(mp); err != 0 || mp == nullptr) {
+    if (err == -ENOENT || err == 0) return found;  // no XDP program at all
+    return absl::InternalError(
+        absl::StrCat("reading the XDP programs of ifindex ", ifindex, ": ", XdpError(err)));
+  }
+  found.mp = mp;
+  if (xdp_multiprog__is_legacy(mp)) {
+    xdp_program* main = xdp_multiprog__main_prog(mp);
+    if (main != nullptr && IsOurs(main)) found = {mp, main, 1};
+    return found;
+  }
+  for (xdp_program* p = xdp_multiprog__next_prog(nullptr, mp); p != nullptr;
+       p = xdp_multiprog__next_prog(p, mp)) {
+    if (!IsOurs(p)) continue;
+    if (found.ours == nullptr) found.ours = p;
+    ++found.count;
+  }
+  return found;
+}
+
+}  // namespace
+
+const char* XdpModeName(XdpMode mode) { return mode == XdpMode::kNative ? "native" : "generic"; }
+
+absl::StatusOr<int> CountXdpSteer(int ifindex) {
+  absl::StatusOr<Found> found = FindOurs(ifindex);
+  if (!found.ok()) return found.status();
+  xdp_multiprog__close(found->mp);
+  return found->count;
+}
+
+absl::StatusOr<int> RemoveStaleXdpSteer(int ifindex) {
+  // One copy per pass: detaching rebuilds the dispatcher, so the list read before is stale.
+  for (int removed = 0; removed < 64; ++removed) {
+    absl::StatusOr<Found> found = FindOurs(ifindex);
+    if (!found.ok()) return found.status();
+    if (found->ours == nullptr) {
+      xdp_multiprog__close(found->mp);
+      return removed;
+    }
+    const xdp_attach_mode mode = xdp_multiprog__attach_mode(found->mp);
+    const int err = xdp_multiprog__is_legacy(found->mp)
+                        ? xdp_multiprog__detach(found->mp)
+                        : xdp_program__detach(found->ours, ifindex, mode, 0);
+    xdp_multiprog__close(found->mp);
+    if (err != 0) {
+      return absl::InternalError(absl::StrCat("removing a stale copy of ", kXdpSteerProgramName,
+                                              " from ifindex ", ifindex, ": ", XdpError(err)));
+    }
+  }
+  return absl::InternalError("stale copies of the XDP program keep appearing");
+}
+
+absl::StatusOr<std::unique_ptr<XdpProgram>> XdpProgram::Attach(const XdpProgramConfig& config) {
+  const int ifindex = static_cast<int>(if_nametoindex(config.ifname.c_str()));
+  if (ifindex == 0) {
+    return absl::NotFoundError(
+        absl::StrCat("no interface ", config.ifname, " in this network namespace (ip link show)"));
+  }
+  if (geteuid() != 0) {
+    LogWarning("not running as root: attaching XDP needs CAP_NET_ADMIN and CAP_BPF");
+  }
+  // libxdp's dispatcher pins in bpffs; without one (and unable to mount it) the program can
+  // still run, alone on the interface: libxdp's documented switch says so.
+  bool via_dispatcher = true;
+  if (absl::Status bpffs = EnsureBpffsMounted(); !bpffs.ok()) {
+    LogWarning("%s; attaching %s without libxdp's dispatcher, as the only XDP program on %s",
+               bpffs.message(), kXdpSteerProgramName, config.ifname);
+    setenv("LIBXDP_SKIP_DISPATCHER", "1", 1);
+    via_dispatcher = false;
+  }
+  absl::StatusOr<int> stale = RemoveStaleXdpSteer(ifindex);
+  if (!stale.ok()) return stale.status();
+  if (*stale > 0) {
+    LogWarning("removed %d stale copy(ies) of %s from %s, left by a process that did not detach",
+               *stale, kXdpSteerProgramName, config.ifname);
+  }
+
+  std::vector<XdpMode> modes;
+  if (config.mode != XdpModePreference::kGenericOnly) modes.push_back(XdpMode::kNative);
+  if (config.mode != XdpModePreference::kNativeOnly) modes.push_back(XdpMode::kGeneric);
+  std::unique_ptr<XdpProgram> self(new XdpProgram());
+  self->ifname_ = config.ifname;
+  self->ifindex_ = ifindex;
+  self->via_dispatcher_ = via_dispatcher;
+  absl::Status last;
+  for (XdpMode mode : modes) {
+    // A fresh program per try: a failed attach may leave the first one half loaded.
+    absl::StatusOr<xdp_program*> program = OpenProgram(&self->object_);
+    if (!program.ok()) return program.status();
+    const int err = xdp_program__attach(
+        *program, ifindex, mode == XdpMode::kNative ? XDP_MODE_NATIVE : XDP_MODE_SKB, 0);
+    if (err == 0) {
+      self->program_ = *program;
+      self->mode_ = mode;
+      break;
+    }
+    xdp_program__close(*program);
+    bpf_object__close(std::exchange(self->object_, nullptr));
+    last = AttachError(config.ifname, mode, err);
+    if (err == -EPERM || err == -EACCES) return last;
+    if (mode == XdpMode::kNative && modes.size() > 1) {
+      LogWarning("%s; trying generic mode (slower, AF_XDP sockets copy)", last.message());
+    }
+  }
+  if (self->program_ == nullptr) return last;
+
+  bpf_object* obj = xdp_program__bpf_obj(self->program_);
+  const int ports_fd = bpf_object__find_map_fd_by_name(obj, "ports");
+  self->xsks_map_fd_ = bpf_object__find_map_fd_by_name(obj, "xsks");
+  if (ports_fd < 0 || self->xsks_map_fd_ < 0) {
+    return absl::InternalError("the XDP program's maps 'ports' and 'xsks' are missing");
+  }
+  for (uint16_t port : config.ports) {
+    const uint8_t on = 1;
+    if (bpf_map_update_elem(ports_fd, &port, &on, BPF_ANY) != 0) {
+      return absl::InternalError(absl::StrCat(
+          "adding port ", port, " to the XDP program's ports map: ", std::strerror(errno),
+          " (at most 64 ports)"));
+    }
+  }
+  LogInfo("XDP program %s attached to %s in %s mode%s, steering %d port(s)", kXdpSteerProgramName,
+          config.ifname, self->mode_name(),
+          via_dispatcher ? " through libxdp's dispatcher" : " alone", config.ports.size());
+  return self;
+}
+
+XdpProgram::~XdpProgram() {
+  if (absl::Status status = Detach(); !status.ok()) LogError("%s", status.message());
+}
+
+absl::Status XdpProgram::SetSocket(uint32_t queue, int xsk_fd) {
+  if (bpf_map_update_elem(xsks_map_fd_, &queue, &xsk_fd, BPF_ANY) != 0) {
+    return absl::InternalError(absl::StrCat("registering the AF_XDP socket of ", ifname_, " queue ",
+                                            queue, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status XdpProgram::ClearSocket(uint32_t queue) {
+  if (bpf_map_delete_elem(xsks_map_fd_, &queue) != 0 && errno != ENOENT) {
+    return absl::InternalError(absl::StrCat("removing the AF_XDP socket of ", ifname_, " queue ",
+                                            queue, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status XdpProgram::Detach() {
+  if (program_ == nullptr) return absl::OkStatus();
+  const int err = xdp_program__detach(
+      program_, ifindex_, mode_ == XdpMode::kNative ? XDP_MODE_NATIVE : XDP_MODE_SKB, 0);
+  xdp_program__close(std::exchange(program_, nullptr));
+  bpf_object__close(std::exchange(object_, nullptr));
+  xsks_map_fd_ = -1;
+  // ENOENT: the interface went away, and its programs with it.
+  if (err != 0 && err != -ENOENT && err != -ENODEV) {
+    return absl::InternalError(absl::StrCat("detaching the XDP program from ", ifname_, ": ",
+                                            XdpError(err), " (xdp-loader unload ", ifname_,
+                                            " --all removes it)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace onepass::xdp

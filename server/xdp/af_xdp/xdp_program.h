@@ -1,0 +1,87 @@
+// The XDP program of the AF_XDP path (xdp_steer.bpf.c, embedded in the binary) on one
+// interface, through libxdp's dispatcher: other XDP programs on the interface keep running,
+// ours at its priority (XDP_RUN_CONFIG). TCP to `ports` goes to the AF_XDP socket registered
+// for the receiving rx queue (SetSocket); everything else passes to the kernel.
+//
+// Lifetime: Attach() loads and attaches; the destructor detaches, leaving the interface as it
+// was. A process killed before that (SIGKILL) leaves its copy running: the next Attach on that
+// interface removes it first (RemoveStaleXdpSteer), so one onepass serves an interface.
+// Not thread-safe; called at startup and shutdown.
+#ifndef ONEPASS_SERVER_XDP_AF_XDP_XDP_PROGRAM_H_
+#define ONEPASS_SERVER_XDP_AF_XDP_XDP_PROGRAM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+struct bpf_object;
+struct xdp_program;
+
+namespace onepass::xdp {
+
+// How the program runs: in the driver before any sk_buff (native), or after the kernel built
+// one (generic: every driver, slower, and AF_XDP sockets copy).
+enum class XdpMode { kNative, kGeneric };
+const char* XdpModeName(XdpMode mode);  // "native", "generic"
+
+enum class XdpModePreference {
+  kNativeThenGeneric,  // native; generic when the driver has no native XDP
+  kNativeOnly,
+  kGenericOnly,
+};
+
+struct XdpProgramConfig {
+  std::string ifname;
+  std::vector<uint16_t> ports;  // TCP destination ports steered to AF_XDP sockets
+  XdpModePreference mode = XdpModePreference::kNativeThenGeneric;
+};
+
+class XdpProgram {
+ public:
+  // Removes a stale copy of ours, mounts bpffs when needed (bpffs.h), loads and attaches the
+  // program and fills its ports map. Errors name the cause and the remedy.
+  static absl::StatusOr<std::unique_ptr<XdpProgram>> Attach(const XdpProgramConfig& config);
+  ~XdpProgram();  // Detach()
+  XdpProgram(const XdpProgram&) = delete;
+  XdpProgram& operator=(const XdpProgram&) = delete;
+
+  // Frames of `queue` go to the AF_XDP socket `xsk_fd` (XskSocket::fd()); until then they pass
+  // to the kernel. The kernel removes the entry itself when that socket closes.
+  absl::Status SetSocket(uint32_t queue, int xsk_fd);
+  absl::Status ClearSocket(uint32_t queue);
+
+  // Detaches from the interface; idempotent.
+  absl::Status Detach();
+
+  XdpMode mode() const { return mode_; }
+  const char* mode_name() const { return XdpModeName(mode_); }
+  int ifindex() const { return ifindex_; }
+  // False when libxdp had no bpffs and attached the program alone, without its dispatcher.
+  bool via_dispatcher() const { return via_dispatcher_; }
+
+ private:
+  XdpProgram() = default;
+
+  std::string ifname_;
+  int ifindex_ = 0;
+  XdpMode mode_ = XdpMode::kNative;
+  bool via_dispatcher_ = true;
+  bpf_object* object_ = nullptr;  // owned; outlives program_ (from_bpf_obj borrows it)
+  xdp_program* program_ = nullptr;
+  int xsks_map_fd_ = -1;  // owned by object_
+};
+
+// Detaches every copy of our program (found by name, kXdpSteerProgramName) from the interface:
+// those left by a killed process. Returns how many were removed.
+absl::StatusOr<int> RemoveStaleXdpSteer(int ifindex);
+
+// How many copies of our program run on the interface (0 when no XDP program at all).
+absl::StatusOr<int> CountXdpSteer(int ifindex);
+
+}  // namespace onepass::xdp
+
+#endif  // ONEPASS_SERVER_XDP_AF_XDP_XDP_PROGRAM_H_
