@@ -1,0 +1,113 @@
+// The server's ephemeral (EC)DHE (RFC 8446 §4.2.8, §7.4) for X25519 and secp256r1, over
+// libcrypto's EVP_PKEY with every context made once per worker.
+//
+// Per group the worker keeps a key-generation context (initialised once), its ephemeral key
+// and a derive context bound to that key, and one peer EVP_PKEY whose public key is replaced
+// in place for each client (EVP_PKEY_set1_encoded_public_key). Each Exchange() uses the key
+// generated at the end of the previous one and then generates the next: the key held between
+// handshakes has never derived a secret, so an idle worker keeps nothing that would open a
+// past connection (forward secrecy), and a client share that fails validation costs no key
+// generation. Against OpenSSL 3.0's TLS, which per handshake makes a key-generation context,
+// a parameters context and a peer EVP_PKEY, a derive context and a second context to check
+// the peer (a full check, with the n·Q scalar multiplication RFC 8446 §4.2.8.2 does not ask
+// for on these curves), this leaves EVP_PKEY_keygen into the same EVP_PKEY and
+// EVP_PKEY_derive_init on the same context (libcrypto still allocates the key data and the
+// derive state inside those; no public API reuses them).
+//
+// The cost against the naive calls: loadtest/tls13_primitives_bench.cc.
+#ifndef ONEPASS_SERVER_TLS_TLS13_CRYPTO_KEY_EXCHANGE_H_
+#define ONEPASS_SERVER_TLS_TLS13_CRYPTO_KEY_EXCHANGE_H_
+
+#include <openssl/evp.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "absl/types/span.h"
+
+namespace onepass::tls::tls13 {
+
+inline constexpr size_t kMaxKeyShareLength = 65;  // P-256 uncompressed point
+inline constexpr size_t kMaxSharedSecretLength = 32;
+
+// NamedGroup values (RFC 8446 §4.2.7) the engine serves.
+inline constexpr uint16_t kGroupX25519 = 0x001d;
+inline constexpr uint16_t kGroupSecp256r1 = 0x0017;
+
+// The key share length of `group` (32 or 65), 0 for a group not served here.
+size_t KeyShareLength(uint16_t group);
+
+struct EvpPkeyDeleter {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+struct EvpPkeyCtxDeleter {
+  void operator()(EVP_PKEY_CTX* c) const { EVP_PKEY_CTX_free(c); }
+};
+using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyDeleter>;
+using EvpPkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, EvpPkeyCtxDeleter>;
+
+// One per worker thread (not thread-safe); made once, reused for every handshake. Every
+// failure leaves libcrypto's error queue of the thread empty (the OpenSSL engine on the
+// same thread reads it) and the shared_secret span wiped.
+class KeyExchange {
+ public:
+  // Null when libcrypto lacks a group (or a first key cannot be made).
+  static std::unique_ptr<KeyExchange> Create();
+  ~KeyExchange();
+  KeyExchange(const KeyExchange&) = delete;
+  KeyExchange& operator=(const KeyExchange&) = delete;
+
+  struct Result {
+    bool ok = false;
+    uint8_t alert = 0;  // when !ok: 47 illegal_parameter, 80 internal_error
+    size_t share_length = 0;
+    size_t secret_length = 0;
+  };
+
+  // A fresh key pair for `group` and the shared secret with the client's share: our public
+  // key into server_share (≥ kMaxKeyShareLength), the secret into shared_secret
+  // (≥ kMaxSharedSecretLength). A client share of the wrong length, not a valid point
+  // (§4.2.8.2: uncompressed form only, on the curve) or giving the all-zero X25519 output
+  // (RFC 7748 §6.1, RFC 8446 §7.4.2): ok false, alert 47. An unknown group, spans too
+  // short or a libcrypto failure: ok false, alert 80.
+  Result Exchange(uint16_t group, absl::Span<const uint8_t> client_share,
+                  absl::Span<uint8_t> server_share, absl::Span<uint8_t> shared_secret);
+
+  // The same with our private key given (32 bytes for both groups; tests against RFC 8448
+  // and RFC 7748 vectors). Allocates its own key and context: not for the hot path.
+  Result ExchangeWithPrivateKey(uint16_t group, absl::Span<const uint8_t> private_key,
+                                absl::Span<const uint8_t> client_share,
+                                absl::Span<uint8_t> server_share,
+                                absl::Span<uint8_t> shared_secret);
+
+ private:
+  // What one group keeps between handshakes.
+  struct Group {
+    uint16_t id = 0;
+    size_t share_length = 0;
+    EvpPkeyCtxPtr keygen;      // EVP_PKEY_keygen_init'd once
+    EvpPkeyPtr key;            // the next ephemeral key pair, never used yet
+    EvpPkeyCtxPtr derive;      // bound to `key`, EVP_PKEY_derive_init'd for its current data
+    EvpPkeyPtr peer;           // the client's public key, replaced in place
+    EvpPkeyCtxPtr peer_check;  // bound to `peer`: EVP_PKEY_public_check_quick (P-256)
+    bool ready = false;        // `key` is fresh and `derive` initialised for it
+  };
+
+  KeyExchange() = default;
+  bool InitGroup(Group& g, uint16_t id);
+  bool NextKey(Group& g);
+  Group* Find(uint16_t group);
+  // Loads and validates the client's share into g.peer: alert 0 when it is good.
+  uint8_t LoadPeer(Group& g, absl::Span<const uint8_t> client_share);
+  // Derives with `derive` (bound to `ours`) against g.peer and writes our public key.
+  Result Finish(Group& g, EVP_PKEY_CTX* derive, EVP_PKEY* ours, absl::Span<uint8_t> server_share,
+                absl::Span<uint8_t> shared_secret);
+
+  Group x25519_;
+  Group p256_;
+};
+
+}  // namespace onepass::tls::tls13
+
+#endif  // ONEPASS_SERVER_TLS_TLS13_CRYPTO_KEY_EXCHANGE_H_
