@@ -6,9 +6,13 @@
 #include <unistd.h>
 #include <xdp/libxdp.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -67,6 +71,29 @@ absl::StatusOr<xdp_program*> OpenProgram(bpf_object** object) {
   }
   *object = obj;
   return program;
+}
+
+// libbpf's and libxdp's warnings as ours, one line each; their info and debug chatter (every
+// ELF section they skip) dropped.
+int LogLibraryMessage(const char* library, const char* format, va_list args) {
+  char line[512];
+  const int n = std::vsnprintf(line, sizeof(line), format, args);
+  if (n <= 0) return n;
+  std::string_view text(line, std::min<size_t>(static_cast<size_t>(n), sizeof(line) - 1));
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  // libbpf starts its lines with "libbpf: "; libxdp does not say who it is.
+  if (text.rfind(library, 0) == 0) {
+    LogWarning("%s", text);
+  } else {
+    LogWarning("%s: %s", library, text);
+  }
+  return n;
+}
+int LogLibbpf(libbpf_print_level level, const char* format, va_list args) {
+  return level == LIBBPF_WARN ? LogLibraryMessage("libbpf", format, args) : 0;
+}
+int LogLibxdp(libxdp_print_level level, const char* format, va_list args) {
+  return level == LIBXDP_WARN ? LogLibraryMessage("libxdp", format, args) : 0;
 }
 
 bool IsOurs(const xdp_program* program) {
@@ -138,6 +165,11 @@ absl::StatusOr<int> RemoveStaleXdpSteer(int ifindex) {
 }
 
 absl::StatusOr<std::unique_ptr<XdpProgram>> XdpProgram::Attach(const XdpProgramConfig& config) {
+  static std::once_flag log_once;
+  std::call_once(log_once, [] {
+    libbpf_set_print(LogLibbpf);
+    libxdp_set_print(LogLibxdp);
+  });
   const int ifindex = static_cast<int>(if_nametoindex(config.ifname.c_str()));
   if (ifindex == 0) {
     return absl::NotFoundError(
@@ -205,9 +237,22 @@ absl::StatusOr<std::unique_ptr<XdpProgram>> XdpProgram::Attach(const XdpProgramC
           " (at most 64 ports)"));
     }
   }
+  // libxdp falls back to attaching the program alone when its dispatcher cannot run: no
+  // bpffs, or a kernel that refuses freplace programs (EPERM even for root on some VMs).
+  if (absl::StatusOr<Found> found = FindOurs(ifindex); found.ok()) {
+    if (found->mp != nullptr && xdp_multiprog__is_legacy(found->mp)) self->via_dispatcher_ = false;
+    xdp_multiprog__close(found->mp);
+  }
+  if (via_dispatcher && !self->via_dispatcher_) {
+    LogWarning(
+        "libxdp could not use its dispatcher on %s (its warnings above say why; often a "
+        "kernel that refuses freplace programs): %s runs alone there, and other XDP "
+        "programs cannot be attached beside it",
+        config.ifname, kXdpSteerProgramName);
+  }
   LogInfo("XDP program %s attached to %s in %s mode%s, steering %d port(s)", kXdpSteerProgramName,
           config.ifname, self->mode_name(),
-          via_dispatcher ? " through libxdp's dispatcher" : " alone", config.ports.size());
+          self->via_dispatcher_ ? " through libxdp's dispatcher" : " alone", config.ports.size());
   return self;
 }
 
