@@ -335,5 +335,45 @@ TEST_F(XdpVethTest, NoSuchInterfaceSaysSo) {
       << program.status();
 }
 
+// Loopback has no native XDP: native alone fails and says so, the fallback takes generic.
+TEST_F(XdpVethTest, DriverWithoutNativeXdpSaysSoAndFallsBackToGeneric) {
+  absl::StatusOr<std::unique_ptr<XdpProgram>> native =
+      XdpProgram::Attach({"lo", {kXdpPort}, XdpModePreference::kNativeOnly});
+  ASSERT_FALSE(native.ok());
+  EXPECT_EQ(native.status().code(), absl::StatusCode::kFailedPrecondition) << native.status();
+  EXPECT_NE(native.status().message().find("has no XDP in this mode"), std::string::npos)
+      << native.status();
+  const int lo = static_cast<int>(if_nametoindex("lo"));
+  EXPECT_EQ(AttachedProgramId(lo), 0u) << "a failed attach left a program";
+
+  absl::StatusOr<std::unique_ptr<XdpProgram>> fallback =
+      XdpProgram::Attach({"lo", {kXdpPort}, XdpModePreference::kNativeThenGeneric});
+  ASSERT_TRUE(fallback.ok()) << fallback.status();
+  EXPECT_EQ((*fallback)->mode(), XdpMode::kGeneric);
+  fallback->reset();
+  EXPECT_EQ(AttachedProgramId(lo), 0u);
+}
+
+// Without privileges the error names them (in a child: setuid cannot be undone).
+TEST_F(XdpVethTest, NotRootSaysSo) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(kDeadlineMs / 1000);
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(10);
+    absl::StatusOr<std::unique_ptr<XdpProgram>> program =
+        XdpProgram::Attach(Config(XdpModePreference::kNativeThenGeneric));
+    if (program.ok()) _exit(11);
+    if (program.status().code() != absl::StatusCode::kPermissionDenied) _exit(12);
+    if (program.status().message().find("run as root") == std::string::npos) _exit(13);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setuid, 11: attached, 12: code, 13: message";
+  ExpectNoXdpProgram();
+}
+
 }  // namespace
 }  // namespace onepass::xdp
