@@ -245,9 +245,8 @@ absl::StatusOr<std::unique_ptr<XdpProgram>> XdpProgram::Attach(const XdpProgramC
   }
   if (via_dispatcher && !self->via_dispatcher_) {
     LogWarning(
-        "libxdp could not use its dispatcher on %s (libxdp warns why the first time it checks; "
-        "often a "
-        "kernel that refuses freplace programs): %s runs alone there, and other XDP "
+        "libxdp could not use its dispatcher on %s (it warns why the first time it checks; "
+        "often a kernel that refuses freplace programs): %s runs alone there, and other XDP "
         "programs cannot be attached beside it",
         config.ifname, kXdpSteerProgramName);
   }
