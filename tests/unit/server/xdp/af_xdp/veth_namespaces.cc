@@ -66,6 +66,11 @@ absl::Status VethNamespaces::Build() {
        "name", kClientIf, "address", kClientMac, "netns", c},
       {"ip", "-n", s, "addr", "add", absl::StrCat(kServerAddress, "/24"), "dev", kServerIf},
       {"ip", "-n", c, "addr", "add", absl::StrCat(kClientAddress, "/24"), "dev", kClientIf},
+      // nodad: usable at once, not "tentative" for a second of duplicate detection.
+      {"ip", "-n", s, "addr", "add", absl::StrCat(kServerAddress6, "/64"), "dev", kServerIf,
+       "nodad"},
+      {"ip", "-n", c, "addr", "add", absl::StrCat(kClientAddress6, "/64"), "dev", kClientIf,
+       "nodad"},
       {"ip", "-n", s, "link", "set", "lo", "up"},
       {"ip", "-n", c, "link", "set", "lo", "up"},
       {"ip", "-n", s, "link", "set", kServerIf, "up"},
@@ -75,6 +80,10 @@ absl::Status VethNamespaces::Build() {
       {"ip", "-n", s, "neigh", "replace", kClientAddress, "lladdr", kClientMac, "dev", kServerIf,
        "nud", "permanent"},
       {"ip", "-n", c, "neigh", "replace", kServerAddress, "lladdr", kServerMac, "dev", kClientIf,
+       "nud", "permanent"},
+      {"ip", "-n", s, "neigh", "replace", kClientAddress6, "lladdr", kClientMac, "dev", kServerIf,
+       "nud", "permanent"},
+      {"ip", "-n", c, "neigh", "replace", kServerAddress6, "lladdr", kServerMac, "dev", kClientIf,
        "nud", "permanent"},
       // With checksum offload a veth hands frames on with the TCP checksum unfinished (only a
       // kernel receiver knows to trust it); an AF_XDP socket sees the raw frame, and our TCP

@@ -19,6 +19,8 @@ class VethNamespaces {
   static constexpr char kClientIf[] = "xc0";
   static constexpr char kServerAddress[] = "10.201.0.1";
   static constexpr char kClientAddress[] = "10.201.0.2";
+  static constexpr char kServerAddress6[] = "fd00:c9::1";
+  static constexpr char kClientAddress6[] = "fd00:c9::2";
   static constexpr char kServerMac[] = "02:0a:c9:00:00:01";
   static constexpr char kClientMac[] = "02:0a:c9:00:00:02";
 

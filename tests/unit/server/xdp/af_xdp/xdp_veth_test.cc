@@ -1,9 +1,9 @@
 // The AF_XDP path end to end on a veth pair between two network namespaces (veth_namespaces.h):
 // the XDP program on the server side steers TCP to port kXdpPort into an AF_XDP socket, where a
 // TcpEndpoint (server/xdp/tcp) answers; a kernel TCP client in the client namespace connects,
-// sends a DNS-style length-prefixed query and reads the answer. TCP to another port still
-// reaches the server namespace's kernel. After each test, and after a process that attached is
-// SIGKILLed and the next one starts, the interface has no XDP program left.
+// sends a DNS-style length-prefixed query and reads the answer, over IPv4 and IPv6. TCP to another
+// port still reaches the server namespace's kernel. After each test, and after a process that
+// attached is SIGKILLed and the next one starts, the interface has no XDP program left.
 //
 // Needs root (CAP_NET_ADMIN, CAP_BPF, CAP_SYS_ADMIN): skipped otherwise (a failure in CI, which
 // runs as root). Every wait is on a condition, bounded by kDeadline.
@@ -82,21 +82,32 @@ std::string Framed(const std::string& body) {
   return out + body;
 }
 
-// In a child: one connection to the server address and `port`, `request` sent, everything up
-// to the server's FIN read. Exit status 0 when that equals `expected`.
-[[noreturn]] void ClientMain(int client_ns_fd, uint16_t port, const std::string& request,
-                             const std::string& expected) {
+// In a child: one connection to the server's `address` (IPv4 or IPv6) and `port`, `request` sent,
+// everything up to the server's FIN read. Exit status 0 when that equals `expected`.
+[[noreturn]] void ClientMain(int client_ns_fd, const char* address, uint16_t port,
+                             const std::string& request, const std::string& expected) {
   alarm(kDeadlineMs / 1000);  // never outlive the test
   if (setns(client_ns_fd, CLONE_NEWNET) != 0) _exit(10);
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_storage server{};
+  socklen_t server_length = 0;
+  if (auto* v4 = reinterpret_cast<sockaddr_in*>(&server);
+      inet_pton(AF_INET, address, &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    server_length = sizeof(*v4);
+  } else if (auto* v6 = reinterpret_cast<sockaddr_in6*>(&server);
+             inet_pton(AF_INET6, address, &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    server_length = sizeof(*v6);
+  } else {
+    _exit(15);
+  }
+  const int fd = socket(server.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   timeval timeout{5, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in server{};
-  server.sin_family = AF_INET;
-  server.sin_port = htons(port);
-  inet_pton(AF_INET, VethNamespaces::kServerAddress, &server.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&server), sizeof(server)) != 0) {
+  if (connect(fd, reinterpret_cast<sockaddr*>(&server), server_length) != 0) {
     std::perror("client connect");
     _exit(11);
   }
@@ -114,17 +125,17 @@ std::string Framed(const std::string& body) {
   }
   close(fd);
   if (got != expected) {
-    std::fprintf(stderr, "client on port %u: got %zu bytes, not the %zu expected\n", port,
-                 got.size(), expected.size());
+    std::fprintf(stderr, "client of %s port %u: got %zu bytes, not the %zu expected\n", address,
+                 port, got.size(), expected.size());
     _exit(14);
   }
   _exit(0);
 }
 
-pid_t StartClient(int client_ns_fd, uint16_t port, const std::string& request,
+pid_t StartClient(int client_ns_fd, const char* address, uint16_t port, const std::string& request,
                   const std::string& expected) {
   const pid_t pid = fork();
-  if (pid == 0) ClientMain(client_ns_fd, port, request, expected);
+  if (pid == 0) ClientMain(client_ns_fd, address, port, request, expected);
   return pid;
 }
 
@@ -265,16 +276,19 @@ TEST_P(XdpVethModeTest, KernelClientGetsItsAnswerOverAfXdpAndOtherPortsReachTheK
     ASSERT_GE(listen_fd, 0);
 
     const std::string query = Framed("what is example.com?");
+    const std::string answer = Framed(kAnswerPrefix + query.substr(2));
+    const int ns = veth_->client_ns_fd();
     const std::vector<pid_t> clients = {
-        StartClient(veth_->client_ns_fd(), kXdpPort, query,
-                    Framed(kAnswerPrefix + query.substr(2))),
-        StartClient(veth_->client_ns_fd(), kKernelPort, "ping", "pong")};
+        StartClient(ns, VethNamespaces::kServerAddress, kXdpPort, query, answer),
+        StartClient(ns, VethNamespaces::kServerAddress6, kXdpPort, query, answer),
+        StartClient(ns, VethNamespaces::kServerAddress, kKernelPort, "ping", "pong")};
     const std::vector<int> status = Serve(**xsk, endpoint, listen_fd, clients);
     close(listen_fd);
-    EXPECT_EQ(status[0], 0) << "the client over AF_XDP";
-    EXPECT_EQ(status[1], 0) << "the client of the kernel listener";
-    EXPECT_EQ(endpoint.stats().requests, 1u);
-    EXPECT_EQ(endpoint.stats().responses, 1u);
+    EXPECT_EQ(status[0], 0) << "the IPv4 client over AF_XDP";
+    EXPECT_EQ(status[1], 0) << "the IPv6 client over AF_XDP";
+    EXPECT_EQ(status[2], 0) << "the client of the kernel listener";
+    EXPECT_EQ(endpoint.stats().requests, 2u);
+    EXPECT_EQ(endpoint.stats().responses, 2u);
     EXPECT_EQ(endpoint.stats().checksum_bad, 0u);
     // Only our port's frames reached the socket: the kernel client's went to the kernel.
     EXPECT_EQ(endpoint.stats().not_ours, 0u);
