@@ -7,7 +7,8 @@
 // fresh EVP_MD_CTX per handshake: EVP_DigestSignInit_ex fetches the digest and the signature
 // by name and makes the provider contexts, and in OpenSSL 3.0 EVP_DigestSignFinal
 // duplicates the signing context to keep the original reusable. Both produce the same
-// signature: ECDSA over SHA-256(content). Figures in key_exchange.h.
+// signature: ECDSA over SHA-256(content). Measured (key_exchange.h has the table): 31.6 µs
+// and 42 libcrypto allocations per signature here, 37.8 µs and 60 through EVP_DigestSign.
 #ifndef ONEPASS_SERVER_TLS_TLS13_CRYPTO_CERTIFICATE_SIGNER_H_
 #define ONEPASS_SERVER_TLS_TLS13_CRYPTO_CERTIFICATE_SIGNER_H_
 
@@ -25,8 +26,6 @@
 
 namespace onepass::tls::tls13 {
 
-inline constexpr uint16_t kSchemeEcdsaSecp256r1Sha256 = 0x0403;  // §4.2.3
-
 // Made once per worker from the context's key (EVP_PKEY, up-ref'd: the caller may free its
 // reference); not thread-safe. Several workers' signers may share one EVP_PKEY: signing
 // only reads it.
@@ -37,7 +36,8 @@ class CertificateSigner {
   // the caller falls back. `why` may be null.
   static std::unique_ptr<CertificateSigner> Create(EVP_PKEY* key, std::string* why);
 
-  uint16_t scheme() const { return kSchemeEcdsaSecp256r1Sha256; }
+  static constexpr uint16_t kScheme = 0x0403;  // ecdsa_secp256r1_sha256, §4.2.3
+  uint16_t scheme() const { return kScheme; }
   static constexpr size_t kMaxSignatureLength = 72;  // DER ECDSA P-256
 
   // The DER signature of `content` (the §4.4.3 octets: 64 spaces, the context string, 0,

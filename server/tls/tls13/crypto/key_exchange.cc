@@ -13,6 +13,10 @@
 namespace onepass::tls::tls13 {
 namespace {
 
+// NamedGroup (§4.2.7), named apart from wire/client_hello.h's constants so that this target
+// does not depend on the wire one.
+constexpr uint16_t kX25519 = 0x001d;
+constexpr uint16_t kSecp256r1 = 0x0017;
 constexpr uint8_t kIllegalParameter = 47;
 constexpr uint8_t kInternalError = 80;
 constexpr size_t kX25519Length = 32;
@@ -89,9 +93,9 @@ EvpPkeyPtr P256FromPrivate(absl::Span<const uint8_t> scalar) {
 
 size_t KeyShareLength(uint16_t group) {
   switch (group) {
-    case kGroupX25519:
+    case kX25519:
       return kX25519Length;
-    case kGroupSecp256r1:
+    case kSecp256r1:
       return kP256ShareLength;
   }
   return 0;
@@ -99,7 +103,7 @@ size_t KeyShareLength(uint16_t group) {
 
 std::unique_ptr<KeyExchange> KeyExchange::Create() {
   std::unique_ptr<KeyExchange> kx(new KeyExchange());
-  bool ok = kx->InitGroup(kx->x25519_, kGroupX25519) && kx->InitGroup(kx->p256_, kGroupSecp256r1);
+  bool ok = kx->InitGroup(kx->x25519_, kX25519) && kx->InitGroup(kx->p256_, kSecp256r1);
   ERR_clear_error();
   return ok ? std::move(kx) : nullptr;
 }
@@ -107,7 +111,7 @@ std::unique_ptr<KeyExchange> KeyExchange::Create() {
 KeyExchange::~KeyExchange() = default;  // libcrypto wipes the keys it frees
 
 bool KeyExchange::InitGroup(Group& g, uint16_t id) {
-  const bool ec = id == kGroupSecp256r1;
+  const bool ec = id == kSecp256r1;
   g.id = id;
   g.share_length = KeyShareLength(id);
   // The one fetch by name, here at start-up; every later keygen reuses this context.
@@ -124,10 +128,6 @@ bool KeyExchange::InitGroup(Group& g, uint16_t id) {
   // The peer slot starts as a copy of our public key; each client's share replaces it.
   g.peer = PublicKeyOf(g.key.get(), ec);
   if (!g.peer) return false;
-  if (ec) {
-    g.peer_check.reset(EVP_PKEY_CTX_new_from_pkey(nullptr, g.peer.get(), nullptr));
-    if (!g.peer_check) return false;
-  }
   g.ready = true;
   return true;
 }
@@ -143,9 +143,9 @@ bool KeyExchange::NextKey(Group& g) {
 
 KeyExchange::Group* KeyExchange::Find(uint16_t group) {
   switch (group) {
-    case kGroupX25519:
+    case kX25519:
       return &x25519_;
-    case kGroupSecp256r1:
+    case kSecp256r1:
       return &p256_;
   }
   return nullptr;
@@ -155,17 +155,17 @@ uint8_t KeyExchange::LoadPeer(Group& g, absl::Span<const uint8_t> client_share) 
   // §4.2.8.2: X25519 shares are 32 bytes; P-256 shares are the uncompressed point, legacy_form
   // 4 then X and Y (65 bytes). The length excludes the one-byte point at infinity.
   if (client_share.size() != g.share_length ||
-      (g.id == kGroupSecp256r1 && client_share[0] != POINT_CONVERSION_UNCOMPRESSED)) {
+      (g.id == kSecp256r1 && client_share[0] != POINT_CONVERSION_UNCOMPRESSED)) {
     return kIllegalParameter;
   }
-  // For P-256 the decoding checks that X and Y are below p and that the point is on the
-  // curve; public_check_quick repeats those checks on the loaded key (a few field
-  // operations) rather than trusting the decoder alone. The subgroup check (n·Q = O) is not
-  // needed on these cofactor-1 curves (§4.2.8.2). X25519 takes any 32 bytes (RFC 7748 §5);
-  // its low-order points are caught by the all-zero output in Finish().
+  // For P-256 the decoding (EC_POINT_oct2point) is the validation §4.2.8.2 asks for: X and Y
+  // below p and (X, Y) on the curve, else it fails; infinity has no 65-byte form. The tests
+  // pin that refusal for each case. EVP_PKEY_public_check_quick would repeat it at ~12 µs (an
+  // inversion to affine form, measured 2026-12-03), and the subgroup check (n·Q = O) of the
+  // full check is not needed on these cofactor-1 curves. X25519 takes any 32 bytes (RFC 7748
+  // §5); its low-order points are caught by the all-zero output in Finish().
   if (EVP_PKEY_set1_encoded_public_key(g.peer.get(), client_share.data(), client_share.size()) !=
-          1 ||
-      (g.peer_check && EVP_PKEY_public_check_quick(g.peer_check.get()) != 1)) {
+      1) {
     return kIllegalParameter;
   }
   return 0;
@@ -183,13 +183,13 @@ KeyExchange::Result KeyExchange::Finish(Group& g, EVP_PKEY_CTX* derive, EVP_PKEY
   if (EVP_PKEY_derive(derive, shared_secret.data(), &secret_length) != 1) {
     // libcrypto's X25519 refuses an all-zero output itself (RFC 7748 §6.1); nothing else in
     // it depends on the client's share.
-    return Fail(g.id == kGroupX25519 ? kIllegalParameter : kInternalError, shared_secret);
+    return Fail(g.id == kX25519 ? kIllegalParameter : kInternalError, shared_secret);
   }
   static constexpr uint8_t kZeros[kSecretLength] = {};
   if (secret_length != kSecretLength) return Fail(kInternalError, shared_secret);
   // §7.4.2: "MUST check whether the computed Diffie-Hellman shared secret is the all-zero
   // value and abort if so", in constant time, whatever the library already did.
-  if (g.id == kGroupX25519 && CRYPTO_memcmp(shared_secret.data(), kZeros, kSecretLength) == 0) {
+  if (g.id == kX25519 && CRYPTO_memcmp(shared_secret.data(), kZeros, kSecretLength) == 0) {
     return Fail(kIllegalParameter, shared_secret);
   }
   size_t share_length = 0;
@@ -228,7 +228,7 @@ KeyExchange::Result KeyExchange::ExchangeWithPrivateKey(uint16_t group,
       server_share.size() < kMaxKeyShareLength || shared_secret.size() < kMaxSharedSecretLength) {
     return Fail(kInternalError, shared_secret);
   }
-  EvpPkeyPtr ours(group == kGroupX25519
+  EvpPkeyPtr ours(group == kX25519
                       ? EVP_PKEY_new_raw_private_key_ex(nullptr, "X25519", nullptr,
                                                         private_key.data(), private_key.size())
                       : P256FromPrivate(private_key).release());
