@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace onepass::tls::tls13 {
@@ -109,6 +110,29 @@ TEST_F(CertificateSignerTest, SignersShareOneKey) {
   const Bytes content = VerifyContent(3);
   EXPECT_TRUE(Verifies(public_key.get(), content, Sign(*a, content)));
   EXPECT_TRUE(Verifies(public_key.get(), content, Sign(*b, content)));
+}
+
+// Workers each make a signer from the context's one key and sign at the same time.
+TEST_F(CertificateSignerTest, WorkerThreadsSignWithOneSharedKey) {
+  PkeyPtr public_key = PublicOnly(key_.get());
+  constexpr int kThreads = 4;
+  std::vector<Bytes> signatures[kThreads];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto signer = CertificateSigner::Create(key_.get(), nullptr);
+      for (int i = 0; signer && i < 25; ++i) {
+        signatures[t].push_back(Sign(*signer, VerifyContent(uint8_t(t))));
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(signatures[t].size(), 25u);
+    for (const Bytes& signature : signatures[t]) {
+      EXPECT_TRUE(Verifies(public_key.get(), VerifyContent(uint8_t(t)), signature));
+    }
+  }
 }
 
 TEST_F(CertificateSignerTest, ShortSignatureBufferFails) {
