@@ -191,7 +191,7 @@ absl::Span<const uint8_t> WriteNewSessionTicket(uint32_t lifetime_seconds, uint3
                                                 absl::Span<const uint8_t> ticket,
                                                 MessageWriter* out) {
   const size_t start = out->BeginMessage(kNewSessionTicket);
-  if (lifetime_seconds > kMaxTicketLifetimeSeconds || ticket.empty()) out->Fail();
+  if (lifetime_seconds > kMaxNewSessionTicketLifetime || ticket.empty()) out->Fail();
   out->U32(lifetime_seconds);
   out->U32(age_add);
   out->Vector8(nonce);    // ticket_nonce<0..255>: over 255 fails the writer

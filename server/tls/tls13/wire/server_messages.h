@@ -89,7 +89,7 @@ absl::Span<const uint8_t> WriteFinished(absl::Span<const uint8_t> verify_data, M
 
 // §4.6.1, no extensions (no early data is offered). Fails on a lifetime over 604800 s
 // (7 days, §4.6.1's MUST NOT), a nonce over 255 bytes, or an empty ticket.
-inline constexpr uint32_t kMaxTicketLifetimeSeconds = 604800;
+inline constexpr uint32_t kMaxNewSessionTicketLifetime = 604800;
 absl::Span<const uint8_t> WriteNewSessionTicket(uint32_t lifetime_seconds, uint32_t age_add,
                                                 absl::Span<const uint8_t> nonce,
                                                 absl::Span<const uint8_t> ticket,

@@ -389,9 +389,9 @@ TEST(ServerMessages, NewSessionTicketRefusesWhatNoMessageCarries) {
   const ByteVec long_nonce(256, 0);
   uint8_t buffer[512];
   MessageWriter out(buffer);
-  EXPECT_FALSE(WriteNewSessionTicket(kMaxTicketLifetimeSeconds, 0, {}, ticket, &out).empty());
+  EXPECT_FALSE(WriteNewSessionTicket(kMaxNewSessionTicketLifetime, 0, {}, ticket, &out).empty());
   out.Clear();
-  EXPECT_TRUE(WriteNewSessionTicket(kMaxTicketLifetimeSeconds + 1, 0, {}, ticket, &out).empty());
+  EXPECT_TRUE(WriteNewSessionTicket(kMaxNewSessionTicketLifetime + 1, 0, {}, ticket, &out).empty());
   EXPECT_FALSE(out.ok());
   out.Clear();
   EXPECT_TRUE(WriteNewSessionTicket(60, 0, long_nonce, ticket, &out).empty());
