@@ -1,5 +1,7 @@
 #include "server/tls_flags.h"
 
+#include <cstdlib>
+
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -32,6 +34,12 @@ ABSL_FLAG(std::string, tls_ciphersuites, onepass::tls::kDefaultTlsCipherSuites,
           "TLS 1.3 cipher suites, colon-separated, in the server's order of preference (a "
           "client that lists ChaCha20 first still gets it). AES-128-GCM first: ~7% less CPU "
           "per handshake than AES-256-GCM (server/tls/README.md).");
+ABSL_FLAG(std::string, tls_engine, "openssl",
+          "TLS engine for --tls-listen: \"openssl\", or \"onepass\", this server's own TLS 1.3 "
+          "handshake (ECDSA P-256 certificate, X25519 or P-256 key exchange, the three TLS 1.3 "
+          "suites, resumption from its own tickets) with OpenSSL serving every ClientHello it "
+          "does not (TLS 1.2, other keys and groups; counted: onepass_tls_fallback_total). "
+          "Also from the environment: ONEPASS_TLS_ENGINE, which the flag overrides.");
 ABSL_FLAG(int, tls_idle_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultTlsIdleTimeout),
           "How long a TLS connection may wait idle for its next query, in ms (the TLS "
           "counterpart of --keepalive-ms; RFC 7858 §3.4: stubs keep DoT connections), echoed "
@@ -88,6 +96,13 @@ absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> LoadTlsFromFlags(
   config.ticket_keys_file = absl::GetFlag(FLAGS_tls_ticket_keys);
   config.allow_tls12 = absl::GetFlag(FLAGS_tls12);
   config.ciphersuites = absl::GetFlag(FLAGS_tls_ciphersuites);
+  config.engine = absl::GetFlag(FLAGS_tls_engine);
+  // The environment names the engine for a whole test run or a service unit; a flag given on
+  // the command line (not the default) wins.
+  if (const char* from_env = std::getenv("ONEPASS_TLS_ENGINE");
+      from_env != nullptr && *from_env != '\0' && config.engine == "openssl") {
+    config.engine = from_env;
+  }
   if (config.cert_file.empty() && config.key_file.empty()) {
     if (!config.ticket_keys_file.empty()) {
       return absl::InvalidArgumentError(

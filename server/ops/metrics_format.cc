@@ -240,6 +240,17 @@ void WriteTls(const MetricsInput& input, Exposition& out) {
   out.Family("onepass_tls_tickets_unknown_key_total", "counter",
              "session tickets of a key no longer in use (a full handshake instead)");
   out.Sample("onepass_tls_tickets_unknown_key_total", {}, tls.tickets_unknown_key);
+  out.Family("onepass_tls_hello_retry_requests_total", "counter",
+             "handshakes of the onepass engine that needed a HelloRetryRequest (no key share "
+             "on X25519 or P-256)");
+  out.Sample("onepass_tls_hello_retry_requests_total", {}, tls.hello_retry_requests);
+  out.Family("onepass_tls_fallback_total", "counter",
+             "ClientHellos the onepass engine handed to the OpenSSL engine, by reason");
+  for (int i = 0; i < tls::tls13::kFallbackCount; ++i) {
+    out.Sample("onepass_tls_fallback_total",
+               {{"reason", tls::tls13::FallbackName(static_cast<tls::tls13::Fallback>(i + 1))}},
+               tls.fallback[i]);
+  }
   if (input.tls_context == nullptr) return;
   out.Family("onepass_tls_certificate_expiry_timestamp_seconds", "gauge",
              "Unix time the certificate in use expires (notAfter)");

@@ -23,6 +23,9 @@ struct TlsConfig {
   // Session ticket keys (server/tls/ticket_keys.h for the format); empty: one random key per
   // process, so resumption survives neither a restart nor a move to another host.
   std::string ticket_keys_file;
+  // The engine behind the context (tls_engine.h): "openssl", or "onepass" (onepass/: our own
+  // TLS 1.3 handshake, OpenSSL for the ClientHellos it does not serve).
+  std::string engine = "openssl";
   // TLS 1.3 only unless set (RFC 8996 retired 1.0/1.1; 1.2 only for old clients).
   bool allow_tls12 = false;
   // TLS 1.3 cipher suites in our order of preference (OpenSSL's SSL_CTX_set_ciphersuites

@@ -3,9 +3,9 @@
 // The neutral side keeps the configuration and its checks, the ticket-key file and its
 // rotation (ticket_keys.h), the record-header check before any library sees a byte
 // (tls_record.h), the buffers and their limits, the counters and what a failure is counted as.
-// An engine does the cryptography and the handshake state machine: OpenSSL's is openssl/; a
-// second one is new files beside it and the CMake switch ONEPASS_TLS_ENGINE
-// (server/tls/CMakeLists.txt).
+// An engine does the cryptography and the handshake state machine: OpenSSL's is openssl/, ours
+// (TLS 1.3 over libcrypto's primitives, OpenSSL behind it for what it does not serve) is
+// onepass/; TlsConfig::engine (--tls-engine) picks one per context.
 #ifndef ONEPASS_SERVER_TLS_TLS_ENGINE_H_
 #define ONEPASS_SERVER_TLS_TLS_ENGINE_H_
 
@@ -96,12 +96,15 @@ class EngineSession {
 class TlsEngine {
  public:
   virtual ~TlsEngine() = default;
-  virtual absl::string_view name() const = 0;  // "openssl"
+  virtual absl::string_view name() const = 0;  // "openssl", "onepass"
   virtual std::unique_ptr<EngineSession> NewSession() const = 0;
+  // For the summary (--check, the start-up report): what the engine serves itself and what it
+  // hands on, one sentence; empty when there is nothing to add to its name.
+  virtual std::string Coverage() const { return {}; }
 };
 
-// The engine of this build for `context`, the certificate and key loaded and checked; fills
-// `facts`. Errors name the flag and the file and say what to do.
+// The engine TlsConfig::engine names for `context`, the certificate and key loaded and
+// checked; fills `facts`. Errors name the flag and the file and say what to do.
 absl::StatusOr<std::unique_ptr<TlsEngine>> MakeTlsEngine(const TlsServerContext& context,
                                                          absl::Time now, CertificateFacts* facts);
 

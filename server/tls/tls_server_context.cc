@@ -89,6 +89,9 @@ std::string TlsServerContext::Summary() const {
                    "; alpn: ", config_.alpn.empty() ? "none" : absl::StrJoin(config_.alpn, ","),
                    "; cipher suites (TLS 1.3, ours first): ", config_.ciphersuites,
                    "; engine: ", engine_->name()));
+  if (const std::string coverage = engine_->Coverage(); !coverage.empty()) {
+    lines.push_back(absl::StrCat("tls ", coverage));
+  }
   return absl::StrJoin(lines, "\n");
 }
 

@@ -29,6 +29,8 @@ TlsStatsSnapshot& TlsStatsSnapshot::operator+=(const TlsStatsSnapshot& other) {
   alpn_absent += other.alpn_absent;
   tickets_unknown_key += other.tickets_unknown_key;
   close_notify_received += other.close_notify_received;
+  hello_retry_requests += other.hello_retry_requests;
+  for (int i = 0; i < tls13::kFallbackCount; ++i) fallback[i] += other.fallback[i];
   for (int i = 0; i < kTlsCipherCount; ++i) cipher[i] += other.cipher[i];
   for (int i = 0; i < kTlsFailureCount; ++i) failed[i] += other.failed[i];
   return *this;
@@ -40,7 +42,12 @@ std::string TlsStatsSnapshot::Format() const {
       " tls_failed=", failed_total(), " tls13=", tls13, " tls12=", tls12,
       " tls_alpn_selected=", alpn_selected, " tls_alpn_absent=", alpn_absent,
       " tls_tickets_unknown_key=", tickets_unknown_key,
-      " tls_close_notify_received=", close_notify_received);
+      " tls_close_notify_received=", close_notify_received,
+      " tls_hello_retry_requests=", hello_retry_requests);
+  for (int i = 0; i < tls13::kFallbackCount; ++i) {
+    absl::StrAppend(&text, " tls_fallback{reason=\"",
+                    tls13::FallbackName(static_cast<tls13::Fallback>(i + 1)), "\"}=", fallback[i]);
+  }
   for (int i = 0; i < kTlsCipherCount; ++i) {
     absl::StrAppend(&text, " tls_cipher{suite=\"", TlsCipherName(i), "\"}=", cipher[i]);
   }
@@ -62,6 +69,8 @@ TlsStatsSnapshot TlsStats::Read() const {
   snapshot.alpn_absent = load(alpn_absent);
   snapshot.tickets_unknown_key = load(tickets_unknown_key);
   snapshot.close_notify_received = load(close_notify_received);
+  snapshot.hello_retry_requests = load(hello_retry_requests);
+  for (int i = 0; i < tls13::kFallbackCount; ++i) snapshot.fallback[i] = load(fallback[i]);
   for (int i = 0; i < kTlsCipherCount; ++i) snapshot.cipher[i] = load(cipher[i]);
   for (int i = 0; i < kTlsFailureCount; ++i) snapshot.failed[i] = load(failed[i]);
   return snapshot;

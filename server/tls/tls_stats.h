@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "server/tls/tls13/handshake/fallback.h"
 
 namespace onepass::tls {
 
@@ -63,6 +64,8 @@ struct TlsStatsSnapshot {
   uint64_t alpn_absent = 0;
   uint64_t tickets_unknown_key = 0;
   uint64_t close_notify_received = 0;
+  uint64_t hello_retry_requests = 0;
+  uint64_t fallback[tls13::kFallbackCount] = {};
   uint64_t cipher[kTlsCipherCount] = {};
   uint64_t failed[kTlsFailureCount] = {};
 
@@ -89,6 +92,11 @@ struct TlsStats {
   std::atomic<uint64_t> alpn_absent{0};    // the client offered no ALPN (served, RFC 7858 §3.1)
   std::atomic<uint64_t> tickets_unknown_key{0};  // a ticket of a key no longer in use: full
   std::atomic<uint64_t> close_notify_received{0};
+  // The onepass engine (server/tls/onepass/): handshakes that needed a HelloRetryRequest (the
+  // client shared no key on a group of ours), and ClientHellos handed to the OpenSSL engine,
+  // by reason (tls13::Fallback, indexed by its value - 1).
+  std::atomic<uint64_t> hello_retry_requests{0};
+  std::atomic<uint64_t> fallback[tls13::kFallbackCount] = {};
   // Completed handshakes by cipher suite (TlsCipherName order).
   std::atomic<uint64_t> cipher[kTlsCipherCount] = {};
   // Failed sessions by TlsFailure, indexed by static_cast<int>(failure) - 1.
@@ -105,6 +113,7 @@ struct TlsStats {
   const std::atomic<uint64_t>& failed_by(TlsFailure failure) const {
     return failed[static_cast<int>(failure) - 1];
   }
+  std::atomic<uint64_t>& fallback_by(int reason) { return fallback[reason - 1]; }
   TlsStatsSnapshot Read() const;
 };
 

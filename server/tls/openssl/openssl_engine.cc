@@ -171,8 +171,9 @@ int SelectAlpn(SSL* ssl, const unsigned char** out, unsigned char* out_size,
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TlsEngine>> MakeTlsEngine(const TlsServerContext& context,
-                                                         absl::Time now, CertificateFacts* facts) {
+absl::StatusOr<std::unique_ptr<TlsEngine>> MakeOpenSslEngine(const TlsServerContext& context,
+                                                             absl::Time now,
+                                                             CertificateFacts* facts) {
   ERR_clear_error();
   std::unique_ptr<OpenSslEngine> engine(new OpenSslEngine(context));
   engine->ticket_cipher_ = EVP_CIPHER_fetch(nullptr, "AES-256-CBC", nullptr);

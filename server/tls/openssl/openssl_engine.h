@@ -32,8 +32,9 @@ class OpenSslEngine final : public TlsEngine {
   const EVP_CIPHER* ticket_cipher() const { return ticket_cipher_; }
 
  private:
-  friend absl::StatusOr<std::unique_ptr<TlsEngine>> MakeTlsEngine(const TlsServerContext&,
-                                                                  absl::Time, CertificateFacts*);
+  friend absl::StatusOr<std::unique_ptr<TlsEngine>> MakeOpenSslEngine(const TlsServerContext&,
+                                                                      absl::Time,
+                                                                      CertificateFacts*);
   explicit OpenSslEngine(const TlsServerContext& context) : context_(context) {}
   absl::Status LoadCertificateAndKey(CertificateFacts* facts);
   absl::Status Configure();
@@ -43,6 +44,11 @@ class OpenSslEngine final : public TlsEngine {
   SSL_CTX* ctx_ = nullptr;
   EVP_CIPHER* ticket_cipher_ = nullptr;
 };
+
+// The OpenSSL engine for `context`, its certificate and key loaded and checked; fills `facts`.
+absl::StatusOr<std::unique_ptr<TlsEngine>> MakeOpenSslEngine(const TlsServerContext& context,
+                                                             absl::Time now,
+                                                             CertificateFacts* facts);
 
 }  // namespace onepass::tls
 

@@ -33,9 +33,9 @@ using onepass::testing::RunCommand;
 using onepass::testing::ServerProcess;
 using ::testing::HasSubstr;
 
-// The server's TLS engines. "openssl" is today's only one and onepassd's default: it has no
-// --tls-engine flag yet, so for it no flag is passed. A new engine is one more entry here.
-const char* const kEngines[] = {"openssl"};
+// The server's TLS engines (--tls-engine): "openssl", the default (no flag passed), and
+// "onepass", our own TLS 1.3 handshake (server/tls/onepass/).
+const char* const kEngines[] = {"openssl", "onepass"};
 
 std::vector<std::string> EngineArgs(const std::string& engine) {
   if (engine == "openssl") return {};

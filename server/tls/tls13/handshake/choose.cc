@@ -78,19 +78,6 @@ Choice Refuse(AlertDescription alert, const char* reason) {
 
 }  // namespace
 
-const char* FallbackName(Fallback fallback) {
-  switch (fallback) {
-#define ONEPASS_TLS13_FALLBACK_NAME(name, help) \
-  case Fallback::k_##name:                      \
-    return #name;
-    ONEPASS_TLS13_FALLBACKS(ONEPASS_TLS13_FALLBACK_NAME)
-#undef ONEPASS_TLS13_FALLBACK_NAME
-    case Fallback::kNone:
-      break;
-  }
-  return "none";
-}
-
 Choice ChooseForFirstHello(const ClientHello& hello, const ServerPolicy& policy) {
   if (!hello.supported_versions.Contains(kTls13)) return FallBack(Fallback::k_not_tls13);
   // §4.2.10: we never offer early data (no ticket of ours allows it); OpenSSL knows how to

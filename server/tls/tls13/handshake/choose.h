@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "absl/types/span.h"
+#include "server/tls/tls13/handshake/fallback.h"
 #include "server/tls/tls13/handshake/server_policy.h"
 #include "server/tls/tls13/wire/alert.h"
 #include "server/tls/tls13/wire/client_hello.h"
@@ -19,32 +20,6 @@ namespace onepass::tls::tls13 {
 // The one signature scheme this engine signs with: ECDSA P-256 with SHA-256 (RFC 8446
 // §4.2.3), the certificate DoT servers use for speed (server/tls/README.md).
 inline constexpr uint16_t kEcdsaSecp256r1Sha256 = 0x0403;
-
-// Why a ClientHello went to OpenSSL; one counter each, in this order.
-#define ONEPASS_TLS13_FALLBACKS(REASON)                                                          \
-  REASON(not_understood, "a ClientHello this engine's parser refuses (OpenSSL sends the alert)") \
-  REASON(not_tls13, "no TLS 1.3 in supported_versions (TLS 1.2, or protocol_version)")           \
-  REASON(suite, "the suite chosen in the server's order is not one this engine implements")      \
-  REASON(group, "no key share or supported group on X25519 or secp256r1")                        \
-  REASON(signature, "the client does not accept ecdsa_secp256r1_sha256")                         \
-  REASON(alpn, "ALPN offered without one of ours (OpenSSL sends no_application_protocol)")       \
-  REASON(early_data, "the client offers 0-RTT early data")                                       \
-  REASON(cookie, "a cookie in a first ClientHello")                                              \
-  REASON(certificate, "the certificate's key is not ECDSA P-256")
-
-enum class Fallback : uint8_t {
-  kNone = 0,
-#define ONEPASS_TLS13_FALLBACK_ENUM(name, help) k_##name,
-  ONEPASS_TLS13_FALLBACKS(ONEPASS_TLS13_FALLBACK_ENUM)
-#undef ONEPASS_TLS13_FALLBACK_ENUM
-};
-
-#define ONEPASS_TLS13_FALLBACK_COUNT(name, help) +1
-inline constexpr int kFallbackCount = 0 ONEPASS_TLS13_FALLBACKS(ONEPASS_TLS13_FALLBACK_COUNT);
-#undef ONEPASS_TLS13_FALLBACK_COUNT
-
-// "not_understood", ... ("none" for kNone).
-const char* FallbackName(Fallback fallback);
 
 struct Choice {
   enum class Action : uint8_t { kServe, kRetry, kFallback, kRefuse } action = Action::kFallback;
