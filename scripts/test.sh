@@ -35,6 +35,15 @@ cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   run_ctest --test-dir build/asan --output-on-failure -j"$jobs" --timeout 600 -LE 'bench|no_asan'
 
+step "the TLS end-to-end tests again on the onepass TLS engine (ONEPASS_TLS_ENGINE=onepass)"
+# Every real client of those tests (kdig, dig, getdns, stubby, Unbound, kresd, OpenSSL, curl,
+# rdapper, the hostile ones) against our own TLS 1.3 handshake (server/tls/onepass/); the
+# interop test runs both engines itself.
+ONEPASS_TLS_ENGINE=onepass ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1 run_ctest --test-dir build/asan --output-on-failure \
+  -j"$jobs" --timeout 600 \
+  -R '^(dns_dot_test|dns_dot_resolvers_test|server_tls_test|rdap_e2e_test|ocsp_crl_e2e_test|server_allow_list_test)$'
+
 step "tests that cannot run under a sanitizer (label no_asan: allocation counting), plain build"
 cmake --preset ci >/dev/null
 plain_tests=$(ctest --test-dir build/ci -N -L no_asan | sed -n 's/^ *Test *#[0-9]*: //p')
@@ -67,6 +76,8 @@ if [ -d tests/deploy ]; then
     tests/deploy/fake-ethtool tests/deploy/*.bash tests/deploy/*.bats tests/loadtest/*.bats \
     tests/scripts/*.bats
   run_bats tests/deploy
+  # testssl.sh against the onepass TLS engine too (onepassd reads ONEPASS_TLS_ENGINE).
+  ONEPASS_TLS_ENGINE=onepass run_bats tests/deploy/dot_testssl.bats
   run_bats tests/loadtest
 fi
 
