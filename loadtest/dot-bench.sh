@@ -9,6 +9,8 @@
 #   onepassd-idle0  the same with --tls-idle-timeout-ms 0 (every answer closes: the default
 #             before DoT connections were kept), so that a run shows what the kept default costs
 #             a one-query client
+#   onepassd-tls13  the same with --tls-engine onepass: our own TLS 1.3 handshake
+#             (server/tls/onepass/) instead of OpenSSL's
 #   onepassd  onepassd --zone --tls-listen (one worker; the per-prefix handshake limits off, as
 #             the peers have none and every connection here comes from 127.0.0.1); a build
 #             without --tls-listen is said
@@ -22,7 +24,7 @@
 # --tls-sni) and runs closed loop, --concurrency connections, on the client CPUs.
 #
 #   loadtest/dot-bench.sh [--seconds 5] [--count N] [--rounds 1] [--concurrency 64]
-#                         [--servers "nsd bind dnsdist onepassd"] [--modes "full resumed"]
+#                         [--servers "nsd bind dnsdist onepassd onepassd-tls13"] [--modes "full resumed"]
 #                         [--server-cpus 0] [--client-cpus 1] [--bin DIR] [--name NAME]
 #                         [--results DIR]
 #
@@ -51,7 +53,7 @@ seconds=5
 count=""
 rounds=1
 concurrency=64
-servers="nsd bind dnsdist onepassd"
+servers="nsd bind dnsdist onepassd onepassd-tls13"
 modes="full resumed"
 server_cpus=0
 client_cpus=1
@@ -70,8 +72,8 @@ find_binaries load
 for server in $servers; do
   case $server in
     nsd) need=nsd ;; bind) need=named ;; dnsdist) need=dnsdist ;;
-    onepassd|onepassd-idle0) need="" ; find_binaries onepassd ;;
-    *) echo "dot-bench: --servers $server: choose among nsd bind dnsdist onepassd onepassd-idle0" >&2; exit 1 ;;
+    onepassd|onepassd-idle0|onepassd-tls13) need="" ; find_binaries onepassd ;;
+    *) echo "dot-bench: --servers $server: choose among nsd bind dnsdist onepassd onepassd-idle0 onepassd-tls13" >&2; exit 1 ;;
   esac
   for tool in $need kdig openssl nsd; do
     command -v "$tool" > /dev/null ||
@@ -245,9 +247,10 @@ run_server() {
     dnsdist)
       start_dnsdist_tls "$work/$name" "$server_cpus" "127.0.0.1:$BACKEND_PORT"
       port=$PORT ;;
-    onepassd|onepassd-idle0)
-      local idle=()
-      [ "$server" = onepassd-idle0 ] && idle=(--tls-idle-timeout-ms 0)
+    onepassd|onepassd-idle0|onepassd-tls13)
+      local extra=()
+      [ "$server" = onepassd-idle0 ] && extra=(--tls-idle-timeout-ms 0)
+      [ "$server" = onepassd-tls13 ] && extra=(--tls-engine onepass)
       if ! onepassd_has_tls; then
         echo "  onepassd: NOT MEASURED: $onepassd has no --tls-listen (DNS over TLS is not in this build)"
         return 1
@@ -257,7 +260,7 @@ run_server() {
         --cpus "$server_cpus" --listen "127.0.0.1:$(free_local_port)" \
         --tls-listen "127.0.0.1:$port" --tls-cert "$CHAIN" --tls-key "$KEY" \
         --tls-ticket-keys "$TICKET_KEYS" --max-connections-per-client $((2 * concurrency + 16)) \
-        --tls-full-per-client 0 --tls-resumed-per-client 0 "${idle[@]}" || return 1
+        --tls-full-per-client 0 --tls-resumed-per-client 0 "${extra[@]}" || return 1
       PEER_PID=$SERVER_PID ;;
   esac
   pid=$PEER_PID
