@@ -185,7 +185,65 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
       workers, place.pinned ? FormatCpuList(place.worker_cpus) : "(not pinned)",
       config.io == IoLoop::kUring ? "io_uring" : "epoll (libevent)",
       place.cpu_steering ? "CPU" : "hash", config.backlog, per_worker);
+  if (!config.xdp.empty()) server->AttachXdp(config);
   return server;
+}
+
+// An interface where XDP cannot run (no driver support, not root, no such interface) is
+// logged and served by the kernel's listeners alone: they serve the same ports already, so a
+// flag file shared by hosts with and without XDP starts everywhere.
+void Server::AttachXdp(const ServerConfig& config) {
+  std::vector<uint16_t> ports;
+  for (const SocketAddress& address : addresses_) {
+    const auto port = static_cast<uint16_t>(address.port());
+    if (std::find(ports.begin(), ports.end(), port) == ports.end()) ports.push_back(port);
+  }
+  const xdp::XdpModePreference mode =
+      config.xdp_mode == XdpModeFlag::kNative    ? xdp::XdpModePreference::kNativeOnly
+      : config.xdp_mode == XdpModeFlag::kGeneric ? xdp::XdpModePreference::kGenericOnly
+                                                 : xdp::XdpModePreference::kNativeThenGeneric;
+  for (const std::string& ifname : config.xdp) {
+    absl::StatusOr<uint32_t> queues = xdp::RxQueueCount(ifname);
+    absl::StatusOr<std::unique_ptr<xdp::XdpProgram>> program =
+        queues.ok() ? xdp::XdpProgram::Attach({.ifname = ifname, .ports = ports, .mode = mode})
+                    : absl::StatusOr<std::unique_ptr<xdp::XdpProgram>>(queues.status());
+    if (!program.ok()) {
+      LogWarning("--xdp %s: %s; the kernel's listeners serve it alone", ifname,
+                 program.status().message());
+      xdp_report_.push_back(absl::StrCat("xdp ", ifname, ": off (", program.status().message(),
+                                         "); the kernel's listeners serve it"));
+      continue;
+    }
+    const uint32_t served = std::min<uint32_t>(*queues, static_cast<uint32_t>(workers_.size()));
+    uint32_t opened = 0;
+    for (uint32_t q = 0; q < served; ++q) {
+      absl::StatusOr<int> fd = workers_[q]->ServeXdp(ifname, q, ports);
+      absl::Status set = fd.ok() ? (*program)->SetSocket(q, *fd) : fd.status();
+      if (!set.ok()) {
+        LogWarning("--xdp %s queue %d: %s; its frames go to the kernel's listeners", ifname, q,
+                   set.message());
+        continue;
+      }
+      ++opened;
+    }
+    std::string line = absl::StrCat("xdp ", ifname, ": ", xdp::DescribeMode(**program),
+                                    ", rx queues 0-", served - 1, " of ", *queues, " by workers 0-",
+                                    served - 1, " (", opened, " AF_XDP sockets), TCP ports ");
+    for (size_t i = 0; i < ports.size(); ++i) absl::StrAppend(&line, i ? "," : "", ports[i]);
+    if (*queues > served) {
+      absl::StrAppend(&line, "; queues ", served, "-", *queues - 1,
+                      " have no worker: their frames go to the kernel's listeners");
+    }
+    LogInfo("%s", line);
+    xdp_report_.push_back(std::move(line));
+    xdp_interfaces_.push_back({ifname, *queues, *std::move(program)});
+  }
+}
+
+xdp::XdpStatsSnapshot Server::XdpStats() const {
+  xdp::XdpStatsSnapshot total;
+  for (const auto& worker : workers_) total += worker->xdp_stats();
+  return total;
 }
 
 Server::~Server() {
@@ -365,6 +423,7 @@ std::string Server::FormatStats() const {
   if (!tls_addresses_.empty()) absl::StrAppend(&text, " ", TlsStats().Format());
   const std::string handler = FormatCounters(handler_counter_specs(), HandlerCounts());
   if (!handler.empty()) absl::StrAppend(&text, " ", handler);
+  if (xdp()) absl::StrAppend(&text, " ", XdpStats().Format());
   return text;
 }
 

@@ -28,6 +28,7 @@
 #include "server/tls/tls_server_context.h"
 #include "server/tls/tls_stats.h"
 #include "server/worker.h"
+#include "server/xdp/serve/xdp_interfaces.h"
 
 namespace onepass {
 
@@ -120,6 +121,11 @@ class Server {
   // Stats().Format(), the TLS counters (with --tls-listen) and the handler's counters:
   // `family{label="value"}=N` pairs.
   std::string FormatStats() const;
+  // --xdp: the AF_XDP path's counters summed over workers, and one line per interface (its
+  // mode, the queues served), for the start-up report. Empty without --xdp.
+  bool xdp() const { return !xdp_interfaces_.empty(); }
+  xdp::XdpStatsSnapshot XdpStats() const;
+  const std::vector<std::string>& xdp_report() const { return xdp_report_; }
   // Any thread, for the metrics listener (server/ops/ops_endpoints.h): worker `w`'s CPU (-1: not
   // pinned), its handler counters, and its histogram, gauges and heartbeat.
   int WorkerCpu(int w) const { return workers_[w]->cpu(); }
@@ -128,6 +134,8 @@ class Server {
 
  private:
   Server() = default;
+  // --xdp, after the workers' Init: attaches and gives worker k queue k of each interface.
+  void AttachXdp(const ServerConfig& config);
 
   // The newest data; each worker also holds the factory of the handler it runs.
   std::shared_ptr<const HandlerFactory> factory_;
@@ -152,6 +160,10 @@ class Server {
   // Declared before the workers, which count into it: it outlives them.
   std::unique_ptr<ClientTable> clients_;
   std::unique_ptr<ClientTable> tls_clients_;  // with --tls-listen
+  // --xdp: destroyed after the workers (whose AF_XDP sockets go first), so each program
+  // detaches from an interface no socket of ours uses.
+  std::vector<xdp::AttachedInterface> xdp_interfaces_;
+  std::vector<std::string> xdp_report_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   bool private_fd_tables_ = false;  // --private-fd-tables

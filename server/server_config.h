@@ -57,6 +57,9 @@ inline constexpr bool kPrivateFdTablesByDefault = false;
 inline constexpr bool kPrivateFdTablesByDefault = true;
 #endif
 
+// --xdp-mode: how the AF_XDP path's program runs (server/xdp/af_xdp/xdp_program.h).
+enum class XdpModeFlag { kAuto, kNative, kGeneric };  // auto: native, else generic
+
 // Everything a server is started with: the core's limits (CoreConfig) and what start-up does
 // with them (addresses, workers, CPUs, the loop).
 struct ServerConfig : CoreConfig {
@@ -106,6 +109,10 @@ struct ServerConfig : CoreConfig {
   // (unshare(CLONE_FILES)), so that accept4 and close on one core do not contend for the
   // process's one table lock with the others (docs/design.md "Private descriptor tables").
   bool private_fd_tables = kPrivateFdTablesByDefault;  // as onepassd's flag
+  // --xdp: interfaces whose rx queue k worker k also serves over AF_XDP (server/xdp/serve/),
+  // TCP to the ports of `listen`; the kernel's listeners stay beside it. Empty: off.
+  std::vector<std::string> xdp;
+  XdpModeFlag xdp_mode = XdpModeFlag::kAuto;
 };
 
 }  // namespace onepass

@@ -24,6 +24,7 @@
 #include "server/ops/ops_endpoints.h"
 #include "server/server.h"
 #include "server/tls_flags.h"
+#include "server/xdp_flags.h"
 
 ABSL_FLAG(std::vector<std::string>, listen, {},
           "Address to listen on: ADDR:PORT, or [V6ADDR]:PORT for IPv6 (e.g. 127.0.0.1:53, "
@@ -243,6 +244,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags(const ProtocolDefaults& defaults) {
   config.linger = absl::Milliseconds(absl::GetFlag(FLAGS_linger_ms));
   config.proxy_protocol_from = absl::GetFlag(FLAGS_proxy_protocol_from);
   config.allow_from = absl::GetFlag(FLAGS_allow_from);
+  if (absl::Status xdp = XdpFlagsIntoConfig(config); !xdp.ok()) return xdp;
   return config;
 }
 

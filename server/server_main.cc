@@ -33,6 +33,7 @@
 #include "server/server_flags.h"
 #include "server/startup_probe.h"
 #include "server/tls_flags.h"
+#include "server/xdp_flags.h"
 
 #ifndef ONEPASS_VERSION
 #define ONEPASS_VERSION "unknown"
@@ -317,6 +318,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory,
       }
       std::printf("check: TLS certificate, key and ticket keys OK\n");
     }
+    for (const std::string& line : CheckXdp(config)) std::printf("%s\n", line.c_str());
     return 0;
   }
   for (const std::string& warning : probe_warnings) LogWarning("%s", warning);

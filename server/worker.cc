@@ -57,6 +57,7 @@ Worker::Worker(int index, int cpu, std::vector<ScopedFd> listeners,
 Worker::~Worker() {
   stop_watch_.reset();
   offer_watch_.reset();
+  xdp_.clear();
   core_.reset();
   upstream_.reset();
   driver_.reset();
@@ -173,6 +174,27 @@ void Worker::TakePrivateFdTable() {
   driver_->AdoptListenersIntoThisTable();
   for (int fd : foreign_listeners_) close(fd);
   fd_table_.store(FdTable::kPrivate, std::memory_order_release);
+}
+
+absl::StatusOr<int> Worker::ServeXdp(const std::string& ifname, uint32_t queue,
+                                     const std::vector<uint16_t>& ports) {
+  absl::StatusOr<std::unique_ptr<xdp::XdpQueue>> opened = xdp::XdpQueue::Open(
+      {.ifname = ifname,
+       .queue = queue,
+       .ports = ports,
+       .output_bytes = core_->output_buffer_bytes(),
+       .request_bound = core_->input_buffer_bytes(),
+       .idle_timeout_ms = static_cast<uint64_t>(absl::ToInt64Milliseconds(config_.read_timeout))},
+      driver_.get(), [this]() -> Handler& { return core_->handler(); });
+  if (!opened.ok()) return opened.status();
+  xdp_.push_back(*std::move(opened));
+  return xdp_.back()->fd();
+}
+
+xdp::XdpStatsSnapshot Worker::xdp_stats() const {
+  xdp::XdpStatsSnapshot total;
+  for (const auto& queue : xdp_) total += queue->counters().Read();
+  return total;
 }
 
 void Worker::RequestStop() { Wake(stop_fd_.get()); }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -30,6 +31,7 @@
 #include "server/core/worker_metrics.h"
 #include "server/server_config.h"
 #include "server/transport/tls/tls_transport_factory.h"
+#include "server/xdp/serve/xdp_queue.h"
 
 namespace onepass {
 
@@ -100,6 +102,14 @@ class Worker {
   // The histogram, gauges and heartbeat for the metrics listener; any thread may Read.
   const WorkerMetrics& metrics() const { return core_->metrics(); }
 
+  // --xdp, after Init and before the thread starts: this worker also serves `queue` of
+  // `ifname` over AF_XDP, in its own loop (server/xdp/serve/xdp_queue.h). Returns the AF_XDP
+  // socket's fd, for XdpProgram::SetSocket.
+  absl::StatusOr<int> ServeXdp(const std::string& ifname, uint32_t queue,
+                               const std::vector<uint16_t>& ports);
+  // Any thread: the AF_XDP path's counters of this worker's queues (zero without --xdp).
+  xdp::XdpStatsSnapshot xdp_stats() const;
+
   // --private-fd-tables. Before Start: the descriptors of the other workers' listeners, which
   // this worker closes in its own table once it has one (a copy would keep a listener that its
   // worker closes at drain in the reuseport group). After Start, from any thread: whether the
@@ -153,6 +163,8 @@ class Worker {
   std::unique_ptr<WorkerCore> core_;
   std::unique_ptr<FdWatch> stop_watch_;
   std::unique_ptr<FdWatch> offer_watch_;
+  // --xdp: after the core (their adapters call its handler), before the driver.
+  std::vector<std::unique_ptr<xdp::XdpQueue>> xdp_;
 };
 
 }  // namespace onepass

@@ -24,6 +24,7 @@
 #include "server/ops/server_status.h"
 #include "server/tls/tls_server_context.h"
 #include "server/tls/tls_stats.h"
+#include "server/xdp/serve/xdp_counters.h"
 
 namespace onepass {
 
@@ -50,6 +51,9 @@ struct MetricsInput {
   tls::TlsStatsSnapshot tls_stats;
   std::shared_ptr<const tls::TlsServerContext> tls_context;
   int64_t now_nanos = 0;  // MonotonicNanos() when read: the heartbeats' age
+  // --xdp: the AF_XDP path's counters summed over workers.
+  bool xdp = false;
+  xdp::XdpStatsSnapshot xdp_stats;
 };
 
 // The whole exposition, ending in a newline.

@@ -24,6 +24,10 @@ MetricsInput OpsEndpoints::ReadMetrics() const {
     input.tls_stats = server->TlsStats();
     input.tls_context = server->tls_context();
   }
+  if (server->xdp()) {
+    input.xdp = true;
+    input.xdp_stats = server->XdpStats();
+  }
   for (int w = 0; w < server->worker_count(); ++w) {
     WorkerSample sample;
     sample.index = w;

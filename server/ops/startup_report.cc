@@ -79,6 +79,8 @@ std::vector<std::string> StartupReport(const Server& server, const ServerConfig&
       }
     }
   }
+  // --xdp: per interface, its mode and the queues served, or why the kernel serves it alone.
+  for (const std::string& line : server.xdp_report()) lines.push_back(line);
   std::vector<std::string> data;
   for (const DataGauge& gauge : facts.data) data.push_back(FormatGauge(gauge));
   lines.push_back(absl::StrCat(

@@ -1,0 +1,47 @@
+#include "server/xdp/serve/handler_adapter.h"
+
+#include "absl/time/clock.h"
+
+namespace onepass::xdp {
+
+TcpRequestHandler::Verdict HandlerAdapter::OnRequest(std::span<const uint8_t> request,
+                                                     std::vector<uint8_t>* response) {
+  RequestContext context;
+  context.now = absl::Now();
+  // Zero keepalive: the handler answers as for the single pass (kWriteThenClose), which is
+  // what this TCP does. The peer's address is not known here (all zero), as behind a proxy
+  // without a header: per-client policy of handlers does not apply on this path.
+  response->clear();
+  size_t offset = 0;
+  // Pipelined requests in the first segments get their answers together, as kWriteThenRead
+  // would send them; the loop ends at the first incomplete request.
+  for (int turns = 0; turns < 64; ++turns) {
+    out_.Clear();
+    const onepass::Verdict verdict = handler_().Process(
+        absl::MakeConstSpan(request.data() + offset, request.size() - offset), context, out_);
+    const absl::Span<const uint8_t> head = out_.contents();
+    response->insert(response->end(), head.begin(), head.end());
+    if (out_.has_body()) {
+      const absl::Span<const uint8_t> body = out_.body().bytes;
+      response->insert(response->end(), body.begin(), body.end());
+    }
+    offset += std::min(verdict.consumed, request.size() - offset);
+    switch (verdict.action) {
+      case Action::kReadMore:
+        return response->empty() ? Verdict::kNeedMore : Verdict::kRespond;
+      case Action::kWriteThenClose:
+        return response->empty() ? Verdict::kClose : Verdict::kRespond;
+      case Action::kWriteThenRead:
+        if (verdict.consumed == 0 || offset >= request.size()) {
+          return response->empty() ? Verdict::kNeedMore : Verdict::kRespond;
+        }
+        continue;
+      case Action::kClose:
+      case Action::kWaitUpstream:
+        return response->empty() ? Verdict::kClose : Verdict::kRespond;
+    }
+  }
+  return response->empty() ? Verdict::kClose : Verdict::kRespond;
+}
+
+}  // namespace onepass::xdp

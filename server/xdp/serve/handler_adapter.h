@@ -1,0 +1,38 @@
+// The worker's Handler (handlers/handler.h) as the AF_XDP path's TcpRequestHandler: the same
+// handler object the worker's kernel connections use, so an answer over AF_XDP is the answer
+// over a kernel socket, byte for byte. One query per connection: keep-alive (kWriteThenRead)
+// still ends in our FIN after the answers, and a handler that waits for upstreams
+// (kWaitUpstream: --dns-backend) is not served here (the connection is closed; the kernel
+// listener serves those clients).
+#ifndef ONEPASS_SERVER_XDP_SERVE_HANDLER_ADAPTER_H_
+#define ONEPASS_SERVER_XDP_SERVE_HANDLER_ADAPTER_H_
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "handlers/handler.h"
+#include "handlers/output_buffer.h"
+#include "server/xdp/tcp/tcp_endpoint.h"
+
+namespace onepass::xdp {
+
+class HandlerAdapter : public TcpRequestHandler {
+ public:
+  // `handler` returns the worker's handler of the moment (a SIGHUP reload swaps it);
+  // `output_bytes`: the worker's output buffer size (HandlerFactory::OutputBufferBytes fits).
+  HandlerAdapter(std::function<Handler&()> handler, size_t output_bytes)
+      : handler_(std::move(handler)), out_(output_bytes) {}
+
+  // TcpRequestHandler
+  Verdict OnRequest(std::span<const uint8_t> request, std::vector<uint8_t>* response) override;
+
+ private:
+  std::function<Handler&()> handler_;
+  OutputBuffer out_;  // reused: nothing allocated per request
+};
+
+}  // namespace onepass::xdp
+
+#endif  // ONEPASS_SERVER_XDP_SERVE_HANDLER_ADAPTER_H_

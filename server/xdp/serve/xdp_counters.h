@@ -1,0 +1,46 @@
+// The AF_XDP path's counters of one worker queue (XdpQueue), written by its worker thread and
+// read by any (the exit line, /metrics) with relaxed loads, as the worker's own counters are.
+// TcpEndpoint's and XskSocket's stats are plain fields of the worker thread: XdpQueue copies
+// the few an operator needs into these after each batch.
+#ifndef ONEPASS_SERVER_XDP_SERVE_XDP_COUNTERS_H_
+#define ONEPASS_SERVER_XDP_SERVE_XDP_COUNTERS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace onepass::xdp {
+
+// name, help (for /metrics: onepass_xdp_<name>_total).
+#define ONEPASS_XDP_COUNTERS(X)                                                           \
+  X(packets_in, "frames the XDP program steered to the AF_XDP sockets")                   \
+  X(packets_out, "frames the AF_XDP path sent (SYN-ACKs, answers, ACKs, RSTs)")           \
+  X(connections, "TCP connections established over the AF_XDP path (a valid SYN cookie)") \
+  X(requests, "requests handed to the handler over the AF_XDP path")                      \
+  X(retransmissions, "segments the AF_XDP path's TCP sent again (timeout or duplicate)")  \
+  X(rsts_sent, "RSTs the AF_XDP path sent (segments of no connection, aborts)")           \
+  X(drops,                                                                                \
+    "frames dropped: malformed, bad checksum or SYN cookie, table or per-client "         \
+    "limit, no free tx frame")                                                            \
+  X(timeouts, "AF_XDP connections closed by their idle deadline or after their last retry")
+
+struct XdpStatsSnapshot {
+#define ONEPASS_XDP_FIELD(name, help) uint64_t name = 0;
+  ONEPASS_XDP_COUNTERS(ONEPASS_XDP_FIELD)
+#undef ONEPASS_XDP_FIELD
+  XdpStatsSnapshot& operator+=(const XdpStatsSnapshot& other);
+  // "xdp_packets_in=N xdp_packets_out=N ...", for the exit line.
+  std::string Format() const;
+};
+
+struct XdpCounters {
+#define ONEPASS_XDP_ATOMIC(name, help) std::atomic<uint64_t> name{0};
+  ONEPASS_XDP_COUNTERS(ONEPASS_XDP_ATOMIC)
+#undef ONEPASS_XDP_ATOMIC
+  void Store(const XdpStatsSnapshot& s);  // the owning thread
+  XdpStatsSnapshot Read() const;          // any thread
+};
+
+}  // namespace onepass::xdp
+
+#endif  // ONEPASS_SERVER_XDP_SERVE_XDP_COUNTERS_H_

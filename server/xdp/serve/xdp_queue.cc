@@ -1,0 +1,93 @@
+#include "server/xdp/serve/xdp_queue.h"
+
+#include <sys/random.h>
+#include <time.h>
+
+#include <chrono>
+#include <utility>
+
+namespace onepass::xdp {
+namespace {
+
+// The TCP's timers run on this tick while it holds connections: its first retransmission
+// timeout is 200 ms, so a retransmission leaves at most a tick late; an idle queue arms none.
+constexpr uint64_t kTickMs = 20;
+
+uint64_t NowMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1'000'000;
+}
+
+XdpStatsSnapshot Summarize(const TcpStats& tcp, const XskStats& xsk) {
+  XdpStatsSnapshot s;
+  s.packets_in = tcp.frames_in;
+  s.packets_out = xsk.tx_frames;
+  s.connections = tcp.connections_established;
+  s.requests = tcp.requests;
+  s.retransmissions = tcp.retransmissions;
+  s.rsts_sent = tcp.rsts_sent;
+  s.drops = tcp.malformed + tcp.checksum_bad + tcp.cookies_bad + tcp.table_full +
+            tcp.per_client_limited + xsk.tx_no_frame + xsk.tx_too_large;
+  s.timeouts = tcp.timeouts;
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<XdpQueue>> XdpQueue::Open(const XdpQueueOptions& options,
+                                                         IoDriver* driver,
+                                                         std::function<Handler&()> handler) {
+  absl::StatusOr<std::unique_ptr<XskSocket>> xsk =
+      XskSocket::Open({.ifname = options.ifname, .queue = options.queue});
+  if (!xsk.ok()) return xsk.status();
+  TcpEndpointConfig config;
+  config.ports = options.ports;
+  config.request_bound = options.request_bound;
+  config.idle_timeout_ms = options.idle_timeout_ms;
+  // A key of this process: cookies of a previous run (or another queue's) do not validate.
+  if (getrandom(config.cookie_key.data(), config.cookie_key.size(), 0) !=
+      static_cast<ssize_t>(config.cookie_key.size())) {
+    return absl::InternalError("getrandom failed for the SYN cookie key");
+  }
+  return std::unique_ptr<XdpQueue>(new XdpQueue(options.ifname, *std::move(xsk), config, driver,
+                                                std::move(handler), options.output_bytes));
+}
+
+XdpQueue::XdpQueue(std::string ifname, std::unique_ptr<XskSocket> xsk,
+                   const TcpEndpointConfig& config, IoDriver* driver,
+                   std::function<Handler&()> handler, size_t output_bytes)
+    : ifname_(std::move(ifname)),
+      xsk_(std::move(xsk)),
+      sink_(xsk_.get()),
+      adapter_(std::move(handler), output_bytes),
+      endpoint_(config, &adapter_, &sink_),
+      watch_(driver, [this] { OnReadable(); }),
+      tick_(&driver->timers(), [this] { OnTick(); }) {
+  watch_.Arm(xsk_->fd(), Interest::kReadable, /*persistent=*/true);
+}
+
+void XdpQueue::OnReadable() {
+  const size_t n = xsk_->Receive(frames_);
+  const uint64_t now = NowMs();
+  // Frames the program steered are all TCP to our ports; what OnFrame refuses is not a
+  // segment of ours (counted by the endpoint) and has nowhere else to go.
+  for (size_t i = 0; i < n; ++i) endpoint_.OnFrame(frames_[i].bytes, now);
+  xsk_->Release(std::span(frames_.data(), n));
+  AfterEvents();
+}
+
+void XdpQueue::OnTick() {
+  endpoint_.OnTimer(NowMs());
+  AfterEvents();
+}
+
+void XdpQueue::AfterEvents() {
+  xsk_->Flush();
+  counters_.Store(Summarize(endpoint_.stats(), xsk_->stats()));
+  if (endpoint_.connections() > 0 && !tick_.armed()) {
+    tick_.ArmAt(std::chrono::steady_clock::now() + std::chrono::milliseconds(kTickMs));
+  }
+}
+
+}  // namespace onepass::xdp
