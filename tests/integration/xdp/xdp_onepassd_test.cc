@@ -1,0 +1,191 @@
+// onepassd --xdp end to end: two network namespaces joined by a veth pair
+// (tests/unit/server/xdp/af_xdp/veth_namespaces.h), onepassd in the server one with its embedded
+// example.com zone, kdig +tcp and dig +tcp in the client one. Every query is asked of onepassd
+// started with --xdp (its AF_XDP path answers: the counters in its exit line say so) and of the
+// same onepassd without it (the kernel's sockets): the answers must be the same, header (but the
+// ID), sections and EDNS. After the XDP run the interface carries no XDP program.
+//
+// Needs root (namespaces, XDP): skipped otherwise (CI runs as root). Each command is bounded
+// (RunCommand's timeout), onepassd's start waits on "ready"; the namespaces go with the fixture
+// whatever happens.
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gtest/gtest.h"
+#include "tests/support/metrics_client.h"
+#include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
+#include "tests/unit/server/xdp/af_xdp/veth_namespaces.h"
+
+namespace onepass::testing {
+namespace {
+
+constexpr int kPort = 5300;
+
+struct Query {
+  std::string name, type;
+};
+
+const std::vector<Query>& Queries() {
+  static const auto* queries = new std::vector<Query>{
+      {"example.com", "A"},     {"example.com", "AAAA"},     {"example.com", "MX"},
+      {"example.com", "TXT"},   {"example.com", "NS"},       {"example.com", "SOA"},
+      {"ns1.example.com", "A"}, {"nosuch.example.com", "A"}, {"example.org", "A"},
+      {"example.com", "ANY"}};
+  return *queries;
+}
+
+// The client's output with what must differ between two runs taken out: the message ID.
+std::string WithoutId(const std::string& text) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    std::string kept(line);
+    if (const size_t id = kept.find("id: "); id != std::string::npos) {
+      kept.erase(id + 4, kept.find_first_not_of("0123456789", id + 4) - (id + 4));
+    }
+    if (const size_t id = kept.find("ID: "); id != std::string::npos) {
+      kept.erase(id + 4, kept.find_first_not_of("0123456789", id + 4) - (id + 4));
+    }
+    absl::StrAppend(&out, kept, "\n");
+  }
+  return out;
+}
+
+class XdpOnepassdTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: network namespaces, XDP and AF_XDP";
+    for (const char* tool : {"ip", "ethtool", "kdig", "dig"}) {
+      if (!ProgramExists(tool)) GTEST_SKIP() << tool << " is not installed";
+    }
+    absl::StatusOr<std::unique_ptr<VethNamespaces>> veth = VethNamespaces::Create();
+    ASSERT_TRUE(veth.ok()) << veth.status();
+    veth_ = std::move(*veth);
+  }
+
+  // onepassd in the server namespace (it inherits the test thread's), on kPort of the
+  // server's IPv4 and IPv6 addresses, with `extra` flags.
+  std::unique_ptr<ServerProcess> StartServer(const std::vector<std::string>& extra) {
+    ScopedNetns in_server(veth_->server_ns_fd());
+    EXPECT_TRUE(in_server.ok());
+    std::vector<std::string> args = {
+        "--handler=dns", absl::StrCat("--listen=", VethNamespaces::kServerAddress, ":", kPort),
+        absl::StrCat("--listen=[", VethNamespaces::kServerAddress6, "]:", kPort), "--workers=1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(args);
+    EXPECT_TRUE(server.ok()) << server.status();
+    return server.ok() ? *std::move(server) : nullptr;
+  }
+
+  // `client` (kdig or dig) in the client namespace, over TCP, one try.
+  std::string Ask(const std::string& client, const std::string& address, const Query& q) {
+    std::vector<std::string> argv = {"ip",   "netns",
+                                     "exec", veth_->client_ns(),
+                                     client, absl::StrCat("@", address),
+                                     "-p",   absl::StrCat(kPort),
+                                     "+tcp"};
+    if (client == "kdig") {
+      argv.insert(argv.end(), {"+noall", "+header", "+answer", "+authority", "+additional",
+                               "+retry=0", "+time=3"});
+    } else {
+      // +nocookie: dig's client cookie is random, and a server cookie would echo it.
+      argv.insert(argv.end(), {"+noall", "+comments", "+answer", "+authority", "+additional",
+                               "+nocookie", "+tries=1", "+time=3"});
+    }
+    argv.insert(argv.end(), {q.name, q.type});
+    absl::StatusOr<CommandResult> result = RunCommand(argv, absl::Seconds(10));
+    if (!result.ok())
+      return absl::StrCat("(", client, " did not run: ", result.status().message(), ")");
+    if (result->exit_code != 0) {
+      return absl::StrCat("(", client, " exit ", result->exit_code, ": ", result->err, ")");
+    }
+    return WithoutId(result->out);
+  }
+
+  // Every query by both clients to both addresses, in order.
+  std::vector<std::string> AskAll() {
+    std::vector<std::string> answers;
+    for (const char* client : {"kdig", "dig"}) {
+      for (const char* address :
+           {VethNamespaces::kServerAddress, VethNamespaces::kServerAddress6}) {
+        for (const Query& q : Queries()) answers.push_back(Ask(client, address, q));
+      }
+    }
+    return answers;
+  }
+
+  std::unique_ptr<VethNamespaces> veth_;
+};
+
+TEST_F(XdpOnepassdTest, KdigAndDigGetTheKernelPathsAnswersOverAfXdp) {
+  std::vector<std::string> kernel_answers;
+  {
+    std::unique_ptr<ServerProcess> kernel = StartServer({});
+    ASSERT_NE(kernel, nullptr);
+    kernel_answers = AskAll();
+    ASSERT_EQ(kernel->Stop(), 0) << kernel->ReadStderr();
+  }
+  std::unique_ptr<ServerProcess> xdp = StartServer(
+      {absl::StrCat("--xdp=", VethNamespaces::kServerIf), "--metrics-listen=127.0.0.1:0"});
+  ASSERT_NE(xdp, nullptr);
+  const std::vector<std::string> xdp_answers = AskAll();
+  std::string metrics;
+  {
+    ScopedNetns in_server(veth_->server_ns_fd());  // its metrics listener is on its loopback
+    metrics = HttpGet(xdp->metrics_address(), "/metrics");
+  }
+  EXPECT_NE(metrics.find(absl::StrCat("onepass_xdp_requests_total ", Queries().size() * 4)),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("# HELP onepass_xdp_packets_in_total"), std::string::npos);
+  ASSERT_EQ(xdp->Stop(), 0) << xdp->ReadStderr();
+  const std::string out = xdp->ReadStdout();
+  const std::string log = xdp->ReadStderr();
+  std::printf("%s", log.c_str());  // the mode line, for the CI log
+
+  ASSERT_EQ(kernel_answers.size(), xdp_answers.size());
+  for (size_t i = 0; i < kernel_answers.size(); ++i) {
+    EXPECT_NE(kernel_answers[i].find("status: "), std::string::npos)
+        << "query " << i << ": no answer from the kernel path: " << kernel_answers[i];
+    EXPECT_EQ(xdp_answers[i], kernel_answers[i]) << "query " << i;
+  }
+  // The XDP path answered every one of them, and the kernel's listeners none.
+  const int queries = static_cast<int>(kernel_answers.size());
+  EXPECT_EQ(StatValue(out, "xdp_requests"), queries) << out;
+  EXPECT_GE(StatValue(out, "xdp_connections"), queries) << out;
+  EXPECT_GT(StatValue(out, "xdp_packets_in"), 0) << out;
+  EXPECT_GT(StatValue(out, "xdp_packets_out"), 0) << out;
+  EXPECT_EQ(StatValue(out, "accepted"), 0) << out;
+  EXPECT_NE(log.find("xdp xs0: native mode"), std::string::npos) << log;
+
+  // Detached on SIGTERM: nothing of ours is left on the interface.
+  absl::StatusOr<std::string> details = veth_->ServerLinkDetails();
+  ASSERT_TRUE(details.ok()) << details.status();
+  EXPECT_EQ(details->find("prog/xdp"), std::string::npos) << *details;
+}
+
+// --check says which mode the interface gets, and leaves nothing attached.
+TEST_F(XdpOnepassdTest, CheckSaysTheModeOfEachInterface) {
+  ScopedNetns in_server(veth_->server_ns_fd());
+  ASSERT_TRUE(in_server.ok());
+  absl::StatusOr<CommandResult> check =
+      RunCommand({OnepassdPath(), "--handler=dns", "--check",
+                  absl::StrCat("--xdp=", VethNamespaces::kServerIf, ",nosuch0")},
+                 absl::Seconds(20));
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ(check->exit_code, 0) << check->err;
+  EXPECT_NE(check->out.find("check: xdp xs0: native mode"), std::string::npos) << check->out;
+  EXPECT_NE(check->out.find("check: xdp nosuch0: unavailable"), std::string::npos) << check->out;
+  absl::StatusOr<std::string> details = veth_->ServerLinkDetails();
+  ASSERT_TRUE(details.ok()) << details.status();
+  EXPECT_EQ(details->find("prog/xdp"), std::string::npos) << *details;
+}
+
+}  // namespace
+}  // namespace onepass::testing
