@@ -3,7 +3,8 @@
 // server loops), each driven by the same OpenSSL client, full and resumed (session ticket),
 // beside the crypto floor of such a handshake measured the same way.
 //
-//   build/ci/loadtest/tls_library_bench/tls_library_bench [HANDSHAKES=500 [ROUNDS=10]]
+//   build/ci/loadtest/tls_library_bench/tls_library_bench [HANDSHAKES=500 [ROUNDS=10 [ONLY]]]
+// (ONLY: just the rows whose name contains it, e.g. "onepass" under perf record.)
 //
 // Each connection is what a resolver's one-query DoT connection is: ClientHello; the server's
 // first flight; the client's Finished with a 31-byte DNS query; the server's answer (echoed)
@@ -280,6 +281,15 @@ int Main(int argc, char** argv) {
                   false});
   rows.push_back({"wolfSSL " + tls_bench::WolfsslVersion() + ", minimal loop",
                   [&] { return tls_bench::MakeWolfsslServer(pki.chain_pem(), pki.key_pem()); }});
+  // A third argument keeps only the rows whose name contains it (e.g. "onepass", for a profile).
+  if (argc > 3) {
+    const std::string only = argv[3];
+    std::vector<Row> kept;
+    for (Row& row : rows) {
+      if (row.name.find(only) != std::string::npos) kept.push_back(std::move(row));
+    }
+    rows = std::move(kept);
+  }
   // Rounds outer, servers inner: each round measures every server within a short time, so
   // a neighbour's build on a shared machine slows them alike. Median and best over rounds.
   std::vector<std::vector<double>> full(rows.size()), resumed(rows.size());

@@ -55,7 +55,7 @@ void ServerSession::Begin(AdmissionGate* gate) {
   app_.clear();
   app_pos_ = 0;
   messages_.clear();
-  reader_ = HandshakeReader();
+  reader_.Reset();
   hello_ = ClientHello();
   seal_.Reset();
   open_.Reset();

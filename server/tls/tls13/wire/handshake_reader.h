@@ -38,6 +38,12 @@ class HandshakeReader {
 
   AlertDescription error() const { return error_; }
 
+  // For the next connection of the slot: forgets everything, keeps the buffer's capacity.
+  void Reset() {
+    buffer_.clear();
+    error_ = AlertDescription::kCloseNotify;
+  }
+
  private:
   size_t max_body_;
   std::vector<uint8_t> buffer_;
