@@ -1,5 +1,7 @@
 #include "server/tls/tls13/wire/client_hello.h"
 
+#include <algorithm>
+
 namespace onepass::tls::tls13 {
 namespace {
 
@@ -131,18 +133,22 @@ ClientHelloResult ReadPreSharedKey(absl::Span<const uint8_t> data, size_t data_o
   return {.ok = true};
 }
 
-// RFC 6066 §3: server_name_list<1..2^16-1> of {name_type, HostName<1..2^16-1>}; the first
-// host_name (type 0) is the one used.
+// RFC 6066 §3: server_name_list<1..2^16-1> of {name_type, HostName<1..2^16-1>}. Read as
+// strictly as OpenSSL's server reads it (one entry, a host_name of at most 255 bytes without
+// a NUL), so that what OpenSSL refuses this engine refuses too (and hands to OpenSSL for its
+// alert) rather than serving it.
 ClientHelloResult ReadServerName(absl::Span<const uint8_t> data, ClientHello* hello) {
   Cursor outer(data);
   Cursor c(outer.Vector(2, 1, 0xffff));
   if (!outer.ok() || !outer.empty()) return DecodeError("server_name: bad length");
-  while (!c.empty()) {
-    const uint8_t type = c.U8();
-    const absl::Span<const uint8_t> name = c.Vector(2, 1, 0xffff);
-    if (!c.ok()) return DecodeError("server_name: bad entry");
-    if (type == 0 && hello->server_name.empty()) hello->server_name = name;
+  const uint8_t type = c.U8();
+  const absl::Span<const uint8_t> name = c.Vector(2, 1, 0xffff);
+  if (!c.ok() || type != 0) return DecodeError("server_name: bad entry");
+  if (!c.empty()) return DecodeError("server_name: more than one name");
+  if (name.size() > 255 || std::find(name.begin(), name.end(), 0) != name.end()) {
+    return Fail(AlertDescription::kUnrecognizedName, "server_name: not a host name");
   }
+  hello->server_name = name;
   return {.ok = true};
 }
 
@@ -228,6 +234,34 @@ ClientHelloResult ReadExtension(uint16_t type, absl::Span<const uint8_t> data, s
       hello->has_cookie = true;
       return {.ok = true};
     }
+    // Extensions this engine does not use but OpenSSL's server reads: held to the syntax
+    // OpenSSL holds them to, so that a hello it refuses is not served here.
+    case kExtStatusRequest:  // RFC 6066 §8: ocsp (1) with two empty lists is all clients send
+      if (data.size() != 5 || data[0] != 1 || data[1] != 0 || data[2] != 0 || data[3] != 0 ||
+          data[4] != 0) {
+        return DecodeError("status_request: not the plain OCSP request");
+      }
+      return {.ok = true};
+    case kExtEcPointFormats: {  // RFC 8422 §5.1.2: ec_point_format_list<1..2^8-1>
+      Cursor outer(data);
+      outer.Vector(1, 1, 255);
+      if (!outer.ok() || !outer.empty()) return DecodeError("ec_point_formats: bad length");
+      return {.ok = true};
+    }
+    case kExtEncryptThenMac:        // RFC 7366 §2: empty
+    case kExtExtendedMasterSecret:  // RFC 7627 §5.1: empty
+    case kExtPostHandshakeAuth:     // RFC 8446 §4.2.6: empty
+      if (!data.empty()) return DecodeError("an extension that must be empty is not");
+      return {.ok = true};
+    case kExtRenegotiationInfo:  // RFC 5746 §3.2: an initial handshake's is the empty byte list
+      if (data.size() != 1 || data[0] != 0) {
+        return Fail(AlertDescription::kHandshakeFailure, "renegotiation_info not empty");
+      }
+      return {.ok = true};
+    case kExtMaxFragmentLength:       // RFC 6066 §4: rare, and RFC 8449 replaces it
+    case kExtCertificateAuthorities:  // §4.2.4: distinguished names this engine does not read
+      return Fail(AlertDescription::kIllegalParameter,
+                  "an extension this engine leaves to OpenSSL");
     default:  // padding and everything unknown: ignored (§4.2: "MUST ignore unrecognized")
       return {.ok = true};
   }

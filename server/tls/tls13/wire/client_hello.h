@@ -19,18 +19,26 @@ namespace onepass::tls::tls13 {
 // Extension code points the reader knows (RFC 8446 §4.2, RFC 7301, RFC 8449).
 enum ExtensionType : uint16_t {
   kExtServerName = 0,
+  kExtMaxFragmentLength = 1,
+  kExtStatusRequest = 5,
+  kExtEcPointFormats = 11,
   kExtSupportedGroups = 10,
   kExtSignatureAlgorithms = 13,
   kExtAlpn = 16,
   kExtPadding = 21,
+  kExtEncryptThenMac = 22,
+  kExtExtendedMasterSecret = 23,
   kExtRecordSizeLimit = 28,
   kExtPreSharedKey = 41,
   kExtEarlyData = 42,
   kExtSupportedVersions = 43,
   kExtCookie = 44,
   kExtPskKeyExchangeModes = 45,
+  kExtCertificateAuthorities = 47,
+  kExtPostHandshakeAuth = 49,
   kExtSignatureAlgorithmsCert = 50,
   kExtKeyShare = 51,
+  kExtRenegotiationInfo = 0xff01,
 };
 
 inline constexpr uint16_t kGroupSecp256r1 = 0x0017;

@@ -229,6 +229,36 @@ std::vector<RuleCase> RuleCases() {
                      b->extensions.push_back(Extension(kExtEarlyData, {0}));
                    }),
                    AlertDescription::kDecodeError});
+  // Extensions the engine does not use, held to OpenSSL's syntax (a hello OpenSSL refuses is
+  // not served).
+  cases.push_back({"server_name with a NUL", with([](HelloBuilder* b) {
+                     Bytes e{0};
+                     Bytes n = Vec16({'d', 0, 's'});
+                     e.insert(e.end(), n.begin(), n.end());
+                     b->extensions[4] = Extension(kExtServerName, Vec16(e));
+                   }),
+                   AlertDescription::kUnrecognizedName});
+  cases.push_back({"server_name with two names", with([](HelloBuilder* b) {
+                     Bytes e{0};
+                     Bytes n = Vec16({'a'});
+                     e.insert(e.end(), n.begin(), n.end());
+                     e.push_back(0);
+                     e.insert(e.end(), n.begin(), n.end());
+                     b->extensions[4] = Extension(kExtServerName, Vec16(e));
+                   }),
+                   AlertDescription::kDecodeError});
+  cases.push_back({"status_request not plain OCSP", with([](HelloBuilder* b) {
+                     b->extensions.push_back(Extension(kExtStatusRequest, {1, 0, 1, 0, 0}));
+                   }),
+                   AlertDescription::kDecodeError});
+  cases.push_back({"post_handshake_auth not empty", with([](HelloBuilder* b) {
+                     b->extensions.push_back(Extension(kExtPostHandshakeAuth, {0}));
+                   }),
+                   AlertDescription::kDecodeError});
+  cases.push_back({"renegotiation_info of a renegotiation", with([](HelloBuilder* b) {
+                     b->extensions.push_back(Extension(kExtRenegotiationInfo, {1, 0}));
+                   }),
+                   AlertDescription::kHandshakeFailure});
   return cases;
 }
 
