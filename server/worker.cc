@@ -184,7 +184,9 @@ absl::StatusOr<int> Worker::ServeXdp(const std::string& ifname, uint32_t queue,
        .ports = ports,
        .output_bytes = core_->output_buffer_bytes(),
        .request_bound = core_->input_buffer_bytes(),
-       .idle_timeout_ms = static_cast<uint64_t>(absl::ToInt64Milliseconds(config_.read_timeout))},
+       .idle_timeout_ms = static_cast<uint64_t>(absl::ToInt64Milliseconds(config_.read_timeout)),
+       .max_connections = static_cast<size_t>(max_connections_),
+       .per_client_max = static_cast<size_t>(std::max(1, config_.max_connections_per_client))},
       driver_.get(), [this]() -> Handler& { return core_->handler(); });
   if (!opened.ok()) return opened.status();
   xdp_.push_back(*std::move(opened));

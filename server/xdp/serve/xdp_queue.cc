@@ -45,6 +45,8 @@ absl::StatusOr<std::unique_ptr<XdpQueue>> XdpQueue::Open(const XdpQueueOptions& 
   config.ports = options.ports;
   config.request_bound = options.request_bound;
   config.idle_timeout_ms = options.idle_timeout_ms;
+  config.table = {.max_connections = options.max_connections,
+                  .per_client_max = options.per_client_max};
   // A key of this process: cookies of a previous run (or another queue's) do not validate.
   if (getrandom(config.cookie_key.data(), config.cookie_key.size(), 0) !=
       static_cast<ssize_t>(config.cookie_key.size())) {

@@ -34,6 +34,10 @@ struct XdpQueueOptions {
   size_t output_bytes = 0;      // the worker's output buffer (a whole answer)
   size_t request_bound = 65535;
   uint64_t idle_timeout_ms = 10'000;  // --read-timeout-ms
+  // The TCP's table: a slot lives from the handshake's ACK to the peer's FIN (or the idle
+  // deadline), so these bound what the kernel's accept queue plus orphans would hold.
+  size_t max_connections = 1024;  // the worker's share of --max-connections
+  size_t per_client_max = 16;     // --max-connections-per-client
 };
 
 class XdpQueue {

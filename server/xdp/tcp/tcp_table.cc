@@ -1,5 +1,7 @@
 #include "server/xdp/tcp/tcp_table.h"
 
+#include <algorithm>
+
 namespace onepass::xdp {
 
 TcpTable::TcpTable(const TcpTableConfig& config)
@@ -8,6 +10,14 @@ TcpTable::TcpTable(const TcpTableConfig& config)
   while (n < 2 * config.max_connections) n <<= 1;
   index_.assign(n, -1);
   for (size_t i = config.max_connections; i-- > 0;) free_.push_back(static_cast<uint32_t>(i));
+  peers_.reserve(config.max_connections);
+}
+
+TcpTable::PeerId TcpTable::PeerOf(const FlowKey& key) {
+  PeerId id{};
+  std::copy(key.peer.begin(), key.peer.end(), id.begin());
+  id[16] = key.v6 ? 1 : 0;
+  return id;
 }
 
 size_t TcpTable::Home(const FlowKey& k) const {
@@ -31,18 +41,15 @@ TcpConnection* TcpTable::Find(const FlowKey& key) {
   }
 }
 
-size_t TcpTable::PeerCount(const FlowKey& key) const {
-  size_t n = 0;
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    if (used_[i] && slots_[i].key.v6 == key.v6 && slots_[i].key.peer == key.peer) ++n;
-  }
-  return n;
-}
-
 TcpTableInsert TcpTable::Insert(const FlowKey& key, TcpConnection** out) {
   if (Find(key) != nullptr) return TcpTableInsert::kExists;
   if (free_.empty()) return TcpTableInsert::kFull;
-  if (PeerCount(key) >= config_.per_client_max) return TcpTableInsert::kPerClientLimited;
+  uint32_t& held = peers_[PeerOf(key)];
+  if (held >= config_.per_client_max) {
+    if (held == 0) peers_.erase(PeerOf(key));
+    return TcpTableInsert::kPerClientLimited;
+  }
+  ++held;
   uint32_t s = free_.back();
   free_.pop_back();
   slots_[s] = TcpConnection{};
@@ -71,6 +78,9 @@ void TcpTable::Erase(TcpConnection* c) {
     }
   }
   index_[i] = -1;
+  if (auto peer = peers_.find(PeerOf(c->key)); peer != peers_.end() && --peer->second == 0) {
+    peers_.erase(peer);
+  }
   used_[s] = false;
   free_.push_back(static_cast<uint32_t>(s));
   --size_;

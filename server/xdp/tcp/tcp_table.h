@@ -5,10 +5,12 @@
 #ifndef ONEPASS_SERVER_XDP_TCP_TCP_TABLE_H_
 #define ONEPASS_SERVER_XDP_TCP_TCP_TABLE_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "server/xdp/tcp/packet.h"
 
 namespace onepass::xdp {
@@ -62,14 +64,19 @@ class TcpTable {
   }
 
  private:
+  // A peer address (the v6 flag in byte 16), for the per-client counts.
+  using PeerId = std::array<uint8_t, 17>;
+  static PeerId PeerOf(const FlowKey& key);
   size_t Home(const FlowKey& key) const;
-  size_t PeerCount(const FlowKey& key) const;
 
   TcpTableConfig config_;
   std::vector<TcpConnection> slots_;
   std::vector<bool> used_;
   std::vector<int32_t> index_;  // open-addressed: slot number or -1
   std::vector<uint32_t> free_;
+  // Slots held per peer: O(1) per insert at any table size. Reserved for max_connections
+  // peers at construction, so an insert never rehashes (nothing allocated per connection).
+  absl::flat_hash_map<PeerId, uint32_t> peers_;
   size_t size_ = 0;
 };
 
