@@ -59,8 +59,8 @@ std::string Sealed(int type_index, const std::string& plaintext) {
          static_cast<char>(plaintext.size()) + plaintext;
 }
 
-std::string Prefix(int prefix, int fragment) {  // fragment 1..85
-  return std::string(1, static_cast<char>(3 * (fragment - 1) + prefix));
+std::string Prefix(int prefix, int fragment) {  // fragment 1..64
+  return std::string(1, static_cast<char>(4 * (fragment - 1) + prefix));
 }
 
 }  // namespace
@@ -105,8 +105,8 @@ int main(int argc, char** argv) {
   for (const Named& named : hellos) {
     const std::string hello = Hello(named.config);
     Write(diff_dir + named.name, hello);
-    // The same bytes as the session fuzzer's first flight, whole (80) and in 7-byte pieces.
-    Write(session_dir + "raw_" + named.name, Prefix(0, 80) + "\x3f" + hello);
+    // The same bytes as the session fuzzer's first flight, whole (64) and in 7-byte pieces.
+    Write(session_dir + "raw_" + named.name, Prefix(0, 64) + "\x3f" + hello);
   }
   Write(session_dir + "raw_default_by_7", Prefix(0, 7) + "\x3f" + Hello({}));
   SSL_SESSION_free(ticket);
@@ -117,34 +117,43 @@ int main(int argc, char** argv) {
   const std::string answer_and_close = "\xc3";
   // The whole exchange from the first flight: hello, Finished, query, answer, close_notify.
   Write(session_dir + "full_exchange",
-        Prefix(0, 80) + kReal + kReal + query + answer_and_close + close_notify);
+        Prefix(0, 64) + kReal + kReal + query + answer_and_close + close_notify);
   Write(session_dir + "full_exchange_by_3",
         Prefix(0, 3) + kReal + kReal + query + answer_and_close + close_notify);
   // After our flight: the real Finished; a forged one (§4.4.4: decrypt_error); a KeyUpdate
   // before the Finished; an alert.
-  Write(session_dir + "second_real_finished", Prefix(1, 80) + kReal + query + answer_and_close);
+  Write(session_dir + "second_real_finished", Prefix(1, 64) + kReal + query + answer_and_close);
   Write(session_dir + "second_forged_finished",
-        Prefix(1, 80) + Sealed(0, std::string("\x14\x00\x00\x20", 4) + std::string(32, '\0')));
+        Prefix(1, 64) + Sealed(0, std::string("\x14\x00\x00\x20", 4) + std::string(32, '\0')));
   Write(session_dir + "second_key_update",
-        Prefix(1, 80) + Sealed(0, std::string("\x18\x00\x00\x01\x00", 5)));
-  Write(session_dir + "second_alert", Prefix(1, 80) + Sealed(1, std::string("\x02\x28", 2)));
+        Prefix(1, 64) + Sealed(0, std::string("\x18\x00\x00\x01\x00", 5)));
+  Write(session_dir + "second_alert", Prefix(1, 64) + Sealed(1, std::string("\x02\x28", 2)));
   Write(session_dir + "second_two_ccs",
-        Prefix(1, 80) + std::string("\x06\x14\x03\x03\x00\x01\x01", 7) + kReal);
+        Prefix(1, 64) + std::string("\x06\x14\x03\x03\x00\x01\x01", 7) + kReal);
+  // After our HelloRetryRequest: the real second ClientHello and the rest; a first ClientHello
+  // again; a change_cipher_spec before the client's own (Appendix D.4 allows one); an alert.
+  Write(session_dir + "retry_real_exchange", Prefix(3, 64) + kReal + kReal + query + close_notify);
+  Write(session_dir + "retry_first_hello_again",
+        Prefix(3, 64) + "\x3f" + Hello({"X448:X25519", nullptr}));
+  Write(session_dir + "retry_two_ccs",
+        Prefix(3, 64) + std::string("\x06\x14\x03\x03\x00\x01\x01", 7) + kReal);
+  Write(session_dir + "retry_alert",
+        Prefix(3, 64) + std::string("\x07\x15\x03\x03\x00\x02\x02\x28", 8));
   // Connected: a query, KeyUpdates (requested or not) with the sealer following, a record
   // with padding, an empty application record, an unknown inner type, close_notify.
-  Write(session_dir + "app_real_query", Prefix(2, 80) + kReal + answer_and_close);
-  Write(session_dir + "app_query_close", Prefix(2, 80) + query + "\xc1" + close_notify);
+  Write(session_dir + "app_real_query", Prefix(2, 64) + kReal + answer_and_close);
+  Write(session_dir + "app_query_close", Prefix(2, 64) + query + "\xc1" + close_notify);
   Write(session_dir + "app_key_update_requested",
-        Prefix(2, 80) + Sealed(0, std::string("\x18\x00\x00\x01\x01", 5)) + "\xc0" + query +
+        Prefix(2, 64) + Sealed(0, std::string("\x18\x00\x00\x01\x01", 5)) + "\xc0" + query +
             answer_and_close);
   Write(session_dir + "app_key_update",
         Prefix(2, 5) + Sealed(0, std::string("\x18\x00\x00\x01\x00", 5)) + "\xc0" + query);
-  Write(session_dir + "app_padded", Prefix(2, 80) + std::string(1, '\x42' | 0x38) + "\x05query");
-  Write(session_dir + "app_empty", Prefix(2, 80) + Sealed(2, "") + query);
-  Write(session_dir + "app_unknown_type", Prefix(2, 80) + Sealed(6, "x"));
-  Write(session_dir + "app_fatal_alert", Prefix(2, 80) + Sealed(1, std::string("\x02\x28", 2)));
+  Write(session_dir + "app_padded", Prefix(2, 64) + std::string(1, '\x42' | 0x38) + "\x05query");
+  Write(session_dir + "app_empty", Prefix(2, 64) + Sealed(2, "") + query);
+  Write(session_dir + "app_unknown_type", Prefix(2, 64) + Sealed(6, "x"));
+  Write(session_dir + "app_fatal_alert", Prefix(2, 64) + Sealed(1, std::string("\x02\x28", 2)));
   Write(session_dir + "app_new_session_ticket",
-        Prefix(2, 80) + Sealed(0, std::string("\x04\x00\x00\x00", 4)));
+        Prefix(2, 64) + Sealed(0, std::string("\x04\x00\x00\x00", 4)));
   std::printf("seeds written under %s\n", argv[1]);
   return 0;
 }

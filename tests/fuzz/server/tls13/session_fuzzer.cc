@@ -2,13 +2,16 @@
 // on hostile bytes, after a real handshake prefix that the first byte chooses:
 //   0: none, the bytes are the client's first flight;
 //   1: after OpenSSL's client's ClientHello and our flight, the bytes are its second flight;
-//   2: after a completed handshake, the bytes are application records.
-// The rest of the first byte (/3) is the fragment size (1..86) the bytes arrive in. Then ops:
+//   2: after a completed handshake, the bytes are application records;
+//   3: after a ClientHello that shares only X448 and our HelloRetryRequest, the bytes are the
+//      client's second flight (its second ClientHello is the real client's next bytes).
+// The rest of the first byte (/4) is the fragment size (1..64) the bytes arrive in. Then ops:
 //   00nnnnnn: the next n bytes raw (n = 63: all that is left);
 //   01pppttt len bytes: `bytes` sealed as one record of content type kTypes[t] with p*8 bytes
 //     of padding, under the client's current keys (the key log's; prefix 1: handshake keys
 //     until the session is connected), so the bytes reach past the AEAD;
-//   10xxxxxx: the real client's next bytes (its ClientHello, its Finished flight, a query);
+//   10xxxxxx: the real client's next bytes (its ClientHello, its second ClientHello, its
+//     Finished flight, a query);
 //   11xxxxx0: the sealer's keys move on (§7.2: after a KeyUpdate it sealed);
 //   11xxxxx1: the server writes an answer (close_notify when bit 1 is set).
 // Invariants, whatever the bytes: no crash, leak or hang (ASan/UBSan); output() is whole
@@ -187,7 +190,7 @@ void CheckOver(Run& run) {
   Check(!run.server.Write(answer, true) && run.server.output().empty(), "Write after the end");
 }
 
-// Prefix 1 and 2: a real handshake as far as the prefix goes.
+// Prefix 1, 2 and 3: a real handshake as far as the prefix goes.
 void Prefix(Run& run, fz::FuzzClient& client, int prefix) {
   run.client = &client;
   client.Step();
@@ -195,7 +198,13 @@ void Prefix(Run& run, fz::FuzzClient& client, int prefix) {
   run.server.Receive(fz::Bytes(hello));
   const Status status = run.server.Handshake();
   Check(status == Status::kWantRead, "a real ClientHello not served");
-  CheckStep(run, status);  // the client reads our flight: its Finished is client_next
+  // The client reads our answer: its Finished (or, after a retry, its second ClientHello) is
+  // client_next.
+  CheckStep(run, status);
+  if (prefix == 3) {
+    Check(run.server.retried(), "no HelloRetryRequest for an X448 share");
+    return;
+  }
   const CipherSuite suite = static_cast<CipherSuite>(run.server.suite());
   if (prefix == 1) {
     Check(run.sealer.Init(suite, client.handshake_secret()), "no handshake secret");
@@ -221,11 +230,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return made;
   }();
   if (size == 0) return 0;
-  const int prefix = data[0] % 3;
-  const size_t fragment = data[0] / 3 + 1;
+  const int prefix = data[0] % 4;
+  const size_t fragment = data[0] / 4 + 1;
   session->Begin(nullptr);
   Run run(*session);
-  fz::FuzzClient client;
+  fz::ClientConfig config;
+  if (prefix == 3) config.groups = "X448:X25519";  // OpenSSL shares only its first group
+  fz::FuzzClient client(config);
   if (prefix == 0) {
     run.client = &client;
     client.Step();
