@@ -19,6 +19,7 @@
 // (§6: 15 03 03 00 02 02 desc = alert_sent() in plaintext before our ServerHello, one sealed
 // 23 03 03 00 13 record after), none when the client's own alert ended it; nothing more after
 // kFailed or kClosed; kFallback only in the first flight, with nothing sent.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
