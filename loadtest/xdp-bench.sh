@@ -115,20 +115,20 @@ pin_napi() {
   for pid in $(napi_pids "$1"); do taskset -pc "$2" "$pid" > /dev/null; done
 }
 
-# tasks_ns PID...: the schedstat runtime [ns] of every task of those processes.
-tasks_ns() {
-  local pid sum=0 ns
-  for pid in "$@"; do
-    [ -n "$pid" ] || continue
-    ns=$(cat /proc/"$pid"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }')
-    sum=$((sum + ${ns:-0}))
+# snapshot IF CPU [PID]: "tid runtime[ns]" of every task of the side's NAPI threads, of
+# ksoftirqd/CPU and of the process. A NAPI thread may come and go while XDP attaches: deltas are
+# taken per task (delta_ns), so one that leaves costs its share, never a negative figure.
+snapshot() {
+  local pid task
+  for pid in $(napi_pids "$1") $(pgrep -x "ksoftirqd/$2") ${3:+"$3"}; do
+    for task in /proc/"$pid"/task/*; do
+      [ -r "$task/schedstat" ] && echo "${task##*/} $(cut -d' ' -f1 "$task/schedstat" 2>/dev/null)"
+    done
   done
-  echo "$sum"
 }
-side_ns() {  # side_ns IF CPU [PID]: NAPI thread + ksoftirqd/CPU (+ the process)
-  local pids
-  mapfile -t pids < <(napi_pids "$1"; pgrep -x "ksoftirqd/$2"; echo "${3:-}")
-  tasks_ns "${pids[@]}"
+delta_ns() {  # delta_ns BEFORE AFTER: the runtime [ns] spent between the two snapshots
+  awk 'NR == FNR { before[$1] = $2; next } { sum += $2 - before[$1] } END { printf "%.0f\n", sum }' \
+    "$1" "$2"
 }
 
 knot_conf() {
@@ -187,20 +187,23 @@ start() {
 
 # run NAME: one kxdpgun run against a fresh server; prints the result line.
 run() {
-  local name=$1 s0 s1 c0 c1 replies client_s knot_mode
+  local name=$1 replies client_s knot_mode
   start "$name" || return 1
   sleep 0.5
+  # An XDP attach on veth may start new NAPI threads: pinned again, each to its side's CPU.
+  pin_napi "$if_s" "$server_cpu"
+  pin_napi "$if_c" "$client_cpu"
   # What the kernel says is attached to the server's veth (knotd does not log its mode).
   knot_mode=$(ip -n "$ns_s" -d link show dev "$if_s" | grep -o 'xdpgeneric\|xdpdrv\|xdp ' |
     head -n 1 | sed 's/xdpgeneric/generic mode/; s/xdpdrv\|xdp /native mode/')
-  s0=$(side_ns "$if_s" "$server_cpu" "$server_pid")
-  c0=$(side_ns "$if_c" "$client_cpu")
+  snapshot "$if_s" "$server_cpu" "$server_pid" > "$work/s0"
+  snapshot "$if_c" "$client_cpu" > "$work/c0"
   TIMEFORMAT='%U %S'
   { time in_c kxdpgun -T -t "$seconds" -Q "$qps" -i "$work/queries.txt" -I "$if_c" \
       -F "${client_cpu}s0" -l "$sources" -p "$port" "$ip_s" > "$work/$name.gun" 2>&1; } \
     2> "$work/$name.time" || true
-  s1=$(side_ns "$if_s" "$server_cpu" "$server_pid")
-  c1=$(side_ns "$if_c" "$client_cpu")
+  snapshot "$if_s" "$server_cpu" "$server_pid" > "$work/s1"
+  snapshot "$if_c" "$client_cpu" > "$work/c1"
   client_s=$(awk '{ print $1 + $2 }' "$work/$name.time")
   local status=0
   if kill -TERM "$server_pid" 2>/dev/null; then
@@ -215,8 +218,8 @@ run() {
   local mode=""
   [ "$name" = xdp ] && mode=$(grep -o 'xdp xbs0: [a-z]* mode[^,]*, [^,]*' "$work/$name.err" | head -n 1)
   [ "$name" = knot ] && mode="knot: $knot_mode"
-  awk -v name="$name" -v r="${replies:-0}" -v t="$seconds" -v s=$((s1 - s0)) \
-    -v c=$((c1 - c0)) -v cs="$client_s" -v mode="$mode" 'BEGIN {
+  awk -v name="$name" -v r="${replies:-0}" -v t="$seconds" -v s="$(delta_ns "$work/s0" "$work/s1")" \
+    -v c="$(delta_ns "$work/c0" "$work/c1")" -v cs="$client_s" -v mode="$mode" 'BEGIN {
       n = r > 0 ? r : 1
       printf "%-7s %10.0f %12.2f %12.2f %10.2f   %s\n", name, r / t, s / 1e3 / n,
         (c + cs * 1e9) / 1e3 / n, (c + cs * 1e9) / 1e9 / t, mode }'
