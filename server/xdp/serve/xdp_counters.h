@@ -12,17 +12,20 @@
 namespace onepass::xdp {
 
 // name, help (for /metrics: onepass_xdp_<name>_total).
-#define ONEPASS_XDP_COUNTERS(X)                                                           \
-  X(packets_in, "frames the XDP program steered to the AF_XDP sockets")                   \
-  X(packets_out, "frames the AF_XDP path sent (SYN-ACKs, answers, ACKs, RSTs)")           \
-  X(connections, "TCP connections established over the AF_XDP path (a valid SYN cookie)") \
-  X(requests, "requests handed to the handler over the AF_XDP path")                      \
-  X(retransmissions, "segments the AF_XDP path's TCP sent again (timeout or duplicate)")  \
-  X(rsts_sent, "RSTs the AF_XDP path sent (segments of no connection, aborts)")           \
-  X(drops,                                                                                \
-    "frames dropped: malformed, bad checksum or SYN cookie, table or per-client "         \
-    "limit, no free tx frame")                                                            \
-  X(timeouts, "AF_XDP connections closed by their idle deadline or after their last retry")
+#define ONEPASS_XDP_COUNTERS(X)                                                             \
+  X(packets_in, "frames the XDP program steered to the AF_XDP sockets")                     \
+  X(packets_out, "frames the AF_XDP path sent (SYN-ACKs, answers, ACKs, RSTs)")             \
+  X(connections, "TCP connections established over the AF_XDP path (a valid SYN cookie)")   \
+  X(requests, "requests handed to the handler over the AF_XDP path")                        \
+  X(retransmissions, "segments the AF_XDP path's TCP sent again (timeout or duplicate)")    \
+  X(rsts_sent, "RSTs the AF_XDP path sent (segments of no connection, aborts)")             \
+  X(drops,                                                                                  \
+    "frames dropped: malformed, bad checksum or SYN cookie, table or per-client "           \
+    "limit, no free tx frame")                                                              \
+  X(timeouts, "AF_XDP connections closed by their idle deadline or after their last retry") \
+  X(ring_drops,                                                                             \
+    "frames the kernel dropped before the AF_XDP socket (rx ring full, invalid "            \
+    "descriptors: XDP_STATISTICS), read once a second")
 
 struct XdpStatsSnapshot {
 #define ONEPASS_XDP_FIELD(name, help) uint64_t name = 0;

@@ -1,6 +1,8 @@
 #include "server/xdp/serve/xdp_queue.h"
 
+#include <linux/if_xdp.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <chrono>
@@ -65,8 +67,20 @@ XdpQueue::XdpQueue(std::string ifname, std::unique_ptr<XskSocket> xsk,
       adapter_(std::move(handler), output_bytes),
       endpoint_(config, &adapter_, &sink_),
       watch_(driver, [this] { OnReadable(); }),
-      tick_(&driver->timers(), [this] { OnTick(); }) {
+      tick_(&driver->timers(), [this] { OnTick(); }),
+      stats_tick_(&driver->timers(), [this] { OnStatsTick(); }) {
   watch_.Arm(xsk_->fd(), Interest::kReadable, /*persistent=*/true);
+  stats_tick_.ArmAt(std::chrono::steady_clock::now() + std::chrono::seconds(1));
+}
+
+void XdpQueue::OnStatsTick() {
+  xdp_statistics kernel{};
+  socklen_t length = sizeof(kernel);
+  if (getsockopt(xsk_->fd(), SOL_XDP, XDP_STATISTICS, &kernel, &length) == 0) {
+    ring_drops_ = kernel.rx_dropped + kernel.rx_ring_full + kernel.rx_invalid_descs;
+  }
+  AfterEvents();
+  stats_tick_.ArmAt(std::chrono::steady_clock::now() + std::chrono::seconds(1));
 }
 
 void XdpQueue::OnReadable() {
@@ -86,7 +100,9 @@ void XdpQueue::OnTick() {
 
 void XdpQueue::AfterEvents() {
   xsk_->Flush();
-  counters_.Store(Summarize(endpoint_.stats(), xsk_->stats()));
+  XdpStatsSnapshot snapshot = Summarize(endpoint_.stats(), xsk_->stats());
+  snapshot.ring_drops = ring_drops_;
+  counters_.Store(snapshot);
   if (endpoint_.connections() > 0 && !tick_.armed()) {
     tick_.ArmAt(std::chrono::steady_clock::now() + std::chrono::milliseconds(kTickMs));
   }

@@ -60,6 +60,7 @@ class XdpQueue {
   void OnReadable();
   void OnTick();
   void AfterEvents();  // flush, publish counters, the next tick
+  void OnStatsTick();  // the kernel's drops, once a second (a syscall: not per batch)
 
   class Sink : public TcpFrameSink {
    public:
@@ -77,9 +78,11 @@ class XdpQueue {
   TcpEndpoint endpoint_;
   XdpCounters counters_;
   std::array<XskFrame, 64> frames_;
+  uint64_t ring_drops_ = 0;
   // Last: they call back into the members above.
   FdWatch watch_;
   Timer tick_;
+  Timer stats_tick_;
 };
 
 }  // namespace onepass::xdp
