@@ -79,7 +79,11 @@ Choice Refuse(AlertDescription alert, const char* reason) {
 }  // namespace
 
 Choice ChooseForFirstHello(const ClientHello& hello, const ServerPolicy& policy) {
-  if (!hello.supported_versions.Contains(kTls13)) return FallBack(Fallback::k_not_tls13);
+  // §4.1.2: a TLS 1.3 client's legacy_version is 0x0303; OpenSSL refuses an older one
+  // (protocol_version), so it answers such a hello itself.
+  if (!hello.supported_versions.Contains(kTls13) || hello.legacy_version != 0x0303) {
+    return FallBack(Fallback::k_not_tls13);
+  }
   // §4.2.10: we never offer early data (no ticket of ours allows it); OpenSSL knows how to
   // skip the records a client sends anyway.
   if (hello.early_data) return FallBack(Fallback::k_early_data);
@@ -121,7 +125,7 @@ Choice ChooseForFirstHello(const ClientHello& hello, const ServerPolicy& policy)
 
 Choice ChooseForSecondHello(const ClientHello& hello, const ServerPolicy& policy, uint16_t suite,
                             uint16_t group) {
-  if (!hello.supported_versions.Contains(kTls13)) {
+  if (!hello.supported_versions.Contains(kTls13) || hello.legacy_version != 0x0303) {
     return Refuse(AlertDescription::kProtocolVersion, "second ClientHello without TLS 1.3");
   }
   if (hello.early_data) {  // §4.2.10: never after a HelloRetryRequest

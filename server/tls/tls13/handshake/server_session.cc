@@ -86,6 +86,12 @@ bool ServerSession::NextRecord(uint8_t* type, absl::Span<const uint8_t>* record)
   const uint8_t* header = in_.data() + in_pos_;
   const size_t length = static_cast<size_t>(header[3]) << 8 | header[4];
   *type = header[0];
+  // A first flight that is no handshake record is OpenSSL's to refuse, from its header: no
+  // need to buffer up to 16 KiB of it first.
+  if (state_ == State::kFirstHello && (*type != kHandshake || header[1] != 3)) {
+    fallback_ = Fallback::k_not_understood;
+    return false;
+  }
   // §5.1/§5.2: a plaintext record carries at most 2^14 bytes, a protected one 2^14 + 256.
   const size_t bound =
       *type == kContentApplicationData ? kMaxCiphertext - kRecordHeaderLength : kMaxPlaintext;

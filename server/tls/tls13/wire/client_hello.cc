@@ -259,6 +259,7 @@ ClientHelloResult ReadExtension(uint16_t type, absl::Span<const uint8_t> data, s
       }
       return {.ok = true};
     case kExtMaxFragmentLength:       // RFC 6066 §4: rare, and RFC 8449 replaces it
+    case kExtUseSrtp:                 // RFC 5764: DTLS only; OpenSSL refuses it in TLS
     case kExtCertificateAuthorities:  // §4.2.4: distinguished names this engine does not read
       return Fail(AlertDescription::kIllegalParameter,
                   "an extension this engine leaves to OpenSSL");

@@ -22,6 +22,7 @@ enum ExtensionType : uint16_t {
   kExtMaxFragmentLength = 1,
   kExtStatusRequest = 5,
   kExtEcPointFormats = 11,
+  kExtUseSrtp = 14,
   kExtSupportedGroups = 10,
   kExtSignatureAlgorithms = 13,
   kExtAlpn = 16,

@@ -115,16 +115,14 @@ bool HasDuplicateExtension(const uint8_t* data, size_t size) {
 // Disagreements reported (issue 39's fuzz report) and not fatal until decided: where OpenSSL's
 // first error says it refused a field this engine reads more leniently. Null for any other
 // cause. (The first runs also found server_name contents and the extensions the engine ignores;
-// since 7a5deb7 it holds those to OpenSSL's syntax or hands them over, so they are fatal.)
+// since 7a5deb7 it holds those to OpenSSL's syntax or hands them over, so they are fatal; and a
+// legacy_version other than 0x0303, which it now hands to OpenSSL too.)
 const char* KnownCause(const std::string& why, const uint8_t* data, size_t size) {
   struct Cause {
     const char* openssl;  // in OpenSSL's "function: reason"
     const char* what;
   };
   static const Cause kCauses[] = {
-      // §4.1.2: legacy_version below TLS 1.0 (with TLS 1.3 in supported_versions): OpenSSL
-      // refuses it, ours negotiates on supported_versions alone (§4.2.1).
-      {"bad legacy version", "legacy_version"},
       // §4.2.3: a signature_algorithms_cert without the chain's algorithm: ours continues with
       // its chain (the RFC's SHOULD), OpenSSL sends handshake_failure.
       {"tls_choose_sigalg", "signature_algorithms_cert"},
@@ -132,8 +130,9 @@ const char* KnownCause(const std::string& why, const uint8_t* data, size_t size)
   for (const Cause& cause : kCauses) {
     if (why.find(cause.openssl) != std::string::npos) return cause.what;
   }
-  // An extension OpenSSL allows only elsewhere (use_srtp: DTLS) is refused in the same place
-  // as a duplicate; a duplicate ours served would be ours to fix.
+  // An extension OpenSSL allows only elsewhere is refused in the same place as a duplicate; a
+  // duplicate ours served would be ours to fix. (use_srtp, the one found, ours now hands over;
+  // others of that kind stay known.)
   if (why.find("tls_collect_extensions") != std::string::npos &&
       !HasDuplicateExtension(data, size)) {
     return "an extension OpenSSL does not allow in a TLS ClientHello";
