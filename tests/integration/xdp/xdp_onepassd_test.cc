@@ -3,7 +3,8 @@
 // example.com zone, kdig +tcp and dig +tcp in the client one. Every query is asked of onepassd
 // started with --xdp (its AF_XDP path answers: the counters in its exit line say so) and of the
 // same onepassd without it (the kernel's sockets): the answers must be the same, header (but the
-// ID), sections and EDNS. After the XDP run the interface carries no XDP program.
+// ID), sections and EDNS; in native and in generic mode. After each XDP run the interface carries
+// no XDP program.
 //
 // Needs root (namespaces, XDP): skipped otherwise (CI runs as root). Each command is bounded
 // (RunCommand's timeout), onepassd's start waits on "ready"; the namespaces go with the fixture
@@ -123,7 +124,11 @@ class XdpOnepassdTest : public ::testing::Test {
   std::unique_ptr<VethNamespaces> veth_;
 };
 
-TEST_F(XdpOnepassdTest, KdigAndDigGetTheKernelPathsAnswersOverAfXdp) {
+// --xdp-mode native and generic.
+class XdpOnepassdModeTest : public XdpOnepassdTest,
+                            public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(XdpOnepassdModeTest, KdigAndDigGetTheKernelPathsAnswersOverAfXdp) {
   std::vector<std::string> kernel_answers;
   {
     std::unique_ptr<ServerProcess> kernel = StartServer({});
@@ -131,8 +136,9 @@ TEST_F(XdpOnepassdTest, KdigAndDigGetTheKernelPathsAnswersOverAfXdp) {
     kernel_answers = AskAll();
     ASSERT_EQ(kernel->Stop(), 0) << kernel->ReadStderr();
   }
-  std::unique_ptr<ServerProcess> xdp = StartServer(
-      {absl::StrCat("--xdp=", VethNamespaces::kServerIf), "--metrics-listen=127.0.0.1:0"});
+  std::unique_ptr<ServerProcess> xdp =
+      StartServer({absl::StrCat("--xdp=", VethNamespaces::kServerIf), "--xdp-mode=" + GetParam(),
+                   "--metrics-listen=127.0.0.1:0"});
   ASSERT_NE(xdp, nullptr);
   const std::vector<std::string> xdp_answers = AskAll();
   std::string metrics;
@@ -162,13 +168,18 @@ TEST_F(XdpOnepassdTest, KdigAndDigGetTheKernelPathsAnswersOverAfXdp) {
   EXPECT_GT(StatValue(out, "xdp_packets_in"), 0) << out;
   EXPECT_GT(StatValue(out, "xdp_packets_out"), 0) << out;
   EXPECT_EQ(StatValue(out, "accepted"), 0) << out;
-  EXPECT_NE(log.find("xdp xs0: native mode"), std::string::npos) << log;
+  EXPECT_NE(log.find("xdp xs0: " + GetParam() + " mode"), std::string::npos) << log;
 
   // Detached on SIGTERM: nothing of ours is left on the interface.
   absl::StatusOr<std::string> details = veth_->ServerLinkDetails();
   ASSERT_TRUE(details.ok()) << details.status();
   EXPECT_EQ(details->find("prog/xdp"), std::string::npos) << *details;
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, XdpOnepassdModeTest, ::testing::Values("native", "generic"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 // --check says which mode the interface gets, and leaves nothing attached.
 TEST_F(XdpOnepassdTest, CheckSaysTheModeOfEachInterface) {
