@@ -6,8 +6,8 @@ answer's RCODE and ANCOUNT read back from a framed answer (RFC 1035 §4.1.1).
 
 import struct
 
-QUERY = (bytes([0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]) + b"\x03www\x07example\x03com\x00" +
-         bytes([0, 1, 0, 1]))
+QUERY = (bytes([0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]) +
+         b"\x03www\x07example\x03com\x00" + bytes([0, 1, 0, 1]))
 FRAMED_QUERY = struct.pack("!H", len(QUERY)) + QUERY
 
 

@@ -12,16 +12,20 @@ its debug log (-d 4) says when a HelloRetryRequest arrived (hrr=true|false, for 
 whole). Trust: --x509cafile CA_FILE, name checked against SNI (--verify-hostname). resume: -r
 --waitresumption, a first connection that only takes the ticket (gnutls-cli sends data on the
 last connection only: its line says rcode=unsent) and a second that must be resumed ("This is a
-resumed session"); gnutls-cli prints no key exchange for a resumed session (group=unreported).
+resumed session"); for a resumed session gnutls-cli's summary has no key exchange, so its
+group comes from the debug log ("Selected group", psk_dhe_ke).
 Prints one "key=value" line per connection; exit 0 when every connection negotiated TLS 1.3,
-the suite, the group where printed, ALPN "dot", the retry or its absence as asked, and the
+the suite, the group, ALPN "dot", the retry or its absence as asked, and the
 query got a NOERROR answer with records.
 """
 
+import os
 import re
+import select
 import subprocess
 import sys
 import tempfile
+import time
 
 import dot_wire
 
@@ -36,6 +40,7 @@ GROUPS = {"X25519": "X25519", "P-256": "SECP256R1"}
 # onepassd takes with neither engine (openssl: X25519, P-256, P-384; onepass: X25519, P-256).
 HRR_FIRST = {"X25519": "X448", "P-256": "SECP521R1"}
 CLIENT_MODE = b"- Simple Client Mode:\n\n"
+TIMEOUT = 5  # [s] for the answer, then for gnutls-cli to exit
 
 
 def run_gnutls_cli(argv):
@@ -45,8 +50,12 @@ def run_gnutls_cli(argv):
         proc.stdin.write(dot_wire.FRAMED_QUERY)
         proc.stdin.flush()
         out = b""
-        while True:
-            chunk = proc.stdout.read1(65536)
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], 0.05)
+            if not ready:
+                continue
+            chunk = os.read(proc.stdout.fileno(), 65536)
             if not chunk:
                 break
             out += chunk
@@ -56,7 +65,7 @@ def run_gnutls_cli(argv):
                 break
         proc.stdin.close()
         try:
-            rc = proc.wait(timeout=5)
+            rc = proc.wait(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
             proc.kill()
             rc = proc.wait()
@@ -94,6 +103,7 @@ def main(argv):
         print("answer:", error, text, file=sys.stderr)
         return 1
     hrr = "HELLO RETRY REQUEST" in log
+    selected = re.findall(r"Selected group (\S+) \(", log)
     # One section per connection: "- Connecting again" starts the resumed one.
     sections = text.split("- Connecting again")
     ok = len(sections) == (2 if mode == "resume" else 1)
@@ -106,14 +116,15 @@ def main(argv):
         cipher = description.group(3) if description else ""
         suite_name = next((k for k, v in CIPHERS.items() if v == cipher), cipher)
         kx = description.group(2) if description else None
-        group_name = next((k for k, v in GROUPS.items() if v == kx), kx or "unreported")
+        if kx is None and resumed and selected:
+            kx = selected[-1]  # psk_dhe_ke: the group is in the debug log only
+        group_name = next((k for k, v in GROUPS.items() if v == kx), kx or "none")
         last = i == len(sections) - 1
         print(f"version={version} suite={suite_name} group={group_name} "
               f"resumed={'true' if resumed else 'false'} hrr={'true' if hrr else 'false'} "
               f"alpn={alpn.group(1) if alpn else ''} "
               f"rcode={rcode if last else 'unsent'} ancount={ancount if last else 'unsent'}")
-        ok = (ok and version == "TLSv1.3" and suite_name == suite and
-              group_name in (group, "unreported") and (kx is not None or resumed) and
+        ok = (ok and version == "TLSv1.3" and suite_name == suite and group_name == group and
               alpn is not None and alpn.group(1) == "dot" and
               resumed == (mode == "resume" and last))
     ok = ok and rcode == 0 and ancount >= 1 and hrr == (mode == "hrr")

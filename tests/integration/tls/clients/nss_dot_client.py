@@ -3,23 +3,23 @@
 
     nss_dot_client.py HOST PORT SNI CA_FILE SUITE GROUP MODE
 
-Runs tstclnt (package libnss3-tools) with the framed query on its stdin and reads the answer
-from its stdout; what it negotiated comes from its -v report on stderr. Trust: an NSS database
-made once per CA_FILE beside it (certutil -A -t "C,,"), the name checked against SNI (-a).
-tstclnt forces the suite (-c :13xx, all others disabled) and the groups (-I, in order: NSS
-sends a key share for the first only). It reports the suite as key size and cipher, the group
-as its key size only (255-bit: X25519, 256-bit: P-256), and a ticket resumption in its
+Runs tstclnt (package libnss3-tools) with the framed query in a file (-A) and reads the
+answers from its stdout; what it negotiated comes from its -v report on stderr. Trust: an NSS
+database made once per CA_FILE beside it (certutil -A -t "C,,"), the name checked against SNI
+(-a). tstclnt forces the suite (-c :13xx, all others disabled) and the groups (-I, in order:
+NSS sends a key share for the first only). It reports the suite as key size and cipher, the
+group as its key size only (255-bit: X25519, 256-bit: P-256), and a ticket resumption in its
 process-wide "stateless resumes" count; it cannot report a HelloRetryRequest (hrr=unreported)
 and has no ALPN option (alpn=none: no ALPN offered). hrr offers P-521 first (taken by neither
-engine of onepassd), then GROUP: with that one share, only a retry can succeed. tstclnt ends
+engine of onepassd), then GROUP: with that one share, only a retry can succeed. tstclnt leaves
 a connection only when the server closes it, which a DoT server does not do after an answer
-(RFC 7858 §3.4), so each run is stopped once its answer is in. resume (-u -L 2): the first
-connection is relayed through a local proxy that closes it after the answer; the second, from
-its ticket, must be resumed, and carries no query (tstclnt reads it from stdin, a file already
-at its end; -A FILE instead aborts tstclnt 3.87 at the reconnect: "free(): invalid pointer"):
-its line says rcode=unsent. Prints one "key=value" line per connection; exit 0 when every
-connection negotiated TLS 1.3, the suite, the group, resumption as asked, and the query got a
-NOERROR answer with records.
+(RFC 7858 §3.4), so a run is stopped once its answers are in. resume (-u -L 2, the query sent
+on each connection): the first connection is relayed through a local proxy that closes it
+after its answer, so that tstclnt reconnects; the second, from the first one's ticket, must be
+resumed. -c with -L 2 aborts tstclnt 3.87 at the reconnect ("free(): invalid pointer"), so
+resume leaves the suite to the server's --tls-ciphersuites and checks it. Prints one
+"key=value" line per connection; exit 0 when every connection negotiated TLS 1.3, the suite,
+the group, resumption as asked, and got a NOERROR answer with records.
 """
 
 import os
@@ -145,8 +145,7 @@ def main(argv):
                    "-p", str(proxy.port) if proxy else port, "-a", sni,
                    "-d", "sql:" + nss_db(ca_file), "-V", "tls1.3:tls1.3", "-I", groups,
                    "-A", query.name, "-m", "0", "-v"]
-        # -c with -L 2 aborts tstclnt 3.87 at the reconnect ("free(): invalid pointer"):
-        # resume leaves the suite to the server (--tls-ciphersuites) and checks it.
+        # -c with -L 2 aborts tstclnt 3.87 at the reconnect (see above).
         command += ["-u", "-L", "2"] if mode == "resume" else ["-c", SUITES[suite][0]]
         try:
             out = run_tstclnt(command, log, connections, proxy)
@@ -180,6 +179,7 @@ def main(argv):
     if not ok:
         print(report[-3000:], file=sys.stderr)
     return 0 if ok else 1
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
