@@ -41,8 +41,9 @@ packages=(
   stubby knot-resolver
   # the io_uring worker loop (--io=uring)
   liburing-dev
-  # TLS 1.3 engine interoperability (issue 39): NSS's tstclnt, Go's crypto/tls, BoringSSL
-  libnss3-tools golang-go android-libboringssl-dev
+  # TLS 1.3 engine interoperability (issue 39): NSS's tstclnt, Go's crypto/tls, BoringSSL,
+  # GnuTLS's gnutls-cli
+  libnss3-tools golang-go android-libboringssl-dev gnutls-bin
   # the AF_XDP path (--xdp): its XDP program's loader and AF_XDP sockets, xdp-loader to inspect
   libxdp-dev libbpf-dev xdp-tools
   # metrics (promtool, a Prometheus server scraping in a test) and a PROXY v2 balancer

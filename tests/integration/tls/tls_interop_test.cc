@@ -200,10 +200,9 @@ TEST_P(TlsInteropTest, EveryClientEverySuiteGroupAndHandshake) {
 
 // A client that sends its query and its close_notify together (gnutls-cli at the end of its
 // input; RFC 8446 §6.1: close_notify closes the client's write side only) is answered, and its
-// connection ends with no TLS failure counted. The OpenSSL engine does so (responses=1, though
-// gnutls-cli, done, no longer reads it). KNOWN FAILING on the onepass engine (found 2026-12-03,
-// issue 39): it sends no answer (responses=0) and counts tls_failed{reason="internal"}=1
-// (OnepassSession::Classify maps SessionError::kNone to k_internal).
+// connection ends with no TLS failure counted, on both engines (responses=1, though gnutls-cli,
+// done, no longer reads it). Found on the onepass engine (issue 39), which refused to write
+// after the client's close_notify; ServerSession now keeps writing until it closes its side.
 TEST_P(TlsInteropTest, QueryThenCloseNotifyIsNoFailure) {
   if (!onepass::testing::ProgramExists("gnutls-cli")) FAIL() << "gnutls-cli is not installed";
   auto server = StartServer(Engine(GetParam()), kSuites[0]);

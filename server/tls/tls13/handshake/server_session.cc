@@ -63,6 +63,7 @@ void ServerSession::Begin(AdmissionGate* gate) {
   group_ = 0;
   max_fragment_ = kMaxPlaintext;
   resumed_ = retried_ = ticket_refused_ = change_cipher_spec_seen_ = sealing_ = false;
+  peer_closed_ = false;
   alpn_length_ = 0;
   error_ = SessionError::kNone;
   reason_ = "";
@@ -156,7 +157,7 @@ ServerSession::Status ServerSession::Fail(SessionError error, AlertDescription a
 ServerSession::Status ServerSession::Handshake() {
   if (state_ == State::kDone)
     return error_ == SessionError::kNone ? Status::kClosed : Status::kFailed;
-  if (state_ == State::kConnected) return Status::kConnected;
+  if (state_ == State::kConnected) return peer_closed_ ? Status::kClosed : Status::kConnected;
   if (state_ != State::kFirstHello && in_pos_ > 0) {  // received() matters only before deciding
     in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_pos_));
     in_pos_ = 0;
@@ -274,7 +275,7 @@ ServerSession::Status ServerSession::OnEncryptedRecord(absl::Span<const uint8_t>
           return Fail(SessionError::kPeerClosed, AlertDescription::kCloseNotify,
                       "close_notify during the handshake");
         }
-        state_ = State::kDone;
+        peer_closed_ = true;
         return Status::kClosed;
       }
       return Fail(SessionError::kPeerAlert, AlertDescription::kCloseNotify, "client alert");
@@ -346,6 +347,7 @@ ServerSession::Status ServerSession::Read(absl::Span<uint8_t> into, size_t* got)
   if (state_ == State::kDone)
     return error_ == SessionError::kNone ? Status::kClosed : Status::kFailed;
   if (state_ != State::kConnected) return Status::kWantRead;
+  if (peer_closed_) return Status::kClosed;  // §6.1: what follows close_notify is ignored
   if (in_pos_ > 0) {
     in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_pos_));
     in_pos_ = 0;

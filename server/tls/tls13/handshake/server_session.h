@@ -185,6 +185,9 @@ class ServerSession {
   bool ticket_refused_ = false;
   bool change_cipher_spec_seen_ = false;
   bool sealing_ = false;  // seal_ has keys: alerts go encrypted
+  // The client's close_notify came (§6.1: it closes the client's side only): nothing more is
+  // read, but the answer to what came before it is still written.
+  bool peer_closed_ = false;
   uint8_t alpn_[255] = {};
   size_t alpn_length_ = 0;
   uint8_t psk_[kMaxHashLength] = {};

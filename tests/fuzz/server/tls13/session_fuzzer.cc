@@ -176,7 +176,8 @@ void Deliver(Run& run, absl::Span<const uint8_t> bytes, size_t fragment) {
   }
 }
 
-// After kFailed or kClosed: more bytes change nothing and say nothing.
+// After kFailed or kClosed: more bytes change nothing and say nothing; after kClosed the
+// server may still write.
 void CheckOver(Run& run) {
   if (run.final_status == Status::kFallback) return;
   static const uint8_t kMore[] = {23, 3, 3, 0, 1, 0, 22, 3, 3, 0, 1, 1};
@@ -188,6 +189,14 @@ void CheckOver(Run& run) {
   Check(run.server.Read(room, &got) == run.final_status, "status changed after the end");
   Check(got == 0 && run.server.output().empty(), "output after the end (Read)");
   const uint8_t answer[] = {'x'};
+  if (run.final_status == Status::kClosed) {
+    // §6.1: the client's close_notify closes its side only; the answer to what came before
+    // it still goes out, as one record and the server's close_notify.
+    Check(run.server.Write(answer, true) && !run.server.output().empty(),
+          "no answer after the client's close_notify");
+    run.server.ClearOutput();
+    return;
+  }
   Check(!run.server.Write(answer, true) && run.server.output().empty(), "Write after the end");
 }
 

@@ -328,6 +328,33 @@ TEST_F(Tls13ServerSessionTest, HandsToOpenSslWhatItDoesNotServe) {
   }
 }
 
+// §6.1: close_notify closes the client's side only: a client that sends its query and its
+// close_notify together still gets the answer.
+TEST_F(Tls13ServerSessionTest, AnswersAQueryThatCameWithCloseNotify) {
+  TestTlsClient client(Options());
+  ServerSession server(context_);
+  server.Begin(nullptr);
+  ASSERT_EQ(Pump(client, server), ServerSession::Status::kConnected);
+  client.Write("query");
+  ASSERT_EQ(SSL_shutdown(client.ssl()), 0);  // close_notify sent, the server's not yet read
+  const std::string flight = client.TakeOutput();
+  server.Receive({reinterpret_cast<const uint8_t*>(flight.data()), flight.size()});
+  uint8_t room[64];
+  size_t got = 0;
+  ASSERT_EQ(server.Read(room, &got), ServerSession::Status::kConnected);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(room), got), "query");
+  EXPECT_EQ(server.Read(room, &got), ServerSession::Status::kClosed);
+  EXPECT_EQ(got, 0u);
+  const std::string answer = "answer";
+  ASSERT_TRUE(server.Write({reinterpret_cast<const uint8_t*>(answer.data()), answer.size()},
+                           /*close_notify=*/true));
+  const absl::Span<const uint8_t> out = server.output();
+  client.GiveInput({reinterpret_cast<const char*>(out.data()), out.size()});
+  bool closed = false;
+  EXPECT_EQ(client.Read(&closed), "answer");
+  EXPECT_TRUE(closed);
+}
+
 // Split invariance: the client's bytes one at a time give the same handshake.
 TEST_F(Tls13ServerSessionTest, ByteAtATime) {
   TestTlsClient client(Options());
