@@ -37,12 +37,12 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 
 step "the TLS end-to-end tests again on the onepass TLS engine (ONEPASS_TLS_ENGINE=onepass)"
 # Every real client of those tests (kdig, dig, getdns, stubby, Unbound, kresd, OpenSSL, curl,
-# rdapper, the hostile ones) against our own TLS 1.3 handshake (server/tls/onepass/); the
-# interop test runs both engines itself.
+# rdapper, the hostile ones) against our own TLS 1.3 handshake (server/tls/onepass/), and every
+# TlsSession behaviour (server_tls_session_test); the interop test runs both engines itself.
 ONEPASS_TLS_ENGINE=onepass ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1 run_ctest --test-dir build/asan --output-on-failure \
   -j"$jobs" --timeout 600 \
-  -R '^(dns_dot_test|dns_dot_resolvers_test|server_tls_test|rdap_e2e_test|ocsp_crl_e2e_test|server_allow_list_test)$'
+  -R '^(server_tls_session_test|dns_dot_test|dns_dot_resolvers_test|server_tls_test|rdap_e2e_test|ocsp_crl_e2e_test|server_allow_list_test)$'
 
 step "tests that cannot run under a sanitizer (label no_asan: allocation counting), plain build"
 cmake --preset ci >/dev/null

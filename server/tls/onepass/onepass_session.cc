@@ -92,9 +92,12 @@ EngineStep OnepassSession::Handshake() {
   const ServerSession::Status status = own_.Handshake();
   if (status == ServerSession::Status::kFallback) return FallBack();
   const bool flushed = Flush();
-  if (status == ServerSession::Status::kConnected && own_.retried() && hooks_ != nullptr &&
+  if (status == ServerSession::Status::kConnected && hooks_ != nullptr &&
       hooks_->stats != nullptr) {
-    ++hooks_->stats->hello_retry_requests;
+    if (own_.retried()) ++hooks_->stats->hello_retry_requests;
+    // A ticket offered and not taken (another key, the other engine's, expired): a full
+    // handshake, counted as the OpenSSL engine counts a ticket of a retired key.
+    if (own_.ticket_refused()) ++hooks_->stats->tickets_unknown_key;
   }
   if (!flushed) return EngineStep::kError;
   return StepOf(status);
@@ -118,7 +121,7 @@ bool OnepassSession::Write(absl::Span<const uint8_t> plaintext, bool close_notif
 
 bool OnepassSession::FreeBuffers() {
   if (fell_back_) return openssl_->FreeBuffers();
-  return false;  // nothing large is held between requests: the record buffers are the slot's
+  return own_.ReleaseIdleBuffers();
 }
 
 bool OnepassSession::HoldsPlaintext() const {

@@ -48,6 +48,10 @@ ServerSession::~ServerSession() { WipeSecrets(); }
 
 void ServerSession::Begin(AdmissionGate* gate) {
   gate_ = gate;
+  // Capacity for the handshake, given back by ReleaseIdleBuffers to an idle connection.
+  in_.reserve(4096);
+  record_.reserve(kMaxCiphertext);
+  encrypted_flight_.reserve(kFlightCapacity + context_.certificate_message.size());
   state_ = State::kFirstHello;
   in_.clear();
   in_pos_ = 0;
@@ -69,6 +73,19 @@ void ServerSession::Begin(AdmissionGate* gate) {
   reason_ = "";
   alert_ = AlertDescription::kCloseNotify;
   fallback_ = Fallback::kNone;
+}
+
+bool ServerSession::ReleaseIdleBuffers() {
+  if (state_ != State::kConnected || HoldsPlaintext() || in_pos_ < in_.size() || !out_.empty()) {
+    return false;
+  }
+  if (!record_.empty()) OPENSSL_cleanse(record_.data(), record_.size());
+  std::vector<uint8_t>().swap(record_);
+  std::vector<uint8_t>().swap(app_);
+  std::vector<uint8_t>().swap(in_);
+  std::vector<uint8_t>().swap(encrypted_flight_);
+  app_pos_ = in_pos_ = 0;
+  return true;
 }
 
 void ServerSession::WipeSecrets() {

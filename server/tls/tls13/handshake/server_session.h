@@ -108,6 +108,10 @@ class ServerSession {
   // kConnected while the connection is open.
   Status Read(absl::Span<uint8_t> into, size_t* got);
   bool HoldsPlaintext() const { return app_pos_ < app_.size(); }
+  // Between requests of a kept connection (nothing received unread, nothing to send): gives
+  // back the record buffers (about 17 KiB with the largest record's room), made again by the
+  // next record. False when something is still held.
+  bool ReleaseIdleBuffers();
   // Encrypts `plaintext` as records of at most the client's record size onto output(), then
   // close_notify when asked. False (failed) on a libcrypto failure.
   bool Write(absl::Span<const uint8_t> plaintext, bool close_notify);
