@@ -17,9 +17,14 @@
 namespace onepass::tls {
 namespace {
 
-TEST(TlsThreadsTest, WorkersShareOneContextAndResumeEachOthersTickets) {
+// For each engine: OpenSSL's, and ours (server/tls/onepass/: its engine, policy, ticket keyring
+// and key shared by the workers, each session's contexts its own).
+class TlsThreadsTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(TlsThreadsTest, WorkersShareOneContextAndResumeEachOthersTickets) {
   testing::TestPkiDir pki;
   TlsConfig config;
+  config.engine = GetParam();
   config.cert_file = pki.chain_file();
   config.key_file = pki.key_file();
   auto context = TlsServerContext::Create(config, absl::Now());
@@ -58,6 +63,8 @@ TEST(TlsThreadsTest, WorkersShareOneContextAndResumeEachOthersTickets) {
   }
   SSL_SESSION_free(ticket);
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, TlsThreadsTest, ::testing::Values("openssl", "onepass"));
 
 }  // namespace
 }  // namespace onepass::tls
