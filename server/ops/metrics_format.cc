@@ -321,7 +321,7 @@ void WriteServerStatus(const MetricsInput& input, Exposition& out) {
 
 // --xdp: the AF_XDP path's counters, summed over workers (server/xdp/serve/xdp_counters.h).
 void WriteXdp(const MetricsInput& input, Exposition& out) {
-#define ONEPASS_XDP_METRIC(name, help)                                                 \
+#define ONEPASS_XDP_METRIC(name, help)                                                \
   out.Family("onepass_xdp_" #name "_total", "counter", "AF_XDP path (--xdp): " help); \
   out.Sample("onepass_xdp_" #name "_total", {}, input.xdp_stats.name);
   ONEPASS_XDP_COUNTERS(ONEPASS_XDP_METRIC)
