@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 jobs=$(nproc)
-step() { printf '\n=== %s\n' "$*"; }
+# Each step says how far into the run it starts, so a CI log shows where the 30 minutes go.
+step() { printf '\n=== %s (at %d s)\n' "$*" "$SECONDS"; }
 # Every ctest and bats run is tallied for the closing "N passed, N failed, N skipped" line. A
 # failing run does not stop the script (the later steps still run and count); the script
 # fails at the end. A skipped test is never counted as passed (a GoogleTest binary with a
