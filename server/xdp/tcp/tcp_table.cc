@@ -1,8 +1,32 @@
 #include "server/xdp/tcp/tcp_table.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace onepass::xdp {
+namespace {
+
+// Empties `buffer`, keeping its allocation unless it grew past `kept` bytes (then one of
+// `kept` bytes replaces it).
+void EmptyKeepingCapacity(std::vector<uint8_t>& buffer, size_t kept) {
+  buffer.clear();
+  if (buffer.capacity() <= kept) return;
+  std::vector<uint8_t> smaller;
+  smaller.reserve(kept);
+  buffer.swap(smaller);
+}
+
+}  // namespace
+
+void TcpConnection::Reset() {
+  std::vector<uint8_t> kept_request = std::move(request);
+  std::vector<uint8_t> kept_response = std::move(response);
+  *this = TcpConnection{};  // every other field: one assignment cannot forget one
+  EmptyKeepingCapacity(kept_request, kKeptBufferBytes);
+  EmptyKeepingCapacity(kept_response, kKeptBufferBytes);
+  request = std::move(kept_request);
+  response = std::move(kept_response);
+}
 
 TcpTable::TcpTable(const TcpTableConfig& config)
     : config_(config), slots_(config.max_connections), used_(config.max_connections, false) {
@@ -52,7 +76,7 @@ TcpTableInsert TcpTable::Insert(const FlowKey& key, TcpConnection** out) {
   ++held;
   uint32_t s = free_.back();
   free_.pop_back();
-  slots_[s] = TcpConnection{};
+  slots_[s].Reset();
   slots_[s].key = key;
   used_[s] = true;
   size_t i = Home(key);

@@ -22,6 +22,14 @@ struct TcpTableConfig {
 
 // What the endpoint keeps per connection; the table only reads `key` and `deadline_ms`.
 struct TcpConnection {
+  // A reused slot keeps buffers up to this many bytes each: one that grew past it (a large
+  // answer) goes back to this size, so a burst of those does not stay pinned in every slot.
+  static constexpr size_t kKeptBufferBytes = 4096;
+
+  // Every field to its default, `request` and `response` emptied keeping their capacity (up
+  // to kKeptBufferBytes): a slot's next connection allocates nothing.
+  void Reset();
+
   FlowKey key;
   uint64_t deadline_ms = 0;  // [ms] the next timer of this connection
   // The endpoint's (tcp_endpoint.cc): sequence space (RFC 9293 §3.3.1), peer's window and
@@ -48,7 +56,7 @@ class TcpTable {
 
   // The connection for `key`, or nullptr. Valid until Erase of it.
   TcpConnection* Find(const FlowKey& key);
-  // A new slot for `key` (all else default), or why not.
+  // A new slot for `key` (all else as after TcpConnection::Reset), or why not.
   TcpTableInsert Insert(const FlowKey& key, TcpConnection** out);
   void Erase(TcpConnection* c);
 

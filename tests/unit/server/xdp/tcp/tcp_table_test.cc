@@ -66,5 +66,45 @@ TEST(TcpTable, ExpiredByDeadline) {
   EXPECT_EQ(n, 1);
 }
 
+// A slot's next connection starts from defaults but keeps the request and response buffers:
+// nothing is allocated per connection once every slot has served one.
+TEST(TcpTable, AReusedSlotKeepsItsBuffersAndNothingElse) {
+  TcpTable t({.max_connections = 1, .per_client_max = 1});
+  TcpConnection* c = nullptr;
+  ASSERT_EQ(t.Insert(Key(1, 1), &c), TcpTableInsert::kOk);
+  c->request.assign(100, 1);
+  c->response.assign(1000, 2);
+  c->deadline_ms = 5;
+  c->snd_nxt = 7;
+  c->responded = true;
+  const uint8_t* request = c->request.data();
+  const size_t request_capacity = c->request.capacity();
+  const uint8_t* response = c->response.data();
+  const size_t response_capacity = c->response.capacity();
+  t.Erase(c);
+  ASSERT_EQ(t.Insert(Key(2, 2), &c), TcpTableInsert::kOk);
+  EXPECT_TRUE(c->key == Key(2, 2));
+  EXPECT_EQ(c->deadline_ms, 0u);
+  EXPECT_EQ(c->snd_nxt, 0u);
+  EXPECT_FALSE(c->responded);
+  EXPECT_TRUE(c->request.empty());
+  EXPECT_TRUE(c->response.empty());
+  EXPECT_EQ(c->request.data(), request);
+  EXPECT_EQ(c->request.capacity(), request_capacity);
+  EXPECT_EQ(c->response.data(), response);
+  EXPECT_EQ(c->response.capacity(), response_capacity);
+}
+
+TEST(TcpTable, AReusedSlotGivesBackABufferThatGrewLarge) {
+  TcpTable t({.max_connections = 1, .per_client_max = 1});
+  TcpConnection* c = nullptr;
+  ASSERT_EQ(t.Insert(Key(1, 1), &c), TcpTableInsert::kOk);
+  c->response.assign(64 * 1024, 0);
+  t.Erase(c);
+  ASSERT_EQ(t.Insert(Key(1, 1), &c), TcpTableInsert::kOk);
+  EXPECT_TRUE(c->response.empty());
+  EXPECT_LE(c->response.capacity(), TcpConnection::kKeptBufferBytes);
+}
+
 }  // namespace
 }  // namespace onepass::xdp
