@@ -73,16 +73,17 @@ bool TcpEndpoint::OnFrame(std::span<const uint8_t> frame, uint64_t now) {
     ++stats_.not_ours;
     return false;
   }
-  TcpConnection* c = table_.Find(s.path.key);
+  const size_t home = table_.Home(s.path.key);  // the 4-tuple hashed once per segment
+  TcpConnection* c = table_.Find(s.path.key, home);
   if (c == nullptr) {
-    OnNoConnection(s, now);
+    OnNoConnection(s, home, now);
   } else {
     OnSegment(*c, s, now);
   }
   return true;
 }
 
-void TcpEndpoint::OnNoConnection(const SegmentView& s, uint64_t now) {
+void TcpEndpoint::OnNoConnection(const SegmentView& s, size_t home, uint64_t now) {
   uint32_t seg_len = static_cast<uint32_t>(s.payload.size()) + ((s.flags & kSyn) ? 1 : 0) +
                      ((s.flags & kFin) ? 1 : 0);
   if (s.flags & kRst) {  // RFC 9293 §3.10.7.1: a RST to nothing is dropped
@@ -120,7 +121,7 @@ void TcpEndpoint::OnNoConnection(const SegmentView& s, uint64_t now) {
     return;
   }
   TcpConnection* c = nullptr;
-  switch (table_.Insert(s.path.key, &c)) {
+  switch (table_.InsertAbsent(s.path.key, home, &c)) {
     case TcpTableInsert::kOk:
       break;
     case TcpTableInsert::kPerClientLimited:
@@ -175,8 +176,7 @@ void TcpEndpoint::OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now
   }
   c.peer_window = s.window;
   if (c.ts && SeqLe(s.seq, c.rcv_nxt)) c.ts_recent = s.options.ts_val;
-  OnData(c, s, now);
-  if (table_.Find(c.key) != &c) return;
+  if (!OnData(c, s, now)) return;
   bool fin_acked = c.fin_sent && c.snd_una == c.snd_nxt;
   if (fin_acked && c.peer_fin) {
     Drop(c);
@@ -185,11 +185,11 @@ void TcpEndpoint::OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now
   if (c.responded) SendData(c, now);
 }
 
-void TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
+bool TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
   std::span<const uint8_t> data = s.payload;
   uint32_t seq = s.seq;
   bool fin = s.flags & kFin;
-  if (data.empty() && !fin) return;
+  if (data.empty() && !fin) return true;
   uint32_t end = seq + static_cast<uint32_t>(data.size());
   if (SeqLe(end, c.rcv_nxt) && !(fin && end == c.rcv_nxt && !c.peer_fin)) {
     // All old: a duplicate request. Resend the answer from the first unacknowledged byte.
@@ -200,11 +200,11 @@ void TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
     } else {
       SendAck(c, now);
     }
-    return;
+    return true;
   }
   if (SeqLt(c.rcv_nxt, seq) || SeqLe(c.rcv_nxt + std::max<uint32_t>(RcvWindow(c), 1), seq)) {
     SendAck(c, now);  // out of order or out of window: dropped, duplicate ACK (RFC 9293 §3.10.7.4)
-    return;
+    return true;
   }
   data = data.subspan(c.rcv_nxt - seq);  // trims what we already have
   if (c.responded || c.peer_fin) {
@@ -213,7 +213,7 @@ void TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
     if (c.request.size() + data.size() > config_.request_bound) {
       SendRst(c.path, c.snd_nxt, 0, false);
       Drop(c);
-      return;
+      return false;
     }
     c.request.insert(c.request.end(), data.begin(), data.end());
     c.rcv_nxt += static_cast<uint32_t>(data.size());
@@ -239,6 +239,7 @@ void TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
   }
   if (!c.responded) SendAck(c, now);
   if (c.responded) c.deadline_ms = now;  // SendData sets the retransmission deadline
+  return true;
 }
 
 // Sends what the peer's window allows from snd_nxt: MSS-sized segments, FIN on the last

@@ -67,9 +67,11 @@ class TcpEndpoint {
   size_t connections() const { return table_.size(); }
 
  private:
-  void OnNoConnection(const SegmentView& s, uint64_t now);
+  // `home`: TcpTable::Home of the segment's key, which Find has just missed.
+  void OnNoConnection(const SegmentView& s, size_t home, uint64_t now);
   void OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now);
-  void OnData(TcpConnection& c, const SegmentView& s, uint64_t now);
+  // False when it dropped `c` (a request past request_bound): `c` is gone.
+  bool OnData(TcpConnection& c, const SegmentView& s, uint64_t now);
   void SendData(TcpConnection& c, uint64_t now);
   void SendAck(TcpConnection& c, uint64_t now);
   void SendRst(const ReplyPath& path, uint32_t seq, uint32_t ack, bool with_ack);

@@ -58,15 +58,31 @@ size_t TcpTable::Home(const FlowKey& k) const {
   return static_cast<size_t>(h) & (index_.size() - 1);
 }
 
-TcpConnection* TcpTable::Find(const FlowKey& key) {
-  for (size_t i = Home(key);; i = (i + 1) & (index_.size() - 1)) {
+TcpConnection* TcpTable::Find(const FlowKey& key, size_t home) {
+  for (size_t i = home;; i = (i + 1) & (index_.size() - 1)) {
     if (index_[i] < 0) return nullptr;
     if (slots_[index_[i]].key == key) return &slots_[index_[i]];
   }
 }
 
 TcpTableInsert TcpTable::Insert(const FlowKey& key, TcpConnection** out) {
-  if (Find(key) != nullptr) return TcpTableInsert::kExists;
+  size_t i = Home(key);
+  for (; index_[i] >= 0; i = (i + 1) & (index_.size() - 1)) {
+    if (slots_[index_[i]].key == key) {
+      *out = &slots_[index_[i]];
+      return TcpTableInsert::kExists;
+    }
+  }
+  return InsertAt(key, i, out);
+}
+
+TcpTableInsert TcpTable::InsertAbsent(const FlowKey& key, size_t home, TcpConnection** out) {
+  size_t i = home;
+  while (index_[i] >= 0) i = (i + 1) & (index_.size() - 1);
+  return InsertAt(key, i, out);
+}
+
+TcpTableInsert TcpTable::InsertAt(const FlowKey& key, size_t free_index, TcpConnection** out) {
   if (free_.empty()) return TcpTableInsert::kFull;
   uint32_t& held = peers_[PeerOf(key)];
   if (held >= config_.per_client_max) {
@@ -79,9 +95,7 @@ TcpTableInsert TcpTable::Insert(const FlowKey& key, TcpConnection** out) {
   slots_[s].Reset();
   slots_[s].key = key;
   used_[s] = true;
-  size_t i = Home(key);
-  while (index_[i] >= 0) i = (i + 1) & (index_.size() - 1);
-  index_[i] = static_cast<int32_t>(s);
+  index_[free_index] = static_cast<int32_t>(s);
   ++size_;
   *out = &slots_[s];
   return TcpTableInsert::kOk;

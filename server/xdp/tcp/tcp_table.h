@@ -54,10 +54,18 @@ class TcpTable {
  public:
   explicit TcpTable(const TcpTableConfig& config);
 
-  // The connection for `key`, or nullptr. Valid until Erase of it.
-  TcpConnection* Find(const FlowKey& key);
-  // A new slot for `key` (all else as after TcpConnection::Reset), or why not.
+  // Where `key`'s probe starts (its hash): the endpoint computes it once per segment and
+  // passes it to Find and, for a new connection, to InsertAbsent.
+  size_t Home(const FlowKey& key) const;
+  // The connection for `key`, or nullptr. Valid until Erase of it. `home`: Home(key).
+  TcpConnection* Find(const FlowKey& key, size_t home);
+  TcpConnection* Find(const FlowKey& key) { return Find(key, Home(key)); }
+  // Find-or-insert, hashing `key` once: a new slot for `key` (all else as after
+  // TcpConnection::Reset), kExists with `*out` the connection `key` has, or why not.
   TcpTableInsert Insert(const FlowKey& key, TcpConnection** out);
+  // Insert for a `key` that Find(key, home) has just missed (no Insert or Erase since): no
+  // second hash, no key compared; never kExists.
+  TcpTableInsert InsertAbsent(const FlowKey& key, size_t home, TcpConnection** out);
   void Erase(TcpConnection* c);
 
   size_t size() const { return size_; }
@@ -75,7 +83,8 @@ class TcpTable {
   // A peer address (the v6 flag in byte 16), for the per-client counts.
   using PeerId = std::array<uint8_t, 17>;
   static PeerId PeerOf(const FlowKey& key);
-  size_t Home(const FlowKey& key) const;
+  // The slot for `key`, its index entry at `free_index` (an empty one that ends key's probe).
+  TcpTableInsert InsertAt(const FlowKey& key, size_t free_index, TcpConnection** out);
 
   TcpTableConfig config_;
   std::vector<TcpConnection> slots_;

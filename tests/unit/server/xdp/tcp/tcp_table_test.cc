@@ -21,7 +21,9 @@ TEST(TcpTable, LimitsTotalAndPerClient) {
   TcpTable t({.max_connections = 4, .per_client_max = 2});
   TcpConnection* c = nullptr;
   EXPECT_EQ(t.Insert(Key(1, 1), &c), TcpTableInsert::kOk);
-  EXPECT_EQ(t.Insert(Key(1, 1), &c), TcpTableInsert::kExists);
+  TcpConnection* existing = nullptr;
+  EXPECT_EQ(t.Insert(Key(1, 1), &existing), TcpTableInsert::kExists);
+  EXPECT_EQ(existing, c);  // find-or-insert: the connection the key has
   EXPECT_EQ(t.Insert(Key(1, 2), &c), TcpTableInsert::kOk);
   EXPECT_EQ(t.Insert(Key(1, 3), &c), TcpTableInsert::kPerClientLimited);
   EXPECT_EQ(t.Insert(Key(2, 1), &c), TcpTableInsert::kOk);
@@ -39,13 +41,19 @@ TEST(TcpTable, RandomInsertEraseMatchesAModel) {
   std::mt19937 rng(1);
   for (int step = 0; step < 20000; ++step) {
     auto port = static_cast<uint16_t>(rng() % 100);
-    TcpConnection* c = t.Find(Key(9, port));
+    const size_t home = t.Home(Key(9, port));
+    TcpConnection* c = t.Find(Key(9, port), home);
     ASSERT_EQ(c != nullptr, model.count(port) == 1) << step;
-    if (c != nullptr) {
+    // After a miss: the endpoint's way (InsertAbsent with the hash Find used) or Insert's.
+    const TcpTableInsert inserted = c != nullptr    ? TcpTableInsert::kExists
+                                    : step % 2 != 0 ? t.InsertAbsent(Key(9, port), home, &c)
+                                                    : t.Insert(Key(9, port), &c);
+    if (inserted == TcpTableInsert::kExists) {
       ASSERT_EQ(c, model[port]);
       t.Erase(c);
       model.erase(port);
-    } else if (t.Insert(Key(9, port), &c) == TcpTableInsert::kOk) {
+    } else if (inserted == TcpTableInsert::kOk) {
+      ASSERT_EQ(t.Find(Key(9, port)), c) << step;
       model[port] = c;
     } else {
       ASSERT_EQ(model.size(), 64u);
