@@ -84,12 +84,17 @@ TcpTableInsert TcpTable::InsertAbsent(const FlowKey& key, size_t home, TcpConnec
 
 TcpTableInsert TcpTable::InsertAt(const FlowKey& key, size_t free_index, TcpConnection** out) {
   if (free_.empty()) return TcpTableInsert::kFull;
-  uint32_t& held = peers_[PeerOf(key)];
-  if (held >= config_.per_client_max) {
-    if (held == 0) peers_.erase(PeerOf(key));
+  // Looked up, not inserted: a refused peer leaves no entry behind.
+  const PeerId peer = PeerOf(key);
+  const auto held = peers_.find(peer);
+  if ((held == peers_.end() ? 0 : held->second) >= config_.per_client_max) {
     return TcpTableInsert::kPerClientLimited;
   }
-  ++held;
+  if (held == peers_.end()) {
+    peers_.try_emplace(peer, 1);
+  } else {
+    ++held->second;
+  }
   uint32_t s = free_.back();
   free_.pop_back();
   slots_[s].Reset();
