@@ -28,12 +28,10 @@
 
 #include "server/tls/tls13/crypto/certificate_signer.h"
 #include "server/tls/tls13/crypto/key_exchange.h"
+#include "server/tls/tls13/wire/client_hello.h"
 
 namespace onepass::tls::tls13 {
 namespace {
-
-constexpr uint16_t kX25519 = 0x001d;  // NamedGroup, RFC 8446 §4.2.7
-constexpr uint16_t kSecp256r1 = 0x0017;
 
 // libcrypto's allocations, counted through CRYPTO_set_mem_functions (set before any other
 // libcrypto call).
@@ -213,8 +211,9 @@ int Main(int argc, char** argv) {
   uint8_t signature[CertificateSigner::kMaxSignatureLength];
   const auto reused = [&](int ec) {
     return kx
-        ->Exchange(ec ? kSecp256r1 : kX25519, absl::MakeConstSpan(client[ec], client_length[ec]),
-                   absl::MakeSpan(share), absl::MakeSpan(secret))
+        ->Exchange(ec ? kGroupSecp256r1 : kGroupX25519,
+                   absl::MakeConstSpan(client[ec], client_length[ec]), absl::MakeSpan(share),
+                   absl::MakeSpan(secret))
         .ok;
   };
   const auto sign = [&] { return signer->Sign(content, absl::MakeSpan(signature)) > 0; };

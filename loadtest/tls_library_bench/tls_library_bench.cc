@@ -20,7 +20,6 @@
 // resumes every handshake.
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <time.h>
 
@@ -296,12 +295,7 @@ int Main(int argc, char** argv) {
   std::vector<double> alloc_full(rows.size()), alloc_resumed(rows.size());
   std::vector<double> sign(rounds), x25519(rounds), wolf_sign(rounds), wolf_x25519(rounds);
   std::vector<double> engine_sign(rounds), engine_x25519(rounds);
-  EVP_PKEY* key = nullptr;
-  {
-    BIO* bio = BIO_new_mem_buf(pki.key_pem().data(), static_cast<int>(pki.key_pem().size()));
-    key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
-    BIO_free(bio);
-  }
+  EVP_PKEY* key = pki.NewPrivateKey();  // the engine floor's signer
   bool ok = true;
   for (int round = 0; round < rounds; ++round) {
     for (size_t i = 0; i < rows.size(); ++i) {

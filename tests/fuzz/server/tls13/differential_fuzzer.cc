@@ -46,14 +46,15 @@ int SelectAlpn(SSL*, const unsigned char** out, unsigned char* out_len, const un
 
 SSL_CTX* OpenSslServer() {
   static SSL_CTX* ctx = [] {
-    fz::ServerFixture& fixture = fz::ServerFixture::Get();
+    const onepass::tls::testing::Tls13TestContext& fixture = fz::Fixture();
     SSL_CTX* made = SSL_CTX_new(TLS_server_method());
     if (made == nullptr || SSL_CTX_set_min_proto_version(made, TLS1_3_VERSION) != 1 ||
         SSL_CTX_set_max_proto_version(made, TLS1_3_VERSION) != 1 ||
         SSL_CTX_set_ciphersuites(made, fz::kSuites) != 1 ||
         SSL_CTX_set1_groups_list(made, fz::kGroups) != 1 ||
-        SSL_CTX_use_certificate_chain_file(made, fixture.pki.chain_file().c_str()) != 1 ||
-        SSL_CTX_use_PrivateKey_file(made, fixture.pki.key_file().c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_use_certificate_chain_file(made, fixture.pki().chain_file().c_str()) != 1 ||
+        SSL_CTX_use_PrivateKey_file(made, fixture.pki().key_file().c_str(), SSL_FILETYPE_PEM) !=
+            1 ||
         SSL_CTX_set_num_tickets(made, 1) != 1) {
       std::fprintf(stderr, "tls13_differential_fuzzer: OpenSSL server context\n");
       std::abort();
@@ -164,7 +165,7 @@ void Report(const std::string& ours, const std::string& theirs, const char* know
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static ServerSession* session = [] {
-    auto* made = new ServerSession(fz::ServerFixture::Get().context);
+    auto* made = new ServerSession(fz::Fixture().context());
     if (!made->ok()) std::abort();
     return made;
   }();

@@ -235,7 +235,7 @@ void Prefix(Run& run, fz::FuzzClient& client, int prefix) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static ServerSession* session = [] {
-    auto* made = new ServerSession(fz::ServerFixture::Get().context);
+    auto* made = new ServerSession(fz::Fixture().context());
     Check(made->ok(), "ServerSession");
     return made;
   }();

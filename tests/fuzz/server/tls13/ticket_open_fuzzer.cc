@@ -6,11 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 
 #include "server/tls/ticket_keys.h"
 #include "server/tls/tls13/ticket/session_ticket.h"
+#include "tests/unit/server/tls/tls13/ticket/test_keys.h"
 
 namespace {
 
@@ -23,31 +23,18 @@ using onepass::tls::tls13::TicketKeyring;
 using onepass::tls::tls13::TicketSealer;
 using onepass::tls::tls13::TicketState;
 
-// The seeds' clock: 2026-12-03 06:00 UTC [ms].
-constexpr uint64_t kNowMs = 1796277600000;
-
-// Keys 0x51 (newest) and 0x61: name 16 × seed, hmac_key 32 × (seed+1), aes_key 32 × (seed+2).
-TicketKey Key(uint8_t seed) {
-  TicketKey key;
-  key.name.fill(seed);
-  key.hmac_key.fill(static_cast<uint8_t>(seed + 1));
-  key.aes_key.fill(static_cast<uint8_t>(seed + 2));
-  return key;
-}
+// Keys 0x51 (newest) and 0x61 (MakeKey: name 16 × seed, hmac_key 32 × (seed+1), aes_key
+// 32 × (seed+2)); the seeds' clock is kNowMs, 2026-12-03 06:00 UTC.
+using onepass::tls::tls13::testing::kNowMs;
+using onepass::tls::tls13::testing::MakeKey;
+using onepass::tls::tls13::testing::SameState;
 
 TicketSealer& Sealer() {
-  static const TicketKey keys[] = {Key(0x51), Key(0x61)};
+  static const TicketKey keys[] = {MakeKey(0x51), MakeKey(0x61)};
   static const std::unique_ptr<TicketKeyring> ring = TicketKeyring::Create(keys);
   if (ring == nullptr) std::abort();
   static TicketSealer sealer(*ring);
   return sealer;
-}
-
-bool Same(const TicketState& a, const TicketState& b) {
-  return a.suite == b.suite && a.psk_length == b.psk_length &&
-         std::memcmp(a.psk, b.psk, sizeof(a.psk)) == 0 && a.issued_unix_ms == b.issued_unix_ms &&
-         a.lifetime_seconds == b.lifetime_seconds && a.age_add == b.age_add &&
-         a.alpn_length == b.alpn_length && std::memcmp(a.alpn, b.alpn, sizeof(a.alpn)) == 0;
 }
 
 void CheckReseals(const TicketState& state, uint64_t now) {
@@ -57,7 +44,7 @@ void CheckReseals(const TicketState& state, uint64_t now) {
   uint8_t again[kMaxTicketLength];
   if (Sealer().Seal(state, again) != kTicketLength) std::abort();
   TicketState reopened;
-  if (!Sealer().Open({again, kTicketLength}, now, &reopened) || !Same(reopened, state)) {
+  if (!Sealer().Open({again, kTicketLength}, now, &reopened) || !SameState(reopened, state)) {
     std::abort();
   }
 }
@@ -92,7 +79,7 @@ void SealRoundTrip(const uint8_t* data, size_t size) {
   if (n != (sound ? kTicketLength : 0)) std::abort();
   if (n == 0) return;
   TicketState opened;
-  if (!Sealer().Open({ticket, n}, s.issued_unix_ms, &opened) || !Same(opened, s)) std::abort();
+  if (!Sealer().Open({ticket, n}, s.issued_unix_ms, &opened) || !SameState(opened, s)) std::abort();
   ticket[flip / 8] ^= static_cast<uint8_t>(1u << (flip % 8));
   if (Sealer().Open({ticket, n}, s.issued_unix_ms, &opened)) std::abort();
 }

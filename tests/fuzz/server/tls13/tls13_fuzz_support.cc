@@ -1,15 +1,12 @@
 #include "tests/fuzz/server/tls13/tls13_fuzz_support.h"
 
 #include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "server/tls/tls13/crypto/key_schedule.h"
-#include "server/tls/tls13/wire/server_messages.h"
 
 namespace onepass::tls::tls13::fuzz {
 namespace {
@@ -19,21 +16,6 @@ void Check(bool ok, const char* what) {
     std::fprintf(stderr, "tls13 fuzz setup: %s\n", what);
     std::abort();
   }
-}
-
-std::vector<std::vector<uint8_t>> ReadChainDer(const std::string& pem) {
-  std::vector<std::vector<uint8_t>> chain;
-  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-    unsigned char* der = nullptr;
-    const int n = i2d_X509(cert, &der);
-    chain.emplace_back(der, der + n);
-    OPENSSL_free(der);
-    X509_free(cert);
-  }
-  BIO_free(bio);
-  ERR_clear_error();  // the end of the PEM text
-  return chain;
 }
 
 int client_ex_index = -1;
@@ -65,35 +47,16 @@ int HexValue(char c) {
 
 }  // namespace
 
-ServerFixture& ServerFixture::Get() {
-  static ServerFixture* fixture = new ServerFixture();
+const onepass::tls::testing::Tls13TestContext& Fixture() {
+  static const onepass::tls::testing::Tls13TestContext* fixture = [] {
+    std::string why;
+    std::unique_ptr<onepass::tls::testing::Tls13TestContext> made =
+        onepass::tls::testing::Tls13TestContext::Create(&why);
+    if (made == nullptr) why.insert(0, "context: ");
+    Check(made != nullptr, why.c_str());
+    return made.release();
+  }();
   return *fixture;
-}
-
-ServerFixture::ServerFixture() {
-  algorithms = SuiteAlgorithms::Create();
-  Check(algorithms != nullptr, "SuiteAlgorithms");
-  auto made = MakeServerPolicy(kSuites, {"dot"}, /*tickets_per_handshake=*/1,
-                               /*allow_tls12=*/false);
-  Check(made.ok(), "policy");
-  policy = *made;
-  certificate_message = EncodeCertificateMessage(ReadChainDer(pki.chain_pem()));
-  BIO* bio = BIO_new_mem_buf(pki.key_pem().data(), static_cast<int>(pki.key_pem().size()));
-  private_key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
-  BIO_free(bio);
-  Check(private_key != nullptr, "key");
-  TicketKey key;
-  for (size_t i = 0; i < key.name.size(); ++i) key.name[i] = static_cast<uint8_t>(i);
-  for (size_t i = 0; i < key.aes_key.size(); ++i) key.aes_key[i] = static_cast<uint8_t>(7 * i);
-  for (size_t i = 0; i < key.hmac_key.size(); ++i) key.hmac_key[i] = static_cast<uint8_t>(3 * i);
-  ticket_keys = {key};
-  keyring = TicketKeyring::Create(ticket_keys);
-  Check(keyring != nullptr, "keyring");
-  context.algorithms = algorithms.get();
-  context.policy = &policy;
-  context.certificate_message = certificate_message;
-  context.private_key = private_key;
-  context.tickets = keyring.get();
 }
 
 FuzzClient::FuzzClient(const ClientConfig& config) {
@@ -186,7 +149,7 @@ bool ClientSealer::Init(CipherSuite suite, absl::Span<const uint8_t> secret) {
 }
 
 bool ClientSealer::Rekey() {
-  const SuiteAlgorithms& algorithms = *ServerFixture::Get().algorithms;
+  const SuiteAlgorithms& algorithms = Fixture().algorithms();
   KeySchedule schedule(algorithms);
   uint8_t key[kMaxKeyLength];
   uint8_t iv[kIvLength];
@@ -200,7 +163,7 @@ bool ClientSealer::Rekey() {
 
 bool ClientSealer::NextSecret() {
   if (!ready_) return false;
-  KeySchedule schedule(*ServerFixture::Get().algorithms);
+  KeySchedule schedule(Fixture().algorithms());
   std::vector<uint8_t> next(secret_.size());
   if (!schedule.Start(suite_) || !schedule.NextTrafficSecret(secret_, absl::MakeSpan(next))) {
     return ready_ = false;

@@ -1,6 +1,6 @@
 // What the TLS 1.3 engine's session fuzzers share (issue 39): the server's SessionContext made
-// once per process (the TLS layer's test PKI, the policy of server_session_test.cc, one ticket
-// key), OpenSSL's client over memory BIOs with its traffic secrets (the key log), and a reader
+// once per process (tests/unit/server/tls/tls13_test_context.h, as server_session_test.cc makes
+// it), OpenSSL's client over memory BIOs with its traffic secrets (the key log), and a reader
 // of the records a server wrote. Fuzz and seed tools only: every failure to set up aborts.
 #ifndef ONEPASS_TESTS_FUZZ_SERVER_TLS13_TLS13_FUZZ_SUPPORT_H_
 #define ONEPASS_TESTS_FUZZ_SERVER_TLS13_TLS13_FUZZ_SUPPORT_H_
@@ -14,35 +14,19 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "server/tls/ticket_keys.h"
 #include "server/tls/tls13/crypto/cipher_suite.h"
 #include "server/tls/tls13/crypto/record_protection.h"
-#include "server/tls/tls13/handshake/server_policy.h"
-#include "server/tls/tls13/handshake/server_session.h"
-#include "server/tls/tls13/ticket/session_ticket.h"
-#include "tests/unit/server/tls/tls_test_pki.h"
+#include "tests/unit/server/tls/tls13_test_context.h"
 
 namespace onepass::tls::tls13::fuzz {
 
 // The suites and groups both engines are given in the differential fuzzer.
-inline constexpr const char* kSuites =
-    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+inline constexpr const char* kSuites = onepass::tls::testing::Tls13TestContext::kSuites;
 inline constexpr const char* kGroups = "X25519:P-256";
 
-// One per process (never freed: it lives as long as a worker's context does).
-struct ServerFixture {
-  static ServerFixture& Get();
-  ServerFixture();
-
-  onepass::tls::testing::TestPkiDir pki;
-  std::unique_ptr<SuiteAlgorithms> algorithms;
-  ServerPolicy policy;
-  std::vector<uint8_t> certificate_message;
-  EVP_PKEY* private_key = nullptr;
-  std::vector<TicketKey> ticket_keys;
-  std::unique_ptr<TicketKeyring> keyring;
-  SessionContext context;
-};
+// The server's context, made once per process (never freed: it lives as long as a worker's
+// context does).
+const onepass::tls::testing::Tls13TestContext& Fixture();
 
 struct ClientConfig {
   const char* groups = nullptr;  // SSL_set1_groups_list; null: OpenSSL's own

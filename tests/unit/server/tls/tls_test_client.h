@@ -6,10 +6,12 @@
 
 #include <openssl/ssl.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "server/tls/tls_session.h"
 
 namespace onepass::tls::testing {
@@ -36,6 +38,9 @@ class TestTlsClient {
   std::string TakeOutput();
   // Bytes from the server.
   void GiveInput(absl::string_view bytes);
+  void GiveInput(absl::Span<const uint8_t> bytes) {
+    GiveInput(absl::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  }
   // Application data to send (after the handshake).
   void Write(absl::string_view plaintext);
   // All application data readable now; `closed` set when close_notify came after it.

@@ -1,6 +1,7 @@
 #include "tests/unit/server/tls/tls_test_pki.h"
 
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -54,6 +55,15 @@ void AddExtension(X509* cert, X509* issuer, int nid, const char* value) {
   X509_EXTENSION_free(ext);
 }
 
+std::vector<uint8_t> CertDer(X509* cert) {
+  unsigned char* der = nullptr;
+  const int n = i2d_X509(cert, &der);
+  Check(n > 0, "i2d_X509");
+  std::vector<uint8_t> bytes(der, der + n);
+  OPENSSL_free(der);
+  return bytes;
+}
+
 X509* MakeCert(EVP_PKEY* key, const std::string& cn, X509* issuer, EVP_PKEY* issuer_key,
                const TestCertOptions& options, long serial) {
   X509* cert = X509_new();
@@ -95,6 +105,7 @@ TestPkiDir::TestPkiDir(const TestCertOptions& options) {
   X509* leaf = MakeCert(key, options.common_name, ca, ca_key, options, 2);
   const std::string ca_pem = CertPem(ca);
   chain_pem_ = CertPem(leaf) + ca_pem;
+  chain_der_ = {CertDer(leaf), CertDer(ca)};
   key_pem_ = KeyPem(key);
   chain_file_ = WriteFile("chain.pem", chain_pem_);
   key_file_ = WriteFile("key.pem", key_pem_);
@@ -110,6 +121,14 @@ TestPkiDir::TestPkiDir(const TestCertOptions& options) {
 TestPkiDir::~TestPkiDir() {
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
+}
+
+EVP_PKEY* TestPkiDir::NewPrivateKey() const {
+  BIO* bio = BIO_new_mem_buf(key_pem_.data(), static_cast<int>(key_pem_.size()));
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  ERR_clear_error();
+  return key;
 }
 
 std::string TestPkiDir::WriteFile(const std::string& name, const std::string& bytes) const {

@@ -4,7 +4,11 @@
 #ifndef ONEPASS_TESTS_UNIT_SERVER_TLS_TLS_TEST_PKI_H_
 #define ONEPASS_TESTS_UNIT_SERVER_TLS_TLS_TEST_PKI_H_
 
+#include <openssl/evp.h>
+
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -32,6 +36,11 @@ class TestPkiDir {
   const std::string& other_key_file() const { return other_key_file_; }  // belongs to nothing
   const std::string& chain_pem() const { return chain_pem_; }
   const std::string& key_pem() const { return key_pem_; }
+  // The chain as DER certificates, leaf first (what a Certificate message carries).
+  const std::vector<std::vector<uint8_t>>& chain_der() const { return chain_der_; }
+  // The leaf's private key, parsed anew from key_pem(); the caller frees it (EVP_PKEY_free).
+  // Null if libcrypto cannot read it.
+  EVP_PKEY* NewPrivateKey() const;
 
   // Writes `bytes` to dir()/name and returns the path.
   std::string WriteFile(const std::string& name, const std::string& bytes) const;
@@ -40,6 +49,7 @@ class TestPkiDir {
   std::string dir_;
   std::string chain_file_, key_file_, ca_file_, other_key_file_;
   std::string chain_pem_, key_pem_;
+  std::vector<std::vector<uint8_t>> chain_der_;
 };
 
 }  // namespace onepass::tls::testing

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "server/tls/tls13/wire/client_hello.h"
 #include "tests/unit/server/tls/tls13/crypto/hex.h"
 
 namespace onepass::tls::tls13 {
@@ -18,8 +19,6 @@ namespace {
 
 using testing::Hex;
 
-constexpr uint16_t kX25519 = 0x001d;  // NamedGroup, RFC 8446 §4.2.7
-constexpr uint16_t kSecp256r1 = 0x0017;
 using Bytes = std::vector<uint8_t>;
 
 // RFC 7748 §6.1.
@@ -47,8 +46,8 @@ const char kRfc8448Shared[] =
 using PkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyDeleter>;
 
 PkeyPtr Generate(uint16_t group) {
-  return PkeyPtr(group == kX25519 ? EVP_PKEY_Q_keygen(nullptr, nullptr, "X25519")
-                                  : EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"));
+  return PkeyPtr(group == kGroupX25519 ? EVP_PKEY_Q_keygen(nullptr, nullptr, "X25519")
+                                       : EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"));
 }
 
 Bytes EncodedPublic(EVP_PKEY* key) {
@@ -64,7 +63,7 @@ Bytes EncodedPublic(EVP_PKEY* key) {
 // The client's side, by libcrypto alone: its key with our share, as OpenSSL's TLS does.
 Bytes OpenSslDerive(EVP_PKEY* client, uint16_t group, const Bytes& server_share) {
   PkeyPtr peer;
-  if (group == kX25519) {
+  if (group == kGroupX25519) {
     peer.reset(EVP_PKEY_new_raw_public_key_ex(nullptr, "X25519", nullptr, server_share.data(),
                                               server_share.size()));
   } else {
@@ -127,26 +126,26 @@ class KeyExchangeTest : public ::testing::Test {
 };
 
 TEST_F(KeyExchangeTest, ShareLengths) {
-  EXPECT_EQ(KeyShareLength(kX25519), 32u);
-  EXPECT_EQ(KeyShareLength(kSecp256r1), 65u);
+  EXPECT_EQ(KeyShareLength(kGroupX25519), 32u);
+  EXPECT_EQ(KeyShareLength(kGroupSecp256r1), 65u);
   EXPECT_EQ(KeyShareLength(0x0018), 0u);
 }
 
 TEST_F(KeyExchangeTest, Rfc7748X25519Vector) {
-  auto r = RunWithKey(kX25519, Hex(kAlicePrivate), Hex(kBobPublic));
+  auto r = RunWithKey(kGroupX25519, Hex(kAlicePrivate), Hex(kBobPublic));
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(r.share_length, 32u);
   EXPECT_EQ(r.secret_length, 32u);
   EXPECT_EQ(share_, Hex(kAlicePublic));
   EXPECT_EQ(secret_, Hex(kAliceBobShared));
-  r = RunWithKey(kX25519, Hex(kBobPrivate), Hex(kAlicePublic));
+  r = RunWithKey(kGroupX25519, Hex(kBobPrivate), Hex(kAlicePublic));
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(share_, Hex(kBobPublic));
   EXPECT_EQ(secret_, Hex(kAliceBobShared));
 }
 
 TEST_F(KeyExchangeTest, Rfc8448ServerKeyShareAndSharedSecret) {
-  auto r = RunWithKey(kX25519, Hex(kRfc8448ServerPrivate), Hex(kRfc8448ClientPublic));
+  auto r = RunWithKey(kGroupX25519, Hex(kRfc8448ServerPrivate), Hex(kRfc8448ClientPublic));
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(share_, Hex(kRfc8448ServerPublic));
   EXPECT_EQ(secret_, Hex(kRfc8448Shared));
@@ -155,7 +154,7 @@ TEST_F(KeyExchangeTest, Rfc8448ServerKeyShareAndSharedSecret) {
 // Fresh keys on the reused contexts: each exchange agrees with libcrypto's own derivation on
 // the client's side, and each uses a new key pair.
 TEST_F(KeyExchangeTest, FreshKeysAgreeWithOpenSsl) {
-  for (uint16_t group : {kX25519, kSecp256r1, kX25519, kSecp256r1}) {
+  for (uint16_t group : {kGroupX25519, kGroupSecp256r1, kGroupX25519, kGroupSecp256r1}) {
     Bytes previous;
     for (int i = 0; i < 4; ++i) {
       SCOPED_TRACE(::testing::Message() << "group " << group << " round " << i);
@@ -165,7 +164,7 @@ TEST_F(KeyExchangeTest, FreshKeysAgreeWithOpenSsl) {
       ASSERT_TRUE(r.ok);
       EXPECT_EQ(r.share_length, KeyShareLength(group));
       EXPECT_EQ(r.secret_length, 32u);
-      if (group == kSecp256r1) {
+      if (group == kGroupSecp256r1) {
         EXPECT_EQ(share_[0], 0x04);
       }
       EXPECT_EQ(Bytes(secret_.begin(), secret_.begin() + 32),
@@ -179,22 +178,22 @@ TEST_F(KeyExchangeTest, FreshKeysAgreeWithOpenSsl) {
 
 // ExchangeWithPrivateKey for P-256: the key pair OpenSSL made, given by its scalar alone.
 TEST_F(KeyExchangeTest, P256WithPrivateKeyMatchesOpenSsl) {
-  PkeyPtr server = Generate(kSecp256r1);
-  PkeyPtr client = Generate(kSecp256r1);
+  PkeyPtr server = Generate(kGroupSecp256r1);
+  PkeyPtr client = Generate(kGroupSecp256r1);
   BIGNUM* priv = nullptr;
   ASSERT_EQ(EVP_PKEY_get_bn_param(server.get(), OSSL_PKEY_PARAM_PRIV_KEY, &priv), 1);
   Bytes scalar(32);
   ASSERT_EQ(BN_bn2binpad(priv, scalar.data(), scalar.size()), 32);
   BN_clear_free(priv);
-  auto r = RunWithKey(kSecp256r1, scalar, EncodedPublic(client.get()));
+  auto r = RunWithKey(kGroupSecp256r1, scalar, EncodedPublic(client.get()));
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(share_, EncodedPublic(server.get()));
-  EXPECT_EQ(secret_, OpenSslDerive(client.get(), kSecp256r1, share_));
+  EXPECT_EQ(secret_, OpenSslDerive(client.get(), kGroupSecp256r1, share_));
 }
 
 // §4.2.8.2: only the uncompressed form, on the curve, with coordinates below p.
 TEST_F(KeyExchangeTest, RefusesInvalidP256Points) {
-  PkeyPtr client = Generate(kSecp256r1);
+  PkeyPtr client = Generate(kGroupSecp256r1);
   const Bytes good = EncodedPublic(client.get());
   Bytes off_curve = good;
   off_curve[64] ^= 1;
@@ -216,12 +215,12 @@ TEST_F(KeyExchangeTest, RefusesInvalidP256Points) {
        {off_curve, compressed_prefix, hybrid_prefix, compressed, zeros, x_is_p, y_is_p,
         Bytes(good.begin(), good.end() - 1), Bytes(1, 0x00), Bytes()}) {
     SCOPED_TRACE(share.size());
-    ExpectRefused(kSecp256r1, share, 47);
+    ExpectRefused(kGroupSecp256r1, share, 47);
   }
   Bytes longer = good;
   longer.push_back(0);
-  ExpectRefused(kSecp256r1, longer, 47);
-  ExpectStillWorks(kSecp256r1);
+  ExpectRefused(kGroupSecp256r1, longer, 47);
+  ExpectStillWorks(kGroupSecp256r1);
 }
 
 // RFC 7748 §6.1 / RFC 8446 §7.4.2: small-order points give the all-zero output. 0 and 1,
@@ -239,22 +238,22 @@ TEST_F(KeyExchangeTest, RefusesLowOrderX25519Points) {
            "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
        }) {
     SCOPED_TRACE(point);
-    ExpectRefused(kX25519, Hex(point), 47);
+    ExpectRefused(kGroupX25519, Hex(point), 47);
   }
-  auto r = RunWithKey(kX25519, Hex(kAlicePrivate), Bytes(32, 0));
+  auto r = RunWithKey(kGroupX25519, Hex(kAlicePrivate), Bytes(32, 0));
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.alert, 47);
-  ExpectStillWorks(kX25519);
+  ExpectStillWorks(kGroupX25519);
 }
 
 TEST_F(KeyExchangeTest, RefusesX25519SharesOfTheWrongLength) {
   const Bytes good = Hex(kBobPublic);
-  ExpectRefused(kX25519, Bytes(good.begin(), good.end() - 1), 47);
+  ExpectRefused(kGroupX25519, Bytes(good.begin(), good.end() - 1), 47);
   Bytes longer = good;
   longer.push_back(0);
-  ExpectRefused(kX25519, longer, 47);
-  ExpectRefused(kX25519, Bytes(), 47);
-  ExpectStillWorks(kX25519);
+  ExpectRefused(kGroupX25519, longer, 47);
+  ExpectRefused(kGroupX25519, Bytes(), 47);
+  ExpectStillWorks(kGroupX25519);
 }
 
 TEST_F(KeyExchangeTest, UnknownGroupsAndShortSpansAreInternalErrors) {
@@ -263,15 +262,16 @@ TEST_F(KeyExchangeTest, UnknownGroupsAndShortSpansAreInternalErrors) {
     ExpectRefused(group, Hex(kBobPublic), 80);
   }
   Bytes share(kMaxKeyShareLength - 1), secret(kMaxSharedSecretLength);
-  auto r = kx_->Exchange(kX25519, Hex(kBobPublic), absl::MakeSpan(share), absl::MakeSpan(secret));
+  auto r =
+      kx_->Exchange(kGroupX25519, Hex(kBobPublic), absl::MakeSpan(share), absl::MakeSpan(secret));
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.alert, 80);
   share.resize(kMaxKeyShareLength);
   secret.resize(kMaxSharedSecretLength - 1);
-  r = kx_->Exchange(kX25519, Hex(kBobPublic), absl::MakeSpan(share), absl::MakeSpan(secret));
+  r = kx_->Exchange(kGroupX25519, Hex(kBobPublic), absl::MakeSpan(share), absl::MakeSpan(secret));
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.alert, 80);
-  r = RunWithKey(kX25519, Bytes(31, 1), Hex(kBobPublic));
+  r = RunWithKey(kGroupX25519, Bytes(31, 1), Hex(kBobPublic));
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.alert, 80);
 }
@@ -280,11 +280,11 @@ TEST_F(KeyExchangeTest, UnknownGroupsAndShortSpansAreInternalErrors) {
 TEST_F(KeyExchangeTest, InstancesAreIndependent) {
   auto other = KeyExchange::Create();
   ASSERT_NE(other, nullptr);
-  PkeyPtr client = Generate(kX25519);
+  PkeyPtr client = Generate(kGroupX25519);
   const Bytes share = EncodedPublic(client.get());
   Bytes a(kMaxKeyShareLength), b(kMaxKeyShareLength), sa(32), sb(32);
-  ASSERT_TRUE(kx_->Exchange(kX25519, share, absl::MakeSpan(a), absl::MakeSpan(sa)).ok);
-  ASSERT_TRUE(other->Exchange(kX25519, share, absl::MakeSpan(b), absl::MakeSpan(sb)).ok);
+  ASSERT_TRUE(kx_->Exchange(kGroupX25519, share, absl::MakeSpan(a), absl::MakeSpan(sa)).ok);
+  ASSERT_TRUE(other->Exchange(kGroupX25519, share, absl::MakeSpan(b), absl::MakeSpan(sb)).ok);
   EXPECT_NE(a, b);
   EXPECT_NE(sa, sb);
 }

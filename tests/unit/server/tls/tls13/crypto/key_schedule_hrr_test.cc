@@ -20,6 +20,7 @@
 #include "server/tls/tls13/crypto/key_schedule.h"
 #include "server/tls/tls13/crypto/record_protection.h"
 #include "server/tls/tls13/crypto/transcript.h"
+#include "server/tls/tls13/wire/client_hello.h"
 #include "tests/unit/server/tls/tls13/crypto/hex.h"
 #include "tests/unit/server/tls/tls13/crypto/rfc8448_hrr.h"
 #include "tests/unit/server/tls/tls13/wire/rfc8448_messages.h"
@@ -30,7 +31,6 @@ namespace {
 using testing::Hex;
 using Bytes = std::vector<uint8_t>;
 
-constexpr uint16_t kSecp256r1 = 0x0017;
 constexpr uint8_t kContentHandshake = 22;
 
 // RFC: {server} extract secret "handshake": IKM (the P-256 ECDHE) and secret.
@@ -158,7 +158,7 @@ TEST_F(KeyScheduleHrrTest, P256ServerShareAndSharedSecret) {
   ASSERT_NE(kx, nullptr);
   Bytes share(kMaxKeyShareLength), secret(kMaxSharedSecretLength);
   const KeyExchange::Result r =
-      kx->ExchangeWithPrivateKey(kSecp256r1, Hex(testing::kRfc8448HrrServerPrivateKey),
+      kx->ExchangeWithPrivateKey(kGroupSecp256r1, Hex(testing::kRfc8448HrrServerPrivateKey),
                                  client_share, absl::MakeSpan(share), absl::MakeSpan(secret));
   ASSERT_TRUE(r.ok) << "alert " << static_cast<int>(r.alert);
   ASSERT_EQ(r.share_length, 65u);

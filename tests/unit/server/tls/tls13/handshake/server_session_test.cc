@@ -12,104 +12,46 @@
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "openssl/pem.h"
 #include "openssl/ssl.h"
-#include "openssl/x509.h"
 #include "server/tls/ticket_keys.h"
-#include "server/tls/tls13/wire/server_messages.h"
+#include "tests/unit/server/tls/tls13_test_context.h"
 #include "tests/unit/server/tls/tls_test_client.h"
-#include "tests/unit/server/tls/tls_test_pki.h"
 
 namespace onepass::tls::tls13 {
 namespace {
 
-using testing_support = onepass::tls::testing::TestPkiDir;
 using onepass::tls::testing::ClientOptions;
+using onepass::tls::testing::Pump;
 using onepass::tls::testing::TestTlsClient;
-
-std::vector<std::vector<uint8_t>> ReadChainDer(const std::string& pem) {
-  std::vector<std::vector<uint8_t>> chain;
-  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-    unsigned char* der = nullptr;
-    const int n = i2d_X509(cert, &der);
-    chain.emplace_back(der, der + n);
-    OPENSSL_free(der);
-    X509_free(cert);
-  }
-  BIO_free(bio);
-  return chain;
-}
-
-EVP_PKEY* ReadKey(const std::string& pem) {
-  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
-  BIO_free(bio);
-  return key;
-}
+using onepass::tls::testing::Tls13TestContext;
 
 // One context: the PKI, the policy, the ticket keys, as the engine will make them.
 class Tls13ServerSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    algorithms_ = SuiteAlgorithms::Create();
-    ASSERT_NE(algorithms_, nullptr);
-    auto policy = MakeServerPolicy(
-        "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256", {"dot"},
-        /*tickets_per_handshake=*/1, /*allow_tls12=*/false);
-    ASSERT_TRUE(policy.ok());
-    policy_ = *policy;
-    certificate_message_ = EncodeCertificateMessage(ReadChainDer(pki_.chain_pem()));
-    key_ = ReadKey(pki_.key_pem());
-    ASSERT_NE(key_, nullptr);
-    TicketKey key;
-    for (size_t i = 0; i < key.name.size(); ++i) key.name[i] = static_cast<uint8_t>(i);
-    for (size_t i = 0; i < key.aes_key.size(); ++i) key.aes_key[i] = static_cast<uint8_t>(7 * i);
-    for (size_t i = 0; i < key.hmac_key.size(); ++i) key.hmac_key[i] = static_cast<uint8_t>(3 * i);
-    ticket_keys_ = {key};
-    keyring_ = TicketKeyring::Create(ticket_keys_);
-    ASSERT_NE(keyring_, nullptr);
-    context_.algorithms = algorithms_.get();
-    context_.policy = &policy_;
-    context_.certificate_message = certificate_message_;
-    context_.private_key = key_;
-    context_.tickets = keyring_.get();
+    std::string why;
+    tls13_ = Tls13TestContext::Create(&why);
+    ASSERT_NE(tls13_, nullptr) << why;
+    context_ = tls13_->context();
   }
-  void TearDown() override { EVP_PKEY_free(key_); }
 
   ClientOptions Options() const {
     ClientOptions options;
-    options.ca_file = pki_.ca_file();
+    options.ca_file = tls13_->pki().ca_file();
     options.min_version = TLS1_3_VERSION;
     return options;
   }
 
-  // Moves bytes both ways until neither side has more to say; returns the server's last
-  // status. `tamper` may change the client's bytes on their way.
-  ServerSession::Status Pump(TestTlsClient& client, ServerSession& server,
-                             void (*tamper)(std::string&) = nullptr) {
-    ServerSession::Status status = ServerSession::Status::kWantRead;
-    for (int round = 0; round < 20; ++round) {
-      client.Step();
-      std::string to_server = client.TakeOutput();
-      if (tamper != nullptr && !to_server.empty()) tamper(to_server);
-      if (!to_server.empty()) {
-        server.Receive({reinterpret_cast<const uint8_t*>(to_server.data()), to_server.size()});
-        status = server.Handshake();
-      }
-      const absl::Span<const uint8_t> out = server.output();
-      const bool server_said = !out.empty();
-      if (server_said) {
-        client.GiveInput({reinterpret_cast<const char*>(out.data()), out.size()});
-        server.ClearOutput();
-      }
-      if (to_server.empty() && !server_said) break;
-      if (status == ServerSession::Status::kFallback || status == ServerSession::Status::kFailed) {
-        client.Step();
-        break;
-      }
-    }
-    return status;
+  // A first connection, served in full, for the session it leaves the client: *session is
+  // resumable (the caller frees it). Callers wrap it in ASSERT_NO_FATAL_FAILURE.
+  void FirstConnection(ServerSession& server, SSL_SESSION** session) {
+    TestTlsClient client(Options());
+    server.Begin(nullptr);
+    ASSERT_EQ(Pump(client, server), ServerSession::Status::kConnected) << server.error_reason();
+    ExpectQueryAnswered(client, server);
+    *session = client.TakeSession();
+    ASSERT_NE(*session, nullptr);
+    ASSERT_TRUE(SSL_SESSION_is_resumable(*session));
   }
 
   // A full exchange: handshake, the query, the answer with close_notify.
@@ -133,13 +75,7 @@ class Tls13ServerSessionTest : public ::testing::Test {
     EXPECT_FALSE(client.failed());
   }
 
-  testing_support pki_;
-  std::unique_ptr<SuiteAlgorithms> algorithms_;
-  ServerPolicy policy_;
-  std::vector<uint8_t> certificate_message_;
-  EVP_PKEY* key_ = nullptr;
-  std::vector<TicketKey> ticket_keys_;
-  std::unique_ptr<TicketKeyring> keyring_;
+  std::unique_ptr<Tls13TestContext> tls13_;
   SessionContext context_;
 };
 
@@ -194,15 +130,7 @@ TEST_F(Tls13ServerSessionTest, HelloRetryRequestForAGroupWithoutShare) {
 TEST_F(Tls13ServerSessionTest, ResumesFromItsOwnTicket) {
   ServerSession server(context_);
   SSL_SESSION* session = nullptr;
-  {
-    TestTlsClient client(Options());
-    server.Begin(nullptr);
-    ASSERT_EQ(Pump(client, server), ServerSession::Status::kConnected) << server.error_reason();
-    ExpectQueryAnswered(client, server);
-    session = client.TakeSession();
-    ASSERT_NE(session, nullptr);
-    ASSERT_TRUE(SSL_SESSION_is_resumable(session));
-  }
+  ASSERT_NO_FATAL_FAILURE(FirstConnection(server, &session));
   for (const char* groups : {"X25519", "X448:X25519"}) {  // plain, and after a retry
     SCOPED_TRACE(groups);
     ClientOptions options = Options();
@@ -222,15 +150,9 @@ TEST_F(Tls13ServerSessionTest, ResumesFromItsOwnTicket) {
 TEST_F(Tls13ServerSessionTest, TicketOfAnotherKeyGivesAFullHandshake) {
   ServerSession server(context_);
   SSL_SESSION* session = nullptr;
-  {
-    TestTlsClient client(Options());
-    server.Begin(nullptr);
-    ASSERT_EQ(Pump(client, server), ServerSession::Status::kConnected);
-    ExpectQueryAnswered(client, server);
-    session = client.TakeSession();
-  }
+  ASSERT_NO_FATAL_FAILURE(FirstConnection(server, &session));
   // The same server after a rotation that dropped the key.
-  std::vector<TicketKey> rotated = ticket_keys_;
+  std::vector<TicketKey> rotated = tls13_->ticket_keys();
   rotated[0].name[0] ^= 0xff;
   rotated[0].aes_key[0] ^= 0xff;
   std::unique_ptr<TicketKeyring> keyring = TicketKeyring::Create(rotated);
@@ -254,13 +176,7 @@ void FlipLastByte(std::string& bytes) { bytes.back() ^= 1; }
 TEST_F(Tls13ServerSessionTest, WrongBinderIsDecryptError) {
   ServerSession server(context_);
   SSL_SESSION* session = nullptr;
-  {
-    TestTlsClient client(Options());
-    server.Begin(nullptr);
-    ASSERT_EQ(Pump(client, server), ServerSession::Status::kConnected);
-    ExpectQueryAnswered(client, server);
-    session = client.TakeSession();
-  }
+  ASSERT_NO_FATAL_FAILURE(FirstConnection(server, &session));
   ClientOptions options = Options();
   options.session = session;
   TestTlsClient client(options);

@@ -12,13 +12,13 @@
 
 #include "gtest/gtest.h"
 #include "server/tls/tls13/wire/server_messages.h"
-#include "tests/unit/server/tls/tls13/crypto/hex.h"
 #include "tests/unit/server/tls/tls13/crypto/rfc8448_simple.h"
+#include "tests/unit/server/tls/tls13/wire/wire_test_util.h"
 
 namespace onepass::tls::tls13 {
 namespace {
 
-using ByteVec = std::vector<uint8_t>;
+using testing::ByteVec;
 using testing::Hex;
 
 struct X509Free {

@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/unit/server/tls/tls13/crypto/hex.h"
 #include "tests/unit/server/tls/tls13/wire/rfc8448_messages.h"
+#include "tests/unit/server/tls/tls13/wire/wire_test_util.h"
 
 namespace onepass::tls::tls13 {
 namespace {
 
-using ByteVec = std::vector<uint8_t>;
+using testing::ByteVec;
 
 TEST(ClientMessages, FinishedIsRfc8448Section3) {
   const ByteVec message = testing::Hex(testing::kRfc8448ClientFinished);

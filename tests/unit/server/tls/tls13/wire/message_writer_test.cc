@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/unit/server/tls/tls13/wire/wire_test_util.h"
 
 namespace onepass::tls::tls13 {
 namespace {
 
-using ByteVec = std::vector<uint8_t>;
-
-ByteVec Vec(absl::Span<const uint8_t> span) { return ByteVec(span.begin(), span.end()); }
+using testing::ByteVec;
+using testing::Vec;
 
 TEST(MessageWriter, IntegersAreBigEndian) {
   uint8_t buffer[16];

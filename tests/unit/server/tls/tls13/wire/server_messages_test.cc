@@ -15,20 +15,18 @@
 #include "server/tls/tls13/wire/client_messages.h"
 #include "server/tls/tls13/wire/handshake_reader.h"
 #include "server/tls/tls13/wire/handshake_type.h"
-#include "tests/unit/server/tls/tls13/crypto/hex.h"
 #include "tests/unit/server/tls/tls13/crypto/rfc8448_simple.h"
 #include "tests/unit/server/tls/tls13/wire/rfc8448_messages.h"
+#include "tests/unit/server/tls/tls13/wire/wire_test_util.h"
 
 namespace onepass::tls::tls13 {
 namespace {
 
-using ByteVec = std::vector<uint8_t>;
+using testing::ByteVec;
 using testing::Hex;
-
-constexpr uint16_t kAes128GcmSha256 = 0x1301;
-constexpr uint16_t kRsaPssRsaeSha256 = 0x0804;
-
-ByteVec Vec(absl::Span<const uint8_t> span) { return ByteVec(span.begin(), span.end()); }
+using testing::kAes128GcmSha256;
+using testing::kRsaPssRsaeSha256;
+using testing::Vec;
 
 // RFC 8448 §3's flight: EncryptedExtensions (40 bytes), Certificate (445), CertificateVerify
 // (136), Finished (36).
