@@ -24,6 +24,10 @@ inline constexpr uint8_t kAlertInternalError = 80;
 inline constexpr size_t kRecordHeaderLength = 5;
 inline constexpr size_t kMaxPlaintext = 1 << 14;           // §5.1
 inline constexpr size_t kMaxCiphertext = (1 << 14) + 256;  // §5.2
+// ContentType (§5.1).
+inline constexpr uint8_t kContentChangeCipherSpec = 20;
+inline constexpr uint8_t kContentAlert = 21;
+inline constexpr uint8_t kContentHandshake = 22;
 inline constexpr uint8_t kContentApplicationData = 23;
 
 struct EvpCipherCtxDeleter {

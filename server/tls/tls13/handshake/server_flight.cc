@@ -15,8 +15,6 @@
 namespace onepass::tls::tls13 {
 namespace {
 
-constexpr uint8_t kChangeCipherSpec = 20;
-constexpr uint8_t kHandshake = 22;
 // RFC 8449 §4: what we accept from the client in one record (TLS 1.3 counts the content type
 // byte): the protocol's maximum, 2^14 + 1.
 constexpr uint16_t kOurRecordSizeLimit = (1 << 14) + 1;
@@ -38,20 +36,6 @@ SessionError ErrorOfRefusal(AlertDescription alert) {
     default:
       return SessionError::kProtocol;
   }
-}
-
-// The traffic key and iv of `secret` into `protection` (§7.3); wiped after.
-bool Install(KeySchedule& schedule, const SuiteAlgorithms& algorithms, CipherSuite suite,
-             RecordProtection::Direction direction, absl::Span<const uint8_t> secret,
-             RecordProtection& protection) {
-  uint8_t key[kMaxKeyLength];
-  uint8_t iv[kIvLength];
-  const size_t key_length = KeyLength(suite);
-  const bool ok = schedule.TrafficKeys(secret, {key, key_length}, {iv, kIvLength}) &&
-                  protection.Init(algorithms, suite, direction, {key, key_length}, {iv, kIvLength});
-  OPENSSL_cleanse(key, sizeof(key));
-  OPENSSL_cleanse(iv, sizeof(iv));
-  return ok;
 }
 
 }  // namespace
@@ -102,12 +86,12 @@ ServerSession::Status ServerSession::SendRetry(const Choice& choice,
   if (retry.empty() || !transcript_.Add(retry)) {
     return Fail(SessionError::kInternal, AlertDescription::kInternalError, "HelloRetryRequest");
   }
-  AppendPlaintextRecord(kHandshake, retry);
+  AppendPlaintextRecord(kContentHandshake, retry);
   // Appendix D.4: in middlebox compatibility mode (a session id offered) the server's first
   // handshake message is followed by one change_cipher_spec.
   if (!hello_.legacy_session_id.empty()) {
     const uint8_t one = 1;
-    AppendPlaintextRecord(kChangeCipherSpec, {&one, 1});
+    AppendPlaintextRecord(kContentChangeCipherSpec, {&one, 1});
   }
   retried_ = true;
   state_ = State::kSecondHello;
@@ -125,13 +109,11 @@ ServerSession::Status ServerSession::Serve(const Choice& choice, const Handshake
   }
   // §4.2.11.2: the binder covers the transcript up to the ClientHello's binders list.
   if (choice.offers_resumption) {
-    const size_t n = message.body.size();
-    const uint8_t header[4] = {message.type, static_cast<uint8_t>(n >> 16),
-                               static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n)};
     const absl::Span<const uint8_t> body(message.body);
     uint8_t binder_hash[kMaxHashLength];
     const size_t h = HashLength(suite_);
-    if (!transcript_.Add({header, 4}) || !transcript_.Add(body.subspan(0, hello_.binders_offset)) ||
+    if (!AddHeaderToTranscript(message) ||
+        !transcript_.Add(body.subspan(0, hello_.binders_offset)) ||
         !transcript_.CurrentHash({binder_hash, h}) ||
         !transcript_.Add(body.subspan(hello_.binders_offset))) {
       return Fail(SessionError::kInternal, AlertDescription::kInternalError, "transcript");
@@ -220,10 +202,10 @@ bool ServerSession::SendServerFlight(const Choice& choice, absl::Span<const uint
   fields.psk_identity = 0;
   const absl::Span<const uint8_t> server_hello = WriteServerHello(fields, &writer);
   if (server_hello.empty() || !transcript_.Add(server_hello)) return false;
-  AppendPlaintextRecord(kHandshake, server_hello);
+  AppendPlaintextRecord(kContentHandshake, server_hello);
   if (!retried_ && !hello_.legacy_session_id.empty()) {  // Appendix D.4, as in SendRetry
     const uint8_t one = 1;
-    AppendPlaintextRecord(kChangeCipherSpec, {&one, 1});
+    AppendPlaintextRecord(kContentChangeCipherSpec, {&one, 1});
   }
 
   uint8_t hash[kMaxHashLength];
@@ -231,10 +213,8 @@ bool ServerSession::SendServerFlight(const Choice& choice, absl::Span<const uint
   bool ok = transcript_.CurrentHash({hash, h}) && schedule_.SetHandshakeSecret(shared_secret) &&
             schedule_.HandshakeTrafficSecrets({hash, h}, {client_handshake_secret_, h},
                                               {server_secret, h}) &&
-            Install(schedule_, *context_.algorithms, suite_, RecordProtection::Direction::kSeal,
-                    {server_secret, h}, seal_) &&
-            Install(schedule_, *context_.algorithms, suite_, RecordProtection::Direction::kOpen,
-                    {client_handshake_secret_, h}, open_);
+            InstallKeys(RecordProtection::Direction::kSeal, {server_secret, h}, seal_) &&
+            InstallKeys(RecordProtection::Direction::kOpen, {client_handshake_secret_, h}, open_);
   sealing_ = ok;
 
   // EncryptedExtensions, Certificate, CertificateVerify, Finished: one protected flight.
@@ -272,8 +252,7 @@ bool ServerSession::SendServerFlight(const Choice& choice, absl::Span<const uint
   ok = ok && transcript_.CurrentHash({server_finished_hash_, h}) && schedule_.SetMasterSecret() &&
        schedule_.ApplicationTrafficSecrets({server_finished_hash_, h}, {client_app_secret_, h},
                                            {server_app_secret_, h}) &&
-       Install(schedule_, *context_.algorithms, suite_, RecordProtection::Direction::kSeal,
-               {server_app_secret_, h}, seal_);
+       InstallKeys(RecordProtection::Direction::kSeal, {server_app_secret_, h}, seal_);
   OPENSSL_cleanse(server_secret, sizeof(server_secret));
   OPENSSL_cleanse(verify_data, sizeof(verify_data));
   return ok;
@@ -300,8 +279,7 @@ ServerSession::Status ServerSession::OnClientFinished(const HandshakeMessage& me
   }
   OPENSSL_cleanse(client_handshake_secret_, sizeof(client_handshake_secret_));
   if (!AddToTranscript(message) ||
-      !Install(schedule_, *context_.algorithms, suite_, RecordProtection::Direction::kOpen,
-               {client_app_secret_, h}, open_) ||
+      !InstallKeys(RecordProtection::Direction::kOpen, {client_app_secret_, h}, open_) ||
       !SendTickets()) {
     return Fail(SessionError::kInternal, AlertDescription::kInternalError, "after Finished");
   }

@@ -1,6 +1,7 @@
 // What the operator's TLS settings allow this engine to serve, read once per context: the
 // cipher suites in the server's order (--tls-ciphersuites), the ALPN protocols we select, the
-// tickets' lifetime. ChooseParameters (choose.h) decides each ClientHello against it.
+// tickets' lifetime. ChooseForFirstHello and ChooseForSecondHello (choose.h) decide each
+// ClientHello against it.
 #ifndef ONEPASS_SERVER_TLS_TLS13_HANDSHAKE_SERVER_POLICY_H_
 #define ONEPASS_SERVER_TLS_TLS13_HANDSHAKE_SERVER_POLICY_H_
 

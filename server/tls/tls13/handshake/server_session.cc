@@ -14,9 +14,6 @@
 namespace onepass::tls::tls13 {
 namespace {
 
-constexpr uint8_t kChangeCipherSpec = 20;
-constexpr uint8_t kAlert = 21;
-constexpr uint8_t kHandshake = 22;
 // Room for the server's own messages but the certificate: ServerHello or HelloRetryRequest
 // (under 200 bytes), EncryptedExtensions (ALPN: under 300), CertificateVerify (under 80),
 // Finished (52), a NewSessionTicket (under 250), a KeyUpdate.
@@ -106,7 +103,7 @@ bool ServerSession::NextRecord(uint8_t* type, absl::Span<const uint8_t>* record)
   *type = header[0];
   // A first flight that is no handshake record is OpenSSL's to refuse, from its header: no
   // need to buffer up to 16 KiB of it first.
-  if (state_ == State::kFirstHello && (*type != kHandshake || header[1] != 3)) {
+  if (state_ == State::kFirstHello && (*type != kContentHandshake || header[1] != 3)) {
     fallback_ = Fallback::k_not_understood;
     return false;
   }
@@ -138,17 +135,40 @@ void ServerSession::AppendPlaintextRecord(uint8_t type, absl::Span<const uint8_t
 bool ServerSession::SealHandshake(absl::Span<const uint8_t> messages) {
   while (!messages.empty()) {
     const size_t n = std::min(messages.size(), max_fragment_);
-    if (!seal_.Seal(kHandshake, messages.subspan(0, n), 0, out_)) return false;
+    if (!seal_.Seal(kContentHandshake, messages.subspan(0, n), 0, out_)) return false;
     messages.remove_prefix(n);
   }
   return true;
 }
 
-bool ServerSession::AddToTranscript(const HandshakeMessage& message) {
+bool ServerSession::AddHeaderToTranscript(const HandshakeMessage& message) {
   const size_t n = message.body.size();
   const uint8_t header[4] = {message.type, static_cast<uint8_t>(n >> 16),
                              static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n)};
-  return transcript_.Add(absl::Span<const uint8_t>(header, 4)) && transcript_.Add(message.body);
+  return transcript_.Add(absl::Span<const uint8_t>(header, 4));
+}
+
+bool ServerSession::AddToTranscript(const HandshakeMessage& message) {
+  return AddHeaderToTranscript(message) && transcript_.Add(message.body);
+}
+
+bool ServerSession::InstallKeys(RecordProtection::Direction direction,
+                                absl::Span<const uint8_t> secret, RecordProtection& protection) {
+  uint8_t key[kMaxKeyLength];
+  uint8_t iv[kIvLength];
+  const size_t key_length = KeyLength(suite_);
+  const bool ok =
+      schedule_.TrafficKeys(secret, {key, key_length}, {iv, kIvLength}) &&
+      protection.Init(*context_.algorithms, suite_, direction, {key, key_length}, {iv, kIvLength});
+  OPENSSL_cleanse(key, sizeof(key));
+  OPENSSL_cleanse(iv, sizeof(iv));
+  return ok;
+}
+
+void ServerSession::DropTakenInput() {
+  if (in_pos_ == 0) return;
+  in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_pos_));
+  in_pos_ = 0;
 }
 
 ServerSession::Status ServerSession::Fail(SessionError error, AlertDescription alert,
@@ -162,9 +182,9 @@ ServerSession::Status ServerSession::Fail(SessionError error, AlertDescription a
     alert_ = alert;
     const std::array<uint8_t, 2> body = AlertBody(alert);
     if (sealing_) {
-      seal_.Seal(kAlert, body, 0, out_);
+      seal_.Seal(kContentAlert, body, 0, out_);
     } else {
-      AppendPlaintextRecord(kAlert, body);
+      AppendPlaintextRecord(kContentAlert, body);
     }
   }
   WipeSecrets();
@@ -175,10 +195,7 @@ ServerSession::Status ServerSession::Handshake() {
   if (state_ == State::kDone)
     return error_ == SessionError::kNone ? Status::kClosed : Status::kFailed;
   if (state_ == State::kConnected) return peer_closed_ ? Status::kClosed : Status::kConnected;
-  if (state_ != State::kFirstHello && in_pos_ > 0) {  // received() matters only before deciding
-    in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_pos_));
-    in_pos_ = 0;
-  }
+  if (state_ != State::kFirstHello) DropTakenInput();  // received() matters only before deciding
   uint8_t type = 0;
   absl::Span<const uint8_t> record;
   while (true) {
@@ -207,7 +224,7 @@ ServerSession::Status ServerSession::OnHelloRecord(uint8_t type, absl::Span<cons
     }
     return Fail(SessionError::kProtocol, alert, reason);
   };
-  if (type == kChangeCipherSpec) {
+  if (type == kContentChangeCipherSpec) {
     // Appendix D.4: one change_cipher_spec (the byte 1) may come after the first ClientHello.
     if (first || change_cipher_spec_seen_ || fragment.size() != 1 || fragment[0] != 1) {
       return not_ours(AlertDescription::kUnexpectedMessage, "unexpected change_cipher_spec");
@@ -215,11 +232,11 @@ ServerSession::Status ServerSession::OnHelloRecord(uint8_t type, absl::Span<cons
     change_cipher_spec_seen_ = true;
     return Status::kWantRead;
   }
-  if (type == kAlert) {
+  if (type == kContentAlert) {
     if (first) return not_ours(AlertDescription::kUnexpectedMessage, "alert");
     return Fail(SessionError::kPeerAlert, AlertDescription::kCloseNotify, "client alert");
   }
-  if (type != kHandshake || fragment.empty()) {
+  if (type != kContentHandshake || fragment.empty()) {
     return not_ours(AlertDescription::kUnexpectedMessage, "not a handshake record");
   }
   messages_.clear();
@@ -242,12 +259,12 @@ ServerSession::Status ServerSession::OnEncryptedRecord(absl::Span<const uint8_t>
                                                        absl::Span<uint8_t> into, size_t* got) {
   const uint8_t type = record[0];
   const absl::Span<const uint8_t> fragment = record.subspan(kRecordHeaderLength);
-  if (type == kChangeCipherSpec && state_ == State::kClientFinished && !change_cipher_spec_seen_ &&
-      fragment.size() == 1 && fragment[0] == 1) {
+  if (type == kContentChangeCipherSpec && state_ == State::kClientFinished &&
+      !change_cipher_spec_seen_ && fragment.size() == 1 && fragment[0] == 1) {
     change_cipher_spec_seen_ = true;  // Appendix D.4, before the client's Finished
     return Status::kWantRead;
   }
-  if (type == kAlert && state_ == State::kClientFinished) {
+  if (type == kContentAlert && state_ == State::kClientFinished) {
     // A client that could not use our ServerHello has no keys yet: its alert is plaintext.
     return Fail(SessionError::kPeerAlert, AlertDescription::kCloseNotify, "client alert");
   }
@@ -265,7 +282,7 @@ ServerSession::Status ServerSession::OnEncryptedRecord(absl::Span<const uint8_t>
     return Fail(SessionError::kProtocol, AlertDescription::kUnexpectedMessage, "empty record");
   }
   switch (opened.content_type) {
-    case kHandshake: {
+    case kContentHandshake: {
       messages_.clear();
       if (reader_.Feed(record_, messages_) != HandshakeReader::Result::kOk) {
         return Fail(SessionError::kProtocol, reader_.error(), "handshake message too long");
@@ -283,7 +300,7 @@ ServerSession::Status ServerSession::OnEncryptedRecord(absl::Span<const uint8_t>
       }
       return Status::kWantRead;
     }
-    case kAlert:
+    case kContentAlert:
       if (record_.size() != 2) {
         return Fail(SessionError::kProtocol, AlertDescription::kDecodeError, "bad alert");
       }
@@ -330,24 +347,15 @@ ServerSession::Status ServerSession::OnPostHandshake(const HandshakeMessage& mes
   // §4.6.3: the client's next records are under its next secret; when it asks, ours too,
   // after our own KeyUpdate under the current keys.
   const size_t h = schedule_.hash_length();
-  uint8_t key[kMaxKeyLength];
-  uint8_t iv[kIvLength];
-  const size_t key_length = KeyLength(suite_);
   bool ok = schedule_.NextTrafficSecret({client_app_secret_, h}, {client_app_secret_, h}) &&
-            schedule_.TrafficKeys({client_app_secret_, h}, {key, key_length}, {iv, kIvLength}) &&
-            open_.Init(*context_.algorithms, suite_, RecordProtection::Direction::kOpen,
-                       {key, key_length}, {iv, kIvLength});
+            InstallKeys(RecordProtection::Direction::kOpen, {client_app_secret_, h}, open_);
   if (ok && update.update_requested) {
     MessageWriter writer(absl::MakeSpan(flight_));
     const absl::Span<const uint8_t> ours = WriteKeyUpdate(false, &writer);
     ok = !ours.empty() && SealHandshake(ours) &&
          schedule_.NextTrafficSecret({server_app_secret_, h}, {server_app_secret_, h}) &&
-         schedule_.TrafficKeys({server_app_secret_, h}, {key, key_length}, {iv, kIvLength}) &&
-         seal_.Init(*context_.algorithms, suite_, RecordProtection::Direction::kSeal,
-                    {key, key_length}, {iv, kIvLength});
+         InstallKeys(RecordProtection::Direction::kSeal, {server_app_secret_, h}, seal_);
   }
-  OPENSSL_cleanse(key, sizeof(key));
-  OPENSSL_cleanse(iv, sizeof(iv));
   if (!ok) return Fail(SessionError::kInternal, AlertDescription::kInternalError, "KeyUpdate");
   return Status::kConnected;
 }
@@ -365,10 +373,7 @@ ServerSession::Status ServerSession::Read(absl::Span<uint8_t> into, size_t* got)
     return error_ == SessionError::kNone ? Status::kClosed : Status::kFailed;
   if (state_ != State::kConnected) return Status::kWantRead;
   if (peer_closed_) return Status::kClosed;  // §6.1: what follows close_notify is ignored
-  if (in_pos_ > 0) {
-    in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_pos_));
-    in_pos_ = 0;
-  }
+  DropTakenInput();
   uint8_t type = 0;
   absl::Span<const uint8_t> record;
   while (NextRecord(&type, &record)) {
@@ -391,7 +396,7 @@ bool ServerSession::Write(absl::Span<const uint8_t> plaintext, bool close_notify
   }
   if (close_notify) {
     const std::array<uint8_t, 2> body = AlertBody(AlertDescription::kCloseNotify);
-    if (!seal_.Seal(kAlert, body, 0, out_)) return false;
+    if (!seal_.Seal(kContentAlert, body, 0, out_)) return false;
   }
   return true;
 }

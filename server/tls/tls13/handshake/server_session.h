@@ -11,8 +11,9 @@
 //   - the PSK binder is verified (constant time) before the PSK is used (§4.2.11);
 //   - the transcript is every handshake message as sent, with message_hash after a retry
 //     (§4.4.1);
-//   - every failure leaves exactly one alert in the output, the one §6 and the section that
-//     breaks name, encrypted once keys are in use (§6: alerts are records like any other);
+//   - every failure of ours leaves exactly one alert in the output, the one §6 and the section
+//     that breaks name, encrypted once keys are in use (§6: alerts are records like any other);
+//     the client's own alert is not answered (§6.2);
 //   - the client's Finished is compared in constant time (KeySchedule::VerifyFinished);
 //   - secrets are wiped when superseded and when the connection ends.
 //
@@ -154,6 +155,12 @@ class ServerSession {
   bool SendTickets();
   bool SealHandshake(absl::Span<const uint8_t> messages);
   bool AddToTranscript(const HandshakeMessage& message);
+  bool AddHeaderToTranscript(const HandshakeMessage& message);  // type and u24 length (§4)
+  // The traffic key and iv of `secret` (§7.3) into `protection`, wiped after.
+  bool InstallKeys(RecordProtection::Direction direction, absl::Span<const uint8_t> secret,
+                   RecordProtection& protection);
+  // Forgets in_ before in_pos_ (records already taken).
+  void DropTakenInput();
   void AppendPlaintextRecord(uint8_t type, absl::Span<const uint8_t> fragment);
   Status Fail(SessionError error, AlertDescription alert, const char* reason);
   void WipeSecrets();
