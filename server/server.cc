@@ -113,6 +113,15 @@ absl::Status Server::CheckConfig(const ServerConfig& config, ListenRequirement l
   return ListenAddresses(config).status();
 }
 
+absl::Status Server::CheckXdpHandler(const ServerConfig& config, const HandlerFactory& factory) {
+  if (config.xdp.empty() || !factory.Forwarding().has_value()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "--xdp cannot serve a handler that forwards to upstreams (--dns-backend): the XDP "
+      "program takes every TCP segment to the --listen ports on those interfaces, and the "
+      "AF_XDP path reaches no upstream, so those clients would wait for nothing; drop --xdp, or "
+      "run the frontend as a onepassd of its own without --xdp");
+}
+
 absl::Status Server::MissingTlsContext() {
   return absl::InvalidArgumentError(
       "--tls-listen needs a certificate and its key: give --tls-cert FILE and --tls-key FILE");
@@ -126,6 +135,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     return valid;
   }
   if (!config.tls_listen.empty() && tls == nullptr) return MissingTlsContext();
+  if (absl::Status xdp = CheckXdpHandler(config, *factory); !xdp.ok()) return xdp;
   // Parsed once here (ValidateConfig has checked it); each worker keeps its own copy.
   const ProxyPolicy proxy_policy = *ProxyPolicy::FromList(config.proxy_protocol_from);
   auto server = std::unique_ptr<Server>(new Server());

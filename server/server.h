@@ -54,6 +54,11 @@ class Server {
   enum class ListenRequirement { kNeeded, kOptional };
   static absl::Status CheckConfig(const ServerConfig& config,
                                   ListenRequirement listen = ListenRequirement::kNeeded);
+  // The check of Create that needs the handler: --xdp with a forwarding handler (one whose
+  // Forwarding() names upstreams: the DNS frontend, --dns-backend) is refused. The XDP program
+  // takes every TCP segment of the --listen ports on the interface, so the kernel's listeners
+  // (which reach the upstreams) never see those clients, and the AF_XDP path has no upstream.
+  static absl::Status CheckXdpHandler(const ServerConfig& config, const HandlerFactory& factory);
   // Stops and joins the workers if still running.
   ~Server();
   Server(const Server&) = delete;

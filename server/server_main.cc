@@ -301,6 +301,8 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory,
   const absl::Time load_start = absl::Now();
   absl::StatusOr<std::unique_ptr<HandlerFactory>> factory = LoadData(make_factory, handler_name);
   if (!factory.ok()) return Fail(factory.status());
+  // Refused before the probes and --check's OK, as Server::Create refuses it.
+  if (absl::Status xdp = Server::CheckXdpHandler(config, **factory); !xdp.ok()) return Fail(xdp);
   const absl::Duration load_time = absl::Now() - load_start;
   // Serving every client, a forwarding handler asks its upstreams whether that is safe (the
   // DNS frontend: a backend that recurses makes us an open resolver); 500 ms at most.

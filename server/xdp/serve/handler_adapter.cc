@@ -37,8 +37,11 @@ TcpRequestHandler::Verdict HandlerAdapter::OnRequest(std::span<const uint8_t> re
         }
         continue;
       case Action::kClose:
-      case Action::kWaitUpstream:
         return response->empty() ? Verdict::kClose : Verdict::kRespond;
+      case Action::kWaitUpstream:
+        // Not reached: Server::CheckXdpHandler refuses --xdp with a forwarding handler. This
+        // path reaches no upstream, so waiting would only hold the slot until the idle timeout.
+        return Verdict::kClose;
     }
   }
   return response->empty() ? Verdict::kClose : Verdict::kRespond;

@@ -1,9 +1,10 @@
 // The worker's Handler (handlers/handler.h) as the AF_XDP path's TcpRequestHandler: the same
 // handler object the worker's kernel connections use, so an answer over AF_XDP is the answer
 // over a kernel socket, byte for byte. One query per connection: keep-alive (kWriteThenRead)
-// still ends in our FIN after the answers, and a handler that waits for upstreams
-// (kWaitUpstream: --dns-backend) is not served here (the connection is closed; the kernel
-// listener serves those clients).
+// still ends in our FIN after the answers. No upstream: RequestContext::upstream stays null,
+// and Server::CheckXdpHandler refuses --xdp with a handler that forwards (--dns-backend), since
+// the XDP program takes every segment of the port and the kernel's listener never sees those
+// clients; a kWaitUpstream that came anyway closes the connection.
 #ifndef ONEPASS_SERVER_XDP_SERVE_HANDLER_ADAPTER_H_
 #define ONEPASS_SERVER_XDP_SERVE_HANDLER_ADAPTER_H_
 
