@@ -25,7 +25,10 @@ namespace onepass::xdp {
   X(timeouts, "AF_XDP connections closed by their idle deadline or after their last retry") \
   X(ring_drops,                                                                             \
     "frames the kernel dropped before the AF_XDP socket (rx ring full, invalid "            \
-    "descriptors: XDP_STATISTICS), read once a second")
+    "descriptors: XDP_STATISTICS), read once a second")                                     \
+  X(kick_errors,                                                                            \
+    "tx wakeups (sendto on the AF_XDP socket) that failed with an error other than "        \
+    "EAGAIN, EBUSY or ENOBUFS: queued frames may not leave (the interface down?)")
 
 struct XdpStatsSnapshot {
 #define ONEPASS_XDP_FIELD(name, help) uint64_t name = 0;

@@ -32,6 +32,7 @@ XdpStatsSnapshot Summarize(const TcpStats& tcp, const XskStats& xsk) {
   s.drops = tcp.malformed + tcp.checksum_bad + tcp.cookies_bad + tcp.table_full +
             tcp.per_client_limited + xsk.tx_no_frame + xsk.tx_too_large;
   s.timeouts = tcp.timeouts;
+  s.kick_errors = xsk.kick_errors;
   return s;
 }
 

@@ -150,6 +150,7 @@ TEST_P(XdpOnepassdModeTest, KdigAndDigGetTheKernelPathsAnswersOverAfXdp) {
             std::string::npos)
       << metrics;
   EXPECT_NE(metrics.find("# HELP onepass_xdp_packets_in_total"), std::string::npos);
+  EXPECT_NE(metrics.find("onepass_xdp_kick_errors_total 0"), std::string::npos) << metrics;
   ASSERT_EQ(xdp->Stop(), 0) << xdp->ReadStderr();
   const std::string out = xdp->ReadStdout();
   const std::string log = xdp->ReadStderr();
@@ -167,6 +168,7 @@ TEST_P(XdpOnepassdModeTest, KdigAndDigGetTheKernelPathsAnswersOverAfXdp) {
   EXPECT_GE(StatValue(out, "xdp_connections"), queries) << out;
   EXPECT_GT(StatValue(out, "xdp_packets_in"), 0) << out;
   EXPECT_GT(StatValue(out, "xdp_packets_out"), 0) << out;
+  EXPECT_EQ(StatValue(out, "xdp_kick_errors"), 0) << out;  // exported (-1: not), and none failed
   EXPECT_EQ(StatValue(out, "accepted"), 0) << out;
   EXPECT_NE(log.find("xdp xs0: " + GetParam() + " mode"), std::string::npos) << log;
 
