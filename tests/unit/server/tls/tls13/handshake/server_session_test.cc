@@ -1,8 +1,9 @@
 // ServerSession against OpenSSL's client over memory: every suite and group, a
-// HelloRetryRequest, resumption from our own tickets, application data both ways, KeyUpdate,
-// close_notify, what is handed to OpenSSL, and the alert of each failure the client can be made
-// to cause (a bad record, a bad binder). Whatever the client accepts, it has verified: the
-// certificate chain against the CA, our CertificateVerify and Finished.
+// HelloRetryRequest, resumption from our own tickets, application data both ways, KeyUpdate
+// (answered when requested, only then), close_notify, what is handed to OpenSSL and why, the
+// admission gate's refusals (the alert they send), and the alert of each failure the client
+// can be made to cause (a bad record, a bad binder). Whatever the client accepts, it has verified:
+// the certificate chain against the CA, our CertificateVerify and Finished.
 #include "server/tls/tls13/handshake/server_session.h"
 
 #include <cstdint>
@@ -12,8 +13,12 @@
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
+#include "openssl/evp.h"
+#include "openssl/rsa.h"
 #include "openssl/ssl.h"
 #include "server/tls/ticket_keys.h"
+#include "server/tls/tls13/handshake/fallback.h"
+#include "server/tls/tls13/wire/client_hello.h"
 #include "tests/unit/server/tls/tls13_test_context.h"
 #include "tests/unit/server/tls/tls_test_client.h"
 
@@ -204,14 +209,68 @@ TEST_F(Tls13ServerSessionTest, CorruptRecordIsBadRecordMac) {
   EXPECT_TRUE(client.failed());
 }
 
+// The records in `bytes` (header included); fails the test when the bytes are not whole
+// records.
+std::vector<absl::Span<const uint8_t>> Records(absl::Span<const uint8_t> bytes) {
+  std::vector<absl::Span<const uint8_t>> records;
+  while (bytes.size() >= 5) {
+    const size_t length = 5 + (size_t{bytes[3]} << 8 | bytes[4]);
+    if (bytes.size() < length) break;
+    records.push_back(bytes.subspan(0, length));
+    bytes.remove_prefix(length);
+  }
+  EXPECT_TRUE(bytes.empty()) << bytes.size() << " bytes are not a whole record";
+  return records;
+}
+
+// §4.6.3: a KeyUpdate with update_requested is answered by the server's own KeyUpdate (one
+// more sealed record before the answer, under the server's old keys; the answer and the
+// close_notify under its next ones), one with update_not_requested by none. The client reads
+// the answer only if the server's keys moved on when its KeyUpdate said so.
 TEST_F(Tls13ServerSessionTest, AnswersAKeyUpdate) {
-  TestTlsClient client(Options());
-  ServerSession server(context_);
-  server.Begin(nullptr);
-  ASSERT_EQ(Pump(client, server), ServerSession::Status::kConnected);
-  ASSERT_EQ(SSL_key_update(client.ssl(), SSL_KEY_UPDATE_REQUESTED), 1);
-  ExpectQueryAnswered(client, server);  // the query under the client's next keys, the answer
-                                        // under ours
+  struct Case {
+    const char* name;
+    int update;  // SSL_KEY_UPDATE_*; -1: no KeyUpdate
+    size_t extra_records;
+  };
+  const Case cases[] = {
+      {"none", -1, 0},
+      {"update_not_requested", SSL_KEY_UPDATE_NOT_REQUESTED, 0},
+      {"update_requested", SSL_KEY_UPDATE_REQUESTED, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TestTlsClient client(Options());
+    ServerSession server(context_);
+    server.Begin(nullptr);
+    ASSERT_EQ(Pump(client, server), ServerSession::Status::kConnected);
+    if (c.update >= 0) {
+      ASSERT_EQ(SSL_key_update(client.ssl(), c.update), 1);
+    }
+    client.Write("query");  // after the KeyUpdate, under the client's next keys
+    const std::string query = client.TakeOutput();
+    server.Receive({reinterpret_cast<const uint8_t*>(query.data()), query.size()});
+    uint8_t room[64];
+    size_t got = 0;
+    ASSERT_EQ(server.Read(room, &got), ServerSession::Status::kConnected);
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(room), got), "query");
+    const std::string answer = "answer";
+    ASSERT_TRUE(server.Write({reinterpret_cast<const uint8_t*>(answer.data()), answer.size()},
+                             /*close_notify=*/true));
+    const absl::Span<const uint8_t> out = server.output();
+    const std::vector<absl::Span<const uint8_t>> records = Records(out);
+    // The answer and the close_notify, each one sealed record, after the KeyUpdate if any.
+    EXPECT_EQ(records.size(), 2 + c.extra_records);
+    for (const absl::Span<const uint8_t> record : records) {
+      EXPECT_EQ(record[0], 23) << "a record of type " << int{record[0]};
+    }
+    client.GiveInput({reinterpret_cast<const char*>(out.data()), out.size()});
+    server.ClearOutput();
+    bool closed = false;
+    EXPECT_EQ(client.Read(&closed), "answer");
+    EXPECT_TRUE(closed);
+    EXPECT_FALSE(client.failed());
+  }
 }
 
 TEST_F(Tls13ServerSessionTest, HandsToOpenSslWhatItDoesNotServe) {
@@ -241,6 +300,103 @@ TEST_F(Tls13ServerSessionTest, HandsToOpenSslWhatItDoesNotServe) {
     EXPECT_EQ(server.fallback(), c.fallback);
     EXPECT_TRUE(server.output().empty());  // nothing was said: OpenSSL gets the same bytes
     EXPECT_FALSE(server.received().empty());
+  }
+}
+
+// OpenSSL's client's first flight (its ClientHello, one record).
+std::string FirstFlight(const ClientOptions& options) {
+  TestTlsClient client(options);
+  client.Step();
+  return client.TakeOutput();
+}
+
+// `record` (one ClientHello in one record) with the extension `type` put first in its
+// extensions, every length grown to match.
+std::string WithExtensionFirst(std::string record, uint16_t type, const std::string& data) {
+  size_t at = 5 + 4 + 2 + 32;  // record header, handshake header, legacy_version, random
+  at += 1 + static_cast<uint8_t>(record[at]);  // session id
+  at += 2 + (static_cast<uint8_t>(record[at]) << 8 | static_cast<uint8_t>(record[at + 1]));
+  at += 1 + static_cast<uint8_t>(record[at]);  // compression methods
+  std::string extension = {static_cast<char>(type >> 8), static_cast<char>(type),
+                           static_cast<char>(data.size() >> 8), static_cast<char>(data.size())};
+  extension += data;
+  const size_t grow = extension.size();
+  auto add = [&record, grow](size_t pos, size_t width) {
+    size_t value = 0;
+    for (size_t i = 0; i < width; ++i) value = value << 8 | static_cast<uint8_t>(record[pos + i]);
+    value += grow;
+    for (size_t i = width; i-- > 0; value >>= 8) record[pos + i] = static_cast<char>(value);
+  };
+  add(3, 2);   // the record's length
+  add(6, 3);   // the ClientHello's
+  add(at, 2);  // the extensions'
+  record.insert(at + 2, extension);
+  return record;
+}
+
+// What the engine hands to OpenSSL, from the first bytes alone: kFallback with its reason,
+// nothing sent, and every byte received kept for OpenSSL to read.
+TEST_F(Tls13ServerSessionTest, HandsToOpenSslWhatItDoesNotUnderstand) {
+  const std::string hello = FirstFlight(Options());
+  ASSERT_GT(hello.size(), 5u);
+  ASSERT_EQ(hello[0], 22);
+  const std::string cookie = {0, 4, 'a', 'b', 'c', 'd'};  // cookie<1..2^16-1>
+  struct Case {
+    const char* name;
+    std::string bytes;
+    Fallback fallback;
+  };
+  const Case cases[] = {
+      // §4.2.2: a cookie belongs in the ClientHello that answers a HelloRetryRequest.
+      {"a cookie in a first ClientHello", WithExtensionFirst(hello, kExtCookie, cookie),
+       Fallback::k_cookie},
+      {"application data first", std::string("\x17\x03\x03\x00\x05hello", 10),
+       Fallback::k_not_understood},
+      // Appendix D.4: a change_cipher_spec may come after the first ClientHello, not before.
+      {"change_cipher_spec first", std::string("\x14\x03\x03\x00\x01\x01", 6) + hello,
+       Fallback::k_not_understood},
+  };
+  ServerSession server(context_);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    server.Begin(nullptr);
+    const absl::Span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(c.bytes.data()),
+                                          c.bytes.size());
+    server.Receive(bytes);
+    EXPECT_EQ(server.Handshake(), ServerSession::Status::kFallback) << server.error_reason();
+    EXPECT_EQ(server.fallback(), c.fallback) << FallbackName(server.fallback());
+    EXPECT_TRUE(server.output().empty());
+    EXPECT_EQ(std::vector<uint8_t>(server.received().begin(), server.received().end()),
+              std::vector<uint8_t>(bytes.begin(), bytes.end()));
+  }
+  // The same hello unaltered is served (the cases above fall back for what was changed).
+  server.Begin(nullptr);
+  server.Receive({reinterpret_cast<const uint8_t*>(hello.data()), hello.size()});
+  EXPECT_EQ(server.Handshake(), ServerSession::Status::kWantRead) << server.error_reason();
+  EXPECT_FALSE(server.output().empty());
+}
+
+// A key this engine cannot sign with (it signs ECDSA P-256 only): every ClientHello goes to
+// OpenSSL, which serves that key.
+TEST_F(Tls13ServerSessionTest, HandsToOpenSslWhenItsKeyIsNotEcdsaP256) {
+  const std::string hello = FirstFlight(Options());
+  ASSERT_FALSE(hello.empty());
+  for (const char* kind : {"P-384", "RSA"}) {
+    SCOPED_TRACE(kind);
+    EVP_PKEY* key = std::string(kind) == "RSA" ? EVP_RSA_gen(2048) : EVP_EC_gen("P-384");
+    ASSERT_NE(key, nullptr);
+    SessionContext context = context_;
+    context.private_key = key;
+    {
+      ServerSession server(context);
+      server.Begin(nullptr);
+      server.Receive({reinterpret_cast<const uint8_t*>(hello.data()), hello.size()});
+      EXPECT_EQ(server.Handshake(), ServerSession::Status::kFallback) << server.error_reason();
+      EXPECT_EQ(server.fallback(), Fallback::k_certificate) << FallbackName(server.fallback());
+      EXPECT_TRUE(server.output().empty());
+      EXPECT_EQ(std::string(server.received().begin(), server.received().end()), hello);
+    }
+    EVP_PKEY_free(key);
   }
 }
 
@@ -293,18 +449,77 @@ TEST_F(Tls13ServerSessionTest, ByteAtATime) {
   ExpectQueryAnswered(client, server);
 }
 
-class Refusing : public AdmissionGate {
+// Admits the first `admitted` calls, refuses the rest, and keeps what each call asked.
+class Gate : public AdmissionGate {
  public:
-  bool Admit(bool) override { return false; }
+  explicit Gate(int admitted) : admitted_(admitted) {}
+  bool Admit(bool resumption) override {
+    asked_.push_back(resumption);
+    return static_cast<int>(asked_.size()) <= admitted_;
+  }
+  const std::vector<bool>& asked() const { return asked_; }
+
+ private:
+  int admitted_;
+  std::vector<bool> asked_;
 };
+
+// The ClientHello alone, then what a refusal must be: kFailed with kRefused, and one plaintext
+// handshake_failure alert record (15 03 03 00 02 02 28), nothing before it (§6: before our
+// ServerHello alerts are not sealed).
+void ExpectRefusedClientHello(TestTlsClient& client, ServerSession& server) {
+  client.Step();
+  const std::string hello = client.TakeOutput();
+  ASSERT_FALSE(hello.empty());
+  server.Receive({reinterpret_cast<const uint8_t*>(hello.data()), hello.size()});
+  EXPECT_EQ(server.Handshake(), ServerSession::Status::kFailed);
+  EXPECT_EQ(server.error(), SessionError::kRefused);
+  EXPECT_EQ(server.alert_sent(), AlertDescription::kHandshakeFailure);
+  const absl::Span<const uint8_t> out = server.output();
+  const std::vector<uint8_t> alert = {21, 3, 3, 0, 2, 2, 40};
+  EXPECT_EQ(std::vector<uint8_t>(out.begin(), out.end()), alert);
+  client.GiveInput(out);
+  server.ClearOutput();
+  client.Step();
+  EXPECT_TRUE(client.failed());
+}
 
 TEST_F(Tls13ServerSessionTest, GateRefusalFailsBeforeTheKeyExchange) {
   TestTlsClient client(Options());
   ServerSession server(context_);
-  Refusing gate;
+  Gate gate(/*admitted=*/0);
   server.Begin(&gate);
-  EXPECT_EQ(Pump(client, server), ServerSession::Status::kFailed);
-  EXPECT_EQ(server.error(), SessionError::kRefused);
+  ExpectRefusedClientHello(client, server);
+  EXPECT_EQ(gate.asked(), std::vector<bool>{false});
+}
+
+// A ticket this server cannot open (it looks made up: another key's) is admitted at the
+// resumed price once, then asked for again as the full handshake it turned into; refused there,
+// the session fails as any refusal does (server_flight.cc's second Admit(false)).
+TEST_F(Tls13ServerSessionTest, GateRefusesTheFullHandshakeAnUnopenedTicketTurnsInto) {
+  SSL_SESSION* session = nullptr;
+  {
+    ServerSession server(context_);
+    ASSERT_NO_FATAL_FAILURE(FirstConnection(server, &session));
+  }
+  std::vector<TicketKey> other_keys = tls13_->ticket_keys();
+  other_keys[0].name[0] ^= 0xff;
+  other_keys[0].aes_key[0] ^= 0xff;
+  std::unique_ptr<TicketKeyring> keyring = TicketKeyring::Create(other_keys);
+  ASSERT_NE(keyring, nullptr);
+  SessionContext context = context_;
+  context.tickets = keyring.get();
+  ServerSession server(context);
+  ClientOptions options = Options();
+  options.session = session;
+  TestTlsClient client(options);
+  Gate gate(/*admitted=*/1);
+  server.Begin(&gate);
+  ExpectRefusedClientHello(client, server);
+  EXPECT_EQ(gate.asked(), (std::vector<bool>{true, false}));
+  EXPECT_TRUE(server.ticket_refused());
+  EXPECT_FALSE(server.resumed());
+  SSL_SESSION_free(session);
 }
 
 }  // namespace
