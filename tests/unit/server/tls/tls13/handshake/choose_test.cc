@@ -43,6 +43,8 @@ struct Hello {
   std::vector<std::string> alpn = {"dot"};
   bool early_data = false;
   bool psk = false;
+  // psk_key_exchange_modes (§4.2.9), sent with psk: 1 psk_dhe_ke, 0 psk_ke.
+  Bytes psk_modes = {1};
 
   Bytes Body() const {
     Bytes b;
@@ -83,7 +85,7 @@ struct Hello {
     }
     if (early_data) AddExtension(&ext, kExtEarlyData, {});
     if (psk) {
-      AddExtension(&ext, kExtPskKeyExchangeModes, Vec(1, {1}));
+      AddExtension(&ext, kExtPskKeyExchangeModes, Vec(1, psk_modes));
       Bytes identity = Vec(2, Bytes(16, 0x33));
       identity.insert(identity.end(), {0, 0, 0, 1});
       Bytes data = Vec(2, identity);
@@ -206,6 +208,21 @@ TEST(ChooseTest, ResumptionOfferedWithPskDheKe) {
   Hello hello;
   hello.psk = true;
   EXPECT_TRUE(First(hello).offers_resumption);
+}
+
+// §4.2.9: psk_ke alone is resumption without (EC)DHE, which this engine does not do: the
+// ticket is not tried (a full handshake); with psk_dhe_ke among the modes it is.
+TEST(ChooseTest, ResumptionNotOfferedWithPskKeOnly) {
+  Hello hello;
+  hello.psk = true;
+  hello.psk_modes = {0};
+  Choice choice = First(hello);
+  EXPECT_EQ(choice.action, Choice::Action::kServe);
+  EXPECT_FALSE(choice.offers_resumption);
+  hello.psk_modes = {0, 1};
+  choice = First(hello);
+  EXPECT_EQ(choice.action, Choice::Action::kServe);
+  EXPECT_TRUE(choice.offers_resumption);
 }
 
 TEST(ChooseTest, SecondHelloMustMatchTheRetry) {
