@@ -1,6 +1,7 @@
 // Fuzz target (issue 39): TicketSealer::Open on any bytes, under a fixed two-key ring and a fixed
 // clock (so the seeds, sealed at that time, stay live). Oracles: Open never crashes; what it
-// accepts obeys the state's rules and re-seals to a ticket that opens to the same state. The
+// accepts obeys the state's rules (session_ticket.h: lengths, a lifetime of at most 7 days,
+// live at the clock) and re-seals to a ticket that opens to the same state. The
 // same bytes also read as a TicketState: when Seal takes it, the ticket opens at its issue time
 // and no longer opens with one bit flipped.
 #include <cstddef>
@@ -17,7 +18,9 @@ namespace {
 using onepass::tls::TicketKey;
 using onepass::tls::tls13::CipherSuite;
 using onepass::tls::tls13::HashLength;
+using onepass::tls::tls13::kMaxIssueSkewMs;
 using onepass::tls::tls13::kMaxTicketLength;
+using onepass::tls::tls13::kMaxTicketLifetimeSeconds;
 using onepass::tls::tls13::kTicketLength;
 using onepass::tls::tls13::TicketKeyring;
 using onepass::tls::tls13::TicketSealer;
@@ -37,10 +40,19 @@ TicketSealer& Sealer() {
   return sealer;
 }
 
+// An accepted ticket keeps session_ticket.h's promises: a PSK of the suite's hash length, an
+// ALPN that fits, a lifetime of at most 7 days (kMaxTicketLifetimeSeconds), and live at `now`:
+// issued at most kMaxIssueSkewMs ahead of it and no longer ago than its lifetime. Then it
+// re-seals to a ticket that opens to the same state.
 void CheckReseals(const TicketState& state, uint64_t now) {
   if (state.psk_length != HashLength(state.suite) || state.alpn_length > sizeof(state.alpn)) {
     std::abort();
   }
+  if (state.lifetime_seconds > kMaxTicketLifetimeSeconds) std::abort();
+  const bool plausible = state.issued_unix_ms > now ? state.issued_unix_ms - now <= kMaxIssueSkewMs
+                                                    : now - state.issued_unix_ms <=
+                                                          uint64_t{state.lifetime_seconds} * 1000;
+  if (!plausible) std::abort();
   uint8_t again[kMaxTicketLength];
   if (Sealer().Seal(state, again) != kTicketLength) std::abort();
   TicketState reopened;
@@ -74,8 +86,8 @@ void SealRoundTrip(const uint8_t* data, size_t size) {
 
   uint8_t ticket[kMaxTicketLength];
   const size_t n = Sealer().Seal(s, ticket);
-  const bool sound = s.alpn_length <= sizeof(s.alpn) &&
-                     s.lifetime_seconds <= onepass::tls::tls13::kMaxTicketLifetimeSeconds;
+  const bool sound =
+      s.alpn_length <= sizeof(s.alpn) && s.lifetime_seconds <= kMaxTicketLifetimeSeconds;
   if (n != (sound ? kTicketLength : 0)) std::abort();
   if (n == 0) return;
   TicketState opened;
