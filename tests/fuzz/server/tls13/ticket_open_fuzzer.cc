@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "absl/types/span.h"
 #include "server/tls/ticket_keys.h"
 #include "server/tls/tls13/ticket/session_ticket.h"
 #include "tests/unit/server/tls/tls13/ticket/test_keys.h"
@@ -42,17 +43,31 @@ TicketSealer& Sealer() {
 
 // An accepted ticket keeps session_ticket.h's promises: a PSK of the suite's hash length, an
 // ALPN that fits, a lifetime of at most 7 days (kMaxTicketLifetimeSeconds), and live at `now`:
-// issued at most kMaxIssueSkewMs ahead of it and no longer ago than its lifetime. Then it
+// issued at most kMaxIssueSkewMs ahead of it and no longer ago than its lifetime. It is live
+// exactly that long (it opens at its issue time and at the end of its lifetime, not a
+// millisecond later, nor more than kMaxIssueSkewMs before its issue time: the fuzzer's own
+// clock alone never reaches these edges, for no fuzzed ticket passes the tag). Then it
 // re-seals to a ticket that opens to the same state.
-void CheckReseals(const TicketState& state, uint64_t now) {
+void CheckReseals(absl::Span<const uint8_t> ticket, const TicketState& state, uint64_t now) {
   if (state.psk_length != HashLength(state.suite) || state.alpn_length > sizeof(state.alpn)) {
     std::abort();
   }
   if (state.lifetime_seconds > kMaxTicketLifetimeSeconds) std::abort();
-  const bool plausible = state.issued_unix_ms > now ? state.issued_unix_ms - now <= kMaxIssueSkewMs
-                                                    : now - state.issued_unix_ms <=
-                                                          uint64_t{state.lifetime_seconds} * 1000;
+  const uint64_t issued = state.issued_unix_ms;
+  const uint64_t lifetime_ms = uint64_t{state.lifetime_seconds} * 1000;
+  const bool plausible =
+      issued > now ? issued - now <= kMaxIssueSkewMs : now - issued <= lifetime_ms;
   if (!plausible) std::abort();
+  TicketState at;
+  // issued <= now + kMaxIssueSkewMs: none of these sums overflows.
+  if (!Sealer().Open(ticket, issued, &at) || !Sealer().Open(ticket, issued + lifetime_ms, &at) ||
+      Sealer().Open(ticket, issued + lifetime_ms + 1, &at)) {
+    std::abort();
+  }
+  if (issued > kMaxIssueSkewMs && (!Sealer().Open(ticket, issued - kMaxIssueSkewMs, &at) ||
+                                   Sealer().Open(ticket, issued - kMaxIssueSkewMs - 1, &at))) {
+    std::abort();
+  }
   uint8_t again[kMaxTicketLength];
   if (Sealer().Seal(state, again) != kTicketLength) std::abort();
   TicketState reopened;
@@ -100,7 +115,7 @@ void SealRoundTrip(const uint8_t* data, size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   TicketState state;
-  if (Sealer().Open({data, size}, kNowMs, &state)) CheckReseals(state, kNowMs);
+  if (Sealer().Open({data, size}, kNowMs, &state)) CheckReseals({data, size}, state, kNowMs);
   SealRoundTrip(data, size);
   return 0;
 }
