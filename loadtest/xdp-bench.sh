@@ -216,7 +216,7 @@ run() {
   server_pid=""
   replies=$(awk '/^total replies:/ { print $3 }' "$work/$name.gun")
   local mode=""
-  [ "$name" = xdp ] && mode=$(grep -o 'xdp xbs0: [a-z]* mode[^,]*, [^,]*' "$work/$name.err" | head -n 1)
+  [ "$name" = xdp ] && mode=$(grep -o "xdp $if_s: [a-z]* mode[^,]*, [^,]*" "$work/$name.err" | head -n 1)
   [ "$name" = knot ] && mode="knot: $knot_mode"
   awk -v name="$name" -v r="${replies:-0}" -v t="$seconds" -v s="$(delta_ns "$work/s0" "$work/s1")" \
     -v c="$(delta_ns "$work/c0" "$work/c1")" -v cs="$client_s" -v mode="$mode" 'BEGIN {

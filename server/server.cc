@@ -208,19 +208,17 @@ void Server::AttachXdp(const ServerConfig& config) {
     const auto port = static_cast<uint16_t>(address.port());
     if (std::find(ports.begin(), ports.end(), port) == ports.end()) ports.push_back(port);
   }
-  const xdp::XdpModePreference mode =
-      config.xdp_mode == XdpModeFlag::kNative    ? xdp::XdpModePreference::kNativeOnly
-      : config.xdp_mode == XdpModeFlag::kGeneric ? xdp::XdpModePreference::kGenericOnly
-                                                 : xdp::XdpModePreference::kNativeThenGeneric;
+  const xdp::XdpModePreference mode = XdpPreferenceOf(config.xdp_mode);
   for (const std::string& ifname : config.xdp) {
-    absl::StatusOr<uint32_t> queues = xdp::RxQueueCount(ifname);
+    // Attach first: it is the one to name a missing interface ("in this network namespace").
     absl::StatusOr<std::unique_ptr<xdp::XdpProgram>> program =
-        queues.ok() ? xdp::XdpProgram::Attach({.ifname = ifname, .ports = ports, .mode = mode})
-                    : absl::StatusOr<std::unique_ptr<xdp::XdpProgram>>(queues.status());
-    if (!program.ok()) {
-      LogWarning("--xdp %s: %s; the kernel's listeners serve it alone", ifname,
-                 program.status().message());
-      xdp_report_.push_back(absl::StrCat("xdp ", ifname, ": off (", program.status().message(),
+        xdp::XdpProgram::Attach({.ifname = ifname, .ports = ports, .mode = mode});
+    absl::StatusOr<uint32_t> queues =
+        program.ok() ? xdp::RxQueueCount(ifname) : absl::StatusOr<uint32_t>(program.status());
+    if (!queues.ok()) {
+      // Said once, by the start-up report, as a warning.
+      xdp_report_.push_back(absl::StrCat("warning: xdp ", ifname, ": off (",
+                                         queues.status().message(),
                                          "); the kernel's listeners serve it"));
       continue;
     }
@@ -244,9 +242,8 @@ void Server::AttachXdp(const ServerConfig& config) {
       absl::StrAppend(&line, "; queues ", served, "-", *queues - 1,
                       " have no worker: their frames go to the kernel's listeners");
     }
-    LogInfo("%s", line);
-    xdp_report_.push_back(std::move(line));
-    xdp_interfaces_.push_back({ifname, *queues, *std::move(program)});
+    xdp_report_.push_back(std::move(line));  // logged by the start-up report
+    xdp_interfaces_.push_back({ifname, *std::move(program)});
   }
 }
 

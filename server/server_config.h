@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "server/core/core_config.h"
 #include "server/drivers/driver_factory.h"
+#include "server/xdp/af_xdp/xdp_program.h"
 
 namespace onepass {
 
@@ -59,6 +60,21 @@ inline constexpr bool kPrivateFdTablesByDefault = true;
 
 // --xdp-mode: how the AF_XDP path's program runs (server/xdp/af_xdp/xdp_program.h).
 enum class XdpModeFlag { kAuto, kNative, kGeneric };  // auto: native, else generic
+
+// The one mapping of --xdp-mode to the attach's preference, for Server::AttachXdp and --check
+// (server/xdp_flags.h CheckXdp). Here, beside the flag's enum, rather than in xdp_flags.h:
+// the server may not depend on server_main, where the flags live.
+inline xdp::XdpModePreference XdpPreferenceOf(XdpModeFlag mode) {
+  switch (mode) {
+    case XdpModeFlag::kNative:
+      return xdp::XdpModePreference::kNativeOnly;
+    case XdpModeFlag::kGeneric:
+      return xdp::XdpModePreference::kGenericOnly;
+    case XdpModeFlag::kAuto:
+      break;
+  }
+  return xdp::XdpModePreference::kNativeThenGeneric;
+}
 
 // Everything a server is started with: the core's limits (CoreConfig) and what start-up does
 // with them (addresses, workers, CPUs, the loop).

@@ -178,6 +178,9 @@ void Worker::TakePrivateFdTable() {
 
 absl::StatusOr<int> Worker::ServeXdp(const std::string& ifname, uint32_t queue,
                                      const std::vector<uint16_t>& ports) {
+  // The queue's TCP table is bounded on its own, on top of this worker's kernel connections:
+  // the worker's share of --max-connections, and --max-connections-per-client per client
+  // address in this queue (docs/operations.md "The AF_XDP path").
   absl::StatusOr<std::unique_ptr<xdp::XdpQueue>> opened = xdp::XdpQueue::Open(
       {.ifname = ifname,
        .queue = queue,

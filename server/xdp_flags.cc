@@ -40,10 +40,7 @@ absl::Status XdpFlagsIntoConfig(ServerConfig& config) {
 }
 
 std::vector<std::string> CheckXdp(const ServerConfig& config) {
-  const xdp::XdpModePreference mode =
-      config.xdp_mode == XdpModeFlag::kNative    ? xdp::XdpModePreference::kNativeOnly
-      : config.xdp_mode == XdpModeFlag::kGeneric ? xdp::XdpModePreference::kGenericOnly
-                                                 : xdp::XdpModePreference::kNativeThenGeneric;
+  const xdp::XdpModePreference mode = XdpPreferenceOf(config.xdp_mode);
   std::vector<std::string> lines;
   for (const std::string& ifname : config.xdp) {
     lines.push_back(absl::StrCat("check: xdp ", ifname, ": ", xdp::ProbeXdp(ifname, mode)));

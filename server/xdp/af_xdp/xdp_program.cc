@@ -135,6 +135,12 @@ absl::StatusOr<Found> FindOurs(int ifindex) {
 
 const char* XdpModeName(XdpMode mode) { return mode == XdpMode::kNative ? "native" : "generic"; }
 
+std::string DescribeMode(const XdpProgram& program) {
+  return absl::StrCat(program.mode_name(), " mode, ",
+                      program.via_dispatcher() ? "through libxdp's dispatcher"
+                                               : "alone (without libxdp's dispatcher)");
+}
+
 absl::StatusOr<int> CountXdpSteer(int ifindex) {
   absl::StatusOr<Found> found = FindOurs(ifindex);
   if (!found.ok()) return found.status();
@@ -250,9 +256,7 @@ absl::StatusOr<std::unique_ptr<XdpProgram>> XdpProgram::Attach(const XdpProgramC
         "programs cannot be attached beside it",
         config.ifname, kXdpSteerProgramName);
   }
-  LogInfo("XDP program %s attached to %s in %s mode%s, steering %d port(s)", kXdpSteerProgramName,
-          config.ifname, self->mode_name(),
-          self->via_dispatcher_ ? " through libxdp's dispatcher" : " alone", config.ports.size());
+  // Success is the caller's to say, once (onepassd's start-up report: DescribeMode).
   return self;
 }
 
@@ -263,14 +267,6 @@ XdpProgram::~XdpProgram() {
 absl::Status XdpProgram::SetSocket(uint32_t queue, int xsk_fd) {
   if (bpf_map_update_elem(xsks_map_fd_, &queue, &xsk_fd, BPF_ANY) != 0) {
     return absl::InternalError(absl::StrCat("registering the AF_XDP socket of ", ifname_, " queue ",
-                                            queue, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status XdpProgram::ClearSocket(uint32_t queue) {
-  if (bpf_map_delete_elem(xsks_map_fd_, &queue) != 0 && errno != ENOENT) {
-    return absl::InternalError(absl::StrCat("removing the AF_XDP socket of ", ifname_, " queue ",
                                             queue, ": ", std::strerror(errno)));
   }
   return absl::OkStatus();

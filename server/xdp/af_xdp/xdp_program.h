@@ -52,15 +52,14 @@ class XdpProgram {
   // Frames of `queue` go to the AF_XDP socket `xsk_fd` (XskSocket::fd()); until then they pass
   // to the kernel. The kernel removes the entry itself when that socket closes.
   absl::Status SetSocket(uint32_t queue, int xsk_fd);
-  absl::Status ClearSocket(uint32_t queue);
 
   // Detaches from the interface; idempotent.
   absl::Status Detach();
 
   XdpMode mode() const { return mode_; }
   const char* mode_name() const { return XdpModeName(mode_); }
-  int ifindex() const { return ifindex_; }
-  // False when libxdp had no bpffs and attached the program alone, without its dispatcher.
+  // False when the program runs alone on the interface, without libxdp's dispatcher: no bpffs
+  // (and none could be mounted), or a kernel that refuses the dispatcher's freplace programs.
   bool via_dispatcher() const { return via_dispatcher_; }
 
  private:
@@ -74,6 +73,10 @@ class XdpProgram {
   xdp_program* program_ = nullptr;
   int xsks_map_fd_ = -1;  // owned by object_
 };
+
+// "native mode, through libxdp's dispatcher" / "generic mode, alone (without libxdp's
+// dispatcher)": the one wording of how a program runs (the start-up report, --check, tests).
+std::string DescribeMode(const XdpProgram& program);
 
 // Detaches every copy of our program (found by name, kXdpSteerProgramName) from the interface:
 // those left by a killed process. Returns how many were removed.

@@ -62,16 +62,12 @@ absl::Status XskSocket::Init() {
   // XdpProgram loads the program and registers the socket; libxdp must not load its own.
   socket_config.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
   socket_config.bind_flags = XDP_USE_NEED_WAKEUP;
-  if (config_.copy_mode == XskCopyMode::kCopy) socket_config.bind_flags |= XDP_COPY;
-  if (config_.copy_mode == XskCopyMode::kZeroCopy) socket_config.bind_flags |= XDP_ZEROCOPY;
   if (int err = xsk_socket__create(&xsk_, config_.ifname.c_str(), config_.queue, umem_, &rx_, &tx_,
                                    &socket_config);
       err != 0) {
     xsk_ = nullptr;
     std::string hint;
-    if (err == -EOPNOTSUPP && config_.copy_mode == XskCopyMode::kZeroCopy) {
-      hint = ": the driver has no AF_XDP zero-copy; use copy mode";
-    } else if (err == -EINVAL) {
+    if (err == -EINVAL) {
       hint = absl::StrCat(": is ", config_.queue, " an rx queue of ", config_.ifname,
                           "? (ethtool -l ", config_.ifname, ")");
     } else if (err == -EBUSY) {
@@ -127,7 +123,6 @@ size_t XskSocket::Receive(std::span<XskFrame> out) {
     out[i].bytes = {base + xsk_umem__add_offset_to_addr(desc->addr), desc->len};
   }
   xsk_ring_cons__release(&rx_, n);
-  stats_.rx_frames += n;
   return n;
 }
 
@@ -172,7 +167,6 @@ void XskSocket::Flush() {
   // Frames not yet completed may still sit in the tx ring: the copy-mode kernel sends at most
   // a batch per sendto and answers EAGAIN for the rest, so kick while any is outstanding.
   if (tx_free_.size() < config_.ring_size && xsk_ring_prod__needs_wakeup(&tx_)) {
-    ++stats_.kicks;
     if (sendto(fd(), nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0 && errno != EAGAIN &&
         errno != EBUSY && errno != ENOBUFS) {
       ++stats_.kick_errors;

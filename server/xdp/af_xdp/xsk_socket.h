@@ -23,18 +23,12 @@
 
 namespace onepass::xdp {
 
-enum class XskCopyMode {
-  kAuto,      // zero-copy where the driver has it, else copy (veth: copy)
-  kCopy,      // always copy (the only choice under generic XDP)
-  kZeroCopy,  // fail unless the driver does zero-copy
-};
-
 struct XskConfig {
   std::string ifname;
   uint32_t queue = 0;
   uint32_t ring_size = 1024;   // each of fill, completion, rx, tx; a power of two
   uint32_t frame_size = 2048;  // XSK_UMEM__DEFAULT_FRAME_SIZE / 2: one 1500-byte MTU frame
-  XskCopyMode copy_mode = XskCopyMode::kAuto;
+  // The kernel chooses: zero-copy where the driver has it, else copy (veth, generic XDP).
 };
 
 // A received frame: `bytes` points into the UMEM and stays valid until Release.
@@ -44,8 +38,7 @@ struct XskFrame {
 };
 
 struct XskStats {
-  uint64_t rx_frames = 0, tx_frames = 0, tx_no_frame = 0, tx_too_large = 0, kicks = 0,
-           kick_errors = 0;
+  uint64_t tx_frames = 0, tx_no_frame = 0, tx_too_large = 0, kick_errors = 0;
 };
 
 class XskSocket {
@@ -58,7 +51,6 @@ class XskSocket {
   // For poll(2) (POLLIN: the rx ring has frames) and XdpProgram::SetSocket.
   int fd() const { return xsk_socket__fd(xsk_); }
   bool zero_copy() const { return zero_copy_; }
-  uint32_t queue() const { return config_.queue; }
 
   // Takes up to out.size() received frames; returns how many. Each must be given back with
   // Release (in any order, in batches) before the rx half of the UMEM runs dry.

@@ -20,8 +20,9 @@ namespace onepass::xdp {
   X(retransmissions, "segments the AF_XDP path's TCP sent again (timeout or duplicate)")    \
   X(rsts_sent, "RSTs the AF_XDP path sent (segments of no connection, aborts)")             \
   X(drops,                                                                                  \
-    "frames dropped: malformed, bad checksum or SYN cookie, table or per-client "           \
-    "limit, no free tx frame")                                                              \
+    "segments not served, and frames not sent: malformed or a bad checksum (dropped), a "   \
+    "bad SYN cookie, the table full or the per-client limit (answered with a RST, also in " \
+    "rsts_sent), no free tx frame or too large for one (not sent)")                         \
   X(timeouts, "AF_XDP connections closed by their idle deadline or after their last retry") \
   X(ring_drops,                                                                             \
     "frames the kernel dropped before the AF_XDP socket (rx ring full, invalid "            \

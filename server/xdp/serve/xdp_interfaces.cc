@@ -52,18 +52,9 @@ absl::StatusOr<uint32_t> SysfsQueueCount(const std::string& ifname) {
 }  // namespace
 
 absl::StatusOr<uint32_t> RxQueueCount(const std::string& ifname) {
-  if (if_nametoindex(ifname.c_str()) == 0) {
-    return absl::NotFoundError(absl::StrCat("no interface ", ifname));
-  }
   absl::StatusOr<uint32_t> channels = ChannelCount(ifname);
   if (channels.ok()) return channels;
   return SysfsQueueCount(ifname);
-}
-
-std::string DescribeMode(const XdpProgram& program) {
-  return absl::StrCat(program.mode_name(), " mode, ",
-                      program.via_dispatcher() ? "through libxdp's dispatcher"
-                                               : "alone (without libxdp's dispatcher)");
 }
 
 std::string ProbeXdp(const std::string& ifname, XdpModePreference mode) {

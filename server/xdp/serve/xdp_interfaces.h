@@ -1,7 +1,7 @@
 // --xdp's interfaces at start: the XDP program attached to each (XdpProgram), how many rx
-// queues each has (so worker k serves queue k where there is one), and the lines that say it
-// (the start-up log and --check). Owned by the Server, which destroys its workers (and with
-// them the AF_XDP sockets) first: the program detaches from an interface no socket uses.
+// queues each has (so worker k serves queue k where there is one), and --check's line for each
+// (ProbeXdp). Owned by the Server, which destroys its workers (and with them the AF_XDP
+// sockets) first: the program detaches from an interface no socket uses.
 #ifndef ONEPASS_SERVER_XDP_SERVE_XDP_INTERFACES_H_
 #define ONEPASS_SERVER_XDP_SERVE_XDP_INTERFACES_H_
 
@@ -16,11 +16,8 @@
 namespace onepass::xdp {
 
 // The rx queues of `ifname` (ethtool's rx + combined channels; else /sys/class/net/IF/queues).
+// Asked after XdpProgram::Attach, which is the one to say that an interface does not exist.
 absl::StatusOr<uint32_t> RxQueueCount(const std::string& ifname);
-
-// "native mode, through libxdp's dispatcher" / "generic mode, alone (without libxdp's
-// dispatcher)".
-std::string DescribeMode(const XdpProgram& program);
 
 // For --check, which serves nothing: the mode an attach gets on `ifname` now, found by
 // attaching with no port and detaching at once; an interface already carrying our program (a
@@ -29,7 +26,6 @@ std::string ProbeXdp(const std::string& ifname, XdpModePreference mode);
 
 struct AttachedInterface {
   std::string ifname;
-  uint32_t queues = 0;
   std::unique_ptr<XdpProgram> program;
 };
 

@@ -3,23 +3,22 @@
 #include <linux/if_xdp.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include <chrono>
 #include <utility>
+
+#include "server/core/worker_metrics.h"
 
 namespace onepass::xdp {
 namespace {
 
 // The TCP's timers run on this tick while it holds connections: its first retransmission
-// timeout is 200 ms, so a retransmission leaves at most a tick late; an idle queue arms none.
+// timeout is 200 ms, so a retransmission leaves at most a tick late. A queue without
+// connections arms no tick; stats_tick_ (the kernel's drops, once a second) runs always.
 constexpr uint64_t kTickMs = 20;
 
-uint64_t NowMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1'000'000;
-}
+// [ms] the TCP's clock: the worker's monotonic clock.
+uint64_t NowMs() { return static_cast<uint64_t>(MonotonicNanos()) / 1'000'000; }
 
 XdpStatsSnapshot Summarize(const TcpStats& tcp, const XskStats& xsk) {
   XdpStatsSnapshot s;
@@ -55,15 +54,13 @@ absl::StatusOr<std::unique_ptr<XdpQueue>> XdpQueue::Open(const XdpQueueOptions& 
       static_cast<ssize_t>(config.cookie_key.size())) {
     return absl::InternalError("getrandom failed for the SYN cookie key");
   }
-  return std::unique_ptr<XdpQueue>(new XdpQueue(options.ifname, *std::move(xsk), config, driver,
-                                                std::move(handler), options.output_bytes));
+  return std::unique_ptr<XdpQueue>(
+      new XdpQueue(*std::move(xsk), config, driver, std::move(handler), options.output_bytes));
 }
 
-XdpQueue::XdpQueue(std::string ifname, std::unique_ptr<XskSocket> xsk,
-                   const TcpEndpointConfig& config, IoDriver* driver,
-                   std::function<Handler&()> handler, size_t output_bytes)
-    : ifname_(std::move(ifname)),
-      xsk_(std::move(xsk)),
+XdpQueue::XdpQueue(std::unique_ptr<XskSocket> xsk, const TcpEndpointConfig& config,
+                   IoDriver* driver, std::function<Handler&()> handler, size_t output_bytes)
+    : xsk_(std::move(xsk)),
       sink_(xsk_.get()),
       adapter_(std::move(handler), output_bytes),
       endpoint_(config, &adapter_, &sink_),

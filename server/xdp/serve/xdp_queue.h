@@ -50,13 +50,11 @@ class XdpQueue {
   XdpQueue& operator=(const XdpQueue&) = delete;
 
   int fd() const { return xsk_->fd(); }
-  uint32_t queue() const { return xsk_->queue(); }
-  const std::string& ifname() const { return ifname_; }
   const XdpCounters& counters() const { return counters_; }
 
  private:
-  XdpQueue(std::string ifname, std::unique_ptr<XskSocket> xsk, const TcpEndpointConfig& config,
-           IoDriver* driver, std::function<Handler&()> handler, size_t output_bytes);
+  XdpQueue(std::unique_ptr<XskSocket> xsk, const TcpEndpointConfig& config, IoDriver* driver,
+           std::function<Handler&()> handler, size_t output_bytes);
   void OnReadable();
   void OnTick();
   void AfterEvents();  // flush, publish counters, the next tick
@@ -71,7 +69,6 @@ class XdpQueue {
     XskSocket* xsk_;
   };
 
-  const std::string ifname_;
   std::unique_ptr<XskSocket> xsk_;
   Sink sink_;
   HandlerAdapter adapter_;

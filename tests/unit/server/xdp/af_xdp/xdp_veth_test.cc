@@ -257,8 +257,7 @@ TEST_P(XdpVethModeTest, KernelClientGetsItsAnswerOverAfXdpAndOtherPortsReachTheK
     const XdpMode expected =
         GetParam() == XdpModePreference::kGenericOnly ? XdpMode::kGeneric : XdpMode::kNative;
     EXPECT_EQ((*program)->mode(), expected) << (*program)->mode_name();
-    std::printf("XDP mode on veth: %s, %s\n", (*program)->mode_name(),
-                (*program)->via_dispatcher() ? "through libxdp's dispatcher" : "alone");
+    std::printf("XDP mode on veth: %s\n", DescribeMode(**program).c_str());
     EXPECT_NE(AttachedProgramId(ifindex_), 0u);
 
     absl::StatusOr<std::unique_ptr<XskSocket>> xsk =
