@@ -34,12 +34,18 @@ ABSL_FLAG(std::string, tls_ciphersuites, onepass::tls::kDefaultTlsCipherSuites,
           "TLS 1.3 cipher suites, colon-separated, in the server's order of preference (a "
           "client that lists ChaCha20 first still gets it). AES-128-GCM first: ~7% less CPU "
           "per handshake than AES-256-GCM (server/tls/README.md).");
-ABSL_FLAG(std::string, tls_engine, "openssl",
-          "TLS engine for --tls-listen: \"openssl\", or \"onepass\", this server's own TLS 1.3 "
-          "handshake (ECDSA P-256 certificate, X25519 or P-256 key exchange, the three TLS 1.3 "
-          "suites, resumption from its own tickets) with OpenSSL serving every ClientHello it "
-          "does not (TLS 1.2, other keys and groups; counted: onepass_tls_fallback_total). "
-          "Also from the environment: ONEPASS_TLS_ENGINE, which the flag overrides.");
+// Empty by default, so that "not given" is a value of its own (like --tls-alpn's): the default
+// engine is kDefaultTlsEngine, after ONEPASS_TLS_ENGINE (ChooseTlsEngine).
+ABSL_FLAG(
+    std::string, tls_engine, "",
+    absl::StrCat("TLS engine for --tls-listen: \"openssl\", or \"onepass\", this server's own TLS "
+                 "1.3 handshake (ECDSA P-256 certificate, X25519 or P-256 key exchange, the three "
+                 "TLS 1.3 suites, resumption from its own tickets) with OpenSSL serving every "
+                 "ClientHello it does not (TLS 1.2, other keys and groups; counted: "
+                 "onepass_tls_fallback_total). Not given (or empty): the engine that "
+                 "ONEPASS_TLS_ENGINE in the environment names (a whole test run, a service unit), "
+                 "else \"",
+                 onepass::kDefaultTlsEngine, "\". Given, the flag wins over the variable."));
 ABSL_FLAG(int, tls_idle_timeout_ms, absl::ToInt64Milliseconds(onepass::kDefaultTlsIdleTimeout),
           "How long a TLS connection may wait idle for its next query, in ms (the TLS "
           "counterpart of --keepalive-ms; RFC 7858 §3.4: stubs keep DoT connections), echoed "
@@ -70,6 +76,23 @@ ABSL_FLAG(int, tls_resumed_per_client, onepass::kDefaultTlsResumedPerClient,
 
 namespace onepass {
 
+absl::StatusOr<std::string> ChooseTlsEngine(absl::string_view flag_value, const char* from_env) {
+  const bool use_env = flag_value.empty() && from_env != nullptr && *from_env != '\0';
+  absl::string_view engine = use_env ? absl::string_view(from_env) : flag_value;
+  if (engine.empty()) engine = kDefaultTlsEngine;
+  if (engine == "openssl" || engine == "onepass") return std::string(engine);
+  // The names tls::MakeTlsEngine knows, checked here, at start (with or without a certificate),
+  // so that the error says where the bad name came from.
+  return absl::InvalidArgumentError(
+      absl::StrCat(use_env ? absl::StrCat(kTlsEngineVariable, "=\"", engine, "\" (the environment)")
+                           : absl::StrCat("--tls-engine \"", engine, "\""),
+                   ": no such TLS engine; use openssl or onepass"));
+}
+
+absl::StatusOr<std::string> TlsEngineFromFlags() {
+  return ChooseTlsEngine(absl::GetFlag(FLAGS_tls_engine), std::getenv(kTlsEngineVariable));
+}
+
 void TlsFlagsIntoConfig(ServerConfig& config) {
   config.tls_listen = absl::GetFlag(FLAGS_tls_listen);
   config.tls_max_handshakes = absl::GetFlag(FLAGS_tls_max_handshakes);
@@ -96,13 +119,9 @@ absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> LoadTlsFromFlags(
   config.ticket_keys_file = absl::GetFlag(FLAGS_tls_ticket_keys);
   config.allow_tls12 = absl::GetFlag(FLAGS_tls12);
   config.ciphersuites = absl::GetFlag(FLAGS_tls_ciphersuites);
-  config.engine = absl::GetFlag(FLAGS_tls_engine);
-  // The environment names the engine for a whole test run or a service unit; a flag given on
-  // the command line (not the default) wins.
-  if (const char* from_env = std::getenv("ONEPASS_TLS_ENGINE");
-      from_env != nullptr && *from_env != '\0' && config.engine == "openssl") {
-    config.engine = from_env;
-  }
+  absl::StatusOr<std::string> engine = TlsEngineFromFlags();
+  if (!engine.ok()) return engine.status();
+  config.engine = *std::move(engine);
   if (config.cert_file.empty() && config.key_file.empty()) {
     if (!config.ticket_keys_file.empty()) {
       return absl::InvalidArgumentError(

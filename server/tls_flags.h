@@ -9,11 +9,26 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/server_config.h"
 #include "server/tls/tls_server_context.h"
 
 namespace onepass {
+
+// The engine when neither --tls-engine nor kTlsEngineVariable names one: the one line to change
+// when the default engine changes (tls::MakeTlsEngine knows the names).
+inline constexpr absl::string_view kDefaultTlsEngine = "openssl";
+// The environment variable that names the engine when --tls-engine is not given.
+inline constexpr char kTlsEngineVariable[] = "ONEPASS_TLS_ENGINE";
+
+// Which TLS engine serves: `flag_value` (--tls-engine's) when not empty, else `from_env`
+// (kTlsEngineVariable's value, null when unset) when not empty, else kDefaultTlsEngine. An
+// unknown name is an InvalidArgument error that says where it came from: the flag or the
+// variable.
+absl::StatusOr<std::string> ChooseTlsEngine(absl::string_view flag_value, const char* from_env);
+// ChooseTlsEngine of --tls-engine and the environment.
+absl::StatusOr<std::string> TlsEngineFromFlags();
 
 // --tls-listen's addresses, as given, and the handshake limits, into `config`.
 void TlsFlagsIntoConfig(ServerConfig& config);
