@@ -16,8 +16,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "gtest/gtest.h"
 
 extern char** environ;
 
@@ -38,6 +40,71 @@ int StatValue(absl::string_view stdout_text, absl::string_view key) {
     }
   }
   return -1;
+}
+
+namespace {
+
+// The sum of the exit line's counters whose key starts with `prefix` ("tls_fallback{"), or -1
+// when it has none.
+int64_t StatSum(absl::string_view stdout_text, absl::string_view prefix) {
+  int64_t sum = -1;
+  for (absl::string_view line : absl::StrSplit(stdout_text, '\n')) {
+    if (!absl::ConsumePrefix(&line, "stats ")) continue;
+    for (absl::string_view pair : absl::StrSplit(line, ' ')) {
+      const size_t equals = pair.rfind('=');
+      int64_t value = 0;
+      if (equals == absl::string_view::npos || !absl::StartsWith(pair, prefix) ||
+          !absl::SimpleAtoi(pair.substr(equals + 1), &value)) {
+        continue;
+      }
+      sum = (sum < 0 ? 0 : sum) + value;
+    }
+  }
+  return sum;
+}
+
+// Whether `argv`'s server gets the onepass engine from ONEPASS_TLS_ENGINE (server/tls_flags.h):
+// the variable says onepass and no --tls-engine (or -tls_engine=...) is among the arguments.
+bool OnepassEngineFromEnvironment(const std::vector<std::string>& argv) {
+  const char* engine = std::getenv("ONEPASS_TLS_ENGINE");
+  if (engine == nullptr || absl::string_view(engine) != "onepass") return false;
+  for (absl::string_view arg : argv) {
+    if (!absl::ConsumePrefix(&arg, "-")) continue;
+    absl::ConsumePrefix(&arg, "-");
+    const absl::string_view name = arg.substr(0, arg.find('='));
+    if (absl::StrReplaceAll(name, {{"-", "_"}}) == "tls_engine") return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::Status CheckOnepassEngineServed(absl::string_view stdout_text) {
+  const int64_t full = StatSum(stdout_text, "tls_handshakes_full=");
+  const int64_t resumed = StatSum(stdout_text, "tls_handshakes_resumed=");
+  const int64_t fallback = StatSum(stdout_text, "tls_fallback{");
+  if (full < 0 || resumed < 0 || fallback < 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "ONEPASS_TLS_ENGINE=onepass: the exit line has no TLS handshake and fallback counters, "
+        "so nothing shows the onepass engine served; stdout: ",
+        stdout_text));
+  }
+  const int64_t completed = full + resumed;
+  if (completed == 0) return absl::OkStatus();
+  // The exact count, where the server has it; else what the fallback counts leave room for.
+  if (const int64_t ours = StatSum(stdout_text, "tls_handshakes_engine{engine=\"onepass\"}=");
+      ours >= 0) {
+    if (ours > 0) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "ONEPASS_TLS_ENGINE=onepass, but the onepass engine served none of the ", completed,
+        " completed handshakes (tls_handshakes_engine{engine=\"onepass\"}=0); stdout: ",
+        stdout_text));
+  }
+  if (completed > fallback) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "ONEPASS_TLS_ENGINE=onepass, but no handshake shows the onepass engine served it: ",
+      completed, " completed, ", fallback,
+      " ClientHellos handed to OpenSSL (tls_fallback); stdout: ", stdout_text));
 }
 
 std::string OnepassdPath() {
@@ -113,6 +180,8 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
       std::string line = pending.substr(0, newline);
       pending.erase(0, newline + 1);
       if (line == "ready") {
+        server->check_onepass_engine_ =
+            !server->tls_addresses_.empty() && OnepassEngineFromEnvironment(argv);
         server->stdout_text_ = pending;  // anything printed after "ready"
         fcntl(server->stdout_fd_, F_SETFL, O_NONBLOCK);
         return server;
@@ -170,7 +239,14 @@ int ServerProcess::Stop(absl::Duration timeout) {
     pid_t done = waitpid(pid_, &status, WNOHANG);
     if (done == pid_) {
       pid_ = -1;
-      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      if (check_onepass_engine_ && code == 0) {
+        check_onepass_engine_ = false;
+        if (absl::Status served = CheckOnepassEngineServed(ReadStdout()); !served.ok()) {
+          ADD_FAILURE() << served.message();
+        }
+      }
+      return code;
     }
     usleep(10 * 1000);
   }
@@ -181,6 +257,7 @@ int ServerProcess::Stop(absl::Duration timeout) {
 }
 
 ServerProcess::~ServerProcess() {
+  if (pid_ > 0 && check_onepass_engine_) Stop();
   if (pid_ > 0) {
     kill(pid_, SIGKILL);
     int status = 0;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -21,9 +22,23 @@ namespace onepass::testing {
 // Handler counters have keys like `whois_replies{result="match"}`.
 int StatValue(absl::string_view stdout_text, absl::string_view key);
 
+// For a server whose TLS engine is the onepass one (server/tls/onepass/): OK when its exit line
+// in `stdout_text` shows that engine served a handshake itself, or when none completed. The
+// proof is tls_handshakes_engine{engine="onepass"} > 0 where the line has that counter, else
+// more completed handshakes (tls_handshakes_full + tls_handshakes_resumed) than ClientHellos
+// handed to OpenSSL (the tls_fallback{reason=...} counts, completed or not). Otherwise an error
+// quoting the line (every handshake may have been OpenSSL's), as when it has no TLS counters.
+absl::Status CheckOnepassEngineServed(absl::string_view stdout_text);
+
 // Path of the onepassd binary under test (compiled in by CMake as ONEPASSD_PATH).
 std::string OnepassdPath();
 
+// With ONEPASS_TLS_ENGINE=onepass in the environment (scripts/test.sh reruns the TLS end-to-end
+// tests so) and no --tls-engine among a TLS server's arguments, its engine is the onepass one by
+// way of the variable, and the end-to-end tests alone would pass on OpenSSL's fallback too: then
+// Stop() fails the running test (gtest) when the exit line does not pass CheckOnepassEngineServed,
+// and the destructor stops such a server with SIGTERM, not SIGKILL, to get that line. A test
+// that passes --tls-engine chose its engine and checks it itself.
 class ServerProcess {
  public:
   // Starts `binary` with `args` (which should contain --listen 127.0.0.1:0) and waits up to
@@ -32,7 +47,7 @@ class ServerProcess {
       const std::vector<std::string>& args, const std::string& binary = OnepassdPath(),
       absl::Duration startup_timeout = absl::Seconds(20));
 
-  ~ServerProcess();  // SIGKILL if still running.
+  ~ServerProcess();  // SIGKILL if still running (Stop() first when the engine check applies).
 
   // The bound addresses, in --listen order, e.g. "127.0.0.1:40123" or "[::1]:40124".
   const std::vector<std::string>& addresses() const { return addresses_; }
@@ -46,6 +61,7 @@ class ServerProcess {
   pid_t pid() const { return pid_; }
 
   // Sends SIGTERM and waits up to `timeout`; returns the exit code (-1 on signal or timeout).
+  // On exit code 0, the onepass engine check above (when it applies).
   int Stop(absl::Duration timeout = absl::Seconds(10));
 
   // Whatever the server wrote to stderr so far (logs), read without blocking.
@@ -62,6 +78,7 @@ class ServerProcess {
   int stderr_fd_ = -1;
   int port_ = 0;
   int tls_port_ = 0;
+  bool check_onepass_engine_ = false;  // the class comment's check is due at Stop()
   std::vector<std::string> addresses_;
   std::vector<std::string> tls_addresses_;
   std::string metrics_address_;
