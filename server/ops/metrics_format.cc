@@ -1,5 +1,6 @@
 #include "server/ops/metrics_format.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -244,6 +245,14 @@ void WriteTls(const MetricsInput& input, Exposition& out) {
              "handshakes of the onepass engine that needed a HelloRetryRequest (no key share "
              "on X25519 or P-256)");
   out.Sample("onepass_tls_hello_retry_requests_total", {}, tls.hello_retry_requests);
+  out.Family("onepass_tls_handshakes_by_engine_total", "counter",
+             "completed handshakes by the engine that served them: the onepass engine itself, "
+             "or OpenSSL's (--tls-engine openssl, or what the onepass engine handed over)");
+  const uint64_t completed = tls.handshakes_full + tls.handshakes_resumed;
+  out.Sample("onepass_tls_handshakes_by_engine_total", {{"engine", "onepass"}},
+             tls.handshakes_onepass_engine);
+  out.Sample("onepass_tls_handshakes_by_engine_total", {{"engine", "openssl"}},
+             completed - std::min(completed, tls.handshakes_onepass_engine));
   out.Family("onepass_tls_fallback_total", "counter",
              "ClientHellos the onepass engine handed to the OpenSSL engine, by reason");
   for (int i = 0; i < tls::tls13::kFallbackCount; ++i) {

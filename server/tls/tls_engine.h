@@ -41,6 +41,7 @@ struct HandshakeFacts {
   bool resumed = false;
   bool tls13 = false;
   int cipher = 3;  // TlsCipherName's index: TLS 1.3's three suites, 3 for anything else
+  bool onepass_engine = false;  // served by our own TLS 1.3 engine, not by OpenSSL's
 };
 
 // The session's ciphertext, as its engine reads and writes it: the bytes of the current Feed,

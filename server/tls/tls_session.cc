@@ -139,6 +139,7 @@ void TlsSession::CompleteHandshake() {
   ++(facts.tls13 ? stats_->tls13 : stats_->tls12);
   ++(alpn().empty() ? stats_->alpn_absent : stats_->alpn_selected);
   ++stats_->cipher[facts.cipher];
+  if (facts.onepass_engine) ++stats_->handshakes_onepass_engine;
 }
 
 bool TlsSession::Encrypt(absl::Span<const uint8_t> plaintext, bool close_notify) {

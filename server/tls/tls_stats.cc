@@ -1,5 +1,7 @@
 #include "server/tls/tls_stats.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace onepass::tls {
@@ -30,6 +32,7 @@ TlsStatsSnapshot& TlsStatsSnapshot::operator+=(const TlsStatsSnapshot& other) {
   tickets_unknown_key += other.tickets_unknown_key;
   close_notify_received += other.close_notify_received;
   hello_retry_requests += other.hello_retry_requests;
+  handshakes_onepass_engine += other.handshakes_onepass_engine;
   for (int i = 0; i < tls13::kFallbackCount; ++i) fallback[i] += other.fallback[i];
   for (int i = 0; i < kTlsCipherCount; ++i) cipher[i] += other.cipher[i];
   for (int i = 0; i < kTlsFailureCount; ++i) failed[i] += other.failed[i];
@@ -44,6 +47,10 @@ std::string TlsStatsSnapshot::Format() const {
       " tls_tickets_unknown_key=", tickets_unknown_key,
       " tls_close_notify_received=", close_notify_received,
       " tls_hello_retry_requests=", hello_retry_requests);
+  const uint64_t completed = handshakes_full + handshakes_resumed;
+  absl::StrAppend(&text, " tls_handshakes_engine{engine=\"onepass\"}=", handshakes_onepass_engine,
+                  " tls_handshakes_engine{engine=\"openssl\"}=",
+                  completed - std::min(completed, handshakes_onepass_engine));
   for (int i = 0; i < tls13::kFallbackCount; ++i) {
     absl::StrAppend(&text, " tls_fallback{reason=\"",
                     tls13::FallbackName(static_cast<tls13::Fallback>(i + 1)), "\"}=", fallback[i]);
@@ -70,6 +77,7 @@ TlsStatsSnapshot TlsStats::Read() const {
   snapshot.tickets_unknown_key = load(tickets_unknown_key);
   snapshot.close_notify_received = load(close_notify_received);
   snapshot.hello_retry_requests = load(hello_retry_requests);
+  snapshot.handshakes_onepass_engine = load(handshakes_onepass_engine);
   for (int i = 0; i < tls13::kFallbackCount; ++i) snapshot.fallback[i] = load(fallback[i]);
   for (int i = 0; i < kTlsCipherCount; ++i) snapshot.cipher[i] = load(cipher[i]);
   for (int i = 0; i < kTlsFailureCount; ++i) snapshot.failed[i] = load(failed[i]);

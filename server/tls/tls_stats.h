@@ -65,6 +65,7 @@ struct TlsStatsSnapshot {
   uint64_t tickets_unknown_key = 0;
   uint64_t close_notify_received = 0;
   uint64_t hello_retry_requests = 0;
+  uint64_t handshakes_onepass_engine = 0;
   uint64_t fallback[tls13::kFallbackCount] = {};
   uint64_t cipher[kTlsCipherCount] = {};
   uint64_t failed[kTlsFailureCount] = {};
@@ -93,9 +94,11 @@ struct TlsStats {
   std::atomic<uint64_t> tickets_unknown_key{0};  // a ticket of a key no longer in use: full
   std::atomic<uint64_t> close_notify_received{0};
   // The onepass engine (server/tls/onepass/): handshakes that needed a HelloRetryRequest (the
-  // client shared no key on a group of ours), and ClientHellos handed to the OpenSSL engine,
-  // by reason (tls13::Fallback, indexed by its value - 1).
+  // client shared no key on a group of ours), completed handshakes it served itself (the rest
+  // of handshakes_full + handshakes_resumed, OpenSSL's), and ClientHellos handed to the OpenSSL
+  // engine, by reason (tls13::Fallback, indexed by its value - 1).
   std::atomic<uint64_t> hello_retry_requests{0};
+  std::atomic<uint64_t> handshakes_onepass_engine{0};
   std::atomic<uint64_t> fallback[tls13::kFallbackCount] = {};
   // Completed handshakes by cipher suite (TlsCipherName order).
   std::atomic<uint64_t> cipher[kTlsCipherCount] = {};

@@ -133,6 +133,7 @@ HandshakeFacts OnepassSession::Facts() const {
   HandshakeFacts facts;
   facts.resumed = own_.resumed();
   facts.tls13 = true;
+  facts.onepass_engine = true;
   facts.cipher = own_.suite() - 0x1301;  // TlsCipherName's order is the code points' order
   return facts;
 }

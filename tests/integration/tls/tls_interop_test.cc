@@ -186,6 +186,8 @@ TEST_P(TlsInteropTest, EveryClientEverySuiteGroupAndHandshake) {
       // OpenSSL's engine counts no retries, so the ones these clients forced (above) show that
       // it, and not ours, served them.
       EXPECT_EQ(Counter(stats, "tls_hello_retry_requests"), 0) << stats;
+      EXPECT_EQ(Counter(stats, "tls_handshakes_engine{engine=\"onepass\"}"), 0) << stats;
+      EXPECT_GT(Counter(stats, "tls_handshakes_engine{engine=\"openssl\"}"), 0) << stats;
       continue;
     }
     // Our engine served every one of these clients itself: nothing went to OpenSSL, every
@@ -196,6 +198,10 @@ TEST_P(TlsInteropTest, EveryClientEverySuiteGroupAndHandshake) {
     EXPECT_THAT(stats, ::testing::Not(::testing::ContainsRegex("tls_fallback\\{[^ ]*=[1-9]")))
         << stats;
     EXPECT_THAT(stats, HasSubstr(" tls_failed=0 ")) << stats;
+    EXPECT_EQ(Counter(stats, "tls_handshakes_engine{engine=\"onepass\"}"),
+              Counter(stats, "tls_handshakes_full") + Counter(stats, "tls_handshakes_resumed"))
+        << stats;
+    EXPECT_EQ(Counter(stats, "tls_handshakes_engine{engine=\"openssl\"}"), 0) << stats;
   }
 }
 
