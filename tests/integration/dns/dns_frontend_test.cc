@@ -307,19 +307,20 @@ TEST_F(FrontendWithNsd, DefaultRrlOfNsdFailsNoQueryAndNeverMarksItDown) {
                                  "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(frontend.ok()) << frontend.status();
   constexpr int kThreads = 8;
-  // Far above 200/s for 2 s (RRL counts per second: a shorter burst can slip through), and
+  // Far above 200/s for 3 s (RRL counts per second: a shorter burst can slip through), and
   // bounded in count.
   constexpr int kQueriesPerThread = 5000;
-  const absl::Duration kRun = absl::Seconds(2);
+  const absl::Duration kRun = absl::Seconds(3);
   std::atomic<int> failures{0}, answered{0};
   std::vector<std::thread> threads;
   const absl::Time start = absl::Now();
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      const char* names[] = {"www.example.com", "mail.example.com", "ns1.example.com"};
+    threads.emplace_back([&] {
+      // One name: RRL keeps a bucket per name and prefix, and on a slow machine (TSan, a busy
+      // CI) three names shared the rate and stayed under 200/s each.
       for (int i = 0; i < kQueriesPerThread && absl::Now() - start < kRun; ++i) {
         auto answer = AskTcp((*frontend)->port(),
-                             MakeQuery(names[(t + i) % 3], "A", {.id = static_cast<uint16_t>(i)}));
+                             MakeQuery("www.example.com", "A", {.id = static_cast<uint16_t>(i)}));
         if (answer.ok() && answer->rcode == 0 && !answer->answer.empty()) {
           ++answered;
         } else {
