@@ -1,11 +1,11 @@
 #include "server/tls/tls13/wire/handshake_reader.h"
 
-#include <utility>
-
 namespace onepass::tls::tls13 {
 
 HandshakeReader::Result HandshakeReader::Feed(std::span<const uint8_t> fragment,
                                               std::vector<HandshakeMessage>& out) {
+  buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(taken_));
+  taken_ = 0;
   buffer_.insert(buffer_.end(), fragment.begin(), fragment.end());
   size_t pos = 0;
   while (buffer_.size() - pos >= 4) {
@@ -16,14 +16,10 @@ HandshakeReader::Result HandshakeReader::Feed(std::span<const uint8_t> fragment,
       return Result::kError;
     }
     if (buffer_.size() - pos - 4 < length) break;
-    HandshakeMessage message;
-    message.type = buffer_[pos];
-    message.body.assign(buffer_.begin() + static_cast<std::ptrdiff_t>(pos + 4),
-                        buffer_.begin() + static_cast<std::ptrdiff_t>(pos + 4 + length));
-    out.push_back(std::move(message));
+    out.push_back({buffer_[pos], std::span<const uint8_t>(buffer_.data() + pos + 4, length)});
     pos += 4 + length;
   }
-  buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(pos));
+  taken_ = pos;
   return Result::kOk;
 }
 

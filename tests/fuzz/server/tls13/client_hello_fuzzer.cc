@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "server/tls/tls13/handshake/choose.h"
@@ -81,11 +82,11 @@ void CheckChoices(const ClientHello& hello, std::span<const uint8_t> all) {
   }
 }
 
-void ReadClientHello(const std::vector<uint8_t>& body) {
+void ReadClientHello(std::span<const uint8_t> body) {
   ClientHello hello;
   const absl::Span<const uint8_t> bytes(body.data(), body.size());
   if (!onepass::tls::tls13::ParseClientHello(bytes, &hello).ok) return;
-  const std::span<const uint8_t> all(body);
+  const std::span<const uint8_t> all = body;
   CheckInside(all, hello.random);
   CheckInside(all, hello.legacy_session_id);
   CheckInside(all, hello.cipher_suites.bytes);
@@ -112,19 +113,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t step = size_t{data[0]} + 1;
   const std::span<const uint8_t> input(data + 1, size - 1);
   onepass::tls::tls13::HandshakeReader whole_reader(4096), split_reader(4096);
-  std::vector<onepass::tls::tls13::HandshakeMessage> whole, split;
+  std::vector<onepass::tls::tls13::HandshakeMessage> whole, messages;
   const bool whole_ok =
       whole_reader.Feed(input, whole) == onepass::tls::tls13::HandshakeReader::Result::kOk;
+  // A message is a view until the reader's next Feed: the split ones are kept as copies.
+  std::vector<std::pair<uint8_t, std::vector<uint8_t>>> split;
   bool split_ok = true;
   for (size_t pos = 0; pos < input.size() && split_ok; pos += step) {
     const size_t n = std::min(step, input.size() - pos);
-    split_ok = split_reader.Feed(input.subspan(pos, n), split) ==
+    messages.clear();
+    split_ok = split_reader.Feed(input.subspan(pos, n), messages) ==
                onepass::tls::tls13::HandshakeReader::Result::kOk;
+    for (const auto& m : messages)
+      split.emplace_back(m.type, std::vector(m.body.begin(), m.body.end()));
   }
   if (whole_ok != split_ok) std::abort();
   if (whole_ok && split.size() != whole.size()) std::abort();
   for (size_t i = 0; whole_ok && i < whole.size(); ++i) {
-    if (whole[i].type != split[i].type || whole[i].body != split[i].body) std::abort();
+    if (whole[i].type != split[i].first ||
+        !std::equal(whole[i].body.begin(), whole[i].body.end(), split[i].second.begin(),
+                    split[i].second.end())) {
+      std::abort();
+    }
   }
   for (const onepass::tls::tls13::HandshakeMessage& message : whole) {
     if (message.type == 1) ReadClientHello(message.body);

@@ -13,22 +13,32 @@ std::vector<uint8_t> TwoMessages() {
   return {1, 0, 0, 3, 'a', 'b', 'c', 20, 0, 0, 0, 2, 0, 0, 1, 'x'};
 }
 
-std::vector<HandshakeMessage> FeedPieces(const std::vector<uint8_t>& in,
-                                         const std::vector<size_t>& cuts) {
+// A message as the test keeps it: the reader's views last until its next Feed only.
+struct Message {
+  uint8_t type = 0;
+  std::vector<uint8_t> body;
+};
+
+std::vector<Message> FeedPieces(const std::vector<uint8_t>& in, const std::vector<size_t>& cuts) {
   HandshakeReader reader;
-  std::vector<HandshakeMessage> out;
+  std::vector<Message> out;
+  std::vector<HandshakeMessage> fed;
+  auto feed = [&](std::span<const uint8_t> piece) {
+    fed.clear();
+    EXPECT_EQ(reader.Feed(piece, fed), HandshakeReader::Result::kOk);
+    for (const HandshakeMessage& m : fed) out.push_back({m.type, {m.body.begin(), m.body.end()}});
+  };
   size_t start = 0;
   for (size_t cut : cuts) {
-    EXPECT_EQ(reader.Feed(std::span(in).subspan(start, cut - start), out),
-              HandshakeReader::Result::kOk);
+    feed(std::span(in).subspan(start, cut - start));
     start = cut;
   }
-  EXPECT_EQ(reader.Feed(std::span(in).subspan(start), out), HandshakeReader::Result::kOk);
+  feed(std::span(in).subspan(start));
   EXPECT_TRUE(reader.AtMessageBoundary());
   return out;
 }
 
-void ExpectSame(const std::vector<HandshakeMessage>& a, const std::vector<HandshakeMessage>& b) {
+void ExpectSame(const std::vector<Message>& a, const std::vector<Message>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].type, b[i].type);
