@@ -9,8 +9,8 @@
 #   onepassd-idle0  the same with --tls-idle-timeout-ms 0 (every answer closes: the default
 #             before DoT connections were kept), so that a run shows what the kept default costs
 #             a one-query client
-#   onepassd-tls13  the same with --tls-engine onepass: our own TLS 1.3 handshake
-#             (server/tls/onepass/) instead of OpenSSL's
+#   onepassd-openssl  the same with --tls-engine openssl: OpenSSL's handshake for every
+#             connection instead of our own TLS 1.3 engine (server/tls/onepass/, the default)
 #   onepassd  onepassd --zone --tls-listen (one worker; the per-prefix handshake limits off, as
 #             the peers have none and every connection here comes from 127.0.0.1); a build
 #             without --tls-listen is said
@@ -24,7 +24,7 @@
 # --tls-sni) and runs closed loop, --concurrency connections, on the client CPUs.
 #
 #   loadtest/dot-bench.sh [--seconds 5] [--count N] [--rounds 1] [--concurrency 64]
-#                         [--servers "nsd bind dnsdist onepassd onepassd-tls13"] [--modes "full resumed"]
+#                         [--servers "nsd bind dnsdist onepassd onepassd-openssl"] [--modes "full resumed"]
 #                         [--server-cpus 0] [--client-cpus 1] [--bin DIR] [--name NAME]
 #                         [--results DIR]
 #
@@ -53,7 +53,7 @@ seconds=5
 count=""
 rounds=1
 concurrency=64
-servers="nsd bind dnsdist onepassd onepassd-tls13"
+servers="nsd bind dnsdist onepassd onepassd-openssl"
 modes="full resumed"
 server_cpus=0
 client_cpus=1
@@ -72,8 +72,8 @@ find_binaries load
 for server in $servers; do
   case $server in
     nsd) need=nsd ;; bind) need=named ;; dnsdist) need=dnsdist ;;
-    onepassd|onepassd-idle0|onepassd-tls13) need="" ; find_binaries onepassd ;;
-    *) echo "dot-bench: --servers $server: choose among nsd bind dnsdist onepassd onepassd-idle0 onepassd-tls13" >&2; exit 1 ;;
+    onepassd|onepassd-idle0|onepassd-openssl) need="" ; find_binaries onepassd ;;
+    *) echo "dot-bench: --servers $server: choose among nsd bind dnsdist onepassd onepassd-idle0 onepassd-openssl" >&2; exit 1 ;;
   esac
   for tool in $need kdig openssl nsd; do
     command -v "$tool" > /dev/null ||
@@ -247,10 +247,10 @@ run_server() {
     dnsdist)
       start_dnsdist_tls "$work/$name" "$server_cpus" "127.0.0.1:$BACKEND_PORT"
       port=$PORT ;;
-    onepassd|onepassd-idle0|onepassd-tls13)
+    onepassd|onepassd-idle0|onepassd-openssl)
       local extra=()
       [ "$server" = onepassd-idle0 ] && extra=(--tls-idle-timeout-ms 0)
-      [ "$server" = onepassd-tls13 ] && extra=(--tls-engine onepass)
+      [ "$server" = onepassd-openssl ] && extra=(--tls-engine openssl)
       if ! onepassd_has_tls; then
         echo "  onepassd: NOT MEASURED: $onepassd has no --tls-listen (DNS over TLS is not in this build)"
         return 1

@@ -80,8 +80,8 @@ if [ -d tests/deploy ]; then
     tests/deploy/fake-ethtool tests/deploy/*.bash tests/deploy/*.bats tests/loadtest/*.bats \
     tests/scripts/*.bats
   run_bats tests/deploy
-  # testssl.sh against the onepass TLS engine too (onepassd reads ONEPASS_TLS_ENGINE).
-  ONEPASS_TLS_ENGINE=onepass run_bats tests/deploy/dot_testssl.bats
+  # testssl.sh against the OpenSSL TLS engine too (onepassd reads ONEPASS_TLS_ENGINE).
+  ONEPASS_TLS_ENGINE=openssl run_bats tests/deploy/dot_testssl.bats
   run_bats tests/loadtest
 fi
 

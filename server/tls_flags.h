@@ -16,9 +16,9 @@
 
 namespace onepass {
 
-// The engine when neither --tls-engine nor kTlsEngineVariable names one: the one line to change
-// when the default engine changes (tls::MakeTlsEngine knows the names).
-inline constexpr absl::string_view kDefaultTlsEngine = "openssl";
+// The engine when neither --tls-engine nor kTlsEngineVariable names one: TlsConfig's
+// (server/tls/tls_config.h; tls::MakeTlsEngine knows the names).
+using tls::kDefaultTlsEngine;
 // The environment variable that names the engine when --tls-engine is not given.
 inline constexpr char kTlsEngineVariable[] = "ONEPASS_TLS_ENGINE";
 

@@ -243,6 +243,7 @@ int Main(int argc, char** argv) {
   const int rounds = argc > 2 ? std::max(1, std::atoi(argv[2])) : 10;
   testing::TestPkiDir pki;
   TlsConfig config;
+  config.engine = "openssl";  // OpenSSL's rows; the onepass row's context is made below
   config.cert_file = pki.chain_file();
   config.key_file = pki.key_file();
   auto context = TlsServerContext::Create(config, absl::Now());

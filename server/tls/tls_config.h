@@ -8,9 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace onepass::tls {
+
+// The engine a context gets when nothing names one (TlsConfig::engine, and onepassd's when
+// neither --tls-engine nor ONEPASS_TLS_ENGINE does): our own TLS 1.3 handshake, OpenSSL's
+// engine behind it for every ClientHello it does not serve (onepass/onepass_engine.h).
+inline constexpr absl::string_view kDefaultTlsEngine = "onepass";
 
 inline constexpr char kDefaultTlsCipherSuites[] =
     "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
@@ -23,9 +29,10 @@ struct TlsConfig {
   // Session ticket keys (server/tls/ticket_keys.h for the format); empty: one random key per
   // process, so resumption survives neither a restart nor a move to another host.
   std::string ticket_keys_file;
-  // The engine behind the context (tls_engine.h): "openssl", or "onepass" (onepass/: our own
-  // TLS 1.3 handshake, OpenSSL for the ClientHellos it does not serve).
-  std::string engine = "openssl";
+  // The engine behind the context (tls_engine.h): "onepass" (onepass/: our own TLS 1.3
+  // handshake, OpenSSL for the ClientHellos it does not serve), or "openssl" (OpenSSL's libssl
+  // for every connection).
+  std::string engine = std::string(kDefaultTlsEngine);
   // TLS 1.3 only unless set (RFC 8996 retired 1.0/1.1; 1.2 only for old clients).
   bool allow_tls12 = false;
   // TLS 1.3 cipher suites in our order of preference (OpenSSL's SSL_CTX_set_ciphersuites

@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
+#include "server/tls/tls_config.h"
 
 extern char** environ;
 
@@ -63,11 +64,14 @@ int64_t StatSum(absl::string_view stdout_text, absl::string_view prefix) {
   return sum;
 }
 
-// Whether `argv`'s server gets the onepass engine from ONEPASS_TLS_ENGINE (server/tls_flags.h):
-// the variable says onepass and no --tls-engine (or -tls_engine=...) is among the arguments.
-bool OnepassEngineFromEnvironment(const std::vector<std::string>& argv) {
-  const char* engine = std::getenv("ONEPASS_TLS_ENGINE");
-  if (engine == nullptr || absl::string_view(engine) != "onepass") return false;
+// Whether `argv`'s server gets the onepass engine without asking for it (server/tls_flags.h):
+// no --tls-engine (or -tls_engine=...) among the arguments, and ONEPASS_TLS_ENGINE unset, empty
+// or onepass (the default engine, tls::kDefaultTlsEngine).
+bool OnepassEngineWithoutTheFlag(const std::vector<std::string>& argv) {
+  const char* variable = std::getenv("ONEPASS_TLS_ENGINE");
+  const absl::string_view engine =
+      variable != nullptr && *variable != '\0' ? variable : tls::kDefaultTlsEngine;
+  if (engine != "onepass") return false;
   for (absl::string_view arg : argv) {
     if (!absl::ConsumePrefix(&arg, "-")) continue;
     absl::ConsumePrefix(&arg, "-");
@@ -84,10 +88,11 @@ absl::Status CheckOnepassEngineServed(absl::string_view stdout_text) {
   const int64_t resumed = StatSum(stdout_text, "tls_handshakes_resumed=");
   const int64_t fallback = StatSum(stdout_text, "tls_fallback{");
   if (full < 0 || resumed < 0 || fallback < 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "ONEPASS_TLS_ENGINE=onepass: the exit line has no TLS handshake and fallback counters, "
-        "so nothing shows the onepass engine served; stdout: ",
-        stdout_text));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the onepass engine (the default or ONEPASS_TLS_ENGINE): the exit line has no "
+                     "TLS handshake and fallback counters, "
+                     "so nothing shows the onepass engine served; stdout: ",
+                     stdout_text));
   }
   const int64_t completed = full + resumed;
   if (completed == 0) return absl::OkStatus();
@@ -96,15 +101,16 @@ absl::Status CheckOnepassEngineServed(absl::string_view stdout_text) {
       ours >= 0) {
     if (ours > 0) return absl::OkStatus();
     return absl::FailedPreconditionError(absl::StrCat(
-        "ONEPASS_TLS_ENGINE=onepass, but the onepass engine served none of the ", completed,
-        " completed handshakes (tls_handshakes_engine{engine=\"onepass\"}=0); stdout: ",
+        "the onepass engine serves (the default or ONEPASS_TLS_ENGINE), but it served none of the ",
+        completed, " completed handshakes (tls_handshakes_engine{engine=\"onepass\"}=0); stdout: ",
         stdout_text));
   }
   if (completed > fallback) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "ONEPASS_TLS_ENGINE=onepass, but no handshake shows the onepass engine served it: ",
-      completed, " completed, ", fallback,
-      " ClientHellos handed to OpenSSL (tls_fallback); stdout: ", stdout_text));
+  return absl::FailedPreconditionError(
+      absl::StrCat("the onepass engine serves (the default or ONEPASS_TLS_ENGINE), but no "
+                   "handshake shows the onepass engine served it: ",
+                   completed, " completed, ", fallback,
+                   " ClientHellos handed to OpenSSL (tls_fallback); stdout: ", stdout_text));
 }
 
 std::string OnepassdPath() {
@@ -181,7 +187,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
       pending.erase(0, newline + 1);
       if (line == "ready") {
         server->check_onepass_engine_ =
-            !server->tls_addresses_.empty() && OnepassEngineFromEnvironment(argv);
+            !server->tls_addresses_.empty() && OnepassEngineWithoutTheFlag(argv);
         server->stdout_text_ = pending;  // anything printed after "ready"
         fcntl(server->stdout_fd_, F_SETFL, O_NONBLOCK);
         return server;

@@ -33,12 +33,12 @@ absl::Status CheckOnepassEngineServed(absl::string_view stdout_text);
 // Path of the onepassd binary under test (compiled in by CMake as ONEPASSD_PATH).
 std::string OnepassdPath();
 
-// With ONEPASS_TLS_ENGINE=onepass in the environment (scripts/test.sh reruns the TLS end-to-end
-// tests so) and no --tls-engine among a TLS server's arguments, its engine is the onepass one by
-// way of the variable, and the end-to-end tests alone would pass on OpenSSL's fallback too: then
-// Stop() fails the running test (gtest) when the exit line does not pass CheckOnepassEngineServed,
-// and the destructor stops such a server with SIGTERM, not SIGKILL, to get that line. A test
-// that passes --tls-engine chose its engine and checks it itself.
+// With no --tls-engine among a TLS server's arguments and ONEPASS_TLS_ENGINE unset or onepass
+// (scripts/test.sh reruns the TLS end-to-end tests with it set to openssl), its engine is the
+// onepass one, the default, and the end-to-end tests alone would pass on OpenSSL's fallback too:
+// then Stop() fails the running test (gtest) when the exit line does not pass
+// CheckOnepassEngineServed, and the destructor stops such a server with SIGTERM, not SIGKILL, to
+// get that line. A test that passes --tls-engine chose its engine and checks it itself.
 class ServerProcess {
  public:
   // Starts `binary` with `args` (which should contain --listen 127.0.0.1:0) and waits up to

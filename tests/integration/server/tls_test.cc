@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -42,8 +43,13 @@ using tls::testing::ClientOptions;
 using tls::testing::TestPkiDir;
 using tls::testing::TestTlsClient;
 
+// The default engine unless ONEPASS_TLS_ENGINE names another (scripts/test.sh runs this test
+// again with "openssl").
 std::shared_ptr<const tls::TlsServerContext> MakeContext(const TestPkiDir& pki) {
   tls::TlsConfig config;
+  if (const char* engine = std::getenv("ONEPASS_TLS_ENGINE"); engine != nullptr && *engine) {
+    config.engine = engine;
+  }
   config.cert_file = pki.chain_file();
   config.key_file = pki.key_file();
   absl::StatusOr<std::shared_ptr<const tls::TlsServerContext>> context =

@@ -49,8 +49,8 @@ using ::testing::HasSubstr;
 const char* const kEngines[] = {"openssl", "onepass"};
 
 // Always the flag, never the default: --tls-engine on the command line wins over
-// ONEPASS_TLS_ENGINE (server/tls_flags.h), which scripts/test.sh sets for its onepass rerun, and
-// the default engine is due to change; the parameter alone decides which engine is tested.
+// ONEPASS_TLS_ENGINE (server/tls_flags.h), which scripts/test.sh sets for its openssl rerun; the
+// parameter alone decides which engine is tested.
 std::vector<std::string> EngineArgs(const std::string& engine) { return {"--tls-engine", engine}; }
 
 const char* const kSuites[] = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",

@@ -45,8 +45,8 @@ class TlsSessionTest : public ::testing::Test {
     pki_ = nullptr;
   }
 
-  // The engine is OpenSSL's unless ONEPASS_TLS_ENGINE names another (scripts/test.sh runs this
-  // test again with "onepass": every behaviour here holds for both engines).
+  // The default engine (onepass) unless ONEPASS_TLS_ENGINE names another (scripts/test.sh runs
+  // this test again with "openssl": every behaviour here holds for both engines).
   std::shared_ptr<const TlsServerContext> MakeContext(TlsConfig config = {}) {
     if (const char* engine = std::getenv("ONEPASS_TLS_ENGINE"); engine != nullptr && *engine) {
       config.engine = engine;
