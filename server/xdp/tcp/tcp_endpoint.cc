@@ -281,9 +281,9 @@ void TcpEndpoint::SendData(TcpConnection& c, uint64_t now) {
 // Go-back-N from snd_una with a doubled timeout, up to max_retries; then RST and drop.
 // Idle connections (nothing unacknowledged, no answer due) time out with a RST.
 void TcpEndpoint::OnTimer(uint64_t now) {
-  std::vector<TcpConnection*> due;
-  table_.ForEachExpired(now, [&due](TcpConnection& c) { due.push_back(&c); });
-  for (TcpConnection* c : due) {
+  due_.clear();  // kept: a tick allocates nothing once it has held the most due at once
+  table_.ForEachExpired(now, [this](TcpConnection& c) { due_.push_back(&c); });
+  for (TcpConnection* c : due_) {
     bool outstanding = c->responded && !(c->fin_sent && c->snd_una == c->snd_nxt);
     if (!outstanding || ++c->retries > config_.max_retries) {
       ++stats_.timeouts;

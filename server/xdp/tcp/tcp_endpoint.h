@@ -84,6 +84,7 @@ class TcpEndpoint {
   TcpFrameSink* sink_;
   SynCookies cookies_;
   TcpTable table_;
+  std::vector<TcpConnection*> due_;  // OnTimer's expired connections, then each handled
   TcpStats stats_;
   std::vector<uint8_t> frame_;
   uint16_t ip_id_ = 0;

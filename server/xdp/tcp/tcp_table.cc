@@ -29,7 +29,8 @@ void TcpConnection::Reset() {
 }
 
 TcpTable::TcpTable(const TcpTableConfig& config)
-    : config_(config), slots_(config.max_connections), used_(config.max_connections, false) {
+    : config_(config), slots_(config.max_connections), live_at_(config.max_connections, 0) {
+  live_.reserve(config.max_connections);
   size_t n = 16;
   while (n < 2 * config.max_connections) n <<= 1;
   index_.assign(n, -1);
@@ -99,7 +100,8 @@ TcpTableInsert TcpTable::InsertAt(const FlowKey& key, size_t free_index, TcpConn
   free_.pop_back();
   slots_[s].Reset();
   slots_[s].key = key;
-  used_[s] = true;
+  live_at_[s] = static_cast<uint32_t>(live_.size());
+  live_.push_back(s);
   index_[free_index] = static_cast<int32_t>(s);
   ++size_;
   *out = &slots_[s];
@@ -124,7 +126,10 @@ void TcpTable::Erase(TcpConnection* c) {
   if (auto peer = peers_.find(PeerOf(c->key)); peer != peers_.end() && --peer->second == 0) {
     peers_.erase(peer);
   }
-  used_[s] = false;
+  const uint32_t moved = live_.back();  // takes the erased slot's place in live_
+  live_[live_at_[s]] = moved;
+  live_at_[moved] = live_at_[s];
+  live_.pop_back();
   free_.push_back(static_cast<uint32_t>(s));
   --size_;
 }

@@ -70,12 +70,13 @@ class TcpTable {
 
   size_t size() const { return size_; }
   size_t capacity() const { return slots_.size(); }
-  // Calls f(TcpConnection&) for every connection whose deadline is <= now. O(capacity): the
-  // endpoint's timer tick is rare next to frames; a heap is the next step if it shows.
+  // Calls f(TcpConnection&) for every connection whose deadline is <= now. O(size()), not
+  // O(capacity): a table sized for --max-connections but holding a few connections is
+  // scanned in a few steps at every timer tick. `f` must not Insert or Erase.
   template <typename F>
   void ForEachExpired(uint64_t now_ms, F&& f) {
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      if (used_[i] && slots_[i].deadline_ms <= now_ms) f(slots_[i]);
+    for (const uint32_t s : live_) {
+      if (slots_[s].deadline_ms <= now_ms) f(slots_[s]);
     }
   }
 
@@ -88,7 +89,10 @@ class TcpTable {
 
   TcpTableConfig config_;
   std::vector<TcpConnection> slots_;
-  std::vector<bool> used_;
+  // The slots in use, densely (for ForEachExpired), and each slot's place in it; both
+  // preallocated, an Erase swaps the last one into the freed place.
+  std::vector<uint32_t> live_;
+  std::vector<uint32_t> live_at_;
   std::vector<int32_t> index_;  // open-addressed: slot number or -1
   std::vector<uint32_t> free_;
   // Slots held per peer: O(1) per insert at any table size. Reserved for max_connections

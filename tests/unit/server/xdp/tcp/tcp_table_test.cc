@@ -74,6 +74,33 @@ TEST(TcpTable, ExpiredByDeadline) {
   EXPECT_EQ(n, 1);
 }
 
+// ForEachExpired walks the connections in use (not every slot): after inserts and erases in
+// any order it visits exactly the live connections whose deadline has passed, each once.
+TEST(TcpTable, ExpiredAreExactlyTheLiveOnesPastTheirDeadline) {
+  TcpTable t({.max_connections = 64, .per_client_max = 64});
+  std::map<uint16_t, uint64_t> model;  // port -> deadline
+  std::mt19937 rng(7);
+  for (int step = 0; step < 5000; ++step) {
+    auto port = static_cast<uint16_t>(rng() % 80);
+    if (TcpConnection* c = t.Find(Key(9, port)); c != nullptr) {
+      t.Erase(c);
+      model.erase(port);
+    } else if (model.size() < 64) {
+      ASSERT_EQ(t.Insert(Key(9, port), &c), TcpTableInsert::kOk);
+      c->deadline_ms = rng() % 1000;
+      model[port] = c->deadline_ms;
+    }
+    const uint64_t now = rng() % 1000;
+    std::map<uint16_t, int> seen;
+    t.ForEachExpired(now, [&seen](TcpConnection& c) { ++seen[c.key.peer_port]; });
+    std::map<uint16_t, int> want;
+    for (const auto& [p, deadline] : model) {
+      if (deadline <= now) want[p] = 1;
+    }
+    ASSERT_EQ(seen, want) << step;
+  }
+}
+
 // A slot's next connection starts from defaults but keeps the request and response buffers:
 // nothing is allocated per connection once every slot has served one.
 TEST(TcpTable, AReusedSlotKeepsItsBuffersAndNothingElse) {
