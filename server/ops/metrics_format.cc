@@ -1,6 +1,5 @@
 #include "server/ops/metrics_format.h"
 
-#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -248,11 +247,10 @@ void WriteTls(const MetricsInput& input, Exposition& out) {
   out.Family("onepass_tls_handshakes_by_engine_total", "counter",
              "completed handshakes by the engine that served them: the onepass engine itself, "
              "or OpenSSL's (--tls-engine openssl, or what the onepass engine handed over)");
-  const uint64_t completed = tls.handshakes_full + tls.handshakes_resumed;
   out.Sample("onepass_tls_handshakes_by_engine_total", {{"engine", "onepass"}},
              tls.handshakes_onepass_engine);
   out.Sample("onepass_tls_handshakes_by_engine_total", {{"engine", "openssl"}},
-             completed - std::min(completed, tls.handshakes_onepass_engine));
+             tls.handshakes_openssl_engine());
   out.Family("onepass_tls_fallback_total", "counter",
              "ClientHellos the onepass engine handed to the OpenSSL engine, by reason");
   for (int i = 0; i < tls::tls13::kFallbackCount; ++i) {

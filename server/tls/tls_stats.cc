@@ -1,7 +1,5 @@
 #include "server/tls/tls_stats.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 
 namespace onepass::tls {
@@ -47,10 +45,8 @@ std::string TlsStatsSnapshot::Format() const {
       " tls_tickets_unknown_key=", tickets_unknown_key,
       " tls_close_notify_received=", close_notify_received,
       " tls_hello_retry_requests=", hello_retry_requests);
-  const uint64_t completed = handshakes_full + handshakes_resumed;
   absl::StrAppend(&text, " tls_handshakes_engine{engine=\"onepass\"}=", handshakes_onepass_engine,
-                  " tls_handshakes_engine{engine=\"openssl\"}=",
-                  completed - std::min(completed, handshakes_onepass_engine));
+                  " tls_handshakes_engine{engine=\"openssl\"}=", handshakes_openssl_engine());
   for (int i = 0; i < tls13::kFallbackCount; ++i) {
     absl::StrAppend(&text, " tls_fallback{reason=\"",
                     tls13::FallbackName(static_cast<tls13::Fallback>(i + 1)), "\"}=", fallback[i]);

@@ -6,6 +6,7 @@
 #ifndef ONEPASS_SERVER_TLS_TLS_STATS_H_
 #define ONEPASS_SERVER_TLS_TLS_STATS_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -74,6 +75,11 @@ struct TlsStatsSnapshot {
     uint64_t sum = 0;
     for (uint64_t n : failed) sum += n;
     return sum;
+  }
+  // Completed handshakes OpenSSL's engine served: all of them but the onepass engine's.
+  uint64_t handshakes_openssl_engine() const {
+    const uint64_t completed = handshakes_full + handshakes_resumed;
+    return completed - std::min(completed, handshakes_onepass_engine);
   }
   TlsStatsSnapshot& operator+=(const TlsStatsSnapshot& other);
   // "tls_handshakes_full=N tls_handshakes_resumed=N ... tls_failed{reason="not_tls"}=N ...":

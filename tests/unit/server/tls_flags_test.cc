@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/parse.h"
@@ -119,20 +120,16 @@ TEST_F(TlsEngineFromFlagsTest, TheVariableNamesTheEngineWithoutTheFlag) {
   EXPECT_EQ(*engine, "openssl");
 }
 
-TEST_F(TlsEngineFromFlagsTest, AnExplicitOnepassFlagWinsOverTheVariable) {
-  setenv(kTlsEngineVariable, "openssl", 1);
-  Parse({"--tls-engine", "onepass"});
-  const absl::StatusOr<std::string> engine = TlsEngineFromFlags();
-  ASSERT_TRUE(engine.ok()) << engine.status();
-  EXPECT_EQ(*engine, "onepass");
-}
-
-TEST_F(TlsEngineFromFlagsTest, AnExplicitOpenSslFlagWinsOverTheVariable) {
-  setenv(kTlsEngineVariable, "onepass", 1);
-  Parse({"--tls-engine", "openssl"});
-  const absl::StatusOr<std::string> engine = TlsEngineFromFlags();
-  ASSERT_TRUE(engine.ok()) << engine.status();
-  EXPECT_EQ(*engine, "openssl");
+TEST_F(TlsEngineFromFlagsTest, AnExplicitFlagWinsOverTheVariable) {
+  for (const auto& [flag, variable] :
+       {std::pair<std::string, const char*>{"onepass", "openssl"}, {"openssl", "onepass"}}) {
+    SCOPED_TRACE(flag);
+    setenv(kTlsEngineVariable, variable, 1);
+    Parse({"--tls-engine", flag});
+    const absl::StatusOr<std::string> engine = TlsEngineFromFlags();
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    EXPECT_EQ(*engine, flag);
+  }
 }
 
 TEST_F(TlsEngineFromFlagsTest, ABadVariableIsAStartUpErrorNamingIt) {

@@ -59,8 +59,9 @@ class Tls13ServerSessionTest : public ::testing::Test {
     ASSERT_TRUE(SSL_SESSION_is_resumable(*session));
   }
 
-  // A full exchange: handshake, the query, the answer with close_notify.
-  void ExpectQueryAnswered(TestTlsClient& client, ServerSession& server) {
+  // The client's "query" read by the server and its "answer" written with close_notify, left
+  // in server.output().
+  void AnswerQuery(TestTlsClient& client, ServerSession& server) {
     client.Write("query");
     const std::string query = client.TakeOutput();
     server.Receive({reinterpret_cast<const uint8_t*>(query.data()), query.size()});
@@ -71,6 +72,11 @@ class Tls13ServerSessionTest : public ::testing::Test {
     const std::string answer = "answer";
     ASSERT_TRUE(server.Write({reinterpret_cast<const uint8_t*>(answer.data()), answer.size()},
                              /*close_notify=*/true));
+  }
+
+  // A full exchange: handshake, the query, the answer with close_notify.
+  void ExpectQueryAnswered(TestTlsClient& client, ServerSession& server) {
+    ASSERT_NO_FATAL_FAILURE(AnswerQuery(client, server));
     const absl::Span<const uint8_t> out = server.output();
     client.GiveInput({reinterpret_cast<const char*>(out.data()), out.size()});
     server.ClearOutput();
@@ -247,16 +253,8 @@ TEST_F(Tls13ServerSessionTest, AnswersAKeyUpdate) {
     if (c.update >= 0) {
       ASSERT_EQ(SSL_key_update(client.ssl(), c.update), 1);
     }
-    client.Write("query");  // after the KeyUpdate, under the client's next keys
-    const std::string query = client.TakeOutput();
-    server.Receive({reinterpret_cast<const uint8_t*>(query.data()), query.size()});
-    uint8_t room[64];
-    size_t got = 0;
-    ASSERT_EQ(server.Read(room, &got), ServerSession::Status::kConnected);
-    EXPECT_EQ(std::string(reinterpret_cast<char*>(room), got), "query");
-    const std::string answer = "answer";
-    ASSERT_TRUE(server.Write({reinterpret_cast<const uint8_t*>(answer.data()), answer.size()},
-                             /*close_notify=*/true));
+    // The query after the KeyUpdate, under the client's next keys.
+    ASSERT_NO_FATAL_FAILURE(AnswerQuery(client, server));
     const absl::Span<const uint8_t> out = server.output();
     const std::vector<absl::Span<const uint8_t>> records = Records(out);
     // The answer and the close_notify, each one sealed record, after the KeyUpdate if any.
