@@ -116,11 +116,12 @@ class DnsDotResolversTest : public ::testing::Test {
 };
 tls::testing::TestPkiDir* DnsDotResolversTest::pki_ = nullptr;
 
-// What `dig +short` prints for NAME TYPE asked of the stub at 127.0.0.1:`port` over UDP.
-std::string DigShort(int port, const std::string& name, const std::string& type) {
-  auto result = RunCommand(
-      {"dig", "+tries=1", "+time=5", "@127.0.0.1", "-p", absl::StrCat(port), name, type, "+short"},
-      absl::Seconds(15));
+// What `dig +short` prints for NAME TYPE asked of the stub at 127.0.0.1:`port` over UDP, dig
+// sending it at most `tries` times, 5 s apart.
+std::string DigShort(int port, const std::string& name, const std::string& type, int tries = 1) {
+  auto result = RunCommand({"dig", absl::StrCat("+tries=", tries), "+time=5", "@127.0.0.1", "-p",
+                            absl::StrCat(port), name, type, "+short"},
+                           absl::Seconds(5 * tries + 10));
   return result.ok() ? result->out : result.status().ToString();
 }
 
@@ -149,16 +150,17 @@ std::vector<DigQuery> TwentyQueries() {
   return queries;
 }
 
-// Every query asked at once (one dig each, released together) of the stub at `port`; how
-// many got the expected answer, each other one reported with ADD_FAILURE.
-int DigAllAtOnce(int port, const std::vector<DigQuery>& queries) {
+// Every query asked at once (one dig each, released together, each sent at most `tries`
+// times) of the stub at `port`; how many got the expected answer, each other one reported
+// with ADD_FAILURE.
+int DigAllAtOnce(int port, const std::vector<DigQuery>& queries, int tries = 1) {
   std::vector<std::string> answers(queries.size());
   std::latch go(static_cast<std::ptrdiff_t>(queries.size()));
   std::vector<std::thread> clients;
   for (size_t i = 0; i < queries.size(); ++i) {
     clients.emplace_back([&, i] {
       go.arrive_and_wait();
-      answers[i] = DigShort(port, queries[i].name, queries[i].type);
+      answers[i] = DigShort(port, queries[i].name, queries[i].type, tries);
     });
   }
   for (std::thread& client : clients) client.join();
@@ -224,9 +226,11 @@ class StubbyTest : public DnsDotResolversTest {
     return DotResolverProcess::StartStubby(upstream);
   }
   // After 20 queries through stubby on one connection: onepassd answered each, over one
-  // authenticated connection.
-  static void ExpectOneConnectionAnsweredTwenty(ServerProcess& server,
-                                                const DotResolverProcess& stubby, int right) {
+  // authenticated connection; `answered` is how many answers onepassd sent (more than 20
+  // where a dig asked again).
+  static void ExpectOneConnectionAnsweredTwenty(
+      ServerProcess& server, const DotResolverProcess& stubby, int right,
+      ::testing::Matcher<int> answered = ::testing::Eq(20)) {
     const std::string stats = Counters(server);
     std::cout << right << " of 20 answered right through stubby; onepassd: accepted="
               << StatValue(stats, "accepted") << " dns_responses{rcode=\"NOERROR\"}="
@@ -236,7 +240,7 @@ class StubbyTest : public DnsDotResolversTest {
     EXPECT_EQ(StatValue(stats, "tls_handshakes_full"), 1) << stats;
     EXPECT_EQ(StatValue(stats, "tls_failed"), 0) << stats;
     EXPECT_EQ(StatValue(stats, "rejected"), 0) << stats;
-    EXPECT_EQ(StatValue(stats, "dns_responses{rcode=\"NOERROR\"}"), 20) << stats;
+    EXPECT_THAT(StatValue(stats, "dns_responses{rcode=\"NOERROR\"}"), answered) << stats;
     EXPECT_THAT(stubby.Log(), HasSubstr("Verify passed : TLS"));
   }
 };
@@ -247,10 +251,13 @@ TEST_F(StubbyTest, PinnedStrictAnswersTwentyConcurrentDigsOnOneConnection) {
   auto stubby = PinnedStubby(**server);
   ASSERT_TRUE(stubby.ok()) << stubby.status();
   // All at once, while stubby opens its connection: as many of them reach onepassd together
-  // as the race lets (the next test makes it all of them).
-  const int right = DigAllAtOnce((*stubby)->port(), TwentyQueries());
+  // as the race lets (the next test makes it all of them). stubby 0.4.3 can lose the answer
+  // to a query it took while its connection was being set up, although onepassd sent it (CI
+  // saw 2 of 20, once in many runs), so each dig may ask once more, as a stub's clients do.
+  const int right = DigAllAtOnce((*stubby)->port(), TwentyQueries(), /*tries=*/2);
   EXPECT_EQ(right, 20);
-  ExpectOneConnectionAnsweredTwenty(**server, **stubby, right);
+  ExpectOneConnectionAnsweredTwenty(**server, **stubby, right,
+                                    ::testing::AllOf(::testing::Ge(20), ::testing::Le(40)));
 }
 
 // The same 20 queries, all held by stubby until its connection is up (onepassd stopped until
