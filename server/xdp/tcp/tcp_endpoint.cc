@@ -179,6 +179,10 @@ void TcpEndpoint::OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now
   if (!OnData(c, s, now)) return;
   bool fin_acked = c.fin_sent && c.snd_una == c.snd_nxt;
   if (fin_acked && c.peer_fin) {
+    // Both sides closed. The peer's FIN in this segment is ACKed before the slot goes (else the
+    // peer retransmits it and gets a RST for a connection that ended well); a FIN of it that
+    // came first was ACKed with ours. No TIME_WAIT: a retransmitted FIN gets a RST.
+    if (s.flags & kFin) SendAck(c, now);
     Drop(c);
     return;
   }

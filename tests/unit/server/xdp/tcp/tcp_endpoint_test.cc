@@ -108,8 +108,14 @@ void OneQuery(Fixture& t, bool v6) {
   uint32_t fin_ack = s + 1 + 5 + 1;
   t.ep.OnFrame(cl.Frame(t.isn + 3, fin_ack, kAck), 2);
   EXPECT_EQ(t.ep.connections(), 1u);  // waits for the client's FIN
+  const size_t sent_before_fin = t.sink.got.size();
   t.ep.OnFrame(cl.Frame(t.isn + 3, fin_ack, kAck | kFin), 3);
   EXPECT_EQ(t.ep.connections(), 0u);
+  // The client's FIN is ACKed, as the kernel would (else it retransmits it into a RST).
+  ASSERT_EQ(t.sink.got.size(), sent_before_fin + 1);
+  EXPECT_EQ(t.sink.got.back().flags, kAck);
+  EXPECT_EQ(t.sink.got.back().ack, t.isn + 4);
+  EXPECT_EQ(t.sink.got.back().seq, fin_ack);
   EXPECT_EQ(t.ep.stats().connections_established, 1u);
   EXPECT_EQ(t.ep.stats().responses, 1u);
   EXPECT_EQ(t.ep.stats().rsts_sent, 0u);
