@@ -155,9 +155,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   WarnIfBacklogCapped(config.backlog);
   std::vector<int> steering_cpus;
   if (place.cpu_steering) steering_cpus = place.worker_cpus;
+  const bool handed_over = !inherited.empty();  // a restart's (server/restart/)
   absl::StatusOr<ListenerSet> listeners =
-      inherited.empty() ? OpenListeners(requested, workers, config.backlog, steering_cpus)
-                        : AdoptListeners(requested, workers, std::move(inherited));
+      !handed_over ? OpenListeners(requested, workers, config.backlog, steering_cpus)
+                   : AdoptListeners(requested, workers, std::move(inherited));
   if (!listeners.ok()) return listeners.status();
   const auto plain_end = listeners->bound.begin() + static_cast<long>(config.listen.size());
   server->addresses_.assign(listeners->bound.begin(), plain_end);
@@ -195,66 +196,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
       workers, place.pinned ? FormatCpuList(place.worker_cpus) : "(not pinned)",
       config.io == IoLoop::kUring ? "io_uring" : "epoll (libevent)",
       place.cpu_steering ? "CPU" : "hash", config.backlog, per_worker);
-  if (!config.xdp.empty()) server->AttachXdp(config);
+  if (!config.xdp.empty()) server->AttachXdp(config, handed_over);
   return server;
 }
 
-// An interface where XDP cannot run (no driver support, not root, no such interface) is
-// logged and served by the kernel's listeners alone: they serve the same ports already, so a
-// flag file shared by hosts with and without XDP starts everywhere.
-void Server::AttachXdp(const ServerConfig& config) {
-  std::vector<uint16_t> ports;
-  for (const SocketAddress& address : addresses_) {
-    const auto port = static_cast<uint16_t>(address.port());
-    if (std::find(ports.begin(), ports.end(), port) == ports.end()) ports.push_back(port);
-  }
-  const xdp::XdpModePreference mode = XdpPreferenceOf(config.xdp_mode);
-  for (const std::string& ifname : config.xdp) {
-    // Attach first: it is the one to name a missing interface ("in this network namespace").
-    absl::StatusOr<std::unique_ptr<xdp::XdpProgram>> program =
-        xdp::XdpProgram::Attach({.ifname = ifname, .ports = ports, .mode = mode});
-    absl::StatusOr<uint32_t> queues =
-        program.ok() ? xdp::RxQueueCount(ifname) : absl::StatusOr<uint32_t>(program.status());
-    if (!queues.ok()) {
-      // Said once, by the start-up report, as a warning.
-      xdp_report_.push_back(absl::StrCat("warning: xdp ", ifname, ": off (",
-                                         queues.status().message(),
-                                         "); the kernel's listeners serve it"));
-      continue;
-    }
-    const uint32_t served = std::min<uint32_t>(*queues, static_cast<uint32_t>(workers_.size()));
-    uint32_t opened = 0;
-    for (uint32_t q = 0; q < served; ++q) {
-      absl::StatusOr<int> fd = workers_[q]->ServeXdp(ifname, q, ports);
-      absl::Status set = fd.ok() ? (*program)->SetSocket(q, *fd) : fd.status();
-      if (!set.ok()) {
-        LogWarning("--xdp %s queue %d: %s; its frames go to the kernel's listeners", ifname, q,
-                   set.message());
-        continue;
-      }
-      ++opened;
-    }
-    std::string line = absl::StrCat("xdp ", ifname, ": ", xdp::DescribeMode(**program),
-                                    ", rx queues 0-", served - 1, " of ", *queues, " by workers 0-",
-                                    served - 1, " (", opened, " AF_XDP sockets), TCP ports ");
-    for (size_t i = 0; i < ports.size(); ++i) absl::StrAppend(&line, i ? "," : "", ports[i]);
-    if (*queues > served) {
-      absl::StrAppend(&line, "; queues ", served, "-", *queues - 1,
-                      " have no worker: their frames go to the kernel's listeners");
-    }
-    xdp_report_.push_back(std::move(line));  // logged by the start-up report
-    xdp_interfaces_.push_back({ifname, *std::move(program)});
-  }
-}
-
-xdp::XdpStatsSnapshot Server::XdpStats() const {
-  xdp::XdpStatsSnapshot total;
-  for (const auto& worker : workers_) total += worker->xdp_stats();
-  return total;
-}
-
 Server::~Server() {
-  if (!threads_.empty()) {
+  if (!threads_.empty() || xdp_takeover_thread_.joinable()) {
     RequestStop();
     Wait();
   }
@@ -289,6 +236,7 @@ void Server::Start() {
     Worker* w = worker.get();
     threads_.emplace_back([w] { w->Run(); });
   }
+  if (!xdp_takeover_.ifnames.empty()) xdp_takeover_thread_ = std::thread([this] { TakeOverXdp(); });
   if (!private_fd_tables_) return;
   // A worker with a table of its own holds its listeners there; the main thread's copies would
   // keep them listening after the worker closes them at drain (a restart's SYNs would queue on
@@ -306,10 +254,13 @@ void Server::Start() {
 }
 
 void Server::RequestStop() {
+  stopping_.store(true, std::memory_order_relaxed);
   for (auto& worker : workers_) worker->RequestStop();
 }
 
 void Server::Wait() {
+  // First: it may wait on a worker, which serves its offers until its thread ends.
+  if (xdp_takeover_thread_.joinable()) xdp_takeover_thread_.join();
   for (std::thread& thread : threads_) {
     if (thread.joinable()) thread.join();
   }

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "common/socket_address.h"
 #include "handlers/handler.h"
@@ -74,7 +76,7 @@ class Server {
   // Before Start.
   std::vector<std::vector<ScopedFd>> DupListeners() const;
 
-  // Starts one thread per worker. Call once.
+  // Starts one thread per worker (and after a hand-over with --xdp, TakeOverXdp's). Call once.
   void Start();
   // Any thread, async-signal-safe: each worker stops accepting and drains (bounded by
   // config.drain_timeout).
@@ -127,8 +129,9 @@ class Server {
   // `family{label="value"}=N` pairs.
   std::string FormatStats() const;
   // --xdp: the AF_XDP path's counters summed over workers, and one line per interface (its
-  // mode, the queues served), for the start-up report. Empty without --xdp.
-  bool xdp() const { return !xdp_interfaces_.empty(); }
+  // mode, the queues served), for the start-up report. Empty without --xdp. After a hand-over
+  // the interfaces are taken over later (TakeOverXdp), each logged then.
+  bool xdp() const { return xdp_serving_.load(std::memory_order_relaxed); }
   xdp::XdpStatsSnapshot XdpStats() const;
   const std::vector<std::string>& xdp_report() const { return xdp_report_; }
   // Any thread, for the metrics listener (server/ops/ops_endpoints.h): worker `w`'s CPU (-1: not
@@ -139,8 +142,22 @@ class Server {
 
  private:
   Server() = default;
-  // --xdp, after the workers' Init: attaches and gives worker k queue k of each interface.
-  void AttachXdp(const ServerConfig& config);
+  // --xdp, after the workers' Init (server_xdp.cc): attaches and gives worker k queue k of
+  // each interface; after a hand-over, leaves that to TakeOverXdp.
+  void AttachXdp(const ServerConfig& config, bool handed_over);
+  // One interface: attaches the program, has queue q opened on worker q and registered with
+  // it by `open_queue(program, q)`; the line that says how it serves, "warning: ..." when it
+  // does not.
+  using XdpQueueOpener = std::function<absl::Status(const xdp::XdpProgram&, uint32_t)>;
+  std::string ServeXdpInterface(const std::string& ifname, xdp::XdpModePreference mode,
+                                const XdpQueueOpener& open_queue);
+  // The thread started by Start after a hand-over: waits until the previous process has let go
+  // of each interface (its AF_XDP sockets hold the queues until it exits), then serves it.
+  void TakeOverXdp();
+  // On the takeover thread: queue `queue` of `ifname` opened and registered with `program` on
+  // worker `queue`'s thread (whose descriptor table may be its own).
+  absl::Status OpenXdpQueueOnWorker(const xdp::XdpProgram& program, const std::string& ifname,
+                                    uint32_t queue);
 
   // The newest data; each worker also holds the factory of the handler it runs.
   std::shared_ptr<const HandlerFactory> factory_;
@@ -167,8 +184,19 @@ class Server {
   std::unique_ptr<ClientTable> tls_clients_;  // with --tls-listen
   // --xdp: destroyed after the workers (whose AF_XDP sockets go first), so each program
   // detaches from an interface no socket of ours uses.
-  std::vector<xdp::AttachedInterface> xdp_interfaces_;
+  std::vector<xdp::AttachedInterface> xdp_interfaces_;  // the takeover thread's while it runs
   std::vector<std::string> xdp_report_;
+  std::atomic<bool> xdp_serving_{false};
+  std::vector<uint16_t> xdp_ports_;  // the plain --listen ports
+  // After a hand-over: what TakeOverXdp serves, and how long it waits for each interface.
+  struct XdpTakeover {
+    std::vector<std::string> ifnames;
+    xdp::XdpModePreference mode = xdp::XdpModePreference::kNativeThenGeneric;
+    absl::Duration wait;
+  };
+  XdpTakeover xdp_takeover_;
+  std::thread xdp_takeover_thread_;
+  std::atomic<bool> stopping_{false};  // RequestStop: the takeover gives up
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   bool private_fd_tables_ = false;  // --private-fd-tables

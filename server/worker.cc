@@ -192,12 +192,15 @@ absl::StatusOr<int> Worker::ServeXdp(const std::string& ifname, uint32_t queue,
        .per_client_max = static_cast<size_t>(std::max(1, config_.max_connections_per_client))},
       driver_.get(), [this]() -> Handler& { return core_->handler(); });
   if (!opened.ok()) return opened.status();
+  const int fd = (*opened)->fd();
+  std::lock_guard<std::mutex> lock(xdp_mutex_);
   xdp_.push_back(*std::move(opened));
-  return xdp_.back()->fd();
+  return fd;
 }
 
 xdp::XdpStatsSnapshot Worker::xdp_stats() const {
   xdp::XdpStatsSnapshot total;
+  std::lock_guard<std::mutex> lock(xdp_mutex_);
   for (const auto& queue : xdp_) total += queue->counters().Read();
   return total;
 }
@@ -231,19 +234,30 @@ void Worker::OfferTls(std::shared_ptr<const tls::TlsServerContext> context) {
   Wake(offer_fd_.get());
 }
 
+void Worker::OfferXdp(XdpOffer offer) {
+  {
+    std::lock_guard<std::mutex> lock(offer_mutex_);
+    offered_xdp_.push_back(std::move(offer));
+  }
+  Wake(offer_fd_.get());
+}
+
 void Worker::OnOffered() {
   Drain(offer_fd_.get());
   std::unique_ptr<Handler> handler;
   std::shared_ptr<const HandlerFactory> factory;
   std::shared_ptr<const tls::TlsServerContext> tls;
+  std::vector<XdpOffer> xdp;
   uint64_t generation = 0;
   {
     std::lock_guard<std::mutex> lock(offer_mutex_);
     handler = std::move(offered_handler_);
     factory = std::move(offered_factory_);
     tls = std::move(offered_tls_);
+    xdp = std::exchange(offered_xdp_, {});
     generation = offered_generation_;
   }
+  for (XdpOffer& offer : xdp) offer.done(ServeXdp(offer.ifname, offer.queue, offer.ports));
   if (tls != nullptr && tls_ != nullptr) {
     tls_->SwapContext(std::move(tls));
     core_->ReleaseIdleTransports();

@@ -14,12 +14,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/scoped_fd.h"
 #include "handlers/handler.h"
 #include "server/core/client_limits.h"
@@ -102,11 +104,21 @@ class Worker {
   // The histogram, gauges and heartbeat for the metrics listener; any thread may Read.
   const WorkerMetrics& metrics() const { return core_->metrics(); }
 
-  // --xdp, after Init and before the thread starts: this worker also serves `queue` of
-  // `ifname` over AF_XDP, in its own loop (server/xdp/serve/xdp_queue.h). Returns the AF_XDP
-  // socket's fd, for XdpProgram::SetSocket.
+  // --xdp, after Init and before the thread starts (or on its thread: OfferXdp): this worker
+  // also serves `queue` of `ifname` over AF_XDP, in its own loop (server/xdp/serve/xdp_queue.h).
+  // Returns the AF_XDP socket's fd, for XdpProgram::SetSocket.
   absl::StatusOr<int> ServeXdp(const std::string& ifname, uint32_t queue,
                                const std::vector<uint16_t>& ports);
+  // Any thread while the worker runs (a hand-over's successor, once the previous process has
+  // let go of the interface: Server::TakeOverXdp): ServeXdp on the worker's thread at its next
+  // event, its result given to `done` there.
+  struct XdpOffer {
+    std::string ifname;
+    uint32_t queue = 0;
+    std::vector<uint16_t> ports;
+    std::function<void(absl::StatusOr<int>)> done;
+  };
+  void OfferXdp(XdpOffer offer);
   // Any thread: the AF_XDP path's counters of this worker's queues (zero without --xdp).
   xdp::XdpStatsSnapshot xdp_stats() const;
 
@@ -122,7 +134,8 @@ class Worker {
   // On the worker's thread, first thing: a private descriptor table when configured.
   void TakePrivateFdTable();
   void OnStopRequested();
-  // The mailbox of OfferHandler and OfferTls: a new handler, a new TLS context, or both.
+  // The mailbox of OfferHandler, OfferTls and OfferXdp: a new handler, a new TLS context, AF_XDP
+  // queues to serve.
   void OnOffered();
   static const tls::TlsStats kNoTlsStats;
 
@@ -147,6 +160,7 @@ class Worker {
   std::unique_ptr<Handler> offered_handler_;
   uint64_t offered_generation_ = 0;
   std::shared_ptr<const tls::TlsServerContext> offered_tls_;
+  std::vector<XdpOffer> offered_xdp_;
   std::atomic<uint64_t> serving_generation_{0};
   std::vector<int> foreign_listeners_;
   std::atomic<FdTable> fd_table_{FdTable::kPending};
@@ -163,7 +177,9 @@ class Worker {
   std::unique_ptr<WorkerCore> core_;
   std::unique_ptr<FdWatch> stop_watch_;
   std::unique_ptr<FdWatch> offer_watch_;
-  // --xdp: after the core (their adapters call its handler), before the driver.
+  // --xdp: after the core (their adapters call its handler), before the driver. Grown on the
+  // worker's thread after start by OfferXdp, read by xdp_stats() from others: under the mutex.
+  mutable std::mutex xdp_mutex_;
   std::vector<std::unique_ptr<xdp::XdpQueue>> xdp_;
 };
 

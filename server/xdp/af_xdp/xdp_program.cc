@@ -235,6 +235,13 @@ absl::StatusOr<std::unique_ptr<XdpProgram>> XdpProgram::Attach(const XdpProgramC
   if (ports_fd < 0 || self->xsks_map_fd_ < 0) {
     return absl::InternalError("the XDP program's maps 'ports' and 'xsks' are missing");
   }
+  bpf_map_info xsks_info{};
+  uint32_t info_size = sizeof(xsks_info);
+  if (bpf_obj_get_info_by_fd(self->xsks_map_fd_, &xsks_info, &info_size) != 0) {
+    return absl::InternalError(
+        absl::StrCat("reading the XDP program's 'xsks' map: ", std::strerror(errno)));
+  }
+  self->xsks_map_id_ = xsks_info.id;
   for (uint16_t port : config.ports) {
     const uint8_t on = 1;
     if (bpf_map_update_elem(ports_fd, &port, &on, BPF_ANY) != 0) {
@@ -264,10 +271,26 @@ XdpProgram::~XdpProgram() {
   if (absl::Status status = Detach(); !status.ok()) LogError("%s", status.message());
 }
 
-absl::Status XdpProgram::SetSocket(uint32_t queue, int xsk_fd) {
+absl::Status XdpProgram::SetSocket(uint32_t queue, int xsk_fd) const {
   if (bpf_map_update_elem(xsks_map_fd_, &queue, &xsk_fd, BPF_ANY) != 0) {
     return absl::InternalError(absl::StrCat("registering the AF_XDP socket of ", ifname_, " queue ",
                                             queue, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status XdpProgram::SetSocketFromOwnTable(uint32_t queue, int xsk_fd) const {
+  const int map_fd = bpf_map_get_fd_by_id(xsks_map_id_);
+  if (map_fd < 0) {
+    return absl::InternalError(absl::StrCat("opening the AF_XDP socket map of ", ifname_,
+                                            " by its id: ", std::strerror(errno)));
+  }
+  const int rc = bpf_map_update_elem(map_fd, &queue, &xsk_fd, BPF_ANY);
+  const int error = errno;
+  close(map_fd);
+  if (rc != 0) {
+    return absl::InternalError(absl::StrCat("registering the AF_XDP socket of ", ifname_, " queue ",
+                                            queue, ": ", std::strerror(error)));
   }
   return absl::OkStatus();
 }

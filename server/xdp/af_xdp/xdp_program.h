@@ -51,7 +51,10 @@ class XdpProgram {
 
   // Frames of `queue` go to the AF_XDP socket `xsk_fd` (XskSocket::fd()); until then they pass
   // to the kernel. The kernel removes the entry itself when that socket closes.
-  absl::Status SetSocket(uint32_t queue, int xsk_fd);
+  absl::Status SetSocket(uint32_t queue, int xsk_fd) const;
+  // The same from a thread with a descriptor table of its own (a worker's, --private-fd-tables,
+  // where `xsk_fd` lives and our map's fd does not): the map is opened there by its id.
+  absl::Status SetSocketFromOwnTable(uint32_t queue, int xsk_fd) const;
 
   // Detaches from the interface; idempotent.
   absl::Status Detach();
@@ -72,6 +75,7 @@ class XdpProgram {
   bpf_object* object_ = nullptr;  // owned; outlives program_ (from_bpf_obj borrows it)
   xdp_program* program_ = nullptr;
   int xsks_map_fd_ = -1;  // owned by object_
+  uint32_t xsks_map_id_ = 0;
 };
 
 // "native mode, through libxdp's dispatcher" / "generic mode, alone (without libxdp's

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -22,6 +23,7 @@
 #include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/server/xdp/af_xdp/veth_namespaces.h"
 
 namespace onepass::testing {
@@ -195,6 +197,66 @@ TEST_F(XdpOnepassdTest, CheckSaysTheModeOfEachInterface) {
   EXPECT_EQ(check->exit_code, 0) << check->err;
   EXPECT_NE(check->out.find("check: xdp xs0: native mode"), std::string::npos) << check->out;
   EXPECT_NE(check->out.find("check: xdp nosuch0: unavailable"), std::string::npos) << check->out;
+  absl::StatusOr<std::string> details = veth_->ServerLinkDetails();
+  ASSERT_TRUE(details.ok()) << details.status();
+  EXPECT_EQ(details->find("prog/xdp"), std::string::npos) << *details;
+}
+
+// A restart with --xdp (server/restart/listener_handover.h, server/server_xdp.cc): the new
+// process takes the kernel's listeners over at once and the interface once the old one has
+// exited and let go of it; both answer every query over AF_XDP in their turn, the old one's
+// program never removed under it, and the interface is clean after the last one stops.
+TEST_F(XdpOnepassdTest, ARestartHandsTheInterfaceOverWhenTheOldProcessLetsGo) {
+  std::string dir = ::testing::TempDir() + "onepass-xdp-handover-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::vector<std::string> flags = {absl::StrCat("--xdp=", VethNamespaces::kServerIf),
+                                          absl::StrCat("--handover-socket=", dir, "/handover")};
+  std::unique_ptr<ServerProcess> old_server = StartServer(flags);
+  ASSERT_NE(old_server, nullptr);
+  const std::vector<std::string> old_answers = AskAll();
+
+  std::unique_ptr<ServerProcess> new_server = StartServer(flags);
+  ASSERT_NE(new_server, nullptr);
+  std::string old_out, new_log;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        old_out = old_server->ReadStdout();
+        return absl::StrContains(old_out, "stats ");
+      },
+      absl::Seconds(15)))
+      << "the old server did not drain and exit: " << old_server->ReadStderr();
+  EXPECT_EQ(old_server->Stop(), 0);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        new_log = new_server->ReadStderr();
+        return absl::StrContains(new_log, "taken over from the previous process");
+      },
+      absl::Seconds(15)))
+      << new_log;
+  const std::vector<std::string> new_answers = AskAll();
+  ASSERT_EQ(new_server->Stop(), 0);
+  const std::string new_out = new_server->ReadStdout();
+  new_log = new_server->ReadStderr();
+  const std::string old_log = old_server->ReadStderr();
+  std::printf("%s", new_log.c_str());  // the takeover's line, for the CI log
+  (void)RunCommand({"rm", "-rf", dir}, absl::Seconds(10));
+
+  const int queries = static_cast<int>(old_answers.size());
+  for (int i = 0; i < queries; ++i) {
+    EXPECT_NE(old_answers[i].find("status: "), std::string::npos) << old_answers[i];
+    EXPECT_EQ(new_answers[i], old_answers[i]) << "query " << i;
+  }
+  // Each answered its own queries over AF_XDP (the old one's sockets were its until it exited;
+  // the new one's queue came up on its worker, in that worker's descriptor table).
+  EXPECT_EQ(StatValue(old_out, "xdp_requests"), queries) << old_out;
+  EXPECT_EQ(StatValue(new_out, "xdp_requests"), queries) << new_out;
+  EXPECT_EQ(StatValue(new_out, "accepted"), 0) << new_out;
+  EXPECT_EQ(StatValue(new_out, "xdp_rsts_sent"), 0) << new_out;
+  EXPECT_NE(new_log.find("xdp xs0: native mode"), std::string::npos) << new_log;
+  EXPECT_NE(new_log.find("(1 AF_XDP sockets)"), std::string::npos) << new_log;
+  // Nothing removed the old one's program while it ran, and it detached its own.
+  EXPECT_EQ(new_log.find("stale"), std::string::npos) << new_log;
+  EXPECT_EQ(old_log.find("Asked to unload"), std::string::npos) << old_log;
   absl::StatusOr<std::string> details = veth_->ServerLinkDetails();
   ASSERT_TRUE(details.ok()) << details.status();
   EXPECT_EQ(details->find("prog/xdp"), std::string::npos) << *details;
