@@ -11,6 +11,8 @@
 // whatever happens.
 #include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,8 +88,9 @@ class XdpOnepassdTest : public ::testing::Test {
     return server.ok() ? *std::move(server) : nullptr;
   }
 
-  // `client` (kdig or dig) in the client namespace, over TCP, one try.
-  std::string Ask(const std::string& client, const std::string& address, const Query& q) {
+  // `client` (kdig or dig) in the client namespace, over TCP, one try of `wait_s` seconds.
+  std::string Ask(const std::string& client, const std::string& address, const Query& q,
+                  int wait_s = 3) {
     std::vector<std::string> argv = {"ip",   "netns",
                                      "exec", veth_->client_ns(),
                                      client, absl::StrCat("@", address),
@@ -95,11 +98,11 @@ class XdpOnepassdTest : public ::testing::Test {
                                      "+tcp"};
     if (client == "kdig") {
       argv.insert(argv.end(), {"+noall", "+header", "+answer", "+authority", "+additional",
-                               "+retry=0", "+time=3"});
+                               "+retry=0", absl::StrCat("+time=", wait_s)});
     } else {
       // +nocookie: dig's client cookie is random, and a server cookie would echo it.
       argv.insert(argv.end(), {"+noall", "+comments", "+answer", "+authority", "+additional",
-                               "+nocookie", "+tries=1", "+time=3"});
+                               "+nocookie", "+tries=1", absl::StrCat("+time=", wait_s)});
     }
     argv.insert(argv.end(), {q.name, q.type});
     absl::StatusOr<CommandResult> result = RunCommand(argv, absl::Seconds(10));
@@ -111,13 +114,14 @@ class XdpOnepassdTest : public ::testing::Test {
     return WithoutId(result->out);
   }
 
-  // Every query by both clients to both addresses, in order.
-  std::vector<std::string> AskAll() {
+  // Every query by `clients` to both addresses, in order.
+  std::vector<std::string> AskAll(const std::vector<std::string>& clients = {"kdig", "dig"},
+                                  int wait_s = 3) {
     std::vector<std::string> answers;
-    for (const char* client : {"kdig", "dig"}) {
+    for (const std::string& client : clients) {
       for (const char* address :
            {VethNamespaces::kServerAddress, VethNamespaces::kServerAddress6}) {
-        for (const Query& q : Queries()) answers.push_back(Ask(client, address, q));
+        for (const Query& q : Queries()) answers.push_back(Ask(client, address, q, wait_s));
       }
     }
     return answers;
@@ -200,6 +204,63 @@ TEST_F(XdpOnepassdTest, CheckSaysTheModeOfEachInterface) {
   absl::StatusOr<std::string> details = veth_->ServerLinkDetails();
   ASSERT_TRUE(details.ok()) << details.status();
   EXPECT_EQ(details->find("prog/xdp"), std::string::npos) << *details;
+}
+
+// How many TCP frames the client namespace's nftables table `loss` dropped in chain `chain`.
+int LossDrops(const VethNamespaces& veth, const std::string& chain) {
+  absl::StatusOr<CommandResult> listed = RunCommand(
+      {"ip", "netns", "exec", veth.client_ns(), "nft", "list", "chain", "inet", "loss", chain},
+      absl::Seconds(10));
+  if (!listed.ok() || listed->exit_code != 0) return -1;
+  const size_t at = listed->out.find("counter packets ");
+  if (at == std::string::npos) return -1;
+  return std::atoi(listed->out.c_str() + at + std::strlen("counter packets "));
+}
+
+// Frames lost both ways: nftables in the client's namespace drops 15% of the TCP frames the
+// client sends and of those it receives (this kernel has no netem; the client's side is the
+// kernel's, so netfilter sees both directions). Every query is still answered, as without
+// loss: lost SYN-ACKs, answers and FINs are retransmitted by our TCP, lost SYNs, requests and
+// ACKs by the client's, and duplicates are answered again.
+TEST_F(XdpOnepassdTest, FifteenPercentLossEachWayLosesNoAnswer) {
+  if (!ProgramExists("nft")) GTEST_SKIP() << "nft (nftables) is not installed";
+  std::unique_ptr<ServerProcess> xdp =
+      StartServer({absl::StrCat("--xdp=", VethNamespaces::kServerIf)});
+  ASSERT_NE(xdp, nullptr);
+  const std::vector<std::string> clean = AskAll({"kdig"});
+  const std::string rules =
+      "table inet loss {\n"
+      "  chain out { type filter hook output priority 0; meta l4proto tcp "
+      "numgen random mod 100 < 15 counter drop; }\n"
+      "  chain in { type filter hook input priority 0; meta l4proto tcp "
+      "numgen random mod 100 < 15 counter drop; }\n"
+      "}\n";
+  absl::StatusOr<CommandResult> added =
+      RunCommand({"ip", "netns", "exec", veth_->client_ns(), "sh", "-c",
+                  absl::StrCat("printf '", rules, "' | nft -f -")},
+                 absl::Seconds(10));
+  ASSERT_TRUE(added.ok() && added->exit_code == 0)
+      << (added.ok() ? added->err : added.status().ToString());
+  // A lost SYN or SYN-ACK costs the client's 1 s SYN timeout, twice in a row 3 s.
+  const std::vector<std::string> lossy = AskAll({"kdig"}, /*wait_s=*/15);
+  const int dropped_out = LossDrops(*veth_, "out");
+  const int dropped_in = LossDrops(*veth_, "in");
+  ASSERT_EQ(xdp->Stop(), 0) << xdp->ReadStderr();
+  const std::string out = xdp->ReadStdout();
+  std::printf("dropped %d frames from the client, %d to it; onepassd: %s\n", dropped_out,
+              dropped_in, out.c_str());
+
+  ASSERT_EQ(lossy.size(), clean.size());
+  for (size_t i = 0; i < clean.size(); ++i) {
+    EXPECT_NE(clean[i].find("status: "), std::string::npos) << clean[i];
+    EXPECT_EQ(lossy[i], clean[i]) << "query " << i;
+  }
+  // The loss happened both ways (60 to 90 frames each way at 15%: none lost is 1 in 30,000).
+  EXPECT_GT(dropped_out, 0);
+  EXPECT_GT(dropped_in, 0);
+  // Every answer came over the XDP path, whatever was lost on the way.
+  EXPECT_EQ(StatValue(out, "accepted"), 0) << out;
+  EXPECT_GE(StatValue(out, "xdp_requests"), static_cast<int>(clean.size() * 2)) << out;
 }
 
 // A restart with --xdp (server/restart/listener_handover.h, server/server_xdp.cc): the new
