@@ -188,6 +188,8 @@ absl::StatusOr<int> Worker::ServeXdp(const std::string& ifname, uint32_t queue,
        .output_bytes = core_->output_buffer_bytes(),
        .request_bound = core_->input_buffer_bytes(),
        .idle_timeout_ms = static_cast<uint64_t>(absl::ToInt64Milliseconds(config_.read_timeout)),
+       .keepalive_ms = static_cast<uint64_t>(
+           std::max<int64_t>(0, absl::ToInt64Milliseconds(config_.keepalive))),
        .max_connections = static_cast<size_t>(max_connections_),
        .per_client_max = static_cast<size_t>(std::max(1, config_.max_connections_per_client))},
       driver_.get(), [this]() -> Handler& { return core_->handler(); });

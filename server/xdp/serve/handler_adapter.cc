@@ -5,16 +5,19 @@
 namespace onepass::xdp {
 
 TcpRequestHandler::Verdict HandlerAdapter::OnRequest(std::span<const uint8_t> request,
-                                                     std::vector<uint8_t>* response) {
+                                                     bool peer_closed,
+                                                     std::vector<uint8_t>* response,
+                                                     size_t* consumed) {
   RequestContext context;
   context.now = absl::Now();
-  // Zero keepalive: the handler answers as for the single pass (kWriteThenClose), which is
-  // what this TCP does. The peer's address is not known here (all zero), as behind a proxy
-  // without a header: per-client policy of handlers does not apply on this path.
+  context.keepalive = keepalive_;
+  context.peer_closed = peer_closed;
+  // The peer's address is not known here (all zero), as behind a proxy without a header:
+  // per-client policy of handlers does not apply on this path.
   response->clear();
   size_t offset = 0;
-  // Pipelined requests in the first segments get their answers together, as kWriteThenRead
-  // would send them; the loop ends at the first incomplete request.
+  // Pipelined requests get their answers together, as kWriteThenRead would send them; the
+  // loop ends at the first incomplete request, which stays for the TCP's next segment.
   for (int turns = 0; turns < 64; ++turns) {
     out_.Clear();
     const onepass::Verdict verdict = handler_().Process(
@@ -26,18 +29,18 @@ TcpRequestHandler::Verdict HandlerAdapter::OnRequest(std::span<const uint8_t> re
       response->insert(response->end(), body.begin(), body.end());
     }
     offset += std::min(verdict.consumed, request.size() - offset);
+    *consumed = offset;
     switch (verdict.action) {
       case Action::kReadMore:
         return response->empty() ? Verdict::kNeedMore : Verdict::kRespond;
       case Action::kWriteThenClose:
-        return response->empty() ? Verdict::kClose : Verdict::kRespond;
+      case Action::kClose:
+        return response->empty() ? Verdict::kClose : Verdict::kRespondThenClose;
       case Action::kWriteThenRead:
         if (verdict.consumed == 0 || offset >= request.size()) {
           return response->empty() ? Verdict::kNeedMore : Verdict::kRespond;
         }
         continue;
-      case Action::kClose:
-        return response->empty() ? Verdict::kClose : Verdict::kRespond;
       case Action::kWaitUpstream:
         // Not reached: Server::CheckXdpHandler refuses --xdp with a forwarding handler. This
         // path reaches no upstream, so waiting would only hold the slot until the idle timeout.

@@ -1,10 +1,12 @@
 // The worker's Handler (handlers/handler.h) as the AF_XDP path's TcpRequestHandler: the same
 // handler object the worker's kernel connections use, so an answer over AF_XDP is the answer
-// over a kernel socket, byte for byte. One query per connection: keep-alive (kWriteThenRead)
-// still ends in our FIN after the answers. No upstream: RequestContext::upstream stays null,
-// and Server::CheckXdpHandler refuses --xdp with a handler that forwards (--dns-backend), since
-// the XDP program takes every segment of the port and the kernel's listener never sees those
-// clients; a kWaitUpstream that came anyway closes the connection.
+// over a kernel socket, byte for byte. With --keepalive-ms the handler sees it as over a kernel
+// socket (RequestContext::keepalive: DNS keeps the connection, and echoes edns-tcp-keepalive)
+// and the TCP keeps the connection for the next request; without, kWriteThenClose. No upstream:
+// RequestContext::upstream stays null, and Server::CheckXdpHandler refuses --xdp with a handler
+// that forwards (--dns-backend), since the XDP program takes every segment of the port and the
+// kernel's listener never sees those clients; a kWaitUpstream that came anyway closes the
+// connection.
 #ifndef ONEPASS_SERVER_XDP_SERVE_HANDLER_ADAPTER_H_
 #define ONEPASS_SERVER_XDP_SERVE_HANDLER_ADAPTER_H_
 
@@ -13,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "handlers/handler.h"
 #include "handlers/output_buffer.h"
 #include "server/xdp/tcp/tcp_endpoint.h"
@@ -22,16 +25,19 @@ namespace onepass::xdp {
 class HandlerAdapter : public TcpRequestHandler {
  public:
   // `handler` returns the worker's handler of the moment (a SIGHUP reload swaps it);
-  // `output_bytes`: the worker's output buffer size (HandlerFactory::OutputBufferBytes fits).
-  HandlerAdapter(std::function<Handler&()> handler, size_t output_bytes)
-      : handler_(std::move(handler)), out_(output_bytes) {}
+  // `output_bytes`: the worker's output buffer size (HandlerFactory::OutputBufferBytes fits);
+  // `keepalive`: --keepalive-ms (TcpEndpointConfig::keepalive_ms, the same).
+  HandlerAdapter(std::function<Handler&()> handler, size_t output_bytes, absl::Duration keepalive)
+      : handler_(std::move(handler)), out_(output_bytes), keepalive_(keepalive) {}
 
   // TcpRequestHandler
-  Verdict OnRequest(std::span<const uint8_t> request, std::vector<uint8_t>* response) override;
+  Verdict OnRequest(std::span<const uint8_t> request, bool peer_closed,
+                    std::vector<uint8_t>* response, size_t* consumed) override;
 
  private:
   std::function<Handler&()> handler_;
   OutputBuffer out_;  // reused: nothing allocated per request
+  absl::Duration keepalive_;
 };
 
 }  // namespace onepass::xdp

@@ -47,6 +47,7 @@ absl::StatusOr<std::unique_ptr<XdpQueue>> XdpQueue::Open(const XdpQueueOptions& 
   config.ports = options.ports;
   config.request_bound = options.request_bound;
   config.idle_timeout_ms = options.idle_timeout_ms;
+  config.keepalive_ms = options.keepalive_ms;
   config.table = {.max_connections = options.max_connections,
                   .per_client_max = options.per_client_max};
   // A key of this process: cookies of a previous run (or another queue's) do not validate.
@@ -62,7 +63,7 @@ XdpQueue::XdpQueue(std::unique_ptr<XskSocket> xsk, const TcpEndpointConfig& conf
                    IoDriver* driver, std::function<Handler&()> handler, size_t output_bytes)
     : xsk_(std::move(xsk)),
       sink_(xsk_.get()),
-      adapter_(std::move(handler), output_bytes),
+      adapter_(std::move(handler), output_bytes, absl::Milliseconds(config.keepalive_ms)),
       endpoint_(config, &adapter_, &sink_),
       watch_(driver, [this] { OnReadable(); }),
       tick_(&driver->timers(), [this] { OnTick(); }),

@@ -34,6 +34,7 @@ struct XdpQueueOptions {
   size_t output_bytes = 0;      // the worker's output buffer (a whole answer)
   size_t request_bound = 65535;
   uint64_t idle_timeout_ms = 10'000;  // --read-timeout-ms
+  uint64_t keepalive_ms = 0;          // --keepalive-ms (the handler's default when not given)
   // The TCP's table: a slot lives from the handshake's ACK to the peer's FIN (or the idle
   // deadline), so these bound what the kernel's accept queue plus orphans would hold.
   size_t max_connections = 1024;  // the worker's share of --max-connections

@@ -179,14 +179,14 @@ void TcpEndpoint::OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now
   if (!OnData(c, s, now)) return;
   bool fin_acked = c.fin_sent && c.snd_una == c.snd_nxt;
   if (fin_acked && c.peer_fin) {
-    // Both sides closed. The peer's FIN in this segment is ACKed before the slot goes (else the
-    // peer retransmits it and gets a RST for a connection that ended well); a FIN of it that
-    // came first was ACKed with ours. No TIME_WAIT: a retransmitted FIN gets a RST.
-    if (s.flags & kFin) SendAck(c, now);
+    // Both sides closed; OnData has ACKed the peer's FIN (else the peer retransmits it and
+    // gets a RST for a connection that ended well). No TIME_WAIT: a retransmitted FIN gets a
+    // RST.
     Drop(c);
     return;
   }
-  if (c.responded) SendData(c, now);
+  // Once answered: the rest of the answers, our FIN when due, and the timer they need.
+  if (!c.response.empty() || c.fin_queued) SendData(c, now);
 }
 
 bool TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
@@ -197,7 +197,7 @@ bool TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
   uint32_t end = seq + static_cast<uint32_t>(data.size());
   if (SeqLe(end, c.rcv_nxt) && !(fin && end == c.rcv_nxt && !c.peer_fin)) {
     // All old: a duplicate request. Resend the answer from the first unacknowledged byte.
-    if (c.responded && c.snd_una != c.snd_nxt) {
+    if (c.snd_una != c.snd_nxt) {
       c.snd_nxt = c.snd_una;
       c.fin_sent = false;
       ++stats_.retransmissions;
@@ -211,8 +211,16 @@ bool TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
     return true;
   }
   data = data.subspan(c.rcv_nxt - seq);  // trims what we already have
-  if (c.responded || c.peer_fin) {
-    c.rcv_nxt += static_cast<uint32_t>(data.size());  // after the query: accepted, ignored
+  if (!data.empty() && c.fin_queued) {
+    // A request after we closed (keep-alive off, or over): nobody will read it. The kernel
+    // answers data to a closed socket with a RST, so that the client does not wait.
+    ++stats_.data_after_close;
+    SendRst(c.path, c.snd_nxt, 0, false);
+    Drop(c);
+    return false;
+  }
+  if (c.peer_fin) {
+    c.rcv_nxt += static_cast<uint32_t>(data.size());  // past the peer's FIN: ignored
   } else {
     if (c.request.size() + data.size() > config_.request_bound) {
       SendRst(c.path, c.snd_nxt, 0, false);
@@ -226,28 +234,51 @@ bool TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
     c.rcv_nxt += 1;
     c.peer_fin = true;
   }
-  if (!c.responded && !c.request.empty()) {
-    TcpRequestHandler::Verdict v = handler_->OnRequest(c.request, &c.response);
-    if (v == TcpRequestHandler::Verdict::kRespond) {
-      ++stats_.requests;
-      ++stats_.responses;
-      c.responded = true;
-    } else if (v == TcpRequestHandler::Verdict::kClose) {
-      c.response.clear();
-      c.responded = true;
-    }
-  }
-  if (!c.responded && c.peer_fin) {  // the peer closed before a whole request: close too
-    c.response.clear();
-    c.responded = true;
-  }
-  if (!c.responded) SendAck(c, now);
-  if (c.responded) c.deadline_ms = now;  // SendData sets the retransmission deadline
+  if (!c.fin_queued && !c.request.empty()) Answer(c);
+  // The peer closed: what it sent is answered (above), then we close too.
+  if (c.peer_fin) c.fin_queued = true;
+  const bool to_send = c.snd_nxt != c.data_seq + c.response.size() + (c.fin_sent ? 1 : 0) ||
+                       (c.fin_queued && !c.fin_sent);
+  if (!to_send) SendAck(c, now);
+  if (to_send) c.deadline_ms = now;  // SendData sets the retransmission deadline
   return true;
 }
 
-// Sends what the peer's window allows from snd_nxt: MSS-sized segments, FIN on the last
-// (RFC 9293 §3.10.4). A zero window arms the persist timer (OnTimer probes with one byte).
+void TcpEndpoint::Answer(TcpConnection& c) {
+  // Everything sent before is acknowledged: its bytes go, and the next answer starts at
+  // snd_una (the first answer, in the common case, is written into the empty buffer directly).
+  if (!c.response.empty() && !c.fin_sent &&
+      c.snd_una == c.data_seq + static_cast<uint32_t>(c.response.size())) {
+    c.data_seq = c.snd_una;
+    c.response.clear();
+  }
+  std::vector<uint8_t>* out = c.response.empty() ? &c.response : &answer_;
+  answer_.clear();
+  const size_t before = c.response.size();
+  size_t consumed = 0;
+  const TcpRequestHandler::Verdict v = handler_->OnRequest(c.request, c.peer_fin, out, &consumed);
+  if (out == &answer_) c.response.insert(c.response.end(), answer_.begin(), answer_.end());
+  consumed = std::min(consumed, c.request.size());
+  c.request.erase(c.request.begin(), c.request.begin() + static_cast<long>(consumed));
+  switch (v) {
+    case TcpRequestHandler::Verdict::kNeedMore:
+      return;
+    case TcpRequestHandler::Verdict::kRespond:
+      if (config_.keepalive_ms == 0) c.fin_queued = true;
+      break;
+    case TcpRequestHandler::Verdict::kRespondThenClose:
+    case TcpRequestHandler::Verdict::kClose:
+      c.fin_queued = true;
+      break;
+  }
+  if (c.response.size() > before) {
+    ++stats_.requests;
+    ++stats_.responses;
+  }
+}
+
+// Sends what the peer's window allows from snd_nxt: MSS-sized segments, our FIN on the last when
+// queued (RFC 9293 §3.10.4). A zero window arms the persist timer (OnTimer probes with one byte).
 void TcpEndpoint::SendData(TcpConnection& c, uint64_t now) {
   const uint32_t size = static_cast<uint32_t>(c.response.size());
   const uint32_t fin_seq = c.data_seq + size;
@@ -257,7 +288,7 @@ void TcpEndpoint::SendData(TcpConnection& c, uint64_t now) {
     uint32_t in_flight = c.snd_nxt - c.snd_una;
     uint32_t room = c.peer_window > in_flight ? c.peer_window - in_flight : 0;
     uint32_t len = std::min({size - offset, static_cast<uint32_t>(c.mss), room});
-    bool fin = offset + len == size;
+    bool fin = c.fin_queued && offset + len == size;
     if (len == 0 && !fin) break;  // window closed
     if (len == 0 && room == 0 && size != 0 && in_flight != 0) break;
     SegmentOut o;
@@ -275,8 +306,10 @@ void TcpEndpoint::SendData(TcpConnection& c, uint64_t now) {
     sent = true;
     if (fin) break;
   }
-  if (!sent && c.snd_una == c.snd_nxt && c.fin_sent) {
-    c.deadline_ms = now + config_.idle_timeout_ms;  // all acked: wait for the peer's FIN
+  if (!sent && c.snd_una == c.snd_nxt) {
+    // All acked: our FIN's wait for the peer's, a request's, or keep-alive's for the next one.
+    c.deadline_ms =
+        now + (c.fin_sent || !c.request.empty() ? config_.idle_timeout_ms : config_.keepalive_ms);
   } else {
     c.deadline_ms = now + c.rto_ms;  // retransmission or persist timer
   }
@@ -288,7 +321,19 @@ void TcpEndpoint::OnTimer(uint64_t now) {
   due_.clear();  // kept: a tick allocates nothing once it has held the most due at once
   table_.ForEachExpired(now, [this](TcpConnection& c) { due_.push_back(&c); });
   for (TcpConnection* c : due_) {
-    bool outstanding = c->responded && !(c->fin_sent && c->snd_una == c->snd_nxt);
+    // What we have to send (the answers' bytes, our FIN when queued) and the peer has not
+    // acknowledged yet.
+    const uint32_t send_end =
+        c->data_seq + static_cast<uint32_t>(c->response.size()) + (c->fin_queued ? 1 : 0);
+    const bool outstanding = c->snd_una != send_end;
+    if (!outstanding && !c->fin_queued && c->request.empty() && !c->response.empty()) {
+      // Keep-alive over: no next request within keepalive_ms. Closed as the kernel path
+      // closes an idle kept connection, with our FIN (its wait is the idle timeout's).
+      ++stats_.keepalive_closes;
+      c->fin_queued = true;
+      SendData(*c, now);
+      continue;
+    }
     if (!outstanding || ++c->retries > config_.max_retries) {
       ++stats_.timeouts;
       SendRst(c->path, c->snd_nxt, 0, false);

@@ -3,8 +3,13 @@
 // A SYN gets a SYN-ACK whose ISN is a SYN cookie (RFC 4987 §3.6): no state until the ACK.
 // Window scaling is not offered (the cookie cannot carry it; RFC 7323 §2.2 then leaves both
 // sides unscaled, and one query fits 64 KiB). Out-of-order data is dropped with a duplicate
-// ACK (the peer retransmits). We close first: the response's last segment carries our FIN;
-// its ACK plus the peer's FIN free the slot; no TIME_WAIT (a late FIN then gets a RST).
+// ACK (the peer retransmits). Without keep-alive (keepalive_ms 0) we close first: the
+// response's last segment carries our FIN. With it, the connection stays open after each
+// answer for the client's next request (dnsperf -m tcp, a stub reusing its connection): our
+// FIN goes when the client closes (its FIN), when the handler closes, or after keepalive_ms
+// idle, as the kernel path's keep-alive does. Either way our FIN's ACK plus the peer's FIN free
+// the slot; no TIME_WAIT (a late FIN then gets a RST). New data after our FIN was decided
+// gets a RST, as the kernel answers data to a closed socket.
 #ifndef ONEPASS_SERVER_XDP_TCP_TCP_ENDPOINT_H_
 #define ONEPASS_SERVER_XDP_TCP_TCP_ENDPOINT_H_
 
@@ -26,12 +31,18 @@ class TcpFrameSink {
 };
 
 // Interface: the protocol, generic (the server knows no DNS). Called with the request bytes
-// received so far, in order; `response` is copied before the call returns.
+// received and not yet answered, in order (`peer_closed`: the peer's FIN came after them).
+//   kNeedMore: no whole request yet; nothing written.
+//   kRespond: `response` answers the first `*consumed` bytes of `request` (the rest is the
+//     start of the next request); the connection stays open with keep-alive.
+//   kRespondThenClose: the same, then our FIN.   kClose: our FIN, no answer.
+// `response` arrives empty and is copied before the call returns.
 class TcpRequestHandler {
  public:
-  enum class Verdict { kNeedMore, kRespond, kClose };
+  enum class Verdict { kNeedMore, kRespond, kRespondThenClose, kClose };
   virtual ~TcpRequestHandler() = default;
-  virtual Verdict OnRequest(std::span<const uint8_t> request, std::vector<uint8_t>* response) = 0;
+  virtual Verdict OnRequest(std::span<const uint8_t> request, bool peer_closed,
+                            std::vector<uint8_t>* response, size_t* consumed) = 0;
 };
 
 struct TcpEndpointConfig {
@@ -40,7 +51,8 @@ struct TcpEndpointConfig {
   uint16_t window = 65535;
   TcpTableConfig table;
   size_t request_bound = 65535;
-  uint64_t idle_timeout_ms = 10'000;  // [ms]
+  uint64_t idle_timeout_ms = 10'000;  // [ms] a request's wait, and our FIN's for the peer's
+  uint64_t keepalive_ms = 0;          // [ms] idle wait for the next request; 0: FIN with the answer
   uint64_t rto_ms = 200;              // [ms] first retransmission timeout, doubled per retry
   uint32_t max_retries = 5;
   CookieKey cookie_key{};
@@ -50,7 +62,8 @@ struct TcpStats {
   uint64_t frames_in = 0, not_ours = 0, malformed = 0, checksum_bad = 0, syn_received = 0,
            syn_acks_sent = 0, cookies_bad = 0, connections_established = 0, requests = 0,
            responses = 0, retransmissions = 0, rsts_sent = 0, rsts_received = 0, challenge_acks = 0,
-           timeouts = 0, table_full = 0, per_client_limited = 0;
+           timeouts = 0, table_full = 0, per_client_limited = 0, keepalive_closes = 0,
+           data_after_close = 0;
 };
 
 class TcpEndpoint {
@@ -70,8 +83,10 @@ class TcpEndpoint {
   // `home`: TcpTable::Home of the segment's key, which Find has just missed.
   void OnNoConnection(const SegmentView& s, size_t home, uint64_t now);
   void OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now);
-  // False when it dropped `c` (a request past request_bound): `c` is gone.
+  // False when it dropped `c` (a request past request_bound, data after our FIN): `c` is gone.
   bool OnData(TcpConnection& c, const SegmentView& s, uint64_t now);
+  // The handler on c.request: its answer appended to c.response, what it answered taken off.
+  void Answer(TcpConnection& c);
   void SendData(TcpConnection& c, uint64_t now);
   void SendAck(TcpConnection& c, uint64_t now);
   void SendRst(const ReplyPath& path, uint32_t seq, uint32_t ack, bool with_ack);
@@ -87,6 +102,7 @@ class TcpEndpoint {
   std::vector<TcpConnection*> due_;  // OnTimer's expired connections, then each handled
   TcpStats stats_;
   std::vector<uint8_t> frame_;
+  std::vector<uint8_t> answer_;  // a keep-alive connection's next answer, before it is appended
   uint16_t ip_id_ = 0;
 };
 

@@ -36,12 +36,14 @@ struct TcpConnection {
   // timestamps, the request and the response.
   ReplyPath path;
   uint32_t snd_una = 0, snd_nxt = 0, rcv_nxt = 0;
-  uint32_t data_seq = 0;  // the sequence number of response byte 0 (ISN + 1)
+  uint32_t data_seq = 0;  // the sequence number of response byte 0 (ISN + 1, moved as acked)
   uint32_t peer_window = 0;
   uint16_t mss = 536;
   bool ts = false;
   uint32_t ts_recent = 0;
-  bool responded = false, fin_sent = false, peer_fin = false;
+  // fin_queued: our FIN goes after the response's bytes (the answer closes, or keep-alive
+  // ended); fin_sent: it went (reset to resend it from snd_una).
+  bool fin_queued = false, fin_sent = false, peer_fin = false;
   uint32_t retries = 0;
   uint64_t rto_ms = 0;
   std::vector<uint8_t> request;

@@ -11,6 +11,7 @@
 // whatever happens.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -204,6 +205,83 @@ TEST_F(XdpOnepassdTest, CheckSaysTheModeOfEachInterface) {
   absl::StatusOr<std::string> details = veth_->ServerLinkDetails();
   ASSERT_TRUE(details.ok()) << details.status();
   EXPECT_EQ(details->find("prog/xdp"), std::string::npos) << *details;
+}
+
+// `dnsperf -m tcp` in the client namespace: every query of Queries() five times, over two
+// connections each kept for all of its queries (keep-alive, pipelined up to 10 outstanding).
+// Returns its report's "Queries completed" and "Response codes" lines.
+std::string DnsperfOverTcp(const VethNamespaces& veth, const std::string& queries_file) {
+  absl::StatusOr<CommandResult> run = RunCommand({"ip",
+                                                  "netns",
+                                                  "exec",
+                                                  veth.client_ns(),
+                                                  "dnsperf",
+                                                  "-m",
+                                                  "tcp",
+                                                  "-s",
+                                                  VethNamespaces::kServerAddress,
+                                                  "-p",
+                                                  absl::StrCat(kPort),
+                                                  "-d",
+                                                  queries_file,
+                                                  "-n",
+                                                  "5",
+                                                  "-c",
+                                                  "2",
+                                                  "-q",
+                                                  "10",
+                                                  "-t",
+                                                  "5"},
+                                                 absl::Seconds(30));
+  if (!run.ok()) return absl::StrCat("(dnsperf did not run: ", run.status().message(), ")");
+  std::string kept;
+  for (absl::string_view line : absl::StrSplit(run->out, '\n')) {
+    if (absl::StrContains(line, "Queries completed") || absl::StrContains(line, "Queries lost") ||
+        absl::StrContains(line, "Response codes")) {
+      absl::StrAppend(&kept, absl::StripAsciiWhitespace(line), "\n");
+    }
+  }
+  return kept.empty() ? absl::StrCat("(no report: ", run->out, run->err, ")") : kept;
+}
+
+// dnsperf -m tcp keeps its connections and sends each next query without waiting for the
+// answer to the last: over AF_XDP (keep-alive in our TCP, as --keepalive-ms gives the kernel
+// path) every query is answered, with the same response codes as over the kernel's sockets.
+TEST_F(XdpOnepassdTest, DnsperfOverTcpKeepsItsConnectionsAndLosesNothing) {
+  if (!ProgramExists("dnsperf")) GTEST_SKIP() << "dnsperf is not installed";
+  const std::string queries_file = ::testing::TempDir() + "xdp-dnsperf-queries.txt";
+  {
+    std::string text;
+    for (const Query& q : Queries()) absl::StrAppend(&text, q.name, " ", q.type, "\n");
+    FILE* f = std::fopen(queries_file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+  std::string kernel_report;
+  {
+    std::unique_ptr<ServerProcess> kernel = StartServer({});
+    ASSERT_NE(kernel, nullptr);
+    kernel_report = DnsperfOverTcp(*veth_, queries_file);
+    ASSERT_EQ(kernel->Stop(), 0) << kernel->ReadStderr();
+  }
+  std::unique_ptr<ServerProcess> xdp =
+      StartServer({absl::StrCat("--xdp=", VethNamespaces::kServerIf)});
+  ASSERT_NE(xdp, nullptr);
+  const std::string xdp_report = DnsperfOverTcp(*veth_, queries_file);
+  ASSERT_EQ(xdp->Stop(), 0) << xdp->ReadStderr();
+  const std::string out = xdp->ReadStdout();
+  std::printf("kernel:\n%sxdp:\n%s", kernel_report.c_str(), xdp_report.c_str());
+
+  const size_t total = Queries().size() * 5;
+  EXPECT_NE(kernel_report.find(absl::StrCat("Queries completed:    ", total, " (100.00%)")),
+            std::string::npos)
+      << kernel_report;
+  EXPECT_EQ(xdp_report, kernel_report);
+  // Over AF_XDP alone, on the two connections dnsperf opened (a kept connection each).
+  EXPECT_EQ(StatValue(out, "accepted"), 0) << out;
+  EXPECT_EQ(StatValue(out, "xdp_connections"), 2) << out;
+  EXPECT_EQ(StatValue(out, "xdp_rsts_sent"), 0) << out;
 }
 
 // How many TCP frames the client namespace's nftables table `loss` dropped in chain `chain`.

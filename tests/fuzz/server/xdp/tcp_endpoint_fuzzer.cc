@@ -15,13 +15,21 @@ using namespace onepass::xdp;
 
 class Handler : public TcpRequestHandler {
  public:
-  Verdict OnRequest(std::span<const uint8_t> req, std::vector<uint8_t>* out) override {
-    switch (req[0] % 3) {
+  // The first byte picks the verdict; an answer takes part of the request (the rest waits
+  // for the next call, as a pipelined request would).
+  Verdict OnRequest(std::span<const uint8_t> req, bool peer_closed, std::vector<uint8_t>* out,
+                    size_t* consumed) override {
+    switch (req[0] % 4) {
       case 0:
         return Verdict::kNeedMore;
       case 1:
         out->assign(static_cast<size_t>(req.size()) * 300, 'x');
+        *consumed = (req.size() + 1) / 2;
         return Verdict::kRespond;
+      case 2:
+        out->assign(req.size(), 'y');
+        *consumed = req.size();
+        return Verdict::kRespondThenClose;
       default:
         return Verdict::kClose;
     }
@@ -40,6 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.ports = {53};
   config.table = {.max_connections = 3, .per_client_max = 2};
   config.request_bound = 512;
+  // Keep-alive in one run of two (the first byte): both ways of closing.
+  config.keepalive_ms = size > 0 && (data[0] & 0x80) ? 300 : 0;
   Handler handler;
   Sink sink;
   TcpEndpoint ep(config, &handler, &sink);

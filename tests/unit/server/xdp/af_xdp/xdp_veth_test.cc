@@ -56,10 +56,12 @@ uint64_t NowMs() {
 class FixedAnswerHandler : public TcpRequestHandler {
  public:
   // Interface
-  Verdict OnRequest(std::span<const uint8_t> request, std::vector<uint8_t>* response) override {
+  Verdict OnRequest(std::span<const uint8_t> request, bool peer_closed,
+                    std::vector<uint8_t>* response, size_t* consumed) override {
     if (request.size() < 2) return Verdict::kNeedMore;
     const size_t length = (size_t{request[0]} << 8) | request[1];
     if (request.size() < 2 + length) return Verdict::kNeedMore;
+    *consumed = request.size();
     const std::string body = kAnswerPrefix + std::string(request.begin() + 2, request.end());
     response->assign({static_cast<uint8_t>(body.size() >> 8), static_cast<uint8_t>(body.size())});
     response->insert(response->end(), body.begin(), body.end());

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -14,13 +15,17 @@ namespace {
 class LineHandler : public TcpRequestHandler {
  public:
   size_t answer_size = 0;  // when set, the answer is this many 'a's
-  Verdict OnRequest(std::span<const uint8_t> req, std::vector<uint8_t>* out) override {
-    if (req.back() != '\n') return Verdict::kNeedMore;
+  // Each line is a request: the answer is "ok:" and the line, for every whole line received.
+  Verdict OnRequest(std::span<const uint8_t> req, bool peer_closed, std::vector<uint8_t>* out,
+                    size_t* consumed) override {
+    const auto end = std::find(req.rbegin(), req.rend(), '\n');
+    if (end == req.rend()) return Verdict::kNeedMore;
+    *consumed = static_cast<size_t>(req.rend() - end);
     if (answer_size) {
       out->assign(answer_size, 'a');
     } else {
       out->assign({'o', 'k', ':'});
-      out->insert(out->end(), req.begin(), req.end());
+      out->insert(out->end(), req.begin(), req.begin() + static_cast<long>(*consumed));
     }
     return Verdict::kRespond;
   }
@@ -235,6 +240,126 @@ TEST_F(Fixture, NeverAckingClientFreedAndNotOurs) {
   Client other(false, 40008);
   std::vector<uint8_t> f = other.Frame(isn, 0, kSyn);
   EXPECT_TRUE(ep.OnFrame(f, 0));
+}
+
+// Without keep-alive a second request, sent after our FIN was decided, is nobody's to read:
+// a RST, as the kernel answers data to a closed socket (the client does not wait for nothing).
+TEST_F(Fixture, RequestAfterOurFinIsReset) {
+  Client cl(false, 40009);
+  uint32_t s = Handshake(cl);
+  ep.OnFrame(cl.Frame(isn + 1, s + 1, kAck, "a\n"), 1);
+  ASSERT_TRUE(sink.got.back().flags & kFin);
+  ep.OnFrame(cl.Frame(isn + 3, s + 1, kAck, "b\n"), 2);
+  EXPECT_EQ(sink.got.back().flags & kRst, kRst);
+  EXPECT_EQ(ep.connections(), 0u);
+  EXPECT_EQ(ep.stats().data_after_close, 1u);
+  EXPECT_EQ(ep.stats().responses, 1u);
+}
+
+// --keepalive-ms: the connection stays open after each answer; each request gets its answer in
+// order (one at a time, two pipelined in one segment, one split over two), then the client's
+// FIN gets ours, and its ACK frees the slot.
+struct KeepAlive : ::testing::Test {
+  static TcpEndpointConfig Config() {
+    TcpEndpointConfig c;
+    c.ports = {53};
+    c.table = {.max_connections = 4, .per_client_max = 2};
+    c.cookie_key = {9, 9, 9};
+    c.keepalive_ms = 1000;
+    c.idle_timeout_ms = 5000;
+    return c;
+  }
+  LineHandler handler;
+  Sink sink;
+  TcpEndpoint ep{Config(), &handler, &sink};
+  const uint32_t isn = 1000;
+  Client cl{false, 40100};
+  uint32_t s = 0;                       // our ISN
+  uint32_t c_seq = isn + 1, s_seq = 0;  // the client's next byte; the server's next byte
+
+  void SetUp() override {
+    ASSERT_TRUE(ep.OnFrame(cl.Frame(isn, 0, kSyn), 0));
+    s = sink.got.back().seq;
+    s_seq = s + 1;
+  }
+  // Sends `data` at the client's next sequence number, acking everything the server sent.
+  void Send(const std::string& data, uint64_t now, uint8_t flags = kAck) {
+    ep.OnFrame(cl.Frame(c_seq, s_seq, flags, data), now);
+    c_seq += static_cast<uint32_t>(data.size()) + ((flags & kFin) ? 1 : 0);
+  }
+  // The last frame's payload, checked to start at the server's next byte and carry no FIN.
+  std::string Answer() {
+    const SegmentView& r = sink.got.back();
+    EXPECT_EQ(r.seq, s_seq);
+    EXPECT_EQ(r.flags & kFin, 0) << "closed after one answer";
+    s_seq += static_cast<uint32_t>(r.payload.size());
+    return std::string(r.payload.begin(), r.payload.end());
+  }
+};
+
+TEST_F(KeepAlive, EveryRequestAnsweredThenThePeersFinGetsOurs) {
+  Send("a\n", 1);
+  EXPECT_EQ(Answer(), "ok:a\n");
+  Send("", 2);  // the client's ACK of it
+  Send("b\n", 3);
+  EXPECT_EQ(Answer(), "ok:b\n");
+  Send("c\nd\n", 4);  // pipelined: both in one answer
+  EXPECT_EQ(Answer(), "ok:c\nd\n");
+  Send("e", 5);  // half a request: only ACKed
+  EXPECT_EQ(sink.got.back().payload.size(), 0u);
+  EXPECT_EQ(sink.got.back().ack, c_seq);
+  Send("\n", 6);
+  EXPECT_EQ(Answer(), "ok:e\n");
+  EXPECT_EQ(ep.connections(), 1u);
+  Send("", 7, kAck | kFin);
+  const SegmentView& fin = sink.got.back();
+  EXPECT_EQ(fin.flags, kAck | kFin);
+  EXPECT_EQ(fin.seq, s_seq);
+  EXPECT_EQ(fin.ack, c_seq);  // the client's FIN, acknowledged with ours
+  s_seq += 1;
+  const size_t sent = sink.got.size();
+  Send("", 8);  // its ACK of our FIN
+  EXPECT_EQ(ep.connections(), 0u);
+  EXPECT_EQ(sink.got.size(), sent);
+  EXPECT_EQ(ep.stats().responses, 4u);
+  EXPECT_EQ(ep.stats().rsts_sent, 0u);
+}
+
+// No next request within keepalive_ms: our FIN, as the kernel path closes an idle kept
+// connection; the client's FIN then gets its ACK and the slot goes.
+TEST_F(KeepAlive, IdleForKeepaliveEndsInOurFin) {
+  Send("a\n", 0);
+  EXPECT_EQ(Answer(), "ok:a\n");
+  Send("", 1);
+  ep.OnTimer(999);
+  EXPECT_EQ(sink.got.back().flags & kFin, 0);
+  ep.OnTimer(1001);
+  const SegmentView& fin = sink.got.back();
+  EXPECT_EQ(fin.flags, kAck | kFin);
+  EXPECT_EQ(fin.seq, s_seq);
+  s_seq += 1;
+  EXPECT_EQ(ep.stats().keepalive_closes, 1u);
+  Send("", 1002, kAck | kFin);
+  EXPECT_EQ(sink.got.back().flags, kAck);
+  EXPECT_EQ(sink.got.back().ack, c_seq);
+  EXPECT_EQ(ep.connections(), 0u);
+  EXPECT_EQ(ep.stats().rsts_sent, 0u);
+}
+
+// A lost answer on a kept connection is retransmitted from the first unacknowledged byte, the
+// next answer after it: nothing of the first is sent twice once acknowledged.
+TEST_F(KeepAlive, LostSecondAnswerRetransmittedAlone) {
+  Send("a\n", 0);
+  EXPECT_EQ(Answer(), "ok:a\n");
+  Send("", 1);
+  Send("bb\n", 2);
+  const uint32_t second = s_seq;
+  EXPECT_EQ(Answer(), "ok:bb\n");
+  ep.OnTimer(2 + 200);  // its ACK lost: the first retransmission timeout
+  const SegmentView& again = sink.got.back();
+  EXPECT_EQ(again.seq, second);
+  EXPECT_EQ(std::string(again.payload.begin(), again.payload.end()), "ok:bb\n");
+  EXPECT_EQ(ep.stats().retransmissions, 1u);
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ TEST(TcpTable, AReusedSlotKeepsItsBuffersAndNothingElse) {
   c->response.assign(1000, 2);
   c->deadline_ms = 5;
   c->snd_nxt = 7;
-  c->responded = true;
+  c->fin_queued = true;
   const uint8_t* request = c->request.data();
   const size_t request_capacity = c->request.capacity();
   const uint8_t* response = c->response.data();
@@ -121,7 +121,7 @@ TEST(TcpTable, AReusedSlotKeepsItsBuffersAndNothingElse) {
   EXPECT_TRUE(c->key == Key(2, 2));
   EXPECT_EQ(c->deadline_ms, 0u);
   EXPECT_EQ(c->snd_nxt, 0u);
-  EXPECT_FALSE(c->responded);
+  EXPECT_FALSE(c->fin_queued);
   EXPECT_TRUE(c->request.empty());
   EXPECT_TRUE(c->response.empty());
   EXPECT_EQ(c->request.data(), request);
