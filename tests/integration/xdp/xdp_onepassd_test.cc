@@ -9,6 +9,7 @@
 // Needs root (namespaces, XDP): skipped otherwise (CI runs as root). Each command is bounded
 // (RunCommand's timeout), onepassd's start waits on "ready"; the namespaces go with the fixture
 // whatever happens.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -339,6 +340,47 @@ TEST_F(XdpOnepassdTest, FifteenPercentLossEachWayLosesNoAnswer) {
   // Every answer came over the XDP path, whatever was lost on the way.
   EXPECT_EQ(StatValue(out, "accepted"), 0) << out;
   EXPECT_GE(StatValue(out, "xdp_requests"), static_cast<int>(clean.size() * 2)) << out;
+}
+
+// A onepassd killed with SIGKILL leaves its program on the interface; the next one removes it,
+// says so and serves over AF_XDP. Beside it the kernel's listeners still serve what does not
+// come through the interface (here the server's own namespace, over its loopback route).
+TEST_F(XdpOnepassdTest, AKilledServersProgramIsRemovedByTheNextWhileTheKernelServesBeside) {
+  const std::string xdp_flag = absl::StrCat("--xdp=", VethNamespaces::kServerIf);
+  {
+    std::unique_ptr<ServerProcess> killed = StartServer({xdp_flag});
+    ASSERT_NE(killed, nullptr);
+    ASSERT_EQ(kill(killed->pid(), SIGKILL), 0);
+    EXPECT_EQ(killed->Stop(), -1);  // reaps it: killed by a signal
+    absl::StatusOr<std::string> details = veth_->ServerLinkDetails();
+    ASSERT_TRUE(details.ok()) << details.status();
+    EXPECT_NE(details->find("prog/xdp"), std::string::npos) << "SIGKILL left nothing?";
+  }
+  std::unique_ptr<ServerProcess> next = StartServer({xdp_flag});
+  ASSERT_NE(next, nullptr);
+  const Query query{"example.com", "A"};
+  const std::string over_veth = Ask("kdig", VethNamespaces::kServerAddress, query);
+  std::string local;
+  {
+    ScopedNetns in_server(veth_->server_ns_fd());
+    absl::StatusOr<CommandResult> kdig = RunCommand(
+        {"kdig", absl::StrCat("@", VethNamespaces::kServerAddress), "-p", absl::StrCat(kPort),
+         "+tcp", "+short", "+retry=0", "+time=3", "example.com", "A"},
+        absl::Seconds(10));
+    ASSERT_TRUE(kdig.ok()) << kdig.status();
+    local = kdig->out;
+  }
+  ASSERT_EQ(next->Stop(), 0) << next->ReadStderr();
+  const std::string out = next->ReadStdout();
+  const std::string log = next->ReadStderr();
+  EXPECT_NE(log.find("removed 1 stale copy(ies) of xdp_steer from xs0"), std::string::npos) << log;
+  EXPECT_NE(over_veth.find("status: NOERROR"), std::string::npos) << over_veth;
+  EXPECT_EQ(local, "192.0.2.1\n");
+  EXPECT_EQ(StatValue(out, "xdp_requests"), 1) << out;  // the veth's query, over AF_XDP
+  EXPECT_EQ(StatValue(out, "accepted"), 1) << out;      // the local one, by the kernel's listener
+  absl::StatusOr<std::string> details = veth_->ServerLinkDetails();
+  ASSERT_TRUE(details.ok()) << details.status();
+  EXPECT_EQ(details->find("prog/xdp"), std::string::npos) << *details;
 }
 
 // A restart with --xdp (server/restart/listener_handover.h, server/server_xdp.cc): the new
