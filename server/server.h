@@ -133,6 +133,7 @@ class Server {
   // the interfaces are taken over later (TakeOverXdp), each logged then.
   bool xdp() const { return xdp_serving_.load(std::memory_order_relaxed); }
   xdp::XdpStatsSnapshot XdpStats() const;
+  xdp::XdpStatsSnapshot XdpStatsOf(int w) const { return workers_[w]->xdp_stats(); }
   const std::vector<std::string>& xdp_report() const { return xdp_report_; }
   // Any thread, for the metrics listener (server/ops/ops_endpoints.h): worker `w`'s CPU (-1: not
   // pinned), its handler counters, and its histogram, gauges and heartbeat.

@@ -326,11 +326,17 @@ void WriteServerStatus(const MetricsInput& input, Exposition& out) {
   }
 }
 
-// --xdp: the AF_XDP path's counters, summed over workers (server/xdp/serve/xdp_counters.h).
+// --xdp: the AF_XDP path's counters (server/xdp/serve/xdp_counters.h), summed over workers and
+// per worker (worker k serves rx queue k of each interface: its series show the steering).
 void WriteXdp(const MetricsInput& input, Exposition& out) {
-#define ONEPASS_XDP_METRIC(name, help)                                                \
-  out.Family("onepass_xdp_" #name "_total", "counter", "AF_XDP path (--xdp): " help); \
-  out.Sample("onepass_xdp_" #name "_total", {}, input.xdp_stats.name);
+#define ONEPASS_XDP_METRIC(name, help)                                                             \
+  out.Family("onepass_xdp_" #name "_total", "counter", "AF_XDP path (--xdp): " help);              \
+  out.Sample("onepass_xdp_" #name "_total", {}, input.xdp_stats.name);                             \
+  out.Family("onepass_worker_xdp_" #name "_total", "counter",                                      \
+             "AF_XDP path (--xdp): " help " (per worker)");                                        \
+  for (const WorkerSample& worker : input.workers) {                                               \
+    out.Sample("onepass_worker_xdp_" #name "_total", WorkerLabels(worker), worker.xdp_stats.name); \
+  }
   ONEPASS_XDP_COUNTERS(ONEPASS_XDP_METRIC)
 #undef ONEPASS_XDP_METRIC
 }

@@ -35,6 +35,7 @@ struct WorkerSample {
   StatsSnapshot stats;
   std::vector<uint64_t> handler_counts;  // by index of MetricsInput::handler_specs
   WorkerMetricsSnapshot metrics;
+  xdp::XdpStatsSnapshot xdp_stats;  // its AF_XDP queues' (with MetricsInput::xdp)
 };
 
 struct MetricsInput {

@@ -35,6 +35,7 @@ MetricsInput OpsEndpoints::ReadMetrics() const {
     sample.stats = server->StatsOf(w);
     sample.handler_counts = server->HandlerCountsOf(w);
     sample.metrics = server->WorkerMetricsOf(w);
+    if (input.xdp) sample.xdp_stats = server->XdpStatsOf(w);
     input.workers.push_back(std::move(sample));
   }
   return input;

@@ -71,10 +71,11 @@ class XdpOnepassdTest : public ::testing::Test {
     for (const char* tool : {"ip", "ethtool", "kdig", "dig"}) {
       if (!ProgramExists(tool)) GTEST_SKIP() << tool << " is not installed";
     }
-    absl::StatusOr<std::unique_ptr<VethNamespaces>> veth = VethNamespaces::Create();
+    absl::StatusOr<std::unique_ptr<VethNamespaces>> veth = VethNamespaces::Create(Queues());
     ASSERT_TRUE(veth.ok()) << veth.status();
     veth_ = std::move(*veth);
   }
+  virtual int Queues() const { return 1; }
 
   // onepassd in the server namespace (it inherits the test thread's), on kPort of the
   // server's IPv4 and IPv6 addresses, with `extra` flags.
@@ -381,6 +382,54 @@ TEST_F(XdpOnepassdTest, AKilledServersProgramIsRemovedByTheNextWhileTheKernelSer
   absl::StatusOr<std::string> details = veth_->ServerLinkDetails();
   ASSERT_TRUE(details.ok()) << details.status();
   EXPECT_EQ(details->find("prog/xdp"), std::string::npos) << *details;
+}
+
+// Two rx queues on the server's veth, two workers: worker k serves queue k over AF_XDP (the
+// XDP program redirects by rx queue), and a kernel client's flows, spread over its two tx
+// queues, reach both. The per-worker series of /metrics show each worker's share.
+class XdpTwoQueuesTest : public XdpOnepassdTest {
+ protected:
+  int Queues() const override { return 2; }
+};
+
+TEST_F(XdpTwoQueuesTest, EachRxQueueIsServedByItsOwnWorker) {
+  std::unique_ptr<ServerProcess> xdp =
+      StartServer({absl::StrCat("--xdp=", VethNamespaces::kServerIf), "--workers=2",
+                   "--metrics-listen=127.0.0.1:0"});
+  ASSERT_NE(xdp, nullptr);
+  constexpr int kQueries = 40;
+  int right = 0;
+  for (int i = 0; i < kQueries; ++i) {
+    const std::string answer = Ask("kdig", VethNamespaces::kServerAddress, {"example.com", "A"});
+    right += answer.find("status: NOERROR") != std::string::npos ? 1 : 0;
+  }
+  std::string metrics;
+  {
+    ScopedNetns in_server(veth_->server_ns_fd());
+    metrics = HttpGet(xdp->metrics_address(), "/metrics");
+  }
+  ASSERT_EQ(xdp->Stop(), 0) << xdp->ReadStderr();
+  const std::string out = xdp->ReadStdout();
+  const std::string log = xdp->ReadStderr();
+  EXPECT_EQ(right, kQueries);
+  EXPECT_NE(log.find("rx queues 0-1 of 2 by workers 0-1 (2 AF_XDP sockets)"), std::string::npos)
+      << log;
+  EXPECT_EQ(StatValue(out, "xdp_requests"), kQueries) << out;
+  EXPECT_EQ(StatValue(out, "accepted"), 0) << out;
+  // onepass_worker_xdp_requests_total{worker="0",...} N, for each worker.
+  int total = 0;
+  for (int w = 0; w < 2; ++w) {
+    const std::string series = absl::StrCat("onepass_worker_xdp_requests_total{worker=\"", w, "\"");
+    const size_t at = metrics.find(series);
+    ASSERT_NE(at, std::string::npos) << metrics;
+    const size_t value = metrics.find("} ", at);
+    ASSERT_NE(value, std::string::npos);
+    const int served = std::atoi(metrics.c_str() + value + 2);
+    EXPECT_GT(served, 0) << "worker " << w << " served nothing over AF_XDP:\n" << metrics;
+    std::printf("worker %d served %d queries over AF_XDP\n", w, served);
+    total += served;
+  }
+  EXPECT_EQ(total, kQueries);
 }
 
 // A restart with --xdp (server/restart/listener_handover.h, server/server_xdp.cc): the new

@@ -46,14 +46,14 @@ void RemoveLeftovers() {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<VethNamespaces>> VethNamespaces::Create() {
+absl::StatusOr<std::unique_ptr<VethNamespaces>> VethNamespaces::Create(int queues) {
   RemoveLeftovers();
   std::unique_ptr<VethNamespaces> self(new VethNamespaces());
-  if (absl::Status status = self->Build(); !status.ok()) return status;
+  if (absl::Status status = self->Build(queues); !status.ok()) return status;
   return self;
 }
 
-absl::Status VethNamespaces::Build() {
+absl::Status VethNamespaces::Build(int queues) {
   const std::string pid = absl::StrCat(getpid());
   const std::string s = absl::StrCat(kPrefix, "s-", pid);
   const std::string c = absl::StrCat(kPrefix, "c-", pid);
@@ -61,9 +61,33 @@ absl::Status VethNamespaces::Build() {
   server_ns_ = s;
   if (absl::Status st = Run({"ip", "netns", "add", c}); !st.ok()) return st;
   client_ns_ = c;
+  const std::string q = absl::StrCat(queues);
   const std::vector<std::vector<std::string>> steps = {
-      {"ip", "-n", s, "link", "add", kServerIf, "address", kServerMac, "type", "veth", "peer",
-       "name", kClientIf, "address", kClientMac, "netns", c},
+      {"ip",
+       "-n",
+       s,
+       "link",
+       "add",
+       kServerIf,
+       "address",
+       kServerMac,
+       "numtxqueues",
+       q,
+       "numrxqueues",
+       q,
+       "type",
+       "veth",
+       "peer",
+       "name",
+       kClientIf,
+       "address",
+       kClientMac,
+       "numtxqueues",
+       q,
+       "numrxqueues",
+       q,
+       "netns",
+       c},
       {"ip", "-n", s, "addr", "add", absl::StrCat(kServerAddress, "/24"), "dev", kServerIf},
       {"ip", "-n", c, "addr", "add", absl::StrCat(kClientAddress, "/24"), "dev", kClientIf},
       // nodad: usable at once, not "tentative" for a second of duplicate detection.

@@ -24,7 +24,9 @@ class VethNamespaces {
   static constexpr char kServerMac[] = "02:0a:c9:00:00:01";
   static constexpr char kClientMac[] = "02:0a:c9:00:00:02";
 
-  static absl::StatusOr<std::unique_ptr<VethNamespaces>> Create();
+  // `queues`: rx and tx queues on each end (a veth delivers what its peer sent on tx queue k
+  // to rx queue k, and a kernel client spreads its flows over its tx queues).
+  static absl::StatusOr<std::unique_ptr<VethNamespaces>> Create(int queues = 1);
   ~VethNamespaces();
   VethNamespaces(const VethNamespaces&) = delete;
   VethNamespaces& operator=(const VethNamespaces&) = delete;
@@ -40,7 +42,7 @@ class VethNamespaces {
 
  private:
   VethNamespaces() = default;
-  absl::Status Build();
+  absl::Status Build(int queues);
 
   std::string server_ns_, client_ns_;
   int server_fd_ = -1, client_fd_ = -1;
