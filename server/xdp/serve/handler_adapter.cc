@@ -4,16 +4,26 @@
 
 namespace onepass::xdp {
 
-TcpRequestHandler::Verdict HandlerAdapter::OnRequest(std::span<const uint8_t> request,
-                                                     bool peer_closed,
+std::array<uint8_t, 16> PeerAddress(const FlowKey& flow) {
+  if (flow.v6) return flow.peer;
+  std::array<uint8_t, 16> mapped{};  // ::ffff:a.b.c.d (RFC 4291 §2.5.5.2)
+  mapped[10] = 0xff;
+  mapped[11] = 0xff;
+  std::copy(flow.peer.begin(), flow.peer.begin() + 4, mapped.begin() + 12);
+  return mapped;
+}
+
+TcpRequestHandler::Verdict HandlerAdapter::OnRequest(const TcpRequest& tcp_request,
                                                      std::vector<uint8_t>* response,
                                                      size_t* consumed) {
+  const std::span<const uint8_t> request = tcp_request.bytes;
   RequestContext context;
   context.now = absl::Now();
   context.keepalive = keepalive_;
-  context.peer_closed = peer_closed;
-  // The peer's address is not known here (all zero), as behind a proxy without a header:
-  // per-client policy of handlers does not apply on this path.
+  context.peer_closed = tcp_request.peer_closed;
+  // The client's address as the kernel path gives it (IPv6, or IPv4 v4-mapped), so that
+  // per-client policy (Whois and RDAP rate limits) holds on this path too.
+  if (tcp_request.flow != nullptr) context.peer = PeerAddress(*tcp_request.flow);
   response->clear();
   size_t offset = 0;
   // Pipelined requests get their answers together, as kWriteThenRead would send them; the

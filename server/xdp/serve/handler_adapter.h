@@ -10,6 +10,7 @@
 #ifndef ONEPASS_SERVER_XDP_SERVE_HANDLER_ADAPTER_H_
 #define ONEPASS_SERVER_XDP_SERVE_HANDLER_ADAPTER_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -22,6 +23,9 @@
 
 namespace onepass::xdp {
 
+// `flow`'s peer as RequestContext::peer has it: IPv6, or IPv4 as v4-mapped IPv6.
+std::array<uint8_t, 16> PeerAddress(const FlowKey& flow);
+
 class HandlerAdapter : public TcpRequestHandler {
  public:
   // `handler` returns the worker's handler of the moment (a SIGHUP reload swaps it);
@@ -31,8 +35,8 @@ class HandlerAdapter : public TcpRequestHandler {
       : handler_(std::move(handler)), out_(output_bytes), keepalive_(keepalive) {}
 
   // TcpRequestHandler
-  Verdict OnRequest(std::span<const uint8_t> request, bool peer_closed,
-                    std::vector<uint8_t>* response, size_t* consumed) override;
+  Verdict OnRequest(const TcpRequest& request, std::vector<uint8_t>* response,
+                    size_t* consumed) override;
 
  private:
   std::function<Handler&()> handler_;

@@ -256,7 +256,8 @@ void TcpEndpoint::Answer(TcpConnection& c) {
   answer_.clear();
   const size_t before = c.response.size();
   size_t consumed = 0;
-  const TcpRequestHandler::Verdict v = handler_->OnRequest(c.request, c.peer_fin, out, &consumed);
+  const TcpRequestHandler::Verdict v = handler_->OnRequest(
+      {.bytes = c.request, .peer_closed = c.peer_fin, .flow = &c.key}, out, &consumed);
   if (out == &answer_) c.response.insert(c.response.end(), answer_.begin(), answer_.end());
   consumed = std::min(consumed, c.request.size());
   c.request.erase(c.request.begin(), c.request.begin() + static_cast<long>(consumed));

@@ -30,10 +30,18 @@ class TcpFrameSink {
   virtual void Send(std::span<const uint8_t> frame) = 0;
 };
 
-// Interface: the protocol, generic (the server knows no DNS). Called with the request bytes
-// received and not yet answered, in order (`peer_closed`: the peer's FIN came after them).
+// What the endpoint hands the protocol: the bytes a connection received and not yet answered, in
+// order; whether the peer's FIN came after them; the connection's 4-tuple (its peer's address,
+// for per-client policy: Whois and RDAP rate limits, as on the kernel path).
+struct TcpRequest {
+  std::span<const uint8_t> bytes;
+  bool peer_closed = false;
+  const FlowKey* flow = nullptr;
+};
+
+// Interface: the protocol, generic (the server knows no DNS).
 //   kNeedMore: no whole request yet; nothing written.
-//   kRespond: `response` answers the first `*consumed` bytes of `request` (the rest is the
+//   kRespond: `response` answers the first `*consumed` bytes of the request (the rest is the
 //     start of the next request); the connection stays open with keep-alive.
 //   kRespondThenClose: the same, then our FIN.   kClose: our FIN, no answer.
 // `response` arrives empty and is copied before the call returns.
@@ -41,8 +49,8 @@ class TcpRequestHandler {
  public:
   enum class Verdict { kNeedMore, kRespond, kRespondThenClose, kClose };
   virtual ~TcpRequestHandler() = default;
-  virtual Verdict OnRequest(std::span<const uint8_t> request, bool peer_closed,
-                            std::vector<uint8_t>* response, size_t* consumed) = 0;
+  virtual Verdict OnRequest(const TcpRequest& request, std::vector<uint8_t>* response,
+                            size_t* consumed) = 0;
 };
 
 struct TcpEndpointConfig {

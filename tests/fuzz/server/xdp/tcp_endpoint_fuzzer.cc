@@ -17,8 +17,9 @@ class Handler : public TcpRequestHandler {
  public:
   // The first byte picks the verdict; an answer takes part of the request (the rest waits
   // for the next call, as a pipelined request would).
-  Verdict OnRequest(std::span<const uint8_t> req, bool peer_closed, std::vector<uint8_t>* out,
+  Verdict OnRequest(const TcpRequest& request, std::vector<uint8_t>* out,
                     size_t* consumed) override {
+    const std::span<const uint8_t> req = request.bytes;
     switch (req[0] % 4) {
       case 0:
         return Verdict::kNeedMore;

@@ -56,8 +56,9 @@ uint64_t NowMs() {
 class FixedAnswerHandler : public TcpRequestHandler {
  public:
   // Interface
-  Verdict OnRequest(std::span<const uint8_t> request, bool peer_closed,
-                    std::vector<uint8_t>* response, size_t* consumed) override {
+  Verdict OnRequest(const TcpRequest& tcp_request, std::vector<uint8_t>* response,
+                    size_t* consumed) override {
+    const std::span<const uint8_t> request = tcp_request.bytes;
     if (request.size() < 2) return Verdict::kNeedMore;
     const size_t length = (size_t{request[0]} << 8) | request[1];
     if (request.size() < 2 + length) return Verdict::kNeedMore;

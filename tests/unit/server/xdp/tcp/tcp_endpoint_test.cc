@@ -16,8 +16,9 @@ class LineHandler : public TcpRequestHandler {
  public:
   size_t answer_size = 0;  // when set, the answer is this many 'a's
   // Each line is a request: the answer is "ok:" and the line, for every whole line received.
-  Verdict OnRequest(std::span<const uint8_t> req, bool peer_closed, std::vector<uint8_t>* out,
+  Verdict OnRequest(const TcpRequest& request, std::vector<uint8_t>* out,
                     size_t* consumed) override {
+    const std::span<const uint8_t> req = request.bytes;
     const auto end = std::find(req.rbegin(), req.rend(), '\n');
     if (end == req.rend()) return Verdict::kNeedMore;
     *consumed = static_cast<size_t>(req.rend() - end);
