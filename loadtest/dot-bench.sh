@@ -21,10 +21,13 @@
 # server side is right before the load tester is blamed). Then two runs per server: full
 # handshakes (--tls-resume 0) and resumed ones (--tls-resume 1: every connection offers a
 # ticket an earlier one received, each ticket once, RFC 8446 §C.4). onepass-load verifies the chain and the name (--tls-ca,
-# --tls-sni) and runs closed loop, --concurrency connections, on the client CPUs.
+# --tls-sni) and runs closed loop, --concurrency connections, on the client CPUs. A third run,
+# plain, asks the same query over plain TCP (--proto dns) of the same server process on its
+# plain port: the row beside the TLS ones that shows what TLS costs each server per connection.
 #
 #   loadtest/dot-bench.sh [--seconds 5] [--count N] [--rounds 1] [--concurrency 64]
-#                         [--servers "nsd bind dnsdist onepassd onepassd-openssl"] [--modes "full resumed"]
+#                         [--servers "nsd bind dnsdist onepassd onepassd-openssl"]
+#                         [--modes "full resumed plain"]
 #                         [--server-cpus 0] [--client-cpus 1] [--bin DIR] [--name NAME]
 #                         [--results DIR]
 #
@@ -54,7 +57,7 @@ count=""
 rounds=1
 concurrency=64
 servers="nsd bind dnsdist onepassd onepassd-openssl"
-modes="full resumed"
+modes="full resumed plain"
 server_cpus=0
 client_cpus=1
 BIN_DIR=""
@@ -81,7 +84,10 @@ for server in $servers; do
   done
 done
 for mode in $modes; do
-  case $mode in full|resumed) ;; *) echo "dot-bench: --modes $mode: full or resumed" >&2; exit 1 ;; esac
+  case $mode in
+    full|resumed|plain) ;;
+    *) echo "dot-bench: --modes $mode: full, resumed or plain" >&2; exit 1 ;;
+  esac
 done
 zone="$here/../tests/data/example.com.zone"
 hz=$(getconf CLK_TCK)
@@ -145,12 +151,14 @@ start_nsd() {
   NSD_PID=$!
 }
 
-# start_bind DIR CPUS: named (one worker) serving the zone over TCP and TLS; sets PEER_PID, PORT.
+# start_bind DIR CPUS: named (one worker) serving the zone over TCP and TLS; sets PEER_PID, PORT
+# (TLS) and PLAIN_PORT.
 start_bind() {
   local dir=$1 cpu_list=$2 plain
   mkdir -p "$dir"
   cp "$zone" "$dir/example.com.zone"
   plain=$(free_local_port)
+  PLAIN_PORT=$plain
   PORT=$(free_local_port)
   cat > "$dir/named.conf" <<CONF
 tls bench-tls {
@@ -180,14 +188,16 @@ CONF
   PEER_PID=$!
 }
 
-# start_dnsdist DIR CPUS BACKEND: dnsdist's DoT frontend before BACKEND; sets PEER_PID, PORT.
+# start_dnsdist DIR CPUS BACKEND: dnsdist's DoT frontend (and its plain one) before BACKEND; sets
+# PEER_PID, PORT (TLS) and PLAIN_PORT.
 start_dnsdist_tls() {
   local dir=$1 cpu_list=$2 backend=$3
   mkdir -p "$dir"
   PORT=$(free_local_port)
+  PLAIN_PORT=$(free_local_port)
   cat > "$dir/dnsdist.conf" <<CONF
 setSecurityPollSuffix('')
-setLocal('127.0.0.1:$(free_local_port)')
+setLocal('127.0.0.1:$PLAIN_PORT')
 addTLSLocal('127.0.0.1:$PORT', '$CHAIN', '$KEY', {provider='openssl'})
 newServer({address='$backend', checkName='example.com.', checkType='SOA'})
 setMaxTCPClientThreads(1)
@@ -206,16 +216,20 @@ onepassd_has_tls() {
   grep -q -- '--tls-listen' <<< "$help"
 }
 
-# measure NAME SERVER MODE PORT PID: onepass-load --proto dot against 127.0.0.1:PORT; one line in
-# $results: mode server conn/s cpu_us_per_conn resumed_share failed errors p50 p99 ok
+# measure NAME SERVER MODE PORT PID: onepass-load --proto dot (--proto dns for mode plain) against
+# 127.0.0.1:PORT; one line in $results: mode server conn/s cpu_us_per_conn resumed_share failed
+# errors p50 p99 ok
 measure() {
   local name=$1 server=$2 mode=$3 port=$4 pid=$5 t0 t1 resume=0 limits=(--duration "$seconds")
+  local proto=(--proto dot --tls-ca "$CA" --tls-sni "$sni")
   [ "$mode" = resumed ] && resume=1
+  [ "$mode" = plain ] && proto=(--proto dns)
+  [ "$mode" = plain ] || proto+=(--tls-resume "$resume")
   [ -n "$count" ] && limits+=(--count "$count")
   t0=$(cpu_ticks_of "$pid")
-  "$load" --target "127.0.0.1:$port" --proto dot --tls-ca "$CA" --tls-sni "$sni" \
+  "$load" --target "127.0.0.1:$port" "${proto[@]}" \
     --qname www.example.com. --concurrency "$concurrency" "${limits[@]}" --timeout-ms 3000 \
-    --tls-resume "$resume" --cpus "$client_cpus" --threads "$(count_cpus "$client_cpus")" \
+    --cpus "$client_cpus" --threads "$(count_cpus "$client_cpus")" \
     --min-success 0 --json "$work/$name.json" > "$work/$name.out" 2>&1 || true
   t1=$(cpu_ticks_of "$pid")
   grep -E '^  (connections|rate|errors|TLS|handshake|verdict)|^    ' "$work/$name.out" | head -n 12
@@ -236,17 +250,17 @@ measure() {
 # run_server SERVER ROUND: a fresh SERVER on the server CPUs, checked with kdig, measured in
 # every mode, stopped.
 run_server() {
-  local server=$1 name="$1-$2" mode port pid
+  local server=$1 name="$1-$2" mode port plain_port pid
   case $server in
     nsd)
       start_nsd "$work/$name" "$server_cpus" 1
-      PEER_PID=$NSD_PID port=$NSD_TLS_PORT ;;
+      PEER_PID=$NSD_PID port=$NSD_TLS_PORT plain_port=$NSD_PORT ;;
     bind)
       start_bind "$work/$name" "$server_cpus" || return 1
-      port=$PORT ;;
+      port=$PORT plain_port=$PLAIN_PORT ;;
     dnsdist)
       start_dnsdist_tls "$work/$name" "$server_cpus" "127.0.0.1:$BACKEND_PORT"
-      port=$PORT ;;
+      port=$PORT plain_port=$PLAIN_PORT ;;
     onepassd|onepassd-idle0|onepassd-openssl)
       local extra=()
       [ "$server" = onepassd-idle0 ] && extra=(--tls-idle-timeout-ms 0)
@@ -256,8 +270,9 @@ run_server() {
         return 1
       fi
       port=$(free_local_port)
+      plain_port=$(free_local_port)
       start_server "$work/$name.server" "$onepassd" --handler dns --zone "$zone" --workers 1 \
-        --cpus "$server_cpus" --listen "127.0.0.1:$(free_local_port)" \
+        --cpus "$server_cpus" --listen "127.0.0.1:$plain_port" \
         --tls-listen "127.0.0.1:$port" --tls-cert "$CHAIN" --tls-key "$KEY" \
         --tls-ticket-keys "$TICKET_KEYS" --max-connections-per-client $((2 * concurrency + 16)) \
         --tls-full-per-client 0 --tls-resumed-per-client 0 "${extra[@]}" || return 1
@@ -266,8 +281,13 @@ run_server() {
   pid=$PEER_PID
   if wait_dot "$port" "$pid" "$server"; then
     for mode in $modes; do
-      echo "  -- $mode handshakes"
-      measure "$name-$mode" "$server" "$mode" "$port" "$pid" || echo "  $server $mode: no result"
+      if [ "$mode" = plain ]; then
+        echo "  -- plain TCP (no TLS), port $plain_port"
+        measure "$name-$mode" "$server" "$mode" "$plain_port" "$pid" || echo "  $server $mode: no result"
+      else
+        echo "  -- $mode handshakes"
+        measure "$name-$mode" "$server" "$mode" "$port" "$pid" || echo "  $server $mode: no result"
+      fi
     done
   else
     tail -n 5 "$work/$name"*.log "$work/$name.server.err" 2>/dev/null | sed 's/^/    /' >&2 || true
@@ -323,10 +343,15 @@ print_table() {
     for server in $servers; do
       rate=$(results_column "$mode" "$server" 3 | median_of)
       cpu=$(results_column "$mode" "$server" 4 | median_of)
+      # The plain rows have no handshake: "-" where the TLS rows give its figures.
+      local share failed p50 p99
+      share=$(results_column "$mode" "$server" 5 | median_of)
+      failed=$(results_column "$mode" "$server" 6 | total)
+      p50=$(results_column "$mode" "$server" 8 | median_of)
+      p99=$(results_column "$mode" "$server" 9 | median_of)
+      [ "$mode" = plain ] && share=- failed=- p50=- p99=-
       printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$mode" "$server" "$rate" \
-        "$cpu" "$(results_column "$mode" "$server" 5 | median_of)" "$(results_column "$mode" "$server" 6 | total)" \
-        "$(results_column "$mode" "$server" 7 | total)" "$(results_column "$mode" "$server" 8 | median_of)" \
-        "$(results_column "$mode" "$server" 9 | median_of)" \
+        "$cpu" "$share" "$failed" "$(results_column "$mode" "$server" 7 | total)" "$p50" "$p99" \
         "$(ratio_of "$rate" "$(results_column "$mode" nsd 3 | median_of)")" \
         "$(ratio_of "$cpu" "$(results_column "$mode" nsd 4 | median_of)")"
     done

@@ -159,4 +159,14 @@ tls_num() { grep -o '"tls": {"handshakes.*' "$D/r.json" | grep -o "\"$1\": [0-9.
       if [ "$mode" = resumed ]; then awk -v r="${row[4]}" 'BEGIN { exit !(r >= 50) }'; else [ "${row[4]}" = 0.0 ]; fi
     done
   done
+  # The plain-TCP row of each server (the cost of TLS beside it): no handshake figures.
+  for server in $servers; do
+    mapfile -t row < <(grep -E "^\| plain \| $server \|" "$bench_out" | tr '|' '\n' | sed 's/^ *//; s/ *$//' | sed '/^$/d')
+    echo "row plain $server: ${row[*]}"
+    [ "${#row[@]}" -eq 11 ]
+    [[ ${row[2]} =~ ^[0-9]+(\.[0-9]+)?$ ]]
+    [[ ${row[3]} =~ ^[0-9]+(\.[0-9]+)?$ ]]
+    [ "${row[4]}" = - ] && [ "${row[5]}" = - ] && [ "${row[7]}" = - ]
+    [ "${row[6]}" = 0 ]
+  done
 }
