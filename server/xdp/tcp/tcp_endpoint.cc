@@ -237,8 +237,10 @@ bool TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
   if (!c.fin_queued && !c.request.empty()) Answer(c);
   // The peer closed: what it sent is answered (above), then we close too.
   if (c.peer_fin) c.fin_queued = true;
-  const bool to_send = c.snd_nxt != c.data_seq + c.response.size() + (c.fin_sent ? 1 : 0) ||
-                       (c.fin_queued && !c.fin_sent);
+  // In sequence space (uint32_t, wrapping): bytes of the answers not sent yet, or our FIN.
+  const uint32_t sent_end =
+      c.data_seq + static_cast<uint32_t>(c.response.size()) + (c.fin_sent ? 1u : 0u);
+  const bool to_send = c.snd_nxt != sent_end || (c.fin_queued && !c.fin_sent);
   if (!to_send) SendAck(c, now);
   if (to_send) c.deadline_ms = now;  // SendData sets the retransmission deadline
   return true;
