@@ -6,19 +6,12 @@
 #
 #   loadtest/xdp-bench.sh [--onepassd PATH] [--seconds 5] [--qps 40000] [--server-cpu 0]
 #                         [--client-cpu 1] [--servers "xdp kernel knot"] [--loss PCT]
-#                         [--napi-defer USECS]
 #
 # --loss PCT puts a router namespace between the two (a veth pair to each side, the kernel
 # forwarding, its NAPI threads on the client's CPU) whose nftables forward chain drops PCT% of
 # the frames each way at random: kxdpgun sends and receives over AF_XDP, past any netfilter or
 # qdisc of its own side, and this kernel has no netem. --loss 0 gives the same route without
 # loss, the baseline to read a loss run against.
-#
-# --napi-defer USECS sets napi_defer_hard_irqs 2 and gro_flush_timeout USECS on both veth ends:
-# a NAPI that found work stays scheduled (polled again by a timer) instead of being woken by
-# each frame the other side sends. On veth every frame sent otherwise wakes the peer's NAPI
-# thread on the other CPU (an IPI, charged to the sender), which a NIC's transmit does not do.
-# Off by default (the setup below); the same for every server.
 #
 # The setup that made Knot's XDP-TCP work on a veth pair (issue 40 "What is known here"): one
 # queue per side, GRO on, threaded NAPI with each side's NAPI thread pinned to its side's CPU,
@@ -46,7 +39,6 @@ server_cpu=0
 client_cpu=1
 servers="xdp kernel knot"
 loss=""
-napi_defer=""
 while [ $# -gt 0 ]; do
   case $1 in
     --onepassd) onepassd=$2; shift 2 ;;
@@ -56,7 +48,6 @@ while [ $# -gt 0 ]; do
     --client-cpu) client_cpu=$2; shift 2 ;;
     --servers) servers=$2; shift 2 ;;
     --loss) loss=$2; shift 2 ;;
-    --napi-defer) napi_defer=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "xdp-bench: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -72,8 +63,6 @@ for tool in ip ethtool kxdpgun; do
   command -v "$tool" > /dev/null || { echo "xdp-bench: $tool is not installed" >&2; exit 2; }
 done
 
-[[ -z "$napi_defer" || "$napi_defer" =~ ^[0-9]+$ ]] ||
-  { echo "xdp-bench: --napi-defer $napi_defer: microseconds" >&2; exit 2; }
 [[ -z "$loss" || "$loss" =~ ^[0-9]+(\.[0-9])?$ ]] ||
   { echo "xdp-bench: --loss $loss: a percentage, e.g. 1 or 0.5" >&2; exit 2; }
 ns_s=xb-s$$
@@ -165,9 +154,13 @@ setup_routed() {
   done
   ip netns exec "$ns_r" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 \
     net.ipv4.conf.default.rp_filter=0
-  in_s ethtool -K "$if_s" gro on > /dev/null
+  # TSO off on every sender: a veth hands a peer's frame to its NAPI (on the receiver's pinned
+  # thread) only when the sending end has no TSO; else the receive work runs in the sender's
+  # context, which here would move the server's receive onto the router's CPU and the router's
+  # forwarding of the server's answers onto the server's.
+  in_s ethtool -K "$if_s" gro on tso off > /dev/null
   in_c ethtool -K "$if_c" gro on tso off tx off > /dev/null
-  for if in xbr0 xbr1; do ip netns exec "$ns_r" ethtool -K "$if" gro on > /dev/null; done
+  for if in xbr0 xbr1; do ip netns exec "$ns_r" ethtool -K "$if" gro on tso off > /dev/null; done
   in_s sh -c "echo 1 > /sys/class/net/$if_s/threaded"
   in_c sh -c "echo 1 > /sys/class/net/$if_c/threaded"
   ip netns exec "$ns_r" sh -c "echo 1 > /sys/class/net/xbr0/threaded; echo 1 > /sys/class/net/xbr1/threaded"
@@ -325,11 +318,6 @@ route="veth between namespaces"
 [ -n "$loss" ] && route="through a router namespace dropping $loss% each way (its NAPI threads on CPU $client_cpu, not counted)"
 echo "xdp-bench: $(uname -r), kxdpgun -T -Q $qps for ${seconds}s on CPU $client_cpu, server on CPU $server_cpu, $route; load:$(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -n "$loss" ]; then setup_routed; else setup; fi
-if [ -n "$napi_defer" ]; then
-  in_s sh -c "echo 2 > /sys/class/net/$if_s/napi_defer_hard_irqs; echo $((napi_defer * 1000)) > /sys/class/net/$if_s/gro_flush_timeout"
-  in_c sh -c "echo 2 > /sys/class/net/$if_c/napi_defer_hard_irqs; echo $((napi_defer * 1000)) > /sys/class/net/$if_c/gro_flush_timeout"
-  echo "xdp-bench: napi_defer_hard_irqs 2, gro_flush_timeout ${napi_defer} us on $if_s and $if_c"
-fi
 printf '%-7s %10s %12s %12s %10s   %s\n' server "conn/s" "server us/c" "client us/c" "client CPU" mode
 for name in $servers; do
   if [ "$name" = knot ] && ! command -v knotd > /dev/null; then echo "knot: knotd is not installed"; continue; fi
