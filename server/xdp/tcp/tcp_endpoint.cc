@@ -8,6 +8,14 @@ namespace {
 bool SeqLt(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) < 0; }
 bool SeqLe(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) <= 0; }
 
+// The most payload one segment to `c` carries: its MSS less the options each segment has
+// (RFC 6691: the MSS counts no options; timestamps take 12 bytes with their padding). A
+// segment of the full MSS with timestamps would be 12 bytes past the path's MTU, and dropped.
+uint32_t SegmentPayloadMax(const TcpConnection& c) {
+  constexpr uint32_t kTimestampOptionBytes = 12;
+  return c.mss - (c.ts ? kTimestampOptionBytes : 0);
+}
+
 }  // namespace
 
 TcpEndpoint::TcpEndpoint(const TcpEndpointConfig& config, TcpRequestHandler* handler,
@@ -290,7 +298,7 @@ void TcpEndpoint::SendData(TcpConnection& c, uint64_t now) {
     uint32_t offset = c.snd_nxt - c.data_seq;
     uint32_t in_flight = c.snd_nxt - c.snd_una;
     uint32_t room = c.peer_window > in_flight ? c.peer_window - in_flight : 0;
-    uint32_t len = std::min({size - offset, static_cast<uint32_t>(c.mss), room});
+    uint32_t len = std::min({size - offset, SegmentPayloadMax(c), room});
     bool fin = c.fin_queued && offset + len == size;
     if (len == 0 && !fin) break;  // window closed
     if (len == 0 && room == 0 && size != 0 && in_flight != 0) break;

@@ -435,6 +435,58 @@ TEST_F(XdpTwoQueuesTest, EachRxQueueIsServedByItsOwnWorker) {
   EXPECT_EQ(total, kQueries);
 }
 
+// Per-client policy over AF_XDP: the handler sees each client's address as over a kernel socket,
+// so the Whois rate limit counts each address apart. The Debian whois client from the client's
+// address .2 goes over its burst of 3 and is refused; from a second address (.3, made the
+// route's source) it is still answered.
+TEST_F(XdpOnepassdTest, WhoisRateLimitCountsEachClientAddressApart) {
+  if (!ProgramExists("whois")) GTEST_SKIP() << "whois is not installed";
+  constexpr char kSecondClient[] = "10.201.0.3";
+  std::unique_ptr<ServerProcess> server = StartServer(
+      {"--handler=whois", absl::StrCat("--xdp=", VethNamespaces::kServerIf),
+       "--whois-rate-limit-qps=0.5", "--whois-rate-limit-burst=3", "--whois-rate-limit-exempt="});
+  ASSERT_NE(server, nullptr);
+  absl::StatusOr<CommandResult> added =
+      RunCommand({"ip", "-n", veth_->client_ns(), "addr", "add", absl::StrCat(kSecondClient, "/24"),
+                  "dev", VethNamespaces::kClientIf, "nodad"},
+                 absl::Seconds(10));
+  ASSERT_TRUE(added.ok() && added->exit_code == 0);
+  // One whois query from `source` (the route's source address for the server's subnet).
+  const auto whois = [&](const std::string& source) -> std::string {
+    absl::StatusOr<CommandResult> route =
+        RunCommand({"ip", "-n", veth_->client_ns(), "route", "replace", "10.201.0.0/24", "dev",
+                    VethNamespaces::kClientIf, "src", source},
+                   absl::Seconds(10));
+    if (!route.ok() || route->exit_code != 0) return "(the route's source did not change)";
+    absl::StatusOr<CommandResult> result =
+        RunCommand({"ip", "netns", "exec", veth_->client_ns(), "whois", "-h",
+                    VethNamespaces::kServerAddress, "-p", absl::StrCat(kPort), "example.com"},
+                   absl::Seconds(15));
+    return result.ok() ? result->out : result.status().ToString();
+  };
+  const auto answered = [](const std::string& out) {
+    return absl::StrContains(out, "   Domain Name: EXAMPLE.COM");
+  };
+  const auto refused = [](const std::string& out) {
+    return absl::StrContains(out, "Error: query rate limit exceeded for your address.");
+  };
+  int first_answered = 0, first_refused = 0;
+  for (int i = 0; i < 5; ++i) {
+    const std::string out = whois(VethNamespaces::kClientAddress);
+    first_answered += answered(out) ? 1 : 0;
+    first_refused += refused(out) ? 1 : 0;
+  }
+  const std::string second = whois(kSecondClient);
+  ASSERT_EQ(server->Stop(), 0) << server->ReadStderr();
+  const std::string out = server->ReadStdout();
+  EXPECT_EQ(first_answered, 3);
+  EXPECT_EQ(first_refused, 2);
+  EXPECT_TRUE(answered(second)) << "the second address shared the first one's limit:\n" << second;
+  EXPECT_EQ(StatValue(out, "xdp_requests"), 6) << out;  // all of them over AF_XDP
+  EXPECT_EQ(StatValue(out, "accepted"), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "whois_replies{result=\"rate_limited\"}=2")) << out;
+}
+
 // A restart with --xdp (server/restart/listener_handover.h, server/server_xdp.cc): the new
 // process takes the kernel's listeners over at once and the interface once the old one has
 // exited and let go of it; both answer every query over AF_XDP in their turn, the old one's
