@@ -123,6 +123,10 @@ void Worker::Run() {
     }
   }
   TakePrivateFdTable();
+  {
+    std::lock_guard<std::mutex> lock(xdp_mutex_);
+    xdp_opened_before_start_ = xdp_.size();
+  }
   // Allocated here, after pinning, so that the buffers of the hot path are first touched (and
   // placed, on a NUMA machine) on the worker's own node. The pool grows on this thread too.
   core_->StartOnThread();
@@ -138,7 +142,19 @@ void Worker::Run() {
   // What this thread opened in its table is closed here, not by ~Worker on the main thread
   // (common/descriptor_table.h): what a drain cut short, then the ring.
   core_->EndOnThread();
+  EndXdpOnThread();
   driver_->EndOnThread();
+}
+
+void Worker::EndXdpOnThread() {
+  // The AF_XDP queues of a hand-over (OfferXdp) were opened on this thread: their sockets are in
+  // its table alone. Closed here, their counters kept for the exit line; ~Worker on the main
+  // thread would close their numbers in the process's table, which may be other files there.
+  std::lock_guard<std::mutex> lock(xdp_mutex_);
+  while (xdp_.size() > xdp_opened_before_start_) {
+    xdp_closed_ += xdp_.back()->counters().Read();
+    xdp_.pop_back();
+  }
 }
 
 // Every thread of a process shares one descriptor table, and accept4 (alloc_fd) and close
@@ -201,8 +217,8 @@ absl::StatusOr<int> Worker::ServeXdp(const std::string& ifname, uint32_t queue,
 }
 
 xdp::XdpStatsSnapshot Worker::xdp_stats() const {
-  xdp::XdpStatsSnapshot total;
   std::lock_guard<std::mutex> lock(xdp_mutex_);
+  xdp::XdpStatsSnapshot total = xdp_closed_;
   for (const auto& queue : xdp_) total += queue->counters().Read();
   return total;
 }

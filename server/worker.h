@@ -134,6 +134,8 @@ class Worker {
   // On the worker's thread, first thing: a private descriptor table when configured.
   void TakePrivateFdTable();
   void OnStopRequested();
+  // At the thread's end: closes the AF_XDP queues it opened (OfferXdp), in its own table.
+  void EndXdpOnThread();
   // The mailbox of OfferHandler, OfferTls and OfferXdp: a new handler, a new TLS context, AF_XDP
   // queues to serve.
   void OnOffered();
@@ -181,6 +183,8 @@ class Worker {
   // worker's thread after start by OfferXdp, read by xdp_stats() from others: under the mutex.
   mutable std::mutex xdp_mutex_;
   std::vector<std::unique_ptr<xdp::XdpQueue>> xdp_;
+  size_t xdp_opened_before_start_ = 0;  // the rest were opened on the thread (EndXdpOnThread)
+  xdp::XdpStatsSnapshot xdp_closed_;    // the counters of those, once closed
 };
 
 }  // namespace onepass
