@@ -21,8 +21,9 @@
 # taskset) and `-l` over a /28 (one source address wraps its ports onto connections in
 # TIME_WAIT).
 #
-# kxdpgun -T never sends its FIN after the answer: a slot of our TCP then waits for it until the
-# idle deadline (--read-timeout-ms), and a client of 16 addresses soon holds every slot its
+# kxdpgun -T closes each connection after its answer (5 frames in and 3 out per connection over
+# --xdp), but one that loses a frame is never completed and holds its slot until the idle
+# deadline (--read-timeout-ms), so a client of 16 addresses could fill what its
 # --max-connections-per-client allows. Both onepassd runs get the same --read-timeout-ms 500 and
 # limits that hold a run's worth of such slots (onepassd_flags below).
 #

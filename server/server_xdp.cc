@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
 #include "server/server.h"
@@ -124,8 +125,8 @@ void Server::TakeOverXdp() {
           return OpenXdpQueueOnWorker(program, ifname, queue);
         });
     const int64_t waited_ms = absl::ToInt64Milliseconds(absl::Now() - start);
-    if (line.rfind("warning: ", 0) == 0) {
-      LogWarning("%s (after a hand-over, %d ms in)", line.substr(9), waited_ms);
+    if (absl::string_view rest = line; absl::ConsumePrefix(&rest, "warning: ")) {
+      LogWarning("%s (after a hand-over, %d ms in)", rest, waited_ms);
     } else {
       LogInfo("%s; taken over from the previous process %d ms after start", line, waited_ms);
     }

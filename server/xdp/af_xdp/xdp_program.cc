@@ -272,11 +272,7 @@ XdpProgram::~XdpProgram() {
 }
 
 absl::Status XdpProgram::SetSocket(uint32_t queue, int xsk_fd) const {
-  if (bpf_map_update_elem(xsks_map_fd_, &queue, &xsk_fd, BPF_ANY) != 0) {
-    return absl::InternalError(absl::StrCat("registering the AF_XDP socket of ", ifname_, " queue ",
-                                            queue, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  return SetSocketIn(xsks_map_fd_, queue, xsk_fd);
 }
 
 absl::Status XdpProgram::SetSocketFromOwnTable(uint32_t queue, int xsk_fd) const {
@@ -285,12 +281,15 @@ absl::Status XdpProgram::SetSocketFromOwnTable(uint32_t queue, int xsk_fd) const
     return absl::InternalError(absl::StrCat("opening the AF_XDP socket map of ", ifname_,
                                             " by its id: ", std::strerror(errno)));
   }
-  const int rc = bpf_map_update_elem(map_fd, &queue, &xsk_fd, BPF_ANY);
-  const int error = errno;
+  absl::Status set = SetSocketIn(map_fd, queue, xsk_fd);
   close(map_fd);
-  if (rc != 0) {
+  return set;
+}
+
+absl::Status XdpProgram::SetSocketIn(int map_fd, uint32_t queue, int xsk_fd) const {
+  if (bpf_map_update_elem(map_fd, &queue, &xsk_fd, BPF_ANY) != 0) {
     return absl::InternalError(absl::StrCat("registering the AF_XDP socket of ", ifname_, " queue ",
-                                            queue, ": ", std::strerror(error)));
+                                            queue, ": ", std::strerror(errno)));
   }
   return absl::OkStatus();
 }

@@ -67,6 +67,8 @@ class XdpProgram {
 
  private:
   XdpProgram() = default;
+  // The xsks map entry of `queue`, through `map_fd` (ours, or one opened by the map's id).
+  absl::Status SetSocketIn(int map_fd, uint32_t queue, int xsk_fd) const;
 
   std::string ifname_;
   int ifindex_ = 0;

@@ -4,13 +4,8 @@
 
 namespace onepass::xdp {
 
-std::array<uint8_t, 16> PeerAddress(const FlowKey& flow) {
-  if (flow.v6) return flow.peer;
-  std::array<uint8_t, 16> mapped{};  // ::ffff:a.b.c.d (RFC 4291 §2.5.5.2)
-  mapped[10] = 0xff;
-  mapped[11] = 0xff;
-  std::copy(flow.peer.begin(), flow.peer.begin() + 4, mapped.begin() + 12);
-  return mapped;
+MappedAddress PeerAddress(const FlowKey& flow) {
+  return flow.v6 ? flow.peer : MapIpv4(flow.peer.data());
 }
 
 TcpRequestHandler::Verdict HandlerAdapter::OnRequest(const TcpRequest& tcp_request,

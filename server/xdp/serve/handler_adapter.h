@@ -10,13 +10,13 @@
 #ifndef ONEPASS_SERVER_XDP_SERVE_HANDLER_ADAPTER_H_
 #define ONEPASS_SERVER_XDP_SERVE_HANDLER_ADAPTER_H_
 
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/address_prefix.h"
 #include "handlers/handler.h"
 #include "handlers/output_buffer.h"
 #include "server/xdp/tcp/tcp_endpoint.h"
@@ -24,7 +24,7 @@
 namespace onepass::xdp {
 
 // `flow`'s peer as RequestContext::peer has it: IPv6, or IPv4 as v4-mapped IPv6.
-std::array<uint8_t, 16> PeerAddress(const FlowKey& flow);
+MappedAddress PeerAddress(const FlowKey& flow);
 
 class HandlerAdapter : public TcpRequestHandler {
  public:

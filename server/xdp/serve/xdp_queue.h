@@ -5,7 +5,8 @@
 // handler (HandlerAdapter), and needs no thread, lock or mailbox of its own; a reload reaches
 // it as it reaches the worker's connections.
 //
-// Thread-confined to the worker after Open (on the main thread, before the worker runs).
+// Thread-confined to the worker after Open (on the main thread before the worker runs, or on the
+// worker's thread after a hand-over: Worker::OfferXdp).
 #ifndef ONEPASS_SERVER_XDP_SERVE_XDP_QUEUE_H_
 #define ONEPASS_SERVER_XDP_SERVE_XDP_QUEUE_H_
 

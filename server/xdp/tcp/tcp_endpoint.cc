@@ -16,6 +16,12 @@ uint32_t SegmentPayloadMax(const TcpConnection& c) {
   return c.mss - (c.ts ? kTimestampOptionBytes : 0);
 }
 
+// The sequence number just past the answers' last byte (where our FIN goes), in sequence space
+// (uint32_t, wrapping).
+uint32_t AnswersEnd(const TcpConnection& c) {
+  return c.data_seq + static_cast<uint32_t>(c.response.size());
+}
+
 }  // namespace
 
 TcpEndpoint::TcpEndpoint(const TcpEndpointConfig& config, TcpRequestHandler* handler,
@@ -245,10 +251,9 @@ bool TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
   if (!c.fin_queued && !c.request.empty()) Answer(c);
   // The peer closed: what it sent is answered (above), then we close too.
   if (c.peer_fin) c.fin_queued = true;
-  // In sequence space (uint32_t, wrapping): bytes of the answers not sent yet, or our FIN.
-  const uint32_t sent_end =
-      c.data_seq + static_cast<uint32_t>(c.response.size()) + (c.fin_sent ? 1u : 0u);
-  const bool to_send = c.snd_nxt != sent_end || (c.fin_queued && !c.fin_sent);
+  // Bytes of the answers not sent yet, or our FIN.
+  const bool to_send =
+      c.snd_nxt != AnswersEnd(c) + (c.fin_sent ? 1u : 0u) || (c.fin_queued && !c.fin_sent);
   if (!to_send) SendAck(c, now);
   if (to_send) c.deadline_ms = now;  // SendData sets the retransmission deadline
   return true;
@@ -257,8 +262,7 @@ bool TcpEndpoint::OnData(TcpConnection& c, const SegmentView& s, uint64_t now) {
 void TcpEndpoint::Answer(TcpConnection& c) {
   // Everything sent before is acknowledged: its bytes go, and the next answer starts at
   // snd_una (the first answer, in the common case, is written into the empty buffer directly).
-  if (!c.response.empty() && !c.fin_sent &&
-      c.snd_una == c.data_seq + static_cast<uint32_t>(c.response.size())) {
+  if (!c.response.empty() && !c.fin_sent && c.snd_una == AnswersEnd(c)) {
     c.data_seq = c.snd_una;
     c.response.clear();
   }
@@ -292,7 +296,7 @@ void TcpEndpoint::Answer(TcpConnection& c) {
 // queued (RFC 9293 §3.10.4). A zero window arms the persist timer (OnTimer probes with one byte).
 void TcpEndpoint::SendData(TcpConnection& c, uint64_t now) {
   const uint32_t size = static_cast<uint32_t>(c.response.size());
-  const uint32_t fin_seq = c.data_seq + size;
+  const uint32_t fin_seq = AnswersEnd(c);
   bool sent = false;
   while (SeqLe(c.snd_nxt, fin_seq) && !(c.fin_sent && c.snd_nxt == fin_seq + 1)) {
     uint32_t offset = c.snd_nxt - c.data_seq;
@@ -334,9 +338,7 @@ void TcpEndpoint::OnTimer(uint64_t now) {
   for (TcpConnection* c : due_) {
     // What we have to send (the answers' bytes, our FIN when queued) and the peer has not
     // acknowledged yet.
-    const uint32_t send_end =
-        c->data_seq + static_cast<uint32_t>(c->response.size()) + (c->fin_queued ? 1 : 0);
-    const bool outstanding = c->snd_una != send_end;
+    const bool outstanding = c->snd_una != AnswersEnd(*c) + (c->fin_queued ? 1u : 0u);
     if (!outstanding && !c->fin_queued && c->request.empty() && !c->response.empty()) {
       // Keep-alive over: no next request within keepalive_ms. Closed as the kernel path
       // closes an idle kept connection, with our FIN (its wait is the idle timeout's).

@@ -419,15 +419,16 @@ TEST_F(XdpTwoQueuesTest, EachRxQueueIsServedByItsOwnWorker) {
       << log;
   EXPECT_EQ(StatValue(out, "xdp_requests"), kQueries) << out;
   EXPECT_EQ(StatValue(out, "accepted"), 0) << out;
-  // onepass_worker_xdp_requests_total{worker="0",...} N, for each worker.
+  // onepass_worker_xdp_requests_total{worker="W",cpu="C"} N, for each worker (its series
+  // named as exposed, its value read by MetricValue).
   int total = 0;
   for (int w = 0; w < 2; ++w) {
-    const std::string series = absl::StrCat("onepass_worker_xdp_requests_total{worker=\"", w, "\"");
-    const size_t at = metrics.find(series);
+    const size_t at =
+        metrics.find(absl::StrCat("onepass_worker_xdp_requests_total{worker=\"", w, "\""));
     ASSERT_NE(at, std::string::npos) << metrics;
-    const size_t value = metrics.find("} ", at);
-    ASSERT_NE(value, std::string::npos);
-    const int served = std::atoi(metrics.c_str() + value + 2);
+    const size_t end = metrics.find('}', at);
+    ASSERT_NE(end, std::string::npos);
+    const int served = static_cast<int>(MetricValue(metrics, metrics.substr(at, end + 1 - at)));
     EXPECT_GT(served, 0) << "worker " << w << " served nothing over AF_XDP:\n" << metrics;
     std::printf("worker %d served %d queries over AF_XDP\n", w, served);
     total += served;

@@ -57,54 +57,49 @@ TEST(PeerAddress, Ipv4IsV4MappedAndIpv6AsIs) {
   EXPECT_EQ(PeerAddress(v6), v6.peer);
 }
 
-TEST(HandlerAdapter, TheHandlerSeesTheClientAndKeepAlive) {
-  LineHandler handler;
-  HandlerAdapter adapter([&]() -> Handler& { return handler; }, 4096, absl::Milliseconds(2000));
-  const FlowKey flow = V4Flow();
-  const std::vector<uint8_t> request = Bytes("a\n");
-  std::vector<uint8_t> response;
-  size_t consumed = 0;
-  EXPECT_EQ(adapter.OnRequest({.bytes = request, .peer_closed = true, .flow = &flow}, &response,
-                              &consumed),
+// One adapter over a LineHandler, with `keepalive`, for the client of V4Flow().
+class AdapterTest : public ::testing::Test {
+ protected:
+  // `bytes` handed over once; the verdict, with what came back in response_ and consumed_.
+  TcpRequestHandler::Verdict Ask(const std::string& bytes, absl::Duration keepalive,
+                                 bool peer_closed = false) {
+    HandlerAdapter adapter([this]() -> Handler& { return handler_; }, 4096, keepalive);
+    const std::vector<uint8_t> request = Bytes(bytes);
+    response_.clear();
+    consumed_ = 0;
+    return adapter.OnRequest({.bytes = request, .peer_closed = peer_closed, .flow = &flow_},
+                             &response_, &consumed_);
+  }
+  LineHandler handler_;
+  const FlowKey flow_ = V4Flow();
+  std::vector<uint8_t> response_;
+  size_t consumed_ = 0;
+};
+
+TEST_F(AdapterTest, TheHandlerSeesTheClientAndKeepAlive) {
+  EXPECT_EQ(Ask("a\n", absl::Milliseconds(2000), /*peer_closed=*/true),
             TcpRequestHandler::Verdict::kRespond);
-  EXPECT_EQ(handler.peer, PeerAddress(flow));  // per-client policy (Whois, RDAP) applies
-  EXPECT_EQ(handler.keepalive, absl::Milliseconds(2000));
-  EXPECT_TRUE(handler.peer_closed);
-  EXPECT_EQ(Text(response), "ok:a\n");
-  EXPECT_EQ(consumed, 2u);
+  EXPECT_EQ(handler_.peer, PeerAddress(flow_));  // per-client policy (Whois, RDAP) applies
+  EXPECT_EQ(handler_.keepalive, absl::Milliseconds(2000));
+  EXPECT_TRUE(handler_.peer_closed);
+  EXPECT_EQ(Text(response_), "ok:a\n");
+  EXPECT_EQ(consumed_, 2u);
 }
 
 // Two whole requests and half a third: both answered together, the half left for later.
-TEST(HandlerAdapter, PipelinedRequestsAnsweredAndTheRestLeft) {
-  LineHandler handler;
-  HandlerAdapter adapter([&]() -> Handler& { return handler; }, 4096, absl::Milliseconds(2000));
-  const FlowKey flow = V4Flow();
-  const std::vector<uint8_t> request = Bytes("a\nbb\ncc");
-  std::vector<uint8_t> response;
-  size_t consumed = 0;
-  EXPECT_EQ(adapter.OnRequest({.bytes = request, .flow = &flow}, &response, &consumed),
-            TcpRequestHandler::Verdict::kRespond);
-  EXPECT_EQ(Text(response), "ok:a\nok:bb\n");
-  EXPECT_EQ(consumed, 5u);
-  response.clear();
-  const std::vector<uint8_t> half = Bytes("cc");
-  EXPECT_EQ(adapter.OnRequest({.bytes = half, .flow = &flow}, &response, &consumed),
-            TcpRequestHandler::Verdict::kNeedMore);
-  EXPECT_TRUE(response.empty());
+TEST_F(AdapterTest, PipelinedRequestsAnsweredAndTheRestLeft) {
+  EXPECT_EQ(Ask("a\nbb\ncc", absl::Milliseconds(2000)), TcpRequestHandler::Verdict::kRespond);
+  EXPECT_EQ(Text(response_), "ok:a\nok:bb\n");
+  EXPECT_EQ(consumed_, 5u);
+  EXPECT_EQ(Ask("cc", absl::Milliseconds(2000)), TcpRequestHandler::Verdict::kNeedMore);
+  EXPECT_TRUE(response_.empty());
 }
 
 // Without keep-alive the handler closes after its answer: the TCP sends our FIN with it.
-TEST(HandlerAdapter, NoKeepAliveAnswersThenCloses) {
-  LineHandler handler;
-  HandlerAdapter adapter([&]() -> Handler& { return handler; }, 4096, absl::ZeroDuration());
-  const FlowKey flow = V4Flow();
-  const std::vector<uint8_t> request = Bytes("a\nb\n");
-  std::vector<uint8_t> response;
-  size_t consumed = 0;
-  EXPECT_EQ(adapter.OnRequest({.bytes = request, .flow = &flow}, &response, &consumed),
-            TcpRequestHandler::Verdict::kRespondThenClose);
-  EXPECT_EQ(Text(response), "ok:a\n");
-  EXPECT_EQ(consumed, 2u);
+TEST_F(AdapterTest, NoKeepAliveAnswersThenCloses) {
+  EXPECT_EQ(Ask("a\nb\n", absl::ZeroDuration()), TcpRequestHandler::Verdict::kRespondThenClose);
+  EXPECT_EQ(Text(response_), "ok:a\n");
+  EXPECT_EQ(consumed_, 2u);
 }
 
 }  // namespace
