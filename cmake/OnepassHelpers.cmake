@@ -45,6 +45,7 @@ function(onepass_cc_test)
   target_compile_options(${ARG_NAME} PRIVATE ${ONEPASS_WARNINGS})
   target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} onepass::test_main)
+  target_precompile_headers(${ARG_NAME} REUSE_FROM onepass_test_main)
   add_test(NAME ${ARG_NAME} COMMAND ${ARG_NAME})
   set_tests_properties(${ARG_NAME} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}"
     SKIP_RETURN_CODE 77)
