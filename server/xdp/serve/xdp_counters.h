@@ -24,6 +24,12 @@ namespace onepass::xdp {
     "bad SYN cookie, the table full or the per-client limit (answered with a RST, also in " \
     "rsts_sent), no free tx frame or too large for one (not sent)")                         \
   X(timeouts, "AF_XDP connections closed by their idle deadline or after their last retry") \
+  X(keepalive_closes,                                                                       \
+    "kept-alive AF_XDP connections we closed (our FIN) after --keepalive-ms without a "     \
+    "request")                                                                              \
+  X(data_after_close,                                                                       \
+    "AF_XDP connections that sent data after our FIN, answered with a RST (as the kernel "  \
+    "answers data to a closed socket; also in rsts_sent)")                                  \
   X(ring_drops,                                                                             \
     "frames the kernel dropped before the AF_XDP socket (rx ring full, invalid "            \
     "descriptors: XDP_STATISTICS), read once a second")                                     \

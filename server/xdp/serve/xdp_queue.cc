@@ -31,6 +31,8 @@ XdpStatsSnapshot Summarize(const TcpStats& tcp, const XskStats& xsk) {
   s.drops = tcp.malformed + tcp.checksum_bad + tcp.cookies_bad + tcp.table_full +
             tcp.per_client_limited + xsk.tx_no_frame + xsk.tx_too_large;
   s.timeouts = tcp.timeouts;
+  s.keepalive_closes = tcp.keepalive_closes;
+  s.data_after_close = tcp.data_after_close;
   s.kick_errors = xsk.kick_errors;
   return s;
 }

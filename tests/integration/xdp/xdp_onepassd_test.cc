@@ -10,6 +10,7 @@
 // (RunCommand's timeout), onepassd's start waits on "ready"; the namespaces go with the fixture
 // whatever happens.
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -27,7 +28,9 @@
 #include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/tcp_client.h"
 #include "tests/support/wait_for.h"
+#include "tests/unit/handlers/dns/dns_test_util.h"
 #include "tests/unit/server/xdp/af_xdp/veth_namespaces.h"
 
 namespace onepass::testing {
@@ -284,6 +287,49 @@ TEST_F(XdpOnepassdTest, DnsperfOverTcpKeepsItsConnectionsAndLosesNothing) {
   EXPECT_EQ(StatValue(out, "accepted"), 0) << out;
   EXPECT_EQ(StatValue(out, "xdp_connections"), 2) << out;
   EXPECT_EQ(StatValue(out, "xdp_rsts_sent"), 0) << out;
+}
+
+// A kept-alive connection over AF_XDP (a kernel client: the socket is made in the client's
+// namespace) gets our FIN once it has sent nothing for --keepalive-ms, as over the kernel's
+// sockets; a request it sends after that FIN gets a RST. Both are counted in the exit line.
+TEST_F(XdpOnepassdTest, AnIdleKeptConnectionGetsOurFinAndDataAfterItARst) {
+  std::unique_ptr<ServerProcess> xdp =
+      StartServer({absl::StrCat("--xdp=", VethNamespaces::kServerIf), "--keepalive-ms=300"});
+  ASSERT_NE(xdp, nullptr);
+  absl::StatusOr<TcpClient> client = absl::InternalError("not connected");
+  {
+    ScopedNetns in_client(veth_->client_ns_fd());
+    ASSERT_TRUE(in_client.ok());
+    client = TcpClient::Connect(VethNamespaces::kServerAddress, kPort);
+  }
+  ASSERT_TRUE(client.ok()) << client.status();
+  const std::vector<uint8_t> query =
+      dns::testing::Framed(dns::testing::MakeQuery("example.com", "A"));
+  const std::string bytes(query.begin(), query.end());
+  ASSERT_TRUE(client->Send(bytes).ok());
+  // The answer, then our FIN after the keep-alive time (well before the 5 s read deadline).
+  absl::StatusOr<std::string> answer = client->ReadUntilClose(absl::Seconds(5));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  ASSERT_GT(answer->size(), 14u);
+  EXPECT_EQ(answer->substr(2, 2), bytes.substr(2, 2));  // our query's ID (after the length)
+
+  // A second request on the half-closed connection: the server's RST sets the socket's error.
+  ASSERT_TRUE(client->Send(bytes).ok());
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        int error = 0;
+        socklen_t length = sizeof(error);
+        return getsockopt(client->fd(), SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error != 0;
+      },
+      absl::Seconds(5)));
+  ASSERT_EQ(xdp->Stop(), 0) << xdp->ReadStderr();
+  const std::string out = xdp->ReadStdout();
+  EXPECT_EQ(StatValue(out, "xdp_connections"), 1) << out;
+  EXPECT_EQ(StatValue(out, "xdp_requests"), 1) << out;
+  EXPECT_EQ(StatValue(out, "xdp_keepalive_closes"), 1) << out;
+  EXPECT_EQ(StatValue(out, "xdp_data_after_close"), 1) << out;
+  EXPECT_GE(StatValue(out, "xdp_rsts_sent"), 1) << out;
+  EXPECT_EQ(StatValue(out, "accepted"), 0) << out;
 }
 
 // How many TCP frames the client namespace's nftables table `loss` dropped in chain `chain`.
