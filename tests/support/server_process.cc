@@ -86,31 +86,21 @@ bool OnepassEngineWithoutTheFlag(const std::vector<std::string>& argv) {
 absl::Status CheckOnepassEngineServed(absl::string_view stdout_text) {
   const int64_t full = StatSum(stdout_text, "tls_handshakes_full=");
   const int64_t resumed = StatSum(stdout_text, "tls_handshakes_resumed=");
-  const int64_t fallback = StatSum(stdout_text, "tls_fallback{");
-  if (full < 0 || resumed < 0 || fallback < 0) {
+  const int64_t ours = StatSum(stdout_text, "tls_handshakes_engine{engine=\"onepass\"}=");
+  if (full < 0 || resumed < 0 || ours < 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("the onepass engine (the default or ONEPASS_TLS_ENGINE): the exit line has no "
-                     "TLS handshake and fallback counters, "
+                     "TLS handshake counters (tls_handshakes_full, tls_handshakes_resumed, "
+                     "tls_handshakes_engine{engine=\"onepass\"}), "
                      "so nothing shows the onepass engine served; stdout: ",
                      stdout_text));
   }
   const int64_t completed = full + resumed;
-  if (completed == 0) return absl::OkStatus();
-  // The exact count, where the server has it; else what the fallback counts leave room for.
-  if (const int64_t ours = StatSum(stdout_text, "tls_handshakes_engine{engine=\"onepass\"}=");
-      ours >= 0) {
-    if (ours > 0) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the onepass engine serves (the default or ONEPASS_TLS_ENGINE), but it served none of the ",
-        completed, " completed handshakes (tls_handshakes_engine{engine=\"onepass\"}=0); stdout: ",
-        stdout_text));
-  }
-  if (completed > fallback) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      absl::StrCat("the onepass engine serves (the default or ONEPASS_TLS_ENGINE), but no "
-                   "handshake shows the onepass engine served it: ",
-                   completed, " completed, ", fallback,
-                   " ClientHellos handed to OpenSSL (tls_fallback); stdout: ", stdout_text));
+  if (completed == 0 || ours > 0) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the onepass engine serves (the default or ONEPASS_TLS_ENGINE), but it served none of the ",
+      completed, " completed handshakes (tls_handshakes_engine{engine=\"onepass\"}=0); stdout: ",
+      stdout_text));
 }
 
 std::string OnepassdPath() {

@@ -23,11 +23,9 @@ namespace onepass::testing {
 int StatValue(absl::string_view stdout_text, absl::string_view key);
 
 // For a server whose TLS engine is the onepass one (server/tls/onepass/): OK when its exit line
-// in `stdout_text` shows that engine served a handshake itself, or when none completed. The
-// proof is tls_handshakes_engine{engine="onepass"} > 0 where the line has that counter, else
-// more completed handshakes (tls_handshakes_full + tls_handshakes_resumed) than ClientHellos
-// handed to OpenSSL (the tls_fallback{reason=...} counts, completed or not). Otherwise an error
-// quoting the line (every handshake may have been OpenSSL's), as when it has no TLS counters.
+// in `stdout_text` shows that engine served a handshake itself
+// (tls_handshakes_engine{engine="onepass"} > 0), or when none completed. Otherwise an error
+// quoting the line (every handshake was OpenSSL's), as when it has no TLS handshake counters.
 absl::Status CheckOnepassEngineServed(absl::string_view stdout_text);
 
 // Path of the onepassd binary under test (compiled in by CMake as ONEPASSD_PATH).
