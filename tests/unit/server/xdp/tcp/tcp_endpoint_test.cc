@@ -368,5 +368,57 @@ TEST_F(KeepAlive, LostSecondAnswerRetransmittedAlone) {
   EXPECT_EQ(ep.stats().retransmissions, 1u);
 }
 
+// An answer whose bytes cross our sequence number's wrap (2^32): what remains to send is reckoned
+// in sequence space. A client's half request while the answer is still unacknowledged gets a
+// plain ACK (a sum in size_t had never matched the wrapped snd_nxt, and sent none), and the next
+// answer starts past the wrap. Our ISN is a SYN cookie: the test tries client ISNs (a SYN leaves
+// no state) until the cookie lands within the answer's length of the wrap, about 1 in 72,000.
+TEST(SequenceWrap, AnAnswerAcrossTheWrapStillAcksTheNextSegments) {
+  constexpr uint32_t kAnswer = 60000;
+  LineHandler handler;
+  handler.answer_size = kAnswer;
+  Sink sink;
+  TcpEndpoint ep{KeepAlive::Config(), &handler, &sink};
+  Client cl{false, 40200};
+  uint32_t isn = 0, s = 0;
+  bool found = false;
+  for (uint32_t i = 0; i < 3'000'000 && !found; ++i) {
+    isn = i * 2654435761u;
+    ASSERT_TRUE(ep.OnFrame(cl.Frame(isn, 0, kSyn), 0));
+    s = sink.got.back().seq;
+    sink.got.clear();
+    sink.frames.clear();
+    found = s + 1 > UINT32_MAX - kAnswer;  // the answer's bytes [s + 1, s + 1 + kAnswer) wrap
+  }
+  ASSERT_TRUE(found) << "no SYN cookie near the wrap in 3 million tries";
+  ASSERT_EQ(ep.connections(), 0u);
+
+  ep.OnFrame(cl.Frame(isn + 1, s + 1, kAck | kPsh, "a\n"), 1);
+  uint32_t bytes = 0;
+  for (const SegmentView& seg : sink.got) {
+    EXPECT_EQ(seg.seq, s + 1 + bytes);
+    bytes += static_cast<uint32_t>(seg.payload.size());
+  }
+  ASSERT_EQ(bytes, kAnswer);
+  const uint32_t end = s + 1 + kAnswer;  // wrapped
+  ASSERT_LT(end, s);
+
+  // Half a request, acknowledging none of the answer yet: only ACKed.
+  const size_t sent = sink.got.size();
+  ep.OnFrame(cl.Frame(isn + 3, s + 1, kAck | kPsh, "b"), 2);
+  ASSERT_EQ(sink.got.size(), sent + 1);
+  EXPECT_EQ(sink.got.back().payload.size(), 0u);
+  EXPECT_EQ(sink.got.back().ack, isn + 4);
+  EXPECT_EQ(sink.got.back().seq, end);
+
+  // The answer acknowledged and the request completed: the next answer begins past the wrap.
+  ep.OnFrame(cl.Frame(isn + 4, end, kAck | kPsh, "\n"), 3);
+  ASSERT_GT(sink.got.size(), sent + 1);
+  EXPECT_EQ(sink.got[sent + 1].seq, end);
+  EXPECT_EQ(sink.got[sent + 1].payload.size(), 1388u);  // MSS 1400 less the timestamps
+  EXPECT_EQ(ep.stats().responses, 2u);
+  EXPECT_EQ(ep.stats().retransmissions, 0u);
+}
+
 }  // namespace
 }  // namespace onepass::xdp
