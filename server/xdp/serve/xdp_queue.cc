@@ -28,7 +28,7 @@ XdpStatsSnapshot Summarize(const TcpStats& tcp, const XskStats& xsk) {
   s.requests = tcp.requests;
   s.retransmissions = tcp.retransmissions;
   s.rsts_sent = tcp.rsts_sent;
-  s.drops = tcp.malformed + tcp.checksum_bad + tcp.cookies_bad + tcp.table_full +
+  s.drops = tcp.not_ours + tcp.malformed + tcp.checksum_bad + tcp.cookies_bad + tcp.table_full +
             tcp.per_client_limited + xsk.tx_no_frame + xsk.tx_too_large;
   s.timeouts = tcp.timeouts;
   s.keepalive_closes = tcp.keepalive_closes;

@@ -7,7 +7,7 @@
 namespace onepass::xdp {
 namespace {
 
-constexpr uint16_t kEthIpv4 = 0x0800, kEthIpv6 = 0x86dd, kEthVlan = 0x8100;
+constexpr uint16_t kEthIpv4 = 0x0800, kEthIpv6 = 0x86dd, kEthVlan = 0x8100, kEthVlanAd = 0x88a8;
 constexpr uint8_t kProtoTcp = 6;
 
 uint16_t Get16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
@@ -84,9 +84,12 @@ ParseResult ParseFrame(std::span<const uint8_t> f, SegmentView* out) {
   size_t off = 12;
   uint16_t type = Get16(f.data() + off);
   off += 2;
-  if (type == kEthVlan) {
+  // One tag, of either type: what the XDP program steers (xdp_steer.bpf.c). Two tags (QinQ) it
+  // passes to the kernel.
+  if (type == kEthVlan || type == kEthVlanAd) {
     if (f.size() < off + 4) return ParseResult::kMalformed;
     out->path.has_vlan = true;
+    out->path.vlan_tpid = type;
     out->path.vlan_tci = Get16(f.data() + off);
     type = Get16(f.data() + off + 2);
     off += 4;
@@ -181,7 +184,7 @@ size_t BuildFrame(const ReplyPath& path, const SegmentOut& seg, uint16_t ip_id,
   std::memcpy(p, path.peer_mac.data(), 6);
   std::memcpy(p + 6, path.local_mac.data(), 6);
   if (path.has_vlan) {
-    Put16(p + 12, kEthVlan);
+    Put16(p + 12, path.vlan_tpid);
     Put16(p + 14, path.vlan_tci);
   }
   Put16(p + eth_len - 2, k.v6 ? kEthIpv6 : kEthIpv4);

@@ -40,6 +40,7 @@ struct ReplyPath {
   std::array<uint8_t, 6> local_mac{};  // the received frame's destination
   std::array<uint8_t, 6> peer_mac{};   // its source
   bool has_vlan = false;
+  uint16_t vlan_tpid = 0x8100;  // 802.1Q, or 802.1ad's 0x88a8: a reply carries the tag it came with
   uint16_t vlan_tci = 0;
   FlowKey key;
 };

@@ -101,6 +101,38 @@ TEST_P(PacketRoundTrip, ParsesWhatItBuilds) {
 INSTANTIATE_TEST_SUITE_P(All, PacketRoundTrip,
                          ::testing::Combine(::testing::Bool(), ::testing::Bool()));
 
+// 802.1ad's single tag is read as 802.1Q's is (the XDP program steers both), and a reply built
+// from the parsed path carries the tag type it came with. Two tags (QinQ) are not ours: the
+// program passes those to the kernel.
+TEST(Packet, Vlan8021adTagEchoedAndQinqNotOurs) {
+  SegmentOut s;
+  s.flags = kSyn;
+  std::vector<uint8_t> f = PeerFrame(false, true, s);
+  f[12] = 0x88;
+  f[13] = 0xa8;
+  SegmentView v;
+  ASSERT_EQ(ParseFrame(f, &v), ParseResult::kOk);
+  EXPECT_TRUE(v.path.has_vlan);
+  EXPECT_EQ(v.path.vlan_tpid, 0x88a8);
+  EXPECT_EQ(v.path.vlan_tci, 7);
+  SegmentOut reply;
+  reply.flags = kSyn | kAck;
+  std::vector<uint8_t> r(kMaxHeaderBytes);
+  r.resize(BuildFrame(v.path, reply, 0, r));
+  ASSERT_GE(r.size(), 18u);
+  EXPECT_EQ(r[12], 0x88);
+  EXPECT_EQ(r[13], 0xa8);
+  EXPECT_EQ((r[14] << 8) | r[15], 7);
+  SegmentView back;
+  EXPECT_EQ(ParseFrame(r, &back), ParseResult::kOk);
+
+  std::vector<uint8_t> qinq(f.begin(), f.begin() + 16);  // S-tag, then a C-tag, then the rest
+  const uint8_t c_tag[] = {0x81, 0x00, 0x00, 0x09};
+  qinq.insert(qinq.end(), c_tag, c_tag + 4);
+  qinq.insert(qinq.end(), f.begin() + 16, f.end());
+  EXPECT_EQ(ParseFrame(qinq, &v), ParseResult::kNotOurs);
+}
+
 // Table-driven: header edits and what the parser makes of them.
 struct Edit {
   const char* name;
