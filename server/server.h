@@ -189,6 +189,10 @@ class Server {
   std::vector<std::string> xdp_report_;
   std::atomic<bool> xdp_serving_{false};
   std::vector<uint16_t> xdp_ports_;  // the plain --listen ports
+  // How long the kernel's connections of those ports may outlive the program's attach (the
+  // longest a connection lives, --max-connection-ms, and its request's wait before that):
+  // their segments pass to the kernel until then (xdp::XdpProgramConfig::kernel_flows_grace).
+  absl::Duration xdp_kernel_flows_grace_;
   // After a hand-over: what TakeOverXdp serves, and how long it waits for each interface.
   struct XdpTakeover {
     std::vector<std::string> ifnames;

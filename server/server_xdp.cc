@@ -33,6 +33,7 @@ void Server::AttachXdp(const ServerConfig& config, bool handed_over) {
       xdp_ports_.push_back(port);
     }
   }
+  xdp_kernel_flows_grace_ = config.max_connection_time + config.read_timeout;
   const xdp::XdpModePreference mode = XdpPreferenceOf(config.xdp_mode);
   if (handed_over) {
     xdp_takeover_ = {.ifnames = config.xdp,
@@ -64,7 +65,10 @@ std::string Server::ServeXdpInterface(const std::string& ifname, xdp::XdpModePre
                                       const XdpQueueOpener& open_queue) {
   // Attach first: it is the one to name a missing interface ("in this network namespace").
   absl::StatusOr<std::unique_ptr<xdp::XdpProgram>> program =
-      xdp::XdpProgram::Attach({.ifname = ifname, .ports = xdp_ports_, .mode = mode});
+      xdp::XdpProgram::Attach({.ifname = ifname,
+                               .ports = xdp_ports_,
+                               .mode = mode,
+                               .kernel_flows_grace = xdp_kernel_flows_grace_});
   absl::StatusOr<uint32_t> queues =
       program.ok() ? xdp::RxQueueCount(ifname) : absl::StatusOr<uint32_t>(program.status());
   if (!queues.ok()) {

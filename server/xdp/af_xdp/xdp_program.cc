@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 #include <string_view>
 
@@ -242,6 +243,21 @@ absl::StatusOr<std::unique_ptr<XdpProgram>> XdpProgram::Attach(const XdpProgramC
         absl::StrCat("reading the XDP program's 'xsks' map: ", std::strerror(errno)));
   }
   self->xsks_map_id_ = xsks_info.id;
+  // Before any AF_XDP socket is registered (until then every frame passes to the kernel), so
+  // that no segment of a kernel connection reaches our TCP.
+  if (config.kernel_flows_grace > absl::ZeroDuration()) {
+    const int grace_fd = bpf_object__find_map_fd_by_name(obj, "kernel_flows_until");
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);  // bpf_ktime_get_ns's clock
+    const uint32_t zero = 0;
+    const uint64_t until =
+        static_cast<uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(now.tv_nsec) +
+        static_cast<uint64_t>(absl::ToInt64Nanoseconds(config.kernel_flows_grace));
+    if (grace_fd < 0 || bpf_map_update_elem(grace_fd, &zero, &until, BPF_ANY) != 0) {
+      return absl::InternalError(
+          absl::StrCat("setting the XDP program's kernel_flows_until map: ", std::strerror(errno)));
+    }
+  }
   for (uint16_t port : config.ports) {
     const uint8_t on = 1;
     if (bpf_map_update_elem(ports_fd, &port, &on, BPF_ANY) != 0) {

@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 struct bpf_object;
 struct xdp_program;
@@ -38,6 +39,11 @@ struct XdpProgramConfig {
   std::string ifname;
   std::vector<uint16_t> ports;  // TCP destination ports steered to AF_XDP sockets
   XdpModePreference mode = XdpModePreference::kNativeThenGeneric;
+  // For this long after the attach, a segment other than a SYN whose 4-tuple the kernel has a
+  // connection for (one accepted, or in its handshake, before the program came up) passes to
+  // the kernel instead of our TCP, which would reset it: one socket lookup per such segment.
+  // Zero: none.
+  absl::Duration kernel_flows_grace = absl::ZeroDuration();
 };
 
 class XdpProgram {

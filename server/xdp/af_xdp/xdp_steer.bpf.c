@@ -30,16 +30,73 @@ struct {
   __type(value, __u8);
 } ports SEC(".maps");
 
+// [ns, bpf_ktime_get_ns] Until then, a segment other than a SYN whose 4-tuple is a kernel
+// connection (accepted, or in its handshake, before the program came up: a start or a
+// hand-over) passes to the kernel, which owns it. 0 (after that): no socket lookups.
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} kernel_flows_until SEC(".maps");
+
 struct {
   __uint(priority, 20);
   __uint(XDP_PASS, 1);
 } XDP_RUN_CONFIG(xdp_steer);
+
+// Whether `tuple` (of `size`: the ipv4 or ipv6 half) is a kernel socket other than a listener.
+static __always_inline int kernel_owns(struct xdp_md *ctx, struct bpf_sock_tuple *tuple,
+                                       __u32 size) {
+  struct bpf_sock *sk = bpf_skc_lookup_tcp(ctx, tuple, size, BPF_F_CURRENT_NETNS, 0);
+  if (!sk) return 0;
+  const int owned = sk->state != BPF_TCP_LISTEN;
+  bpf_sk_release(sk);
+  return owned;
+}
+
+// Only a SYN is surely a new connection of ours; during the grace period another segment
+// first checks that no kernel connection has its 4-tuple.
+static __always_inline int in_grace(struct tcphdr *tcp) {
+  if (tcp->syn && !tcp->ack) return 0;
+  __u32 zero = 0;
+  __u64 *until = bpf_map_lookup_elem(&kernel_flows_until, &zero);
+  return until && *until != 0 && bpf_ktime_get_ns() < *until;
+}
 
 static __always_inline int steer(struct xdp_md *ctx, struct tcphdr *tcp, void *end) {
   if ((void *)(tcp + 1) > end) return XDP_PASS;
   __u16 port = bpf_ntohs(tcp->dest);
   if (!bpf_map_lookup_elem(&ports, &port)) return XDP_PASS;
   return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
+}
+
+static __always_inline int steer4(struct xdp_md *ctx, struct iphdr *ip, struct tcphdr *tcp,
+                                  void *end) {
+  if ((void *)(tcp + 1) > end) return XDP_PASS;
+  if (in_grace(tcp)) {
+    struct bpf_sock_tuple tuple = {};
+    tuple.ipv4.saddr = ip->saddr;
+    tuple.ipv4.daddr = ip->daddr;
+    tuple.ipv4.sport = tcp->source;
+    tuple.ipv4.dport = tcp->dest;
+    if (kernel_owns(ctx, &tuple, sizeof(tuple.ipv4))) return XDP_PASS;
+  }
+  return steer(ctx, tcp, end);
+}
+
+static __always_inline int steer6(struct xdp_md *ctx, struct ipv6hdr *ip6, struct tcphdr *tcp,
+                                  void *end) {
+  if ((void *)(tcp + 1) > end) return XDP_PASS;
+  if (in_grace(tcp)) {
+    struct bpf_sock_tuple tuple = {};
+    __builtin_memcpy(tuple.ipv6.saddr, &ip6->saddr, sizeof(tuple.ipv6.saddr));
+    __builtin_memcpy(tuple.ipv6.daddr, &ip6->daddr, sizeof(tuple.ipv6.daddr));
+    tuple.ipv6.sport = tcp->source;
+    tuple.ipv6.dport = tcp->dest;
+    if (kernel_owns(ctx, &tuple, sizeof(tuple.ipv6))) return XDP_PASS;
+  }
+  return steer(ctx, tcp, end);
 }
 
 SEC("xdp")
@@ -60,13 +117,13 @@ int xdp_steer(struct xdp_md *ctx) {
     if ((void *)(ip + 1) > end) return XDP_PASS;
     if (ip->ihl < 5 || ip->protocol != IPPROTO_TCP) return XDP_PASS;
     if (ip->frag_off & bpf_htons(0x3fff)) return XDP_PASS;  // MF or an offset: a fragment
-    return steer(ctx, (struct tcphdr *)((void *)ip + ip->ihl * 4), end);
+    return steer4(ctx, ip, (struct tcphdr *)((void *)ip + ip->ihl * 4), end);
   }
   if (proto == bpf_htons(ETH_P_IPV6)) {
     struct ipv6hdr *ip6 = l3;
     if ((void *)(ip6 + 1) > end) return XDP_PASS;
     if (ip6->nexthdr != IPPROTO_TCP) return XDP_PASS;  // extension headers pass
-    return steer(ctx, (struct tcphdr *)(ip6 + 1), end);
+    return steer6(ctx, ip6, (struct tcphdr *)(ip6 + 1), end);
   }
   return XDP_PASS;
 }

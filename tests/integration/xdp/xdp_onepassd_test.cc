@@ -332,6 +332,60 @@ TEST_F(XdpOnepassdTest, AnIdleKeptConnectionGetsOurFinAndDataAfterItARst) {
   EXPECT_EQ(StatValue(out, "accepted"), 0) << out;
 }
 
+// A connection the kernel accepted before the XDP program came up (here another onepassd's,
+// on kernel sockets alone; in a restart, the kernel listeners' in the gap before the new
+// process takes the interface) stays the kernel's: its later segments pass to the kernel
+// (the program's socket lookup while kernel connections may live), not to our TCP, which
+// would reset it. New connections go over AF_XDP meanwhile.
+TEST_F(XdpOnepassdTest, AKernelConnectionFromBeforeTheAttachIsLeftToTheKernel) {
+  // The two cannot share a listening address: the kernel one listens on the IPv6 address, the
+  // XDP one on the IPv4 address. The XDP program steers the port on every address.
+  const auto start = [&](std::vector<std::string> args) -> std::unique_ptr<ServerProcess> {
+    ScopedNetns in_server(veth_->server_ns_fd());
+    EXPECT_TRUE(in_server.ok());
+    args.insert(args.begin(), {"--handler=dns", "--workers=1"});
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(args);
+    EXPECT_TRUE(server.ok()) << server.status();
+    return server.ok() ? *std::move(server) : nullptr;
+  };
+  std::unique_ptr<ServerProcess> kernel =
+      start({absl::StrCat("--listen=[", VethNamespaces::kServerAddress6, "]:", kPort)});
+  ASSERT_NE(kernel, nullptr);
+  const std::vector<uint8_t> query =
+      dns::testing::Framed(dns::testing::MakeQuery("example.com", "A"));
+  const std::string bytes(query.begin(), query.end());
+  absl::StatusOr<TcpClient> held = absl::InternalError("not connected");
+  {
+    ScopedNetns in_client(veth_->client_ns_fd());
+    ASSERT_TRUE(in_client.ok());
+    held = TcpClient::Connect(VethNamespaces::kServerAddress6, kPort);
+  }
+  ASSERT_TRUE(held.ok()) << held.status();
+  ASSERT_TRUE(held->Send(bytes.substr(0, 5)).ok());  // half the request: the kernel's, parked
+
+  std::unique_ptr<ServerProcess> xdp =
+      start({absl::StrCat("--listen=", VethNamespaces::kServerAddress, ":", kPort),
+             absl::StrCat("--xdp=", VethNamespaces::kServerIf)});
+  ASSERT_NE(xdp, nullptr);
+  ASSERT_TRUE(held->Send(bytes.substr(5)).ok());
+  absl::StatusOr<std::string> answer = held->ReadUntilClose(absl::Seconds(5));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  ASSERT_GT(answer->size(), 14u);
+  EXPECT_EQ(answer->substr(2, 2), bytes.substr(2, 2));  // our query's ID
+  // A new client meanwhile: over AF_XDP.
+  EXPECT_NE(Ask("kdig", VethNamespaces::kServerAddress, Queries()[0]).find("NOERROR"),
+            std::string::npos);
+
+  ASSERT_EQ(xdp->Stop(), 0) << xdp->ReadStderr();
+  ASSERT_EQ(kernel->Stop(), 0) << kernel->ReadStderr();
+  const std::string xdp_out = xdp->ReadStdout();
+  const std::string kernel_out = kernel->ReadStdout();
+  EXPECT_EQ(StatValue(kernel_out, "served"), 1) << kernel_out;
+  EXPECT_EQ(StatValue(xdp_out, "xdp_requests"), 1) << xdp_out;
+  EXPECT_EQ(StatValue(xdp_out, "xdp_rsts_sent"), 0) << xdp_out;
+  EXPECT_EQ(StatValue(xdp_out, "xdp_drops"), 0) << xdp_out;
+}
+
 // How many TCP frames the client namespace's nftables table `loss` dropped in chain `chain`.
 int LossDrops(const VethNamespaces& veth, const std::string& chain) {
   absl::StatusOr<CommandResult> listed = RunCommand(
