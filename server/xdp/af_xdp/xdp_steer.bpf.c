@@ -45,12 +45,14 @@ struct {
   __uint(XDP_PASS, 1);
 } XDP_RUN_CONFIG(xdp_steer);
 
-// Whether `tuple` (of `size`: the ipv4 or ipv6 half) is a kernel socket other than a listener.
+// Whether `tuple` (of `size`: the ipv4 or ipv6 half) is a live kernel connection: not a
+// listener, and not one in TIME_WAIT, whose 4-tuple a client may reuse for a new connection of
+// ours (its SYN came to us).
 static __always_inline int kernel_owns(struct xdp_md *ctx, struct bpf_sock_tuple *tuple,
                                        __u32 size) {
   struct bpf_sock *sk = bpf_skc_lookup_tcp(ctx, tuple, size, BPF_F_CURRENT_NETNS, 0);
   if (!sk) return 0;
-  const int owned = sk->state != BPF_TCP_LISTEN;
+  const int owned = sk->state != BPF_TCP_LISTEN && sk->state != BPF_TCP_TIME_WAIT;
   bpf_sk_release(sk);
   return owned;
 }

@@ -9,6 +9,8 @@
 // Needs root (namespaces, XDP): skipped otherwise (CI runs as root). Each command is bounded
 // (RunCommand's timeout), onepassd's start waits on "ready"; the namespaces go with the fixture
 // whatever happens.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -67,6 +69,44 @@ std::string WithoutId(const std::string& text) {
   return out;
 }
 
+// One DNS-over-TCP exchange from the client's address `source6` and port `port` (fixed, so that
+// a second exchange reuses the 4-tuple) to the server's IPv6 address: sends `request`, reads
+// until the server closes. In the caller's network namespace.
+absl::StatusOr<std::string> ExchangeFromPort(const char* source6, uint16_t port,
+                                             const std::string& request) {
+  const int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  timeval five_s{.tv_sec = 5, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &five_s, sizeof(five_s));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &five_s, sizeof(five_s));
+  sockaddr_in6 from{};
+  from.sin6_family = AF_INET6;
+  from.sin6_port = htons(port);
+  sockaddr_in6 to{};
+  to.sin6_family = AF_INET6;
+  to.sin6_port = htons(kPort);
+  inet_pton(AF_INET6, source6, &from.sin6_addr);
+  inet_pton(AF_INET6, VethNamespaces::kServerAddress6, &to.sin6_addr);
+  std::string answer;
+  absl::Status status;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
+      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0 ||
+      send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) {
+    status = absl::InternalError(absl::StrCat("bind, connect or send: ", std::strerror(errno)));
+  }
+  char buffer[2048];
+  for (ssize_t n = 1; status.ok() && n > 0;) {
+    n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n < 0) status = absl::InternalError(absl::StrCat("recv: ", std::strerror(errno)));
+    if (n > 0) answer.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  if (!status.ok()) return status;
+  return answer;
+}
+
 class XdpOnepassdTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -83,12 +123,17 @@ class XdpOnepassdTest : public ::testing::Test {
   // onepassd in the server namespace (it inherits the test thread's), on kPort of the
   // server's IPv4 and IPv6 addresses, with `extra` flags.
   std::unique_ptr<ServerProcess> StartServer(const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {
+        absl::StrCat("--listen=", VethNamespaces::kServerAddress, ":", kPort),
+        absl::StrCat("--listen=[", VethNamespaces::kServerAddress6, "]:", kPort)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return StartDnsServer(args);
+  }
+  // The same with only `args` (--listen among them).
+  std::unique_ptr<ServerProcess> StartDnsServer(std::vector<std::string> args) {
     ScopedNetns in_server(veth_->server_ns_fd());
     EXPECT_TRUE(in_server.ok());
-    std::vector<std::string> args = {
-        "--handler=dns", absl::StrCat("--listen=", VethNamespaces::kServerAddress, ":", kPort),
-        absl::StrCat("--listen=[", VethNamespaces::kServerAddress6, "]:", kPort), "--workers=1"};
-    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.begin(), {"--handler=dns", "--workers=1"});
     absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(args);
     EXPECT_TRUE(server.ok()) << server.status();
     return server.ok() ? *std::move(server) : nullptr;
@@ -340,16 +385,8 @@ TEST_F(XdpOnepassdTest, AnIdleKeptConnectionGetsOurFinAndDataAfterItARst) {
 TEST_F(XdpOnepassdTest, AKernelConnectionFromBeforeTheAttachIsLeftToTheKernel) {
   // The two cannot share a listening address: the kernel one listens on the IPv6 address, the
   // XDP one on the IPv4 address. The XDP program steers the port on every address.
-  const auto start = [&](std::vector<std::string> args) -> std::unique_ptr<ServerProcess> {
-    ScopedNetns in_server(veth_->server_ns_fd());
-    EXPECT_TRUE(in_server.ok());
-    args.insert(args.begin(), {"--handler=dns", "--workers=1"});
-    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(args);
-    EXPECT_TRUE(server.ok()) << server.status();
-    return server.ok() ? *std::move(server) : nullptr;
-  };
   std::unique_ptr<ServerProcess> kernel =
-      start({absl::StrCat("--listen=[", VethNamespaces::kServerAddress6, "]:", kPort)});
+      StartDnsServer({absl::StrCat("--listen=[", VethNamespaces::kServerAddress6, "]:", kPort)});
   ASSERT_NE(kernel, nullptr);
   const std::vector<uint8_t> query =
       dns::testing::Framed(dns::testing::MakeQuery("example.com", "A"));
@@ -364,8 +401,8 @@ TEST_F(XdpOnepassdTest, AKernelConnectionFromBeforeTheAttachIsLeftToTheKernel) {
   ASSERT_TRUE(held->Send(bytes.substr(0, 5)).ok());  // half the request: the kernel's, parked
 
   std::unique_ptr<ServerProcess> xdp =
-      start({absl::StrCat("--listen=", VethNamespaces::kServerAddress, ":", kPort),
-             absl::StrCat("--xdp=", VethNamespaces::kServerIf)});
+      StartDnsServer({absl::StrCat("--listen=", VethNamespaces::kServerAddress, ":", kPort),
+                      absl::StrCat("--xdp=", VethNamespaces::kServerIf)});
   ASSERT_NE(xdp, nullptr);
   ASSERT_TRUE(held->Send(bytes.substr(5)).ok());
   absl::StatusOr<std::string> answer = held->ReadUntilClose(absl::Seconds(5));
@@ -384,6 +421,57 @@ TEST_F(XdpOnepassdTest, AKernelConnectionFromBeforeTheAttachIsLeftToTheKernel) {
   EXPECT_EQ(StatValue(xdp_out, "xdp_requests"), 1) << xdp_out;
   EXPECT_EQ(StatValue(xdp_out, "xdp_rsts_sent"), 0) << xdp_out;
   EXPECT_EQ(StatValue(xdp_out, "xdp_drops"), 0) << xdp_out;
+}
+
+// The kernel path's closed connections linger in TIME_WAIT on the server (it closes first). A
+// client that reuses such a 4-tuple after the XDP program came up opens a new connection of
+// ours (its SYN came to us): its segments are ours too, not the TIME_WAIT socket's, even while
+// the program passes the kernel's live connections on.
+TEST_F(XdpOnepassdTest, AClientReusingAFourTupleInTimeWaitIsServedOverAfXdp) {
+  constexpr uint16_t kClientPort = 41234;
+  const std::vector<uint8_t> query =
+      dns::testing::Framed(dns::testing::MakeQuery("example.com", "A"));
+  const std::string bytes(query.begin(), query.end());
+  std::unique_ptr<ServerProcess> kernel =
+      StartDnsServer({absl::StrCat("--listen=[", VethNamespaces::kServerAddress6, "]:", kPort),
+                      "--keepalive-ms=0"});
+  ASSERT_NE(kernel, nullptr);
+  {
+    ScopedNetns in_client(veth_->client_ns_fd());
+    ASSERT_TRUE(in_client.ok());
+    absl::StatusOr<std::string> first =
+        ExchangeFromPort(VethNamespaces::kClientAddress6, kClientPort, bytes);
+    ASSERT_TRUE(first.ok()) << first.status();
+    ASSERT_GT(first->size(), 14u);
+  }
+  // The server's side of it in TIME_WAIT.
+  const auto time_wait = [&] {
+    absl::StatusOr<CommandResult> ss =
+        RunCommand({"ip", "netns", "exec", veth_->server_ns(), "ss", "-Htan", "state", "time-wait"},
+                   absl::Seconds(5));
+    return ss.ok() && absl::StrContains(ss->out, absl::StrCat(":", kClientPort));
+  };
+  ASSERT_TRUE(WaitFor(time_wait, absl::Seconds(5)));
+
+  std::unique_ptr<ServerProcess> xdp =
+      StartDnsServer({absl::StrCat("--listen=", VethNamespaces::kServerAddress, ":", kPort),
+                      absl::StrCat("--xdp=", VethNamespaces::kServerIf), "--keepalive-ms=0"});
+  ASSERT_NE(xdp, nullptr);
+  ASSERT_TRUE(time_wait());
+  {
+    ScopedNetns in_client(veth_->client_ns_fd());
+    ASSERT_TRUE(in_client.ok());
+    absl::StatusOr<std::string> second =
+        ExchangeFromPort(VethNamespaces::kClientAddress6, kClientPort, bytes);
+    ASSERT_TRUE(second.ok()) << second.status();
+    ASSERT_GT(second->size(), 14u);
+    EXPECT_EQ(second->substr(2, 2), bytes.substr(2, 2));  // our query's ID
+  }
+  ASSERT_EQ(xdp->Stop(), 0) << xdp->ReadStderr();
+  ASSERT_EQ(kernel->Stop(), 0) << kernel->ReadStderr();
+  const std::string xdp_out = xdp->ReadStdout();
+  EXPECT_EQ(StatValue(xdp_out, "xdp_requests"), 1) << xdp_out;
+  EXPECT_EQ(StatValue(kernel->ReadStdout(), "served"), 1);
 }
 
 // How many TCP frames the client namespace's nftables table `loss` dropped in chain `chain`.
