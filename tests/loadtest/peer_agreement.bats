@@ -45,7 +45,8 @@ dnsperf_field() { awk -v label="$2:" '$0 ~ label { for (i = 1; i <= NF; i++) if 
   start_server "$BATS_TEST_TMPDIR/server.out" "$BIN_DIR/server/onepassd" --handler dns \
     --listen 127.0.0.1:0 --workers 1 --keepalive-ms 2000
   dnsperf -m tcp -s 127.0.0.1 -p "${SERVER_ADDR##*:}" -d "$BATS_TEST_TMPDIR/queries.txt" -n 300 \
-    -c 8 -q 8 -t 5 -O num-queries-per-conn=1 > "$BATS_TEST_TMPDIR/dnsperf.out" 2>&1
+    -c 8 -q 8 -t 5 -O num-queries-per-conn=1 > "$BATS_TEST_TMPDIR/dnsperf.out" 2>&1 ||
+    { echo "dnsperf exited with status $?:"; cat "$BATS_TEST_TMPDIR/dnsperf.out"; false; }
   # dnsperf 2.10's num-queries-per-conn now and then opens a client's next connection and writes
   # nothing on it until its wait for that connection's answers (-t) runs out; it then writes the
   # held query, already counted as timed out, with the next one on a fresh connection. tcpdump
