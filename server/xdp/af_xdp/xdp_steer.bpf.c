@@ -32,7 +32,8 @@ struct {
 
 // [ns, bpf_ktime_get_ns] Until then, a segment other than a SYN whose 4-tuple is a kernel
 // connection (accepted, or in its handshake, before the program came up: a start or a
-// hand-over) passes to the kernel, which owns it. 0 (after that): no socket lookups.
+// hand-over) passes to the kernel, which owns it. 0 (never set) or past: no socket lookups
+// (the entry stays as written: one map read and a clock read per such segment after it).
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, 1);

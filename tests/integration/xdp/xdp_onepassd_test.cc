@@ -69,6 +69,13 @@ std::string WithoutId(const std::string& text) {
   return out;
 }
 
+// example.com A over TCP (its two-byte length first), as bytes to send.
+std::string FramedQuery() {
+  const std::vector<uint8_t> query =
+      dns::testing::Framed(dns::testing::MakeQuery("example.com", "A"));
+  return std::string(query.begin(), query.end());
+}
+
 // One DNS-over-TCP exchange from the client's address `source6` and port `port` (fixed, so that
 // a second exchange reuses the 4-tuple) to the server's IPv6 address: sends `request`, reads
 // until the server closes. In the caller's network namespace.
@@ -348,9 +355,7 @@ TEST_F(XdpOnepassdTest, AnIdleKeptConnectionGetsOurFinAndDataAfterItARst) {
     client = TcpClient::Connect(VethNamespaces::kServerAddress, kPort);
   }
   ASSERT_TRUE(client.ok()) << client.status();
-  const std::vector<uint8_t> query =
-      dns::testing::Framed(dns::testing::MakeQuery("example.com", "A"));
-  const std::string bytes(query.begin(), query.end());
+  const std::string bytes = FramedQuery();
   ASSERT_TRUE(client->Send(bytes).ok());
   // The answer, then our FIN after the keep-alive time (well before the 5 s read deadline).
   absl::StatusOr<std::string> answer = client->ReadUntilClose(absl::Seconds(5));
@@ -388,9 +393,7 @@ TEST_F(XdpOnepassdTest, AKernelConnectionFromBeforeTheAttachIsLeftToTheKernel) {
   std::unique_ptr<ServerProcess> kernel =
       StartDnsServer({absl::StrCat("--listen=[", VethNamespaces::kServerAddress6, "]:", kPort)});
   ASSERT_NE(kernel, nullptr);
-  const std::vector<uint8_t> query =
-      dns::testing::Framed(dns::testing::MakeQuery("example.com", "A"));
-  const std::string bytes(query.begin(), query.end());
+  const std::string bytes = FramedQuery();
   absl::StatusOr<TcpClient> held = absl::InternalError("not connected");
   {
     ScopedNetns in_client(veth_->client_ns_fd());
@@ -429,21 +432,20 @@ TEST_F(XdpOnepassdTest, AKernelConnectionFromBeforeTheAttachIsLeftToTheKernel) {
 // the program passes the kernel's live connections on.
 TEST_F(XdpOnepassdTest, AClientReusingAFourTupleInTimeWaitIsServedOverAfXdp) {
   constexpr uint16_t kClientPort = 41234;
-  const std::vector<uint8_t> query =
-      dns::testing::Framed(dns::testing::MakeQuery("example.com", "A"));
-  const std::string bytes(query.begin(), query.end());
+  const std::string bytes = FramedQuery();
   std::unique_ptr<ServerProcess> kernel =
       StartDnsServer({absl::StrCat("--listen=[", VethNamespaces::kServerAddress6, "]:", kPort),
                       "--keepalive-ms=0"});
   ASSERT_NE(kernel, nullptr);
-  {
+  // One exchange from the client's namespace, always from kClientPort.
+  const auto exchange = [&]() -> absl::StatusOr<std::string> {
     ScopedNetns in_client(veth_->client_ns_fd());
-    ASSERT_TRUE(in_client.ok());
-    absl::StatusOr<std::string> first =
-        ExchangeFromPort(VethNamespaces::kClientAddress6, kClientPort, bytes);
-    ASSERT_TRUE(first.ok()) << first.status();
-    ASSERT_GT(first->size(), 14u);
-  }
+    if (!in_client.ok()) return absl::InternalError("cannot enter the client's namespace");
+    return ExchangeFromPort(VethNamespaces::kClientAddress6, kClientPort, bytes);
+  };
+  absl::StatusOr<std::string> first = exchange();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_GT(first->size(), 14u);
   // The server's side of it in TIME_WAIT.
   const auto time_wait = [&] {
     absl::StatusOr<CommandResult> ss =
@@ -458,15 +460,10 @@ TEST_F(XdpOnepassdTest, AClientReusingAFourTupleInTimeWaitIsServedOverAfXdp) {
                       absl::StrCat("--xdp=", VethNamespaces::kServerIf), "--keepalive-ms=0"});
   ASSERT_NE(xdp, nullptr);
   ASSERT_TRUE(time_wait());
-  {
-    ScopedNetns in_client(veth_->client_ns_fd());
-    ASSERT_TRUE(in_client.ok());
-    absl::StatusOr<std::string> second =
-        ExchangeFromPort(VethNamespaces::kClientAddress6, kClientPort, bytes);
-    ASSERT_TRUE(second.ok()) << second.status();
-    ASSERT_GT(second->size(), 14u);
-    EXPECT_EQ(second->substr(2, 2), bytes.substr(2, 2));  // our query's ID
-  }
+  absl::StatusOr<std::string> second = exchange();
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_GT(second->size(), 14u);
+  EXPECT_EQ(second->substr(2, 2), bytes.substr(2, 2));  // our query's ID
   ASSERT_EQ(xdp->Stop(), 0) << xdp->ReadStderr();
   ASSERT_EQ(kernel->Stop(), 0) << kernel->ReadStderr();
   const std::string xdp_out = xdp->ReadStdout();
