@@ -22,6 +22,22 @@ uint32_t AnswersEnd(const TcpConnection& c) {
   return c.data_seq + static_cast<uint32_t>(c.response.size());
 }
 
+// A SYN-ACK's TSval carries the client's window shift (0 to 14; 15: none offered) in its low 4
+// bits, so that the cookie's handshake keeps no state: the ACK echoes it (RFC 7323 §4.3), as
+// the kernel's SYN cookies carry theirs.
+constexpr uint32_t kTsShiftMask = 0xF;
+constexpr uint32_t kTsNoShift = 0xF;
+
+uint32_t CookieTimestamp(uint64_t now, int8_t peer_wscale) {
+  const uint32_t now32 = static_cast<uint32_t>(now);
+  const uint32_t bits = peer_wscale >= 0 ? static_cast<uint32_t>(peer_wscale) : kTsNoShift;
+  uint32_t ts = (now32 & ~kTsShiftMask) | bits;
+  // Not ahead of the TSvals that follow (now): the client's PAWS test (§5.3) drops a segment
+  // whose TSval went back.
+  if (SeqLt(now32, ts)) ts -= kTsShiftMask + 1;
+  return ts;
+}
+
 }  // namespace
 
 TcpEndpoint::TcpEndpoint(const TcpEndpointConfig& config, TcpRequestHandler* handler,
@@ -114,7 +130,13 @@ void TcpEndpoint::OnNoConnection(const SegmentView& s, size_t home, uint64_t now
     o.window = config_.window;
     o.options.mss = config_.mss;
     o.options.has_ts = s.options.has_ts;  // RFC 7323 §3.2: only when offered
-    o.options.ts_val = static_cast<uint32_t>(now);
+    // Window scaling only with timestamps to carry the client's shift; ours is 0 (RcvWindow
+    // never exceeds 64 KiB), so that the client's windows may exceed 64 KiB (§2.2).
+    const bool scaled = s.options.has_ts && s.options.wscale >= 0;
+    if (scaled) o.options.wscale = 0;
+    o.options.ts_val = s.options.has_ts
+                           ? CookieTimestamp(now, scaled ? s.options.wscale : int8_t{-1})
+                           : static_cast<uint32_t>(now);
     o.options.ts_ecr = s.options.ts_val;
     ++stats_.syn_acks_sent;
     Emit(s.path, o);
@@ -154,6 +176,11 @@ void TcpEndpoint::OnNoConnection(const SegmentView& s, size_t home, uint64_t now
   c->mss = std::min(*mss, config_.mss);
   c->ts = s.options.has_ts;
   c->ts_recent = s.options.ts_val;
+  // The shift our SYN-ACK's TSval carried (a client that leaves timestamps off from here is
+  // read unscaled: a smaller window than it has, never a larger one).
+  if (c->ts && (s.options.ts_ecr & kTsShiftMask) != kTsNoShift) {
+    c->peer_wscale = static_cast<uint8_t>(s.options.ts_ecr & kTsShiftMask);
+  }
   c->rto_ms = config_.rto_ms;
   c->request.reserve(std::min<size_t>(config_.request_bound, 4096));
   c->deadline_ms = now + config_.idle_timeout_ms;
@@ -188,7 +215,7 @@ void TcpEndpoint::OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now
     c.retries = 0;
     c.rto_ms = config_.rto_ms;
   }
-  c.peer_window = s.window;
+  c.peer_window = static_cast<uint32_t>(s.window) << c.peer_wscale;  // never a SYN here
   if (c.ts && SeqLe(s.seq, c.rcv_nxt)) c.ts_recent = s.options.ts_val;
   if (!OnData(c, s, now)) return;
   bool fin_acked = c.fin_sent && c.snd_una == c.snd_nxt;

@@ -1,8 +1,11 @@
 // The TCP state machine for one-query connections (issue 40), one per worker queue,
 // thread-confined. Pure: frames in (OnFrame), frames out (TcpFrameSink), time passed in.
 // A SYN gets a SYN-ACK whose ISN is a SYN cookie (RFC 4987 §3.6): no state until the ACK.
-// Window scaling is not offered (the cookie cannot carry it; RFC 7323 §2.2 then leaves both
-// sides unscaled, and one query fits 64 KiB). Out-of-order data is dropped with a duplicate
+// Window scaling (RFC 7323 §2) is negotiated when the SYN has both it and timestamps: our
+// SYN-ACK offers shift 0 (our window never exceeds 64 KiB) and carries the client's shift in
+// the low 4 bits of its TSval, which the handshake's ACK echoes, as the kernel's cookies do;
+// without timestamps it is not offered and both sides stay unscaled (§2.2). Out-of-order data
+// is dropped with a duplicate
 // ACK (the peer retransmits). Without keep-alive (keepalive_ms 0) we close first: the
 // response's last segment carries our FIN. With it, the connection stays open after each
 // answer for the client's next request (dnsperf -m tcp, a stub reusing its connection): our

@@ -36,8 +36,9 @@ struct TcpConnection {
   // timestamps, the request and the response.
   ReplyPath path;
   uint32_t snd_una = 0, snd_nxt = 0, rcv_nxt = 0;
-  uint32_t data_seq = 0;  // the sequence number of response byte 0 (ISN + 1, moved as acked)
-  uint32_t peer_window = 0;
+  uint32_t data_seq = 0;     // the sequence number of response byte 0 (ISN + 1, moved as acked)
+  uint32_t peer_window = 0;  // [bytes] scaled
+  uint8_t peer_wscale = 0;   // the shift of the peer's window fields (RFC 7323 §2.3)
   uint16_t mss = 536;
   bool ts = false;
   uint32_t ts_recent = 0;

@@ -63,14 +63,22 @@ class Client {
     o.ack = ack;
     o.flags = flags;
     o.window = window;
-    if (flags & kSyn) o.options.mss = 1400;
-    o.options.has_ts = true;
+    if (flags & kSyn) {
+      o.options.mss = 1400;
+      o.options.wscale = wscale;
+    }
+    o.options.has_ts = ts;
     o.options.ts_val = 77;
+    o.options.ts_ecr = ts_ecr;
     o.payload = {reinterpret_cast<const uint8_t*>(data.data()), data.size()};
     std::vector<uint8_t> f(kMaxHeaderBytes + data.size());
     f.resize(BuildFrame(path_, o, 0, f));
     return f;
   }
+
+  bool ts = true;       // timestamps on every segment
+  int8_t wscale = -1;   // the SYN's window scale option; -1: none
+  uint32_t ts_ecr = 0;  // what the segments echo (the server's last TSval)
 
  private:
   ReplyPath path_;
@@ -246,6 +254,57 @@ TEST_F(Fixture, NeverAckingClientFreedAndNotOurs) {
   Client other(false, 40008);
   std::vector<uint8_t> f = other.Frame(isn, 0, kSyn);
   EXPECT_TRUE(ep.OnFrame(f, 0));
+}
+
+// A SYN with timestamps and window scale 9: the SYN-ACK offers shift 0 and carries 9 in its
+// TSval's low bits, not ahead of the clock; the ACK that echoes it makes the client's window
+// field 4 mean 2048 bytes, so a 3000-byte answer goes as 1388 + 660 bytes, the rest and our
+// FIN once those are acknowledged.
+TEST_F(Fixture, WindowScaleNegotiatedWithTimestamps) {
+  handler.answer_size = 3000;
+  Client cl(false, 40010);
+  cl.wscale = 9;
+  const uint64_t now = 1'000'003;
+  const uint32_t s = Handshake(cl, now);
+  const SegmentView sa = sink.got.back();
+  EXPECT_EQ(sa.options.wscale, 0);
+  EXPECT_EQ(sa.options.ts_val & 0xF, 9u);
+  EXPECT_LE(sa.options.ts_val, static_cast<uint32_t>(now));
+  cl.ts_ecr = sa.options.ts_val;
+  const size_t before = sink.got.size();
+  ep.OnFrame(cl.Frame(isn + 1, s + 1, kAck, "q\n", 4), now + 1);
+  ASSERT_EQ(sink.got.size(), before + 2);
+  EXPECT_EQ(sink.got[before].payload.size(), 1388u);
+  EXPECT_EQ(sink.got[before + 1].payload.size(), 2048u - 1388u);
+  EXPECT_FALSE(sink.got[before + 1].flags & kFin);
+  EXPECT_GE(sink.got[before + 1].options.ts_val, sa.options.ts_val);
+  ep.OnFrame(cl.Frame(isn + 3, s + 1 + 2048, kAck, "", 4), now + 2);
+  EXPECT_EQ(sink.got.back().payload.size(), 3000u - 2048u);
+  EXPECT_TRUE(sink.got.back().flags & kFin);
+}
+
+// Window scaling is not offered without timestamps to carry the client's shift (RFC 7323
+// §2.2: both sides then unscaled), nor when the client does not offer it: either way a window
+// field of 4 is 4 bytes.
+TEST_F(Fixture, WindowScaleNotOfferedWithoutTimestampsOrTheClientsOption) {
+  handler.answer_size = 3000;
+  Client no_ts(false, 40011);
+  no_ts.ts = false;
+  no_ts.wscale = 9;
+  ep.OnFrame(no_ts.Frame(isn, 0, kSyn), 5);
+  const SegmentView sa = sink.got.back();
+  EXPECT_EQ(sa.options.wscale, -1);
+  EXPECT_FALSE(sa.options.has_ts);
+  ep.OnFrame(no_ts.Frame(isn + 1, sa.seq + 1, kAck, "q\n", 4), 6);
+  EXPECT_EQ(sink.got.back().payload.size(), 4u);
+
+  Client no_option(false, 40012);
+  const uint32_t s = Handshake(no_option, 7);
+  EXPECT_EQ(sink.got.back().options.wscale, -1);
+  EXPECT_EQ(sink.got.back().options.ts_val & 0xF, 0xFu);  // "none" in the cookie's TSval
+  no_option.ts_ecr = sink.got.back().options.ts_val;
+  ep.OnFrame(no_option.Frame(isn + 1, s + 1, kAck, "q\n", 4), 8);
+  EXPECT_EQ(sink.got.back().payload.size(), 4u);
 }
 
 // Without keep-alive a second request, sent after our FIN was decided, is nobody's to read:
