@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 
 // After the C++ headers: ldns (1.8.3) defines `bool` for C, which breaks C++20 <optional>.
 #include <ldns/ldns.h>  // NOLINT(build/include_order)
@@ -142,11 +144,28 @@ bool AppendBase32Hex(absl::string_view text, std::string& out) {
   return true;
 }
 
+// A type as written: a mnemonic (letters, digits, '-' as in NSAP-PTR) or RFC 3597's TYPE and
+// digits only. ldns reads what follows "TYPE" with atoi, so that "TYPE12\" or "TYPE12x" would
+// be type 12 here while its own tokenizer, which honours escapes, reads another token; those
+// forms are left to ldns.
+bool PlainTypeToken(absl::string_view token) {
+  for (const char c : token) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
+  }
+  if (token.size() > 4 && absl::StartsWithIgnoreCase(token, "TYPE")) {
+    for (const char c : token.substr(4)) {
+      if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
+    }
+  }
+  return true;
+}
+
 // RFC 4034 §4.1.2: per window of 256 types that has any, its number, the length of its
 // bitmap up to the last byte with a bit set, and that bitmap (bit 0 of byte 0 is type 0).
 bool AppendTypeBitmap(absl::Span<const absl::string_view> tokens, std::string& out) {
   absl::InlinedVector<uint16_t, 8> types;
   for (const absl::string_view token : tokens) {
+    if (!PlainTypeToken(token)) return false;
     const std::string text(token);
     const uint16_t type = static_cast<uint16_t>(ldns_get_rr_type_by_name(text.c_str()));
     if (type == 0) return false;

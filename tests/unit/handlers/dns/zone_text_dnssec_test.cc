@@ -109,6 +109,11 @@ TEST(ZoneTextDnssecTest, OddFormsAreLeftToLdns) {
       {"NSEC3", "1 1 0 - " + kHash},                                     // no types
       {"NSEC3", "1 1 0 - " + kHash + " A BOGUS"},                        // unknown type
       {"NSEC3", "1 1 0 - " + kHash + " TYPE0"},
+      // ldns would read these as TYPE1234 (atoi), its tokenizer "TYPE1234\ CAA" as one token:
+      // a fuzzer's find, the fast path's CAA bit against ldns's none.
+      {"NSEC3", "1 1 0 - " + kHash + " A TYPE1234\\ CAA"},
+      {"NSEC3", "1 1 0 - " + kHash + " TYPE12x"},
+      {"NSEC3", "1 1 0 - " + kHash + " A\\065"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.type + " " + c.text);
