@@ -219,7 +219,7 @@ bool DsRdataFromText(absl::Span<const absl::string_view> tokens, std::string& rd
 
 bool RrsigRdataFromText(absl::Span<const absl::string_view> tokens, absl::string_view signer_wire,
                         std::string& rdata) {
-  if (tokens.size() < 9) return false;
+  if (tokens.size() < 9 || !PlainTypeToken(tokens[0])) return false;
   const std::string type_text(tokens[0]);
   const uint16_t covered = static_cast<uint16_t>(ldns_get_rr_type_by_name(type_text.c_str()));
   uint64_t algorithm, labels, ttl, keytag;

@@ -99,6 +99,8 @@ TEST(ZoneTextDnssecTest, OddFormsAreLeftToLdns) {
       {"RRSIG", kRrsigHead + "AAA"},   // not whole quanta
       {"RRSIG", kRrsigHead + "AB=="},  // stray bits
       {"RRSIG", "BOGUS 13 2 3600 20261231000000 20261201000000 4242 example.com. " + kSig},
+      {"RRSIG", "TYPE1x 13 2 3600 20261231000000 20261201000000 4242 example.com. " + kSig},
+      {"RRSIG", "TYPE1\\ 13 2 3600 20261231000000 20261201000000 4242 example.com. " + kSig},
       {"NSEC3", "SHA-1 1 0 - " + kHash + " A"},                          // mnemonic algorithm
       {"NSEC3", "1 1 65536 - " + kHash + " A"},                          // iterations over 16 bits
       {"NSEC3", "1 1 0 abc " + kHash + " A"},                            // odd salt digits
