@@ -20,8 +20,9 @@ namespace onepass::xdp {
   X(retransmissions, "segments the AF_XDP path's TCP sent again (timeout or duplicate)")    \
   X(rsts_sent, "RSTs the AF_XDP path sent (segments of no connection, aborts)")             \
   X(drops,                                                                                  \
-    "segments not served, and frames not sent: malformed, a bad checksum or not a TCP "     \
-    "segment of ours (dropped), a bad SYN cookie, the table full or the per-client limit "  \
+    "segments not served, and frames not sent: malformed, a bad checksum, not a TCP "       \
+    "segment of ours or an old timestamp (PAWS) (dropped), a bad SYN cookie, the table "    \
+    "full or the per-client limit "                                                         \
     "(answered with a RST, also in rsts_sent), no free tx frame or too large for one (not " \
     "sent)")                                                                                \
   X(timeouts, "AF_XDP connections closed by their idle deadline or after their last retry") \

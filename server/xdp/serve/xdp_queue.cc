@@ -29,7 +29,7 @@ XdpStatsSnapshot Summarize(const TcpStats& tcp, const XskStats& xsk) {
   s.retransmissions = tcp.retransmissions;
   s.rsts_sent = tcp.rsts_sent;
   s.drops = tcp.not_ours + tcp.malformed + tcp.checksum_bad + tcp.cookies_bad + tcp.table_full +
-            tcp.per_client_limited + xsk.tx_no_frame + xsk.tx_too_large;
+            tcp.per_client_limited + tcp.paws_dropped + xsk.tx_no_frame + xsk.tx_too_large;
   s.timeouts = tcp.timeouts;
   s.keepalive_closes = tcp.keepalive_closes;
   s.data_after_close = tcp.data_after_close;

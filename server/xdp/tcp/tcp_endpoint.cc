@@ -199,6 +199,14 @@ void TcpEndpoint::OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now
     }
     return;
   }
+  // RFC 7323 §5.3 R1 (PAWS): a timestamp older than the last one taken marks an old duplicate
+  // (an earlier connection of this 4-tuple, a replay): ACKed and dropped. One tick of slack,
+  // as the kernel allows (TCP_PAWS_WINDOW), for segments reordered within a millisecond.
+  if (c.ts && s.options.has_ts && static_cast<int32_t>(c.ts_recent - s.options.ts_val) > 1) {
+    ++stats_.paws_dropped;
+    SendAck(c, now);
+    return;
+  }
   if (s.flags & kSyn) {  // RFC 5961 §4.2
     ++stats_.challenge_acks;
     SendAck(c, now);
@@ -216,7 +224,12 @@ void TcpEndpoint::OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now
     c.rto_ms = config_.rto_ms;
   }
   c.peer_window = static_cast<uint32_t>(s.window) << c.peer_wscale;  // never a SYN here
-  if (c.ts && SeqLe(s.seq, c.rcv_nxt)) c.ts_recent = s.options.ts_val;
+  // §4.3: TS.Recent follows the timestamps of segments in order, never back (PAWS above), and
+  // a segment without one leaves it.
+  if (c.ts && s.options.has_ts && SeqLe(s.seq, c.rcv_nxt) &&
+      static_cast<int32_t>(s.options.ts_val - c.ts_recent) > 0) {
+    c.ts_recent = s.options.ts_val;
+  }
   if (!OnData(c, s, now)) return;
   bool fin_acked = c.fin_sent && c.snd_una == c.snd_nxt;
   if (fin_acked && c.peer_fin) {

@@ -4,9 +4,9 @@
 // Window scaling (RFC 7323 §2) is negotiated when the SYN has both it and timestamps: our
 // SYN-ACK offers shift 0 (our window never exceeds 64 KiB) and carries the client's shift in
 // the low 4 bits of its TSval, which the handshake's ACK echoes, as the kernel's cookies do;
-// without timestamps it is not offered and both sides stay unscaled (§2.2). Out-of-order data
-// is dropped with a duplicate
-// ACK (the peer retransmits). Without keep-alive (keepalive_ms 0) we close first: the
+// without timestamps it is not offered and both sides stay unscaled (§2.2). With timestamps,
+// PAWS (§5) drops a segment whose timestamp went back. Out-of-order data is dropped with a
+// duplicate ACK (the peer retransmits). Without keep-alive (keepalive_ms 0) we close first: the
 // response's last segment carries our FIN. With it, the connection stays open after each
 // answer for the client's next request (dnsperf -m tcp, a stub reusing its connection): our
 // FIN goes when the client closes (its FIN), when the handler closes, or after keepalive_ms
@@ -74,7 +74,7 @@ struct TcpStats {
            syn_acks_sent = 0, cookies_bad = 0, connections_established = 0, requests = 0,
            responses = 0, retransmissions = 0, rsts_sent = 0, rsts_received = 0, challenge_acks = 0,
            timeouts = 0, table_full = 0, per_client_limited = 0, keepalive_closes = 0,
-           data_after_close = 0;
+           data_after_close = 0, paws_dropped = 0;
 };
 
 class TcpEndpoint {

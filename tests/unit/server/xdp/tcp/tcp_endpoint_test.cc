@@ -68,7 +68,7 @@ class Client {
       o.options.wscale = wscale;
     }
     o.options.has_ts = ts;
-    o.options.ts_val = 77;
+    o.options.ts_val = ts_val;
     o.options.ts_ecr = ts_ecr;
     o.payload = {reinterpret_cast<const uint8_t*>(data.data()), data.size()};
     std::vector<uint8_t> f(kMaxHeaderBytes + data.size());
@@ -76,9 +76,10 @@ class Client {
     return f;
   }
 
-  bool ts = true;       // timestamps on every segment
-  int8_t wscale = -1;   // the SYN's window scale option; -1: none
-  uint32_t ts_ecr = 0;  // what the segments echo (the server's last TSval)
+  bool ts = true;        // timestamps on every segment
+  int8_t wscale = -1;    // the SYN's window scale option; -1: none
+  uint32_t ts_ecr = 0;   // what the segments echo (the server's last TSval)
+  uint32_t ts_val = 77;  // the client's timestamp clock
 
  private:
   ReplyPath path_;
@@ -392,6 +393,33 @@ TEST_F(KeepAlive, EveryRequestAnsweredThenThePeersFinGetsOurs) {
 
 // No next request within keepalive_ms: our FIN, as the kernel path closes an idle kept
 // connection; the client's FIN then gets its ACK and the slot goes.
+// PAWS (RFC 7323 §5.3): once a segment in order carried TSval 100, one with an older TSval is
+// an old duplicate: an ACK of what we have, and its data dropped, not answered; one tick older
+// is still taken (reordering within a millisecond), and a segment without timestamps does not
+// move TS.Recent back.
+TEST_F(KeepAlive, AnOlderTimestampIsAnOldDuplicateAckedAndDropped) {
+  cl.ts_val = 100;
+  Send("a\n", 1);
+  EXPECT_EQ(Answer(), "ok:a\n");
+  cl.ts = false;
+  Send("", 2);  // its ACK, without timestamps
+  cl.ts = true;
+  cl.ts_val = 50;
+  const size_t before = sink.got.size();
+  Send("b\n", 3);
+  ASSERT_EQ(sink.got.size(), before + 1);
+  EXPECT_EQ(sink.got.back().flags, kAck);
+  EXPECT_TRUE(sink.got.back().payload.empty());
+  EXPECT_EQ(sink.got.back().ack, c_seq - 2);  // "b\n" not taken
+  EXPECT_EQ(ep.stats().paws_dropped, 1u);
+  EXPECT_EQ(ep.stats().responses, 1u);
+  c_seq -= 2;
+  cl.ts_val = 99;  // one tick older than TS.Recent: taken
+  Send("b\n", 4);
+  EXPECT_EQ(Answer(), "ok:b\n");
+  EXPECT_EQ(ep.stats().paws_dropped, 1u);
+}
+
 TEST_F(KeepAlive, IdleForKeepaliveEndsInOurFin) {
   Send("a\n", 0);
   EXPECT_EQ(Answer(), "ok:a\n");
