@@ -7,6 +7,7 @@
 #include <openssl/err.h>
 #include <openssl/obj_mac.h>
 #include <openssl/params.h>
+#include <openssl/rand.h>
 
 #include <cstring>
 
@@ -114,6 +115,12 @@ bool KeyExchange::InitGroup(Group& g, uint16_t id) {
   const bool ec = id == kSecp256r1;
   g.id = id;
   g.share_length = KeyShareLength(id);
+  if (!ec) {
+    static constexpr uint8_t kBasePoint[kX25519Length] = {9};  // RFC 7748 §4.1, u = 9
+    g.base.reset(
+        EVP_PKEY_new_raw_public_key_ex(nullptr, "X25519", nullptr, kBasePoint, kX25519Length));
+    if (!g.base) return false;
+  }
   // The one fetch by name, here at start-up; every later keygen reuses this context.
   g.keygen.reset(EVP_PKEY_CTX_new_from_name(nullptr, ec ? "EC" : "X25519", nullptr));
   if (!g.keygen || EVP_PKEY_keygen_init(g.keygen.get()) != 1 ||
@@ -128,11 +135,42 @@ bool KeyExchange::InitGroup(Group& g, uint16_t id) {
   // The peer slot starts as a copy of our public key; each client's share replaces it.
   g.peer = PublicKeyOf(g.key.get(), ec);
   if (!g.peer) return false;
+  if (!ec) {
+    // From here X25519 keys come from fromdata into the same EVP_PKEY (NextX25519Key).
+    g.keygen.reset(EVP_PKEY_CTX_new_from_name(nullptr, "X25519", nullptr));
+    if (!g.keygen || EVP_PKEY_fromdata_init(g.keygen.get()) != 1) return false;
+    return NextX25519Key(g);
+  }
   g.ready = true;
   return true;
 }
 
+bool KeyExchange::NextX25519Key(Group& g) {
+  g.ready = false;
+  uint8_t private_key[kPrivateKeyLength];
+  // The public half is a placeholder: given one, fromdata does not compute it from the
+  // private key (the slow path this avoids); nothing reads it, g.share is the public key.
+  static constexpr uint8_t kPlaceholder[kX25519Length] = {9};
+  OSSL_PARAM params[3];
+  params[0] =
+      OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PRIV_KEY, private_key, kPrivateKeyLength);
+  params[1] = OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY,
+                                                const_cast<uint8_t*>(kPlaceholder), kX25519Length);
+  params[2] = OSSL_PARAM_construct_end();
+  EVP_PKEY* key = g.key.get();
+  size_t length = kX25519Length;
+  const bool ok = RAND_priv_bytes(private_key, kPrivateKeyLength) == 1 &&
+                  EVP_PKEY_fromdata(g.keygen.get(), &key, EVP_PKEY_KEYPAIR, params) == 1 &&
+                  key == g.key.get() && EVP_PKEY_derive_init(g.derive.get()) == 1 &&
+                  EVP_PKEY_derive_set_peer_ex(g.derive.get(), g.base.get(), 0) == 1 &&
+                  EVP_PKEY_derive(g.derive.get(), g.share, &length) == 1 && length == kX25519Length;
+  OPENSSL_cleanse(private_key, sizeof(private_key));
+  g.ready = ok;
+  return ok;
+}
+
 bool KeyExchange::NextKey(Group& g) {
+  if (g.id == kX25519) return NextX25519Key(g);
   // EVP_PKEY_generate() into the same EVP_PKEY: the old key data is freed (and wiped by its
   // keymgmt) and the derive context bound to this EVP_PKEY picks the new data up on init.
   EVP_PKEY* key = g.key.get();
@@ -172,6 +210,7 @@ uint8_t KeyExchange::LoadPeer(Group& g, absl::Span<const uint8_t> client_share) 
 }
 
 KeyExchange::Result KeyExchange::Finish(Group& g, EVP_PKEY_CTX* derive, EVP_PKEY* ours,
+                                        absl::Span<const uint8_t> our_share,
                                         absl::Span<uint8_t> server_share,
                                         absl::Span<uint8_t> shared_secret) {
   // The peer is validated in LoadPeer(); libcrypto's own check (validate_peer = 1) would
@@ -192,6 +231,10 @@ KeyExchange::Result KeyExchange::Finish(Group& g, EVP_PKEY_CTX* derive, EVP_PKEY
   if (g.id == kX25519 && CRYPTO_memcmp(shared_secret.data(), kZeros, kSecretLength) == 0) {
     return Fail(kIllegalParameter, shared_secret);
   }
+  if (!our_share.empty()) {
+    std::memcpy(server_share.data(), our_share.data(), our_share.size());
+    return {true, 0, our_share.size(), secret_length};
+  }
   size_t share_length = 0;
   if (EVP_PKEY_get_octet_string_param(ours, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, server_share.data(),
                                       server_share.size(), &share_length) != 1 ||
@@ -211,7 +254,10 @@ KeyExchange::Result KeyExchange::Exchange(uint16_t group, absl::Span<const uint8
   }
   // The share is checked before any key is spent on it.
   if (uint8_t alert = LoadPeer(*g, client_share); alert != 0) return Fail(alert, shared_secret);
-  Result result = Finish(*g, g->derive.get(), g->key.get(), server_share, shared_secret);
+  const absl::Span<const uint8_t> our_share =
+      g->id == kX25519 ? absl::Span<const uint8_t>(g->share, kX25519Length)
+                       : absl::Span<const uint8_t>();
+  Result result = Finish(*g, g->derive.get(), g->key.get(), our_share, server_share, shared_secret);
   // A key that derived a secret is never used again: the next one replaces it now. A
   // failure leaves the key unused (nothing was sent), so it stays for the next handshake.
   if (result.ok && !NextKey(*g)) ERR_clear_error();  // retried by the next Exchange()
@@ -237,7 +283,7 @@ KeyExchange::Result KeyExchange::ExchangeWithPrivateKey(uint16_t group,
     return Fail(kInternalError, shared_secret);
   }
   if (uint8_t alert = LoadPeer(*g, client_share); alert != 0) return Fail(alert, shared_secret);
-  return Finish(*g, derive.get(), ours.get(), server_share, shared_secret);
+  return Finish(*g, derive.get(), ours.get(), {}, server_share, shared_secret);
 }
 
 }  // namespace onepass::tls::tls13

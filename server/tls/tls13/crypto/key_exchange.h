@@ -10,8 +10,8 @@
 // generation. Against OpenSSL 3.0's TLS, which per handshake makes a key-generation context,
 // a parameters context and a peer EVP_PKEY, a derive context and a second context to check
 // the peer (a full check, with the n·Q scalar multiplication RFC 8446 §4.2.8.2 does not ask
-// for on these curves), this leaves EVP_PKEY_keygen into the same EVP_PKEY and
-// EVP_PKEY_derive_init on the same context (libcrypto still allocates the key data and the
+// for on these curves), this leaves EVP_PKEY_keygen (P-256; X25519 below) into the same EVP_PKEY
+// and EVP_PKEY_derive_init on the same context (libcrypto still allocates the key data and the
 // derive state inside those; no public API reuses them).
 //
 // Measured 2026-12-03 (Release -O3, OpenSSL 3.0.19, this 2-core machine shared with other
@@ -30,7 +30,13 @@
 // left above the floor here is the encoding of our public key (an inversion to affine, ~6
 // µs, which the server cannot skip) and the per-key derive_init. X25519's keygen costs more
 // than its derive in OpenSSL 3.0 (measured: its public key is computed by another code path
-// than the derive's Montgomery ladder).
+// than the derive's Montgomery ladder). So an X25519 key is made as RFC 7748 §6.1 defines its
+// public half, K = X25519(k, 9): 32 bytes from RAND_priv_bytes loaded into the same EVP_PKEY
+// (EVP_PKEY_fromdata with a placeholder public half, which libcrypto then does not compute)
+// and one derive against the base point on the same derive context, the ladder's speed
+// instead of keygen's: KeyExchange::Exchange 54.7 against 56.9 µs before, and the engine's
+// handshakes 2.2 µs (full) and 2.5 µs (resumed) cheaper in loadtest/tls_library_bench,
+// 2026-12-04; the key and secret are checked against libcrypto's own (key_exchange_test).
 #ifndef ONEPASS_SERVER_TLS_TLS13_CRYPTO_KEY_EXCHANGE_H_
 #define ONEPASS_SERVER_TLS_TLS13_CRYPTO_KEY_EXCHANGE_H_
 
@@ -100,22 +106,28 @@ class KeyExchange {
   struct Group {
     uint16_t id = 0;
     size_t share_length = 0;
-    EvpPkeyCtxPtr keygen;  // EVP_PKEY_keygen_init'd once
+    EvpPkeyCtxPtr keygen;  // EVP_PKEY_keygen_init'd once (P-256); X25519: fromdata_init'd
     EvpPkeyPtr key;        // the next ephemeral key pair, never used yet
     EvpPkeyCtxPtr derive;  // bound to `key`, EVP_PKEY_derive_init'd for its current data
     EvpPkeyPtr peer;       // the client's public key, replaced in place
     bool ready = false;    // `key` is fresh and `derive` initialised for it
+    // X25519: the base point (u = 9), and our public key X25519(k, 9) for the current `key`,
+    // whose EVP_PKEY holds a placeholder public half (see the file comment).
+    EvpPkeyPtr base;
+    uint8_t share[kMaxKeyShareLength] = {};
   };
 
   KeyExchange() = default;
   bool InitGroup(Group& g, uint16_t id);
   bool NextKey(Group& g);
+  bool NextX25519Key(Group& g);
   Group* Find(uint16_t group);
   // Loads and validates the client's share into g.peer: alert 0 when it is good.
   uint8_t LoadPeer(Group& g, absl::Span<const uint8_t> client_share);
-  // Derives with `derive` (bound to `ours`) against g.peer and writes our public key.
-  Result Finish(Group& g, EVP_PKEY_CTX* derive, EVP_PKEY* ours, absl::Span<uint8_t> server_share,
-                absl::Span<uint8_t> shared_secret);
+  // Derives with `derive` (bound to `ours`) against g.peer and writes our public key:
+  // `our_share` when given, else the one `ours` holds.
+  Result Finish(Group& g, EVP_PKEY_CTX* derive, EVP_PKEY* ours, absl::Span<const uint8_t> our_share,
+                absl::Span<uint8_t> server_share, absl::Span<uint8_t> shared_secret);
 
   Group x25519_;
   Group p256_;
