@@ -18,32 +18,59 @@ constexpr size_t kMaxContext = 255;  // HkdfLabel.context is <0..255>
 
 }  // namespace
 
-KeySchedule::KeySchedule(const SuiteAlgorithms& algorithms)
-    : algorithms_(algorithms), hmac_(EVP_MAC_CTX_new(algorithms.Hmac())) {}
+KeySchedule::KeySchedule(const SuiteAlgorithms& algorithms) : algorithms_(algorithms) {
+  ready_ = InitMac(sha256_, CipherSuite::kAes128GcmSha256) &&
+           InitMac(sha384_, CipherSuite::kAes256GcmSha384);
+  Wipe();
+}
 
 KeySchedule::~KeySchedule() { Wipe(); }
+
+bool KeySchedule::InitMac(Mac& mac, CipherSuite suite) {
+  const EVP_MD* md = algorithms_.Md(suite);
+  mac.ctx.reset(EVP_MAC_CTX_new(algorithms_.Hmac()));
+  if (!mac.ctx || md == nullptr) return false;
+  OSSL_PARAM params[2];
+  params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+                                               const_cast<char*>(EVP_MD_get0_name(md)), 0);
+  params[1] = OSSL_PARAM_construct_end();
+  unsigned int len = 0;
+  if (EVP_MAC_CTX_set_params(mac.ctx.get(), params) != 1 ||
+      EVP_Digest(nullptr, 0, mac.empty_hash, &len, md, nullptr) != 1 || len != HashLength(suite)) {
+    return false;
+  }
+  // The constants through the schedule's own steps, before any handshake uses them.
+  static constexpr uint8_t kZeros[kMaxHashLength] = {};
+  if (!Select(suite)) return false;
+  mac.constants =
+      Extract({}, ConstBytes(kZeros, hash_length_), MutableBytes(mac.zero_early, hash_length_)) &&
+      DeriveSecret(Secret(mac.zero_early), "derived", Secret(mac.empty_hash),
+                   MutableBytes(mac.zero_derived, hash_length_));
+  return mac.constants;
+}
+
+bool KeySchedule::Select(CipherSuite suite) {
+  suite_ = suite;
+  hash_length_ = HashLength(suite);
+  mac_ = suite == CipherSuite::kAes256GcmSha384 ? &sha384_ : &sha256_;
+  return mac_->ctx != nullptr;
+}
 
 void KeySchedule::Wipe() {
   OPENSSL_cleanse(early_, sizeof(early_));
   OPENSSL_cleanse(handshake_, sizeof(handshake_));
   OPENSSL_cleanse(master_, sizeof(master_));
+  for (Mac* mac : {&sha256_, &sha384_}) {
+    OPENSSL_cleanse(mac->keyed, sizeof(mac->keyed));
+    mac->keyed_length = 0;
+  }
+  early_without_psk_ = false;
   stage_ = Stage::kNone;
 }
 
 bool KeySchedule::Start(CipherSuite suite) {
   Wipe();
-  suite_ = suite;
-  hash_length_ = HashLength(suite);
-  const EVP_MD* md = algorithms_.Md(suite);
-  if (!hmac_ || md == nullptr) return false;
-  // The digest is set once here; each Hmac() only re-keys the context (see the header).
-  OSSL_PARAM params[2];
-  params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
-                                               const_cast<char*>(EVP_MD_get0_name(md)), 0);
-  params[1] = OSSL_PARAM_construct_end();
-  if (EVP_MAC_CTX_set_params(hmac_.get(), params) != 1) return false;
-  unsigned int len = 0;
-  return EVP_Digest(nullptr, 0, empty_hash_, &len, md, nullptr) == 1 && len == hash_length_;
+  return ready_ && Select(suite);
 }
 
 bool KeySchedule::Hmac(ConstBytes key, ConstBytes a, ConstBytes b, ConstBytes c, MutableBytes out) {
@@ -51,12 +78,24 @@ bool KeySchedule::Hmac(ConstBytes key, ConstBytes a, ConstBytes b, ConstBytes c,
   // a missing salt is HashLen zeros, which HMAC pads to the same block) is passed as zeros.
   static constexpr uint8_t kZeros[kMaxHashLength] = {};
   if (key.empty()) key = ConstBytes(kZeros, hash_length_);
+  if (key.size() > kMaxHashLength) return false;
+  // The key the context holds: restarted from it (EVP_MAC_init with no key reuses it), the
+  // comparison in constant time as for any secret.
+  Mac& mac = *mac_;
+  const bool same =
+      key.size() == mac.keyed_length && CRYPTO_memcmp(key.data(), mac.keyed, key.size()) == 0;
+  EVP_MAC_CTX* ctx = mac.ctx.get();
   size_t len = 0;
-  return EVP_MAC_init(hmac_.get(), key.data(), key.size(), nullptr) == 1 &&
-         EVP_MAC_update(hmac_.get(), a.data(), a.size()) == 1 &&
-         EVP_MAC_update(hmac_.get(), b.data(), b.size()) == 1 &&
-         EVP_MAC_update(hmac_.get(), c.data(), c.size()) == 1 &&
-         EVP_MAC_final(hmac_.get(), out.data(), &len, out.size()) == 1 && len == hash_length_;
+  const bool keyed = same ? EVP_MAC_init(ctx, nullptr, 0, nullptr) == 1
+                          : EVP_MAC_init(ctx, key.data(), key.size(), nullptr) == 1;
+  if (!same) {
+    std::memcpy(mac.keyed, key.data(), key.size());
+    mac.keyed_length = keyed ? key.size() : 0;
+  }
+  return keyed && EVP_MAC_update(ctx, a.data(), a.size()) == 1 &&
+         EVP_MAC_update(ctx, b.data(), b.size()) == 1 &&
+         EVP_MAC_update(ctx, c.data(), c.size()) == 1 &&
+         EVP_MAC_final(ctx, out.data(), &len, out.size()) == 1 && len == hash_length_;
 }
 
 bool KeySchedule::Extract(ConstBytes salt, ConstBytes ikm, MutableBytes out) {
@@ -108,27 +147,32 @@ bool KeySchedule::DeriveSecret(ConstBytes secret, std::string_view label,
 }
 
 bool KeySchedule::SetEarlySecret(ConstBytes psk) {
-  if (hash_length_ == 0) return false;
-  static constexpr uint8_t kZeros[kMaxHashLength] = {};
-  if (psk.empty()) psk = ConstBytes(kZeros, hash_length_);
-  if (!Extract({}, psk, MutableBytes(early_, hash_length_))) return false;
+  if (hash_length_ == 0 || mac_ == nullptr) return false;
+  if (psk.empty()) {  // a full handshake: HKDF-Extract(0, 0), the same every time
+    std::memcpy(early_, mac_->zero_early, hash_length_);
+    early_without_psk_ = true;
+  } else {
+    if (!Extract({}, psk, MutableBytes(early_, hash_length_))) return false;
+    early_without_psk_ = false;
+  }
   stage_ = Stage::kEarly;
   return true;
 }
 
 bool KeySchedule::BinderKey(bool resumption, MutableBytes out) {
   if (stage_ != Stage::kEarly) return false;
-  return DeriveSecret(Secret(early_), resumption ? "res binder" : "ext binder", Secret(empty_hash_),
-                      out);
+  return DeriveSecret(Secret(early_), resumption ? "res binder" : "ext binder",
+                      Secret(mac_->empty_hash), out);
 }
 
 bool KeySchedule::SetHandshakeSecret(ConstBytes shared_secret) {
   if (stage_ != Stage::kEarly) return false;
   uint8_t derived[kMaxHashLength];
-  bool ok = DeriveSecret(Secret(early_), "derived", Secret(empty_hash_),
-                         MutableBytes(derived, hash_length_)) &&
-            Extract(ConstBytes(derived, hash_length_), shared_secret,
-                    MutableBytes(handshake_, hash_length_));
+  bool ok = early_without_psk_ ? (std::memcpy(derived, mac_->zero_derived, hash_length_), true)
+                               : DeriveSecret(Secret(early_), "derived", Secret(mac_->empty_hash),
+                                              MutableBytes(derived, hash_length_));
+  ok = ok && Extract(ConstBytes(derived, hash_length_), shared_secret,
+                     MutableBytes(handshake_, hash_length_));
   OPENSSL_cleanse(derived, sizeof(derived));
   // The early secret is done with once the handshake secret exists (0-RTT keys come first).
   OPENSSL_cleanse(early_, sizeof(early_));
@@ -147,7 +191,7 @@ bool KeySchedule::SetMasterSecret() {
   if (stage_ != Stage::kHandshake) return false;
   static constexpr uint8_t kZeros[kMaxHashLength] = {};
   uint8_t derived[kMaxHashLength];
-  bool ok = DeriveSecret(Secret(handshake_), "derived", Secret(empty_hash_),
+  bool ok = DeriveSecret(Secret(handshake_), "derived", Secret(mac_->empty_hash),
                          MutableBytes(derived, hash_length_)) &&
             Extract(ConstBytes(derived, hash_length_), ConstBytes(kZeros, hash_length_),
                     MutableBytes(master_, hash_length_));
