@@ -78,9 +78,9 @@ bool KeySchedule::Hmac(ConstBytes key, ConstBytes a, ConstBytes b, ConstBytes c,
   // a missing salt is HashLen zeros, which HMAC pads to the same block) is passed as zeros.
   static constexpr uint8_t kZeros[kMaxHashLength] = {};
   if (key.empty()) key = ConstBytes(kZeros, hash_length_);
-  if (key.size() > kMaxHashLength) return false;
   // The key the context holds: restarted from it (EVP_MAC_init with no key reuses it), the
-  // comparison in constant time as for any secret.
+  // comparison in constant time as for any secret. Every key of the schedule is one hash
+  // long; a longer one (a test's) is never remembered.
   Mac& mac = *mac_;
   const bool same =
       key.size() == mac.keyed_length && CRYPTO_memcmp(key.data(), mac.keyed, key.size()) == 0;
@@ -89,8 +89,11 @@ bool KeySchedule::Hmac(ConstBytes key, ConstBytes a, ConstBytes b, ConstBytes c,
   const bool keyed = same ? EVP_MAC_init(ctx, nullptr, 0, nullptr) == 1
                           : EVP_MAC_init(ctx, key.data(), key.size(), nullptr) == 1;
   if (!same) {
-    std::memcpy(mac.keyed, key.data(), key.size());
-    mac.keyed_length = keyed ? key.size() : 0;
+    mac.keyed_length = 0;
+    if (keyed && key.size() <= sizeof(mac.keyed)) {
+      std::memcpy(mac.keyed, key.data(), key.size());
+      mac.keyed_length = key.size();
+    }
   }
   return keyed && EVP_MAC_update(ctx, a.data(), a.size()) == 1 &&
          EVP_MAC_update(ctx, b.data(), b.size()) == 1 &&
@@ -168,9 +171,13 @@ bool KeySchedule::BinderKey(bool resumption, MutableBytes out) {
 bool KeySchedule::SetHandshakeSecret(ConstBytes shared_secret) {
   if (stage_ != Stage::kEarly) return false;
   uint8_t derived[kMaxHashLength];
-  bool ok = early_without_psk_ ? (std::memcpy(derived, mac_->zero_derived, hash_length_), true)
-                               : DeriveSecret(Secret(early_), "derived", Secret(mac_->empty_hash),
-                                              MutableBytes(derived, hash_length_));
+  bool ok = true;
+  if (early_without_psk_) {
+    std::memcpy(derived, mac_->zero_derived, hash_length_);
+  } else {
+    ok = DeriveSecret(Secret(early_), "derived", Secret(mac_->empty_hash),
+                      MutableBytes(derived, hash_length_));
+  }
   ok = ok && Extract(ConstBytes(derived, hash_length_), shared_secret,
                      MutableBytes(handshake_, hash_length_));
   OPENSSL_cleanse(derived, sizeof(derived));
