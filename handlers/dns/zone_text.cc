@@ -132,21 +132,27 @@ bool ParseName(absl::string_view text, absl::string_view origin_wire, std::strin
   }
   std::string label;
   bool absolute = false;
+  // A label that is a lone unescaped '@' ("@.", "x.@"): not the origin's '@' and refused, as
+  // NSD refuses it (ldns reads "@." and even "@.x" as the origin); "\@" is the character.
+  bool lone_at = false;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (c == '.') {
-      if (label.empty() || label.size() > kMaxLabelBytes) return false;
+      if (label.empty() || label.size() > kMaxLabelBytes || lone_at) return false;
       wire.push_back(static_cast<char>(label.size()));
       wire += label;
       label.clear();
       if (i + 1 == text.size()) absolute = true;
       continue;
     }
+    lone_at = label.empty() && c == '@';
     if (c == '\\' && !ReadEscape(text, i, c)) return false;
     label.push_back(c);
   }
   if (!absolute) {
-    if (label.empty() || label.size() > kMaxLabelBytes || origin_wire.empty()) return false;
+    if (label.empty() || label.size() > kMaxLabelBytes || origin_wire.empty() || lone_at) {
+      return false;
+    }
     wire.push_back(static_cast<char>(label.size()));
     wire += label;
     wire.append(origin_wire.data(), origin_wire.size());

@@ -96,6 +96,24 @@ TEST(ZoneTextTest, FastPathMatchesLdnsOnTrickyForms) {
   EXPECT_EQ(records, 16);
 }
 
+// "\@" is the character: "\@." the one-label name "@", as NSD reads it (nsd-checkzone prints
+// \064.), where ldns reads the origin; "@@" and "a@b" are labels for both.
+TEST(ZoneTextTest, AnEscapedAtIsTheCharacterAsInNsd) {
+  std::vector<std::string> targets;
+  ZoneTextOptions options;
+  const absl::Status status = ReadMasterFile(
+      "at.zone", "$ORIGIN t.\na NS \\@.\nb NS @@.\nc NS a@b.\n", options, [&](TextRecord& record) {
+        targets.push_back(record.record.rdata);
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(targets,
+            (std::vector<std::string>{std::string("\x01@\0", 3), std::string("\x02@@\0", 4),
+                                      std::string("\x03"
+                                                  "a@b\0",
+                                                  5)}));
+}
+
 // DS, RRSIG and NSEC3 (zone_text_dnssec.h): the plain forms parsed without ldns, byte for byte what
 // ldns makes of them; the other forms left to ldns (the same bytes either way).
 TEST(ZoneTextTest, DnssecFastPathMatchesLdns) {
@@ -181,6 +199,12 @@ TEST(ZoneTextTest, StrictErrorsNameFileAndLine) {
       {"www IN CNAME a\nwww IN A 192.0.2.1\n", 4, "CNAME and other data"},
       {"www IN A 192.0.2.1\nwww IN CNAME a\n", 4, "CNAME and other data"},
       {"$INCLUDE x.zone\n", 3, "$INCLUDE needs a zone read from a file"},
+      // A label that is a lone '@' is refused, as NSD refuses it (ldns reads "@." and "@.x"
+      // as the origin): a fuzzer's find, the fast path and ldns differing.
+      {"www IN NS @.\n", 3, "takes one domain name"},
+      {"www IN CNAME @.x\n", 3, "takes one domain name"},
+      {"www IN MX 1 x.@\n", 3, "MX takes"},
+      {"www IN PTR x.@.\n", 3, "takes one domain name"},
   };
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.text);
