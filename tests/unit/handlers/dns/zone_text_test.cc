@@ -114,6 +114,22 @@ TEST(ZoneTextTest, AnEscapedAtIsTheCharacterAsInNsd) {
                                                   5)}));
 }
 
+// A CR inside quotes is a character of the string (RFC 1035 §5.1: any character but '"'), as
+// NSD keeps it (nsd-checkzone prints \013); ldns turns it into a space.
+TEST(ZoneTextTest, ACarriageReturnInQuotesIsKept) {
+  std::string rdata;
+  ZoneTextOptions options;
+  const absl::Status status =
+      ReadMasterFile("cr.zone", "$ORIGIN t.\nx TXT \"a\rb\"\n", options, [&](TextRecord& record) {
+        rdata = record.record.rdata;
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(rdata, std::string("\x03"
+                               "a\rb",
+                               4));
+}
+
 // DS, RRSIG and NSEC3 (zone_text_dnssec.h): the plain forms parsed without ldns, byte for byte what
 // ldns makes of them; the other forms left to ldns (the same bytes either way).
 TEST(ZoneTextTest, DnssecFastPathMatchesLdns) {
