@@ -19,6 +19,11 @@
 #include "absl/strings/match.h"
 #include "handlers/dns/zone_text.h"
 
+// ldns 1.8.3 leaks two strdup'd tokens (16 bytes) on an error path of its IPSECKEY reader
+// (ldns_str2rdf_ipseckey, a malformed gateway): a zone with such a record fails to load and
+// loses them once per read. libldns's leak, not ours: LeakSanitizer is told to leave it.
+extern "C" const char* __lsan_default_suppressions() { return "leak:ldns_str2rdf_ipseckey\n"; }
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 4096) return 0;
   const absl::string_view input(reinterpret_cast<const char*>(data), size);
