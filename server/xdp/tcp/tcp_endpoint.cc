@@ -202,7 +202,7 @@ void TcpEndpoint::OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now
   // RFC 7323 §5.3 R1 (PAWS): a timestamp older than the last one taken marks an old duplicate
   // (an earlier connection of this 4-tuple, a replay): ACKed and dropped. One tick of slack,
   // as the kernel allows (TCP_PAWS_WINDOW), for segments reordered within a millisecond.
-  if (c.ts && s.options.has_ts && static_cast<int32_t>(c.ts_recent - s.options.ts_val) > 1) {
+  if (c.ts && s.options.has_ts && SeqLt(s.options.ts_val + 1, c.ts_recent)) {
     ++stats_.paws_dropped;
     SendAck(c, now);
     return;
@@ -226,8 +226,7 @@ void TcpEndpoint::OnSegment(TcpConnection& c, const SegmentView& s, uint64_t now
   c.peer_window = static_cast<uint32_t>(s.window) << c.peer_wscale;  // never a SYN here
   // §4.3: TS.Recent follows the timestamps of segments in order, never back (PAWS above), and
   // a segment without one leaves it.
-  if (c.ts && s.options.has_ts && SeqLe(s.seq, c.rcv_nxt) &&
-      static_cast<int32_t>(s.options.ts_val - c.ts_recent) > 0) {
+  if (c.ts && s.options.has_ts && SeqLe(s.seq, c.rcv_nxt) && SeqLt(c.ts_recent, s.options.ts_val)) {
     c.ts_recent = s.options.ts_val;
   }
   if (!OnData(c, s, now)) return;

@@ -24,6 +24,7 @@ constexpr size_t kX25519Length = 32;
 constexpr size_t kP256ShareLength = 65;
 constexpr size_t kSecretLength = 32;  // X25519 output; P-256's x-coordinate (§7.4.2)
 constexpr size_t kPrivateKeyLength = 32;
+constexpr uint8_t kX25519BasePoint[kX25519Length] = {9};  // RFC 7748 §4.1, u = 9
 
 KeyExchange::Result Fail(uint8_t alert, absl::Span<uint8_t> shared_secret) {
   // The OpenSSL engine on this thread reads the same error queue: leave nothing in it.
@@ -116,12 +117,12 @@ bool KeyExchange::InitGroup(Group& g, uint16_t id) {
   g.id = id;
   g.share_length = KeyShareLength(id);
   if (!ec) {
-    static constexpr uint8_t kBasePoint[kX25519Length] = {9};  // RFC 7748 §4.1, u = 9
-    g.base.reset(
-        EVP_PKEY_new_raw_public_key_ex(nullptr, "X25519", nullptr, kBasePoint, kX25519Length));
+    g.base.reset(EVP_PKEY_new_raw_public_key_ex(nullptr, "X25519", nullptr, kX25519BasePoint,
+                                                kX25519Length));
     if (!g.base) return false;
   }
-  // The one fetch by name, here at start-up; every later keygen reuses this context.
+  // A fetch by name, here at start-up; every later P-256 keygen reuses this context (X25519's
+  // makes the first key only; its later ones come from the fromdata context below).
   g.keygen.reset(EVP_PKEY_CTX_new_from_name(nullptr, ec ? "EC" : "X25519", nullptr));
   if (!g.keygen || EVP_PKEY_keygen_init(g.keygen.get()) != 1 ||
       (ec && EVP_PKEY_CTX_set_group_name(g.keygen.get(), "P-256") != 1)) {
@@ -148,14 +149,14 @@ bool KeyExchange::InitGroup(Group& g, uint16_t id) {
 bool KeyExchange::NextX25519Key(Group& g) {
   g.ready = false;
   uint8_t private_key[kPrivateKeyLength];
-  // The public half is a placeholder: given one, fromdata does not compute it from the
-  // private key (the slow path this avoids); nothing reads it, g.share is the public key.
-  static constexpr uint8_t kPlaceholder[kX25519Length] = {9};
+  // The public half is a placeholder (the base point's bytes): given one, fromdata does not
+  // compute it from the private key (the slow path this avoids); nothing reads it, g.share is
+  // the public key.
   OSSL_PARAM params[3];
   params[0] =
       OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PRIV_KEY, private_key, kPrivateKeyLength);
-  params[1] = OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY,
-                                                const_cast<uint8_t*>(kPlaceholder), kX25519Length);
+  params[1] = OSSL_PARAM_construct_octet_string(
+      OSSL_PKEY_PARAM_PUB_KEY, const_cast<uint8_t*>(kX25519BasePoint), kX25519Length);
   params[2] = OSSL_PARAM_construct_end();
   EVP_PKEY* key = g.key.get();
   size_t length = kX25519Length;
