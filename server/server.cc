@@ -201,7 +201,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
 }
 
 Server::~Server() {
-  if (!threads_.empty() || xdp_takeover_thread_.joinable()) {
+  if (!threads_.empty() || xdp_thread_.joinable()) {
     RequestStop();
     Wait();
   }
@@ -236,7 +236,12 @@ void Server::Start() {
     Worker* w = worker.get();
     threads_.emplace_back([w] { w->Run(); });
   }
-  if (!xdp_takeover_.ifnames.empty()) xdp_takeover_thread_ = std::thread([this] { TakeOverXdp(); });
+  if (!xdp_takeover_.ifnames.empty() || !xdp_interfaces_.empty()) {
+    xdp_thread_ = std::thread([this] {
+      if (!xdp_takeover_.ifnames.empty()) TakeOverXdp();
+      WatchKernelFlows();
+    });
+  }
   if (!private_fd_tables_) return;
   // A worker with a table of its own holds its listeners there; the main thread's copies would
   // keep them listening after the worker closes them at drain (a restart's SYNs would queue on
@@ -260,7 +265,7 @@ void Server::RequestStop() {
 
 void Server::Wait() {
   // First: it may wait on a worker, which serves its offers until its thread ends.
-  if (xdp_takeover_thread_.joinable()) xdp_takeover_thread_.join();
+  if (xdp_thread_.joinable()) xdp_thread_.join();
   for (std::thread& thread : threads_) {
     if (thread.joinable()) thread.join();
   }

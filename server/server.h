@@ -76,7 +76,8 @@ class Server {
   // Before Start.
   std::vector<std::vector<ScopedFd>> DupListeners() const;
 
-  // Starts one thread per worker (and after a hand-over with --xdp, TakeOverXdp's). Call once.
+  // Starts one thread per worker (and with --xdp one for TakeOverXdp after a hand-over and
+  // WatchKernelFlows). Call once.
   void Start();
   // Any thread, async-signal-safe: each worker stops accepting and drains (bounded by
   // config.drain_timeout).
@@ -155,6 +156,10 @@ class Server {
   // The thread started by Start after a hand-over: waits until the previous process has let go
   // of each interface (its AF_XDP sockets hold the queues until it exits), then serves it.
   void TakeOverXdp();
+  // On the same thread, once the path is up (at start, or after TakeOverXdp): ends the
+  // programs' grace period (xdp_kernel_flows_grace_) as soon as the kernel's connections on
+  // the served ports from before it came up have all closed (kernel_connections.h), logged.
+  void WatchKernelFlows();
   // On the takeover thread: queue `queue` of `ifname` opened and registered with `program` on
   // worker `queue`'s thread (whose descriptor table may be its own).
   absl::Status OpenXdpQueueOnWorker(const xdp::XdpProgram& program, const std::string& ifname,
@@ -185,7 +190,7 @@ class Server {
   std::unique_ptr<ClientTable> tls_clients_;  // with --tls-listen
   // --xdp: destroyed after the workers (whose AF_XDP sockets go first), so each program
   // detaches from an interface no socket of ours uses.
-  std::vector<xdp::AttachedInterface> xdp_interfaces_;  // the takeover thread's while it runs
+  std::vector<xdp::AttachedInterface> xdp_interfaces_;  // xdp_thread_'s while it runs
   std::vector<std::string> xdp_report_;
   std::atomic<bool> xdp_serving_{false};
   std::vector<uint16_t> xdp_ports_;  // the plain --listen ports
@@ -200,8 +205,8 @@ class Server {
     absl::Duration wait;
   };
   XdpTakeover xdp_takeover_;
-  std::thread xdp_takeover_thread_;
-  std::atomic<bool> stopping_{false};  // RequestStop: the takeover gives up
+  std::thread xdp_thread_;  // with --xdp: TakeOverXdp after a hand-over, then WatchKernelFlows
+  std::atomic<bool> stopping_{false};  // RequestStop: the takeover and the watch give up
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   bool private_fd_tables_ = false;  // --private-fd-tables

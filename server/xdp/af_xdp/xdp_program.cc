@@ -257,6 +257,7 @@ absl::StatusOr<std::unique_ptr<XdpProgram>> XdpProgram::Attach(const XdpProgramC
       return absl::InternalError(
           absl::StrCat("setting the XDP program's kernel_flows_until map: ", std::strerror(errno)));
     }
+    self->kernel_flows_map_fd_ = grace_fd;
   }
   for (uint16_t port : config.ports) {
     const uint8_t on = 1;
@@ -310,6 +311,28 @@ absl::Status XdpProgram::SetSocketIn(int map_fd, uint32_t queue, int xsk_fd) con
   return absl::OkStatus();
 }
 
+absl::Status XdpProgram::EndKernelFlowsGrace() const {
+  if (kernel_flows_map_fd_ < 0) return absl::OkStatus();
+  const uint32_t zero = 0;
+  const uint64_t off = 0;  // the program's "never set": no lookups
+  if (bpf_map_update_elem(kernel_flows_map_fd_, &zero, &off, BPF_ANY) != 0) {
+    return absl::InternalError(absl::StrCat("ending the XDP program's grace period on ", ifname_,
+                                            ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> XdpProgram::KernelFlowsGraceEnd() const {
+  if (kernel_flows_map_fd_ < 0) return 0;
+  const uint32_t zero = 0;
+  uint64_t until = 0;
+  if (bpf_map_lookup_elem(kernel_flows_map_fd_, &zero, &until) != 0) {
+    return absl::InternalError(absl::StrCat("reading the XDP program's grace period on ", ifname_,
+                                            ": ", std::strerror(errno)));
+  }
+  return until;
+}
+
 absl::Status XdpProgram::Detach() {
   if (program_ == nullptr) return absl::OkStatus();
   const int err = xdp_program__detach(
@@ -317,6 +340,7 @@ absl::Status XdpProgram::Detach() {
   xdp_program__close(std::exchange(program_, nullptr));
   bpf_object__close(std::exchange(object_, nullptr));
   xsks_map_fd_ = -1;
+  kernel_flows_map_fd_ = -1;
   // ENOENT: the interface went away, and its programs with it.
   if (err != 0 && err != -ENOENT && err != -ENODEV) {
     return absl::InternalError(absl::StrCat("detaching the XDP program from ", ifname_, ": ",

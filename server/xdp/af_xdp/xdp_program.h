@@ -62,6 +62,14 @@ class XdpProgram {
   // where `xsk_fd` lives and our map's fd does not): the map is opened there by its id.
   absl::Status SetSocketFromOwnTable(uint32_t queue, int xsk_fd) const;
 
+  // Ends the grace period of kernel_flows_grace now (the kernel connections it was for have
+  // gone: kernel_connections.h): the program stops looking segments up among the kernel's
+  // sockets. No-op without a grace period.
+  absl::Status EndKernelFlowsGrace() const;
+  // When the grace period ends, in CLOCK_MONOTONIC nanoseconds (the program's
+  // bpf_ktime_get_ns); 0 when there is none or it was ended.
+  absl::StatusOr<uint64_t> KernelFlowsGraceEnd() const;
+
   // Detaches from the interface; idempotent.
   absl::Status Detach();
 
@@ -82,7 +90,8 @@ class XdpProgram {
   bool via_dispatcher_ = true;
   bpf_object* object_ = nullptr;  // owned; outlives program_ (from_bpf_obj borrows it)
   xdp_program* program_ = nullptr;
-  int xsks_map_fd_ = -1;  // owned by object_
+  int xsks_map_fd_ = -1;          // owned by object_
+  int kernel_flows_map_fd_ = -1;  // owned by object_; -1 without a grace period
   uint32_t xsks_map_id_ = 0;
 };
 

@@ -204,6 +204,16 @@ TEST_P(XdpOnepassdModeTest, KdigAndDigGetTheKernelPathsAnswersOverAfXdp) {
       StartServer({absl::StrCat("--xdp=", VethNamespaces::kServerIf), "--xdp-mode=" + GetParam(),
                    "--metrics-listen=127.0.0.1:0"});
   ASSERT_NE(xdp, nullptr);
+  // The kernel had no connection of the port left (the first server's are in TIME_WAIT or
+  // gone): the program's socket lookups end at once.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(xdp->ReadStderr(),
+                                 "no kernel connection on the served ports when the AF_XDP path "
+                                 "came up; the XDP program no longer looks segments up");
+      },
+      absl::Seconds(10)))
+      << xdp->ReadStderr();
   const std::vector<std::string> xdp_answers = AskAll();
   std::string metrics;
   {
@@ -415,6 +425,19 @@ TEST_F(XdpOnepassdTest, AKernelConnectionFromBeforeTheAttachIsLeftToTheKernel) {
   // A new client meanwhile: over AF_XDP.
   EXPECT_NE(Ask("kdig", VethNamespaces::kServerAddress, Queries()[0]).find("NOERROR"),
             std::string::npos);
+  // Once that connection has gone (the kernel server closed first: TIME_WAIT, which no longer
+  // counts), so have the program's lookups, long before its grace period would end them.
+  EXPECT_FALSE(absl::StrContains(xdp->ReadStderr(), "no longer looks segments up"));
+  held = absl::CancelledError("closed by the test");
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(xdp->ReadStderr(),
+                                 "the kernel's connections on the served ports from before the "
+                                 "AF_XDP path came up (1) have closed; the XDP program no longer "
+                                 "looks segments up");
+      },
+      absl::Seconds(10)))
+      << xdp->ReadStderr();
 
   ASSERT_EQ(xdp->Stop(), 0) << xdp->ReadStderr();
   ASSERT_EQ(kernel->Stop(), 0) << kernel->ReadStderr();

@@ -342,6 +342,31 @@ TEST_F(XdpVethTest, CopyLeftByAKilledProcessIsRemovedByTheNextAttach) {
   EXPECT_EQ(CountXdpSteer(ifindex_).value_or(-1), 0);
 }
 
+// The grace period (kernel_flows_grace) is the end time in the program's map, on the clock
+// the program reads, until EndKernelFlowsGrace() sets it to 0, which the program reads as none.
+TEST_F(XdpVethTest, TheGracePeriodIsInTheProgramsMapUntilEnded) {
+  XdpProgramConfig config = Config(XdpModePreference::kNativeThenGeneric);
+  config.kernel_flows_grace = absl::Seconds(60);
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const uint64_t now_ns = static_cast<uint64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+  {
+    absl::StatusOr<std::unique_ptr<XdpProgram>> program = XdpProgram::Attach(config);
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<uint64_t> until = (*program)->KernelFlowsGraceEnd();
+    ASSERT_TRUE(until.ok()) << until.status();
+    EXPECT_GE(*until, now_ns + 60'000'000'000ull);
+    EXPECT_LT(*until, now_ns + 70'000'000'000ull);
+    ASSERT_TRUE((*program)->EndKernelFlowsGrace().ok());
+    EXPECT_EQ((*program)->KernelFlowsGraceEnd().value_or(1), 0u);
+  }
+  config.kernel_flows_grace = absl::ZeroDuration();
+  absl::StatusOr<std::unique_ptr<XdpProgram>> program = XdpProgram::Attach(config);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->KernelFlowsGraceEnd().value_or(1), 0u);
+  EXPECT_TRUE((*program)->EndKernelFlowsGrace().ok());  // nothing to end
+}
+
 TEST_F(XdpVethTest, NoSuchInterfaceSaysSo) {
   absl::StatusOr<std::unique_ptr<XdpProgram>> program =
       XdpProgram::Attach({"nosuch0", {kXdpPort}, XdpModePreference::kNativeThenGeneric});
