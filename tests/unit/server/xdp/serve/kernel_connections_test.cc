@@ -7,7 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/support/wait_for.h"
@@ -77,6 +79,17 @@ TEST(ListKernelConnectionsTest, ListsTheLiveConnectionsOfThePortOnly) {
   absl::StatusOr<absl::flat_hash_set<uint64_t>> other = ListKernelConnections(other_ports);
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(other->contains(CookieOf(accepted)));
+  // The kernel's filter (a test per port, jumps between them) with the port first, in the
+  // middle and last among others.
+  const uint16_t a = port + 1, b = port + 2;
+  for (const std::vector<uint16_t>& list : std::vector<std::vector<uint16_t>>{
+           {port, a}, {a, port}, {a, port, b}, {a, b, port}, {a, b}}) {
+    absl::StatusOr<absl::flat_hash_set<uint64_t>> some = ListKernelConnections(list);
+    ASSERT_TRUE(some.ok()) << some.status();
+    const bool has_port = std::find(list.begin(), list.end(), port) != list.end();
+    EXPECT_EQ(some->contains(CookieOf(accepted)), has_port) << list.size() << " ports";
+    EXPECT_EQ(some->size(), has_port ? 2u : 0u) << list.size() << " ports";
+  }
 
   // The server closes first: FIN_WAIT2 is still a connection; after the client's FIN, the
   // server's side is in TIME_WAIT, which a client's SYN may reuse: no longer listed.
