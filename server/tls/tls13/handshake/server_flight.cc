@@ -189,11 +189,14 @@ bool ServerSession::TryResume(absl::Span<const uint8_t> binder_hash) {
 bool ServerSession::SendServerFlight(const Choice& choice, absl::Span<const uint8_t> shared_secret,
                                      absl::Span<const uint8_t> server_share) {
   const size_t h = HashLength(suite_);
-  uint8_t random[32];
-  if (RAND_bytes(random, sizeof(random)) != 1) return false;
+  uint8_t randoms[32 + kFirstTicketRandomLength];  // the ServerHello's, the first ticket's
+  if (RAND_bytes(randoms, sizeof(randoms)) != 1) return false;
+  std::memcpy(first_ticket_random_, randoms + 32, kFirstTicketRandomLength);
+  OPENSSL_cleanse(randoms + 32, kFirstTicketRandomLength);
+  first_ticket_random_ready_ = true;
   MessageWriter writer(absl::MakeSpan(flight_));
   ServerHelloFields fields;
-  fields.random = random;
+  fields.random = absl::MakeConstSpan(randoms, 32);
   fields.legacy_session_id = hello_.legacy_session_id;
   fields.cipher_suite = static_cast<uint16_t>(suite_);
   fields.key_share_group = group_;
@@ -305,11 +308,23 @@ bool ServerSession::SendTickets() {
     state.psk_length = static_cast<uint8_t>(h);
     state.issued_unix_ms = NowUnixMs();
     state.lifetime_seconds = context_.policy->ticket_lifetime_seconds;
-    ok = ok && RAND_bytes(reinterpret_cast<uint8_t*>(&state.age_add), sizeof(state.age_add)) == 1;
+    uint8_t drawn[kFirstTicketRandomLength] = {};  // age_add, then the IV
+    if (i == 0 && first_ticket_random_ready_) {
+      std::memcpy(drawn, first_ticket_random_, sizeof(drawn));
+      OPENSSL_cleanse(first_ticket_random_, sizeof(first_ticket_random_));
+      first_ticket_random_ready_ = false;
+    } else {
+      ok = ok && RAND_bytes(drawn, sizeof(drawn)) == 1;
+    }
+    std::memcpy(&state.age_add, drawn, sizeof(state.age_add));
     const size_t alpn_length = std::min(alpn_length_, sizeof(state.alpn));
     std::memcpy(state.alpn, alpn_, alpn_length);
     state.alpn_length = static_cast<uint8_t>(alpn_length);
-    const size_t sealed_length = ok ? ticket_sealer_->Seal(state, sealed) : 0;
+    const size_t sealed_length =
+        ok ? ticket_sealer_->Seal(
+                 state, absl::MakeConstSpan(drawn + sizeof(state.age_add), kTicketIvLength), sealed)
+           : 0;
+    OPENSSL_cleanse(drawn, sizeof(drawn));
     ok = sealed_length > 0;
     if (ok) {
       MessageWriter writer(absl::MakeSpan(flight_));

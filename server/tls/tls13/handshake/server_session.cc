@@ -64,6 +64,8 @@ void ServerSession::Begin(AdmissionGate* gate) {
   group_ = 0;
   max_fragment_ = kMaxPlaintext;
   resumed_ = retried_ = ticket_refused_ = change_cipher_spec_seen_ = sealing_ = false;
+  OPENSSL_cleanse(first_ticket_random_, sizeof(first_ticket_random_));
+  first_ticket_random_ready_ = false;
   peer_closed_ = false;
   alpn_length_ = 0;
   error_ = SessionError::kNone;

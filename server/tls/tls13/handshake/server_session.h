@@ -77,6 +77,9 @@ enum class SessionError : uint8_t {
   kInternal,    // libcrypto failed
 };
 
+// age_add (4 bytes) and the ticket's IV (kTicketIvLength).
+inline constexpr size_t kFirstTicketRandomLength = 4 + kTicketIvLength;
+
 class ServerSession {
  public:
   enum class Status : uint8_t {
@@ -207,6 +210,11 @@ class ServerSession {
   uint8_t client_app_secret_[kMaxHashLength] = {};
   uint8_t server_app_secret_[kMaxHashLength] = {};
   uint8_t server_finished_hash_[kMaxHashLength] = {};  // Transcript-Hash(CH..server Finished)
+  // The first ticket's obfuscated_ticket_age_add and sealing IV, drawn with the ServerHello's
+  // random in one RAND_bytes call (a call costs ~0.5 µs whatever its length: the DRBG's lock
+  // and fork check); later tickets of the connection draw their own. Used at most once.
+  uint8_t first_ticket_random_[kFirstTicketRandomLength] = {};
+  bool first_ticket_random_ready_ = false;
 
   SessionError error_ = SessionError::kNone;
   const char* reason_ = "";

@@ -141,6 +141,10 @@ class TicketSealer {
   // state that breaks its own rules (psk_length not the suite's hash length, alpn_length over
   // 32, lifetime over 7 days, unknown suite, out too small).
   size_t Seal(const TicketState& state, absl::Span<uint8_t> out);
+  // The same with an IV the caller drew: kTicketIvLength bytes of RAND_bytes, for this ticket
+  // only (the handshake draws it with its other public randoms, in one call). 0 when `iv` has
+  // another length.
+  size_t Seal(const TicketState& state, absl::Span<const uint8_t> iv, absl::Span<uint8_t> out);
   // False for anything that is not a live ticket of ours under a key still listed: unknown key
   // name, bad tag, wrong version byte, bad lengths, issued in the future beyond
   // kMaxIssueSkewMs, or older than its lifetime at now_unix_ms. *state is written only on true.

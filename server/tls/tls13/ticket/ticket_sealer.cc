@@ -111,11 +111,20 @@ TicketSealer::~TicketSealer() {
 }
 
 size_t TicketSealer::Seal(const TicketState& state, absl::Span<uint8_t> out) {
-  if (!ctx_ || out.size() < kTicketLength || !StateIsSound(state)) return 0;
+  uint8_t iv[kTicketIvLength];
+  if (RAND_bytes(iv, sizeof(iv)) != 1) return 0;
+  return Seal(state, iv, out);
+}
+
+size_t TicketSealer::Seal(const TicketState& state, absl::Span<const uint8_t> iv,
+                          absl::Span<uint8_t> out) {
+  if (!ctx_ || out.size() < kTicketLength || iv.size() != kTicketIvLength || !StateIsSound(state)) {
+    return 0;
+  }
   const TicketKeyring::Entry& key = keyring_.newest();
   uint8_t* t = out.data();
   std::memcpy(t, key.name, kTicketNameLength);
-  if (RAND_bytes(t + kIvAt, kTicketIvLength) != 1) return 0;
+  std::memcpy(t + kIvAt, iv.data(), kTicketIvLength);
   uint8_t plaintext[kTicketPlaintextLength];
   Encode(state, plaintext);
   int len = 0, final_len = 0;

@@ -18,6 +18,7 @@
 #include "openssl/ssl.h"
 #include "server/tls/ticket_keys.h"
 #include "server/tls/tls13/handshake/fallback.h"
+#include "server/tls/tls13/ticket/session_ticket.h"
 #include "server/tls/tls13/wire/client_hello.h"
 #include "tests/unit/server/tls/tls13_test_context.h"
 #include "tests/unit/server/tls/tls_test_client.h"
@@ -156,6 +157,27 @@ TEST_F(Tls13ServerSessionTest, ResumesFromItsOwnTicket) {
     EXPECT_EQ(SSL_session_reused(client.ssl()), 1);
   }
   SSL_SESSION_free(session);
+}
+
+// The first ticket's IV (and age_add) are drawn with the ServerHello's random, once per
+// connection: two connections of one reused session slot never share an IV, which under one
+// ticket key would break AES-GCM.
+TEST_F(Tls13ServerSessionTest, EachConnectionsTicketHasItsOwnIv) {
+  ServerSession server(context_);
+  std::vector<std::vector<uint8_t>> ivs;
+  for (int i = 0; i < 3; ++i) {
+    SSL_SESSION* session = nullptr;
+    ASSERT_NO_FATAL_FAILURE(FirstConnection(server, &session));
+    const uint8_t* ticket = nullptr;
+    size_t length = 0;
+    SSL_SESSION_get0_ticket(session, &ticket, &length);
+    ASSERT_EQ(length, kTicketLength);
+    ivs.emplace_back(ticket + kTicketNameLength, ticket + kTicketNameLength + kTicketIvLength);
+    SSL_SESSION_free(session);
+  }
+  EXPECT_NE(ivs[0], ivs[1]);
+  EXPECT_NE(ivs[1], ivs[2]);
+  EXPECT_NE(ivs[0], ivs[2]);
 }
 
 TEST_F(Tls13ServerSessionTest, TicketOfAnotherKeyGivesAFullHandshake) {

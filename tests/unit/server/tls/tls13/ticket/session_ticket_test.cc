@@ -194,6 +194,28 @@ TEST(SessionTicketTest, SealRefusesStatesThatBreakTheRules) {
   EXPECT_EQ(sealer.Seal(s, out), 0u);
 }
 
+// The IV a caller drew (the handshake, with its other randoms) is the one the ticket carries
+// after the key name, and it opens; any other length is refused. Without one, each Seal draws
+// its own: two seals of one state differ.
+TEST(SessionTicketTest, SealWithTheCallersIv) {
+  auto ring = Ring({MakeKey(1)});
+  TicketSealer sealer(*ring);
+  const TicketState state = MakeState(CipherSuite::kAes128GcmSha256, "dot");
+  uint8_t iv[kTicketIvLength];
+  for (size_t i = 0; i < sizeof(iv); ++i) iv[i] = static_cast<uint8_t>(0xa0 + i);
+  uint8_t out[kMaxTicketLength];
+  ASSERT_EQ(sealer.Seal(state, iv, out), kTicketLength);
+  EXPECT_EQ(std::vector<uint8_t>(out + kTicketNameLength, out + kTicketNameLength + sizeof(iv)),
+            std::vector<uint8_t>(iv, iv + sizeof(iv)));
+  TicketState opened;
+  ASSERT_TRUE(sealer.Open({out, kTicketLength}, kNowMs, &opened));
+  EXPECT_TRUE(SameState(opened, state));
+  EXPECT_EQ(sealer.Seal(state, absl::MakeConstSpan(iv, sizeof(iv) - 1), out), 0u);
+  uint8_t longer[kTicketIvLength + 1] = {};
+  EXPECT_EQ(sealer.Seal(state, longer, out), 0u);
+  EXPECT_NE(SealOrDie(sealer, state), SealOrDie(sealer, state));
+}
+
 TEST(SessionTicketTest, KeyringRefusesNoKeysTooManyKeysAndTwoOfOneName) {
   EXPECT_EQ(TicketKeyring::Create({}), nullptr);
   std::vector<TicketKey> keys;
