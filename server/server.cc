@@ -260,6 +260,10 @@ void Server::Start() {
 
 void Server::RequestStop() {
   stopping_.store(true, std::memory_order_relaxed);
+  // Before the workers drain: from here the XDP programs pass new SYNs to the kernel (the new
+  // process's listeners in a restart) and the other segments of the kernel's connections too,
+  // while each worker's AF_XDP queue finishes the connections it holds.
+  BeginXdpDrain();
   for (auto& worker : workers_) worker->RequestStop();
 }
 

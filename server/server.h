@@ -160,6 +160,8 @@ class Server {
   // programs' grace period (xdp_kernel_flows_grace_) as soon as the kernel's connections on
   // the served ports from before it came up have all closed (kernel_connections.h), logged.
   void WatchKernelFlows();
+  // RequestStop's first step with --xdp: every attached program's drain (XdpProgram::BeginDrain).
+  void BeginXdpDrain();
   // On the takeover thread: queue `queue` of `ifname` opened and registered with `program` on
   // worker `queue`'s thread (whose descriptor table may be its own).
   absl::Status OpenXdpQueueOnWorker(const xdp::XdpProgram& program, const std::string& ifname,
@@ -190,7 +192,10 @@ class Server {
   std::unique_ptr<ClientTable> tls_clients_;  // with --tls-listen
   // --xdp: destroyed after the workers (whose AF_XDP sockets go first), so each program
   // detaches from an interface no socket of ours uses.
-  std::vector<xdp::AttachedInterface> xdp_interfaces_;  // xdp_thread_'s while it runs
+  // Grown by xdp_thread_ (a takeover), read by RequestStop's drain and the watch's end of the
+  // grace: under xdp_programs_mutex_, which also orders the two's writes to the programs.
+  std::vector<xdp::AttachedInterface> xdp_interfaces_;
+  std::mutex xdp_programs_mutex_;
   std::vector<std::string> xdp_report_;
   std::atomic<bool> xdp_serving_{false};
   std::vector<uint16_t> xdp_ports_;  // the plain --listen ports

@@ -6,9 +6,10 @@
 // queues while it drains. Removing its program would only send those frames to the kernel and
 // leave this process without the path. So the new process serves the interface through the
 // kernel's listeners (which it holds already) until the old one has exited and detached, and
-// attaches then: new connections never stop being answered. What is lost are the old
-// process's AF_XDP connections still open at its exit (the frames of those go to the kernel,
-// which resets them), as a plain stop loses them; docs/operations.md says so.
+// attaches then: new connections never stop being answered. The old process's drain sends new
+// SYNs to the kernel (XdpProgram::BeginDrain: to our listeners) and finishes its AF_XDP
+// connections before it exits (Worker::OnStopRequested); what is lost are those still open at
+// its drain's deadline; docs/operations.md says so.
 #include <net/if.h>
 
 #include <algorithm>
@@ -97,7 +98,10 @@ std::string Server::ServeXdpInterface(const std::string& ifname, xdp::XdpModePre
     absl::StrAppend(&line, "; queues ", served, "-", *queues - 1,
                     " have no worker: their frames go to the kernel's listeners");
   }
-  xdp_interfaces_.push_back({ifname, *std::move(program)});
+  {
+    std::lock_guard<std::mutex> lock(xdp_programs_mutex_);
+    xdp_interfaces_.push_back({ifname, *std::move(program)});
+  }
   xdp_serving_.store(true, std::memory_order_relaxed);
   return line;
 }
@@ -189,9 +193,14 @@ void Server::WatchKernelFlows() {
         listed.status().message(), absl::FormatDuration(xdp_kernel_flows_grace_));
     return;
   }
-  for (const xdp::AttachedInterface& attached : xdp_interfaces_) {
-    if (absl::Status ended = attached.program->EndKernelFlowsGrace(); !ended.ok()) {
-      LogWarning("%s; its grace period ends by itself", ended.message());
+  {
+    // A drain begun meanwhile (RequestStop) needs the lookups until the detach.
+    std::lock_guard<std::mutex> lock(xdp_programs_mutex_);
+    if (stopping_.load(std::memory_order_relaxed)) return;
+    for (const xdp::AttachedInterface& attached : xdp_interfaces_) {
+      if (absl::Status ended = attached.program->EndKernelFlowsGrace(); !ended.ok()) {
+        LogWarning("%s; its grace period ends by itself", ended.message());
+      }
     }
   }
   LogInfo(
@@ -203,6 +212,15 @@ void Server::WatchKernelFlows() {
                          "path came up (",
                          watch->at_attach(), ") have closed"),
       absl::ToInt64Milliseconds(absl::Now() - start));
+}
+
+void Server::BeginXdpDrain() {
+  std::lock_guard<std::mutex> lock(xdp_programs_mutex_);
+  for (const xdp::AttachedInterface& attached : xdp_interfaces_) {
+    if (absl::Status begun = attached.program->BeginDrain(); !begun.ok()) {
+      LogWarning("%s", begun.message());
+    }
+  }
 }
 
 xdp::XdpStatsSnapshot Server::XdpStats() const {

@@ -98,6 +98,12 @@ absl::Status Worker::Init() {
   core_ = std::make_unique<WorkerCore>(index_, config_, proxy_policy_, max_connections_, clients_,
                                        std::move(factory_), driver_.get(), secure);
   if (tls_ != nullptr) tls_->set_host(core_.get());
+  // A drain also waits for the AF_XDP queues' connections (this thread's alone: xdp_ grows only
+  // here, or before the thread starts).
+  core_->SetDrainHold([this] {
+    return std::any_of(xdp_.begin(), xdp_.end(),
+                       [](const auto& queue) { return queue->connections() > 0; });
+  });
   const std::optional<ForwardingSpec> forwarding = core_->factory().Forwarding();
   if (forwarding.has_value() && !forwarding->upstreams.empty()) {
     // A wrong backend address fails here, before the worker runs.
@@ -211,6 +217,7 @@ absl::StatusOr<int> Worker::ServeXdp(const std::string& ifname, uint32_t queue,
       driver_.get(), [this]() -> Handler& { return core_->handler(); });
   if (!opened.ok()) return opened.status();
   const int fd = (*opened)->fd();
+  if (core_->draining()) (*opened)->BeginDrain([this] { core_->RecheckDrain(); });
   std::lock_guard<std::mutex> lock(xdp_mutex_);
   xdp_.push_back(*std::move(opened));
   return fd;
@@ -227,6 +234,10 @@ void Worker::RequestStop() { Wake(stop_fd_.get()); }
 
 void Worker::OnStopRequested() {
   Drain(stop_fd_.get());
+  // The AF_XDP queues first: the core's drain ends once they hold no connection either
+  // (SetDrainHold in Init), and the XDP program already passes new SYNs to the kernel
+  // (Server::RequestStop).
+  for (const auto& queue : xdp_) queue->BeginDrain([this] { core_->RecheckDrain(); });
   core_->BeginDrain();
 }
 

@@ -645,8 +645,9 @@ void WorkerCore::OnListenersClosed() {
 
 void WorkerCore::MaybeStop() {
   // Done draining once the listeners are closed (nothing new can come) and no connection is
-  // left, parked or in its first recv.
+  // left, parked or in its first recv, nor held elsewhere in the worker (SetDrainHold).
   if (!draining_ || stopped_ || !listeners_closed_ || !parked_.empty() || receiving_ > 0) return;
+  if (drain_hold_ && drain_hold_()) return;  // RecheckDrain() comes when it lets go
   stopped_ = true;
   drain_timer_.Cancel();
   driver_->Stop();

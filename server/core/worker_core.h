@@ -26,6 +26,7 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -93,6 +94,11 @@ class WorkerCore final : public ConnectionSink, public TransportHost, public Ans
   // Stop accepting, finish connections in flight within config.drain_timeout, then stop the
   // driver.
   void BeginDrain();
+  // What else of this worker a drain waits for, besides its connections: `holds` is true while
+  // it has connections of its own (the worker's AF_XDP queues), and RecheckDrain() is called
+  // when it has none left. The drain's deadline ends it all the same.
+  void SetDrainHold(std::function<bool()> holds) { drain_hold_ = std::move(holds); }
+  void RecheckDrain() { MaybeStop(); }
   // Between two events: every connection's next call sees `handler` (made by `factory`), which
   // takes over the old one's in-flight upstream state. The old handler is destroyed here.
   void SwapHandler(std::shared_ptr<const HandlerFactory> factory, std::unique_ptr<Handler> handler);
@@ -282,6 +288,7 @@ class WorkerCore final : public ConnectionSink, public TransportHost, public Ans
   Timer heartbeat_;
   bool paused_ = false;
   bool draining_ = false;
+  std::function<bool()> drain_hold_;  // SetDrainHold
   bool listeners_closed_ = false;
   bool stopped_ = false;
 };

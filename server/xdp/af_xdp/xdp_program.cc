@@ -233,8 +233,12 @@ absl::StatusOr<std::unique_ptr<XdpProgram>> XdpProgram::Attach(const XdpProgramC
   bpf_object* obj = xdp_program__bpf_obj(self->program_);
   const int ports_fd = bpf_object__find_map_fd_by_name(obj, "ports");
   self->xsks_map_fd_ = bpf_object__find_map_fd_by_name(obj, "xsks");
-  if (ports_fd < 0 || self->xsks_map_fd_ < 0) {
-    return absl::InternalError("the XDP program's maps 'ports' and 'xsks' are missing");
+  self->kernel_flows_map_fd_ = bpf_object__find_map_fd_by_name(obj, "kernel_flows_until");
+  self->draining_map_fd_ = bpf_object__find_map_fd_by_name(obj, "draining");
+  if (ports_fd < 0 || self->xsks_map_fd_ < 0 || self->kernel_flows_map_fd_ < 0 ||
+      self->draining_map_fd_ < 0) {
+    return absl::InternalError(
+        "the XDP program's maps 'ports', 'xsks', 'kernel_flows_until' and 'draining' are missing");
   }
   bpf_map_info xsks_info{};
   uint32_t info_size = sizeof(xsks_info);
@@ -246,18 +250,16 @@ absl::StatusOr<std::unique_ptr<XdpProgram>> XdpProgram::Attach(const XdpProgramC
   // Before any AF_XDP socket is registered (until then every frame passes to the kernel), so
   // that no segment of a kernel connection reaches our TCP.
   if (config.kernel_flows_grace > absl::ZeroDuration()) {
-    const int grace_fd = bpf_object__find_map_fd_by_name(obj, "kernel_flows_until");
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);  // bpf_ktime_get_ns's clock
     const uint32_t zero = 0;
     const uint64_t until =
         static_cast<uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(now.tv_nsec) +
         static_cast<uint64_t>(absl::ToInt64Nanoseconds(config.kernel_flows_grace));
-    if (grace_fd < 0 || bpf_map_update_elem(grace_fd, &zero, &until, BPF_ANY) != 0) {
+    if (bpf_map_update_elem(self->kernel_flows_map_fd_, &zero, &until, BPF_ANY) != 0) {
       return absl::InternalError(
           absl::StrCat("setting the XDP program's kernel_flows_until map: ", std::strerror(errno)));
     }
-    self->kernel_flows_map_fd_ = grace_fd;
   }
   for (uint16_t port : config.ports) {
     const uint8_t on = 1;
@@ -313,6 +315,10 @@ absl::Status XdpProgram::SetSocketIn(int map_fd, uint32_t queue, int xsk_fd) con
 
 absl::Status XdpProgram::EndKernelFlowsGrace() const {
   if (kernel_flows_map_fd_ < 0) return absl::OkStatus();
+  // A drain needs the lookups until the detach (BeginDrain); the caller serializes the two.
+  if (absl::StatusOr<bool> draining = Draining(); !draining.ok() || *draining) {
+    return draining.status();
+  }
   const uint32_t zero = 0;
   const uint64_t off = 0;  // the program's "never set": no lookups
   if (bpf_map_update_elem(kernel_flows_map_fd_, &zero, &off, BPF_ANY) != 0) {
@@ -320,6 +326,33 @@ absl::Status XdpProgram::EndKernelFlowsGrace() const {
                                             ": ", std::strerror(errno)));
   }
   return absl::OkStatus();
+}
+
+absl::Status XdpProgram::BeginDrain() const {
+  if (draining_map_fd_ < 0) return absl::OkStatus();  // detached
+  const uint32_t zero = 0;
+  const uint64_t forever = UINT64_MAX;  // until the detach
+  const uint32_t on = 1;
+  // The lookups first: a SYN passed to the kernel makes a kernel connection whose next
+  // segment must find them on.
+  if (bpf_map_update_elem(kernel_flows_map_fd_, &zero, &forever, BPF_ANY) != 0 ||
+      bpf_map_update_elem(draining_map_fd_, &zero, &on, BPF_ANY) != 0) {
+    return absl::InternalError(absl::StrCat("starting the XDP program's drain on ", ifname_, ": ",
+                                            std::strerror(errno),
+                                            " (new connections keep coming to this process)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> XdpProgram::Draining() const {
+  if (draining_map_fd_ < 0) return false;
+  const uint32_t zero = 0;
+  uint32_t on = 0;
+  if (bpf_map_lookup_elem(draining_map_fd_, &zero, &on) != 0) {
+    return absl::InternalError(absl::StrCat("reading the XDP program's drain flag on ", ifname_,
+                                            ": ", std::strerror(errno)));
+  }
+  return on != 0;
 }
 
 absl::StatusOr<uint64_t> XdpProgram::KernelFlowsGraceEnd() const {
@@ -341,6 +374,7 @@ absl::Status XdpProgram::Detach() {
   bpf_object__close(std::exchange(object_, nullptr));
   xsks_map_fd_ = -1;
   kernel_flows_map_fd_ = -1;
+  draining_map_fd_ = -1;
   // ENOENT: the interface went away, and its programs with it.
   if (err != 0 && err != -ENOENT && err != -ENODEV) {
     return absl::InternalError(absl::StrCat("detaching the XDP program from ", ifname_, ": ",

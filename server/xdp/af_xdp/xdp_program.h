@@ -64,10 +64,17 @@ class XdpProgram {
 
   // Ends the grace period of kernel_flows_grace now (the kernel connections it was for have
   // gone: kernel_connections.h): the program stops looking segments up among the kernel's
-  // sockets. No-op without a grace period.
+  // sockets. No-op after BeginDrain; a caller on another thread than BeginDrain's serializes
+  // the two.
   absl::Status EndKernelFlowsGrace() const;
+  // This process drains: from now on SYNs to our ports pass to the kernel (no new connection
+  // comes to our TCP; in a restart the new process's listeners take them), and every other
+  // segment is looked up among the kernel's sockets first (those connections are the kernel's),
+  // until the detach. Idempotent.
+  absl::Status BeginDrain() const;
+  absl::StatusOr<bool> Draining() const;  // whether BeginDrain() ran
   // When the grace period ends, in CLOCK_MONOTONIC nanoseconds (the program's
-  // bpf_ktime_get_ns); 0 when there is none or it was ended.
+  // bpf_ktime_get_ns); 0 when there is none or it was ended, UINT64_MAX after BeginDrain.
   absl::StatusOr<uint64_t> KernelFlowsGraceEnd() const;
 
   // Detaches from the interface; idempotent.
@@ -91,7 +98,8 @@ class XdpProgram {
   bpf_object* object_ = nullptr;  // owned; outlives program_ (from_bpf_obj borrows it)
   xdp_program* program_ = nullptr;
   int xsks_map_fd_ = -1;          // owned by object_
-  int kernel_flows_map_fd_ = -1;  // owned by object_; -1 without a grace period
+  int kernel_flows_map_fd_ = -1;  // owned by object_
+  int draining_map_fd_ = -1;      // owned by object_
   uint32_t xsks_map_id_ = 0;
 };
 

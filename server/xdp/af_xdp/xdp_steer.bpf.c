@@ -41,6 +41,17 @@ struct {
   __type(value, __u64);
 } kernel_flows_until SEC(".maps");
 
+// 1 while this process drains (a stop, or a restart's old process): a SYN passes to the kernel
+// (whose listeners are the new process's in a restart, or closed in a stop), so that no new
+// connection comes to us while the ones we hold finish; their other segments still come here,
+// past the kernel lookup (kernel_flows_until is set to the end of time with it).
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u32);
+} draining SEC(".maps");
+
 struct {
   __uint(priority, 20);
   __uint(XDP_PASS, 1);
@@ -67,10 +78,17 @@ static __always_inline int in_grace(struct tcphdr *tcp) {
   return until && *until != 0 && bpf_ktime_get_ns() < *until;
 }
 
+static __always_inline int is_draining(void) {
+  __u32 zero = 0;
+  __u32 *on = bpf_map_lookup_elem(&draining, &zero);
+  return on && *on;
+}
+
 static __always_inline int steer(struct xdp_md *ctx, struct tcphdr *tcp, void *end) {
   if ((void *)(tcp + 1) > end) return XDP_PASS;
   __u16 port = bpf_ntohs(tcp->dest);
   if (!bpf_map_lookup_elem(&ports, &port)) return XDP_PASS;
+  if (tcp->syn && !tcp->ack && is_draining()) return XDP_PASS;
   return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
 }
 

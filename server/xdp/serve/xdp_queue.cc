@@ -99,6 +99,12 @@ void XdpQueue::OnTick() {
   AfterEvents();
 }
 
+void XdpQueue::BeginDrain(std::function<void()> drained) {
+  drained_ = std::move(drained);
+  endpoint_.BeginDrain(NowMs());
+  AfterEvents();
+}
+
 void XdpQueue::AfterEvents() {
   xsk_->Flush();
   XdpStatsSnapshot snapshot = Summarize(endpoint_.stats(), xsk_->stats());
@@ -107,6 +113,7 @@ void XdpQueue::AfterEvents() {
   if (endpoint_.connections() > 0 && !tick_.armed()) {
     tick_.ArmAt(std::chrono::steady_clock::now() + std::chrono::milliseconds(kTickMs));
   }
+  if (drained_ && endpoint_.connections() == 0) std::exchange(drained_, nullptr)();
 }
 
 }  // namespace onepass::xdp

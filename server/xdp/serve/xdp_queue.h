@@ -53,6 +53,13 @@ class XdpQueue {
 
   int fd() const { return xsk_->fd(); }
   const XdpCounters& counters() const { return counters_; }
+  size_t connections() const { return endpoint_.connections(); }
+
+  // The worker drains (WorkerCore::BeginDrain; the XDP program stops sending new connections:
+  // XdpProgram::BeginDrain): what the TCP kept alive gets our FIN, what is under way is
+  // answered (TcpEndpoint::BeginDrain). `drained` runs once, when the last connection has gone
+  // (at once when there is none).
+  void BeginDrain(std::function<void()> drained);
 
  private:
   XdpQueue(std::unique_ptr<XskSocket> xsk, const TcpEndpointConfig& config, IoDriver* driver,
@@ -78,6 +85,7 @@ class XdpQueue {
   XdpCounters counters_;
   std::array<XskFrame, 64> frames_;
   uint64_t ring_drops_ = 0;
+  std::function<void()> drained_;  // BeginDrain's, until it has run
   // Last: they call back into the members above.
   FdWatch watch_;
   Timer tick_;

@@ -401,4 +401,18 @@ void TcpEndpoint::OnTimer(uint64_t now) {
   }
 }
 
+void TcpEndpoint::BeginDrain(uint64_t now) {
+  config_.keepalive_ms = 0;
+  due_.clear();
+  table_.ForEachExpired(UINT64_MAX, [this](TcpConnection& c) { due_.push_back(&c); });
+  for (TcpConnection* c : due_) {
+    // Kept open after its answers, all acknowledged, no request begun: idle.
+    const bool outstanding = c->snd_una != AnswersEnd(*c) + (c->fin_queued ? 1u : 0u);
+    if (outstanding || c->fin_queued || !c->request.empty() || c->response.empty()) continue;
+    ++stats_.keepalive_closes;
+    c->fin_queued = true;
+    SendData(*c, now);
+  }
+}
+
 }  // namespace onepass::xdp

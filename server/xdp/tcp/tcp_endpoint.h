@@ -86,6 +86,11 @@ class TcpEndpoint {
   // Retransmissions, persist probes and idle timeouts due by `now_ms`.
   void OnTimer(uint64_t now_ms);
   void RotateCookieKey(const CookieKey& key) { cookies_.Rotate(key); }
+  // The process drains (a stop or a restart): as the kernel path's drain, no more keep-alive
+  // (each answer from now on leaves with our FIN) and a kept connection idle between requests
+  // gets our FIN now; connections in the middle of a request are answered. New connections
+  // stop coming from the XDP program (XdpProgram::BeginDrain); connections() then falls to 0.
+  void BeginDrain(uint64_t now_ms);
 
   const TcpStats& stats() const { return stats_; }
   size_t connections() const { return table_.size(); }

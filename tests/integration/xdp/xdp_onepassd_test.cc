@@ -756,5 +756,72 @@ TEST_F(XdpOnepassdTest, ARestartHandsTheInterfaceOverWhenTheOldProcessLetsGo) {
   EXPECT_EQ(details->find("prog/xdp"), std::string::npos) << *details;
 }
 
+// A restart while the old process holds a connection over AF_XDP (half its request sent): the
+// old one drains as on its kernel sockets, its XDP program passing new SYNs to the kernel,
+// whose listeners are the new process's now, so a new client is answered meanwhile; the held
+// connection's request is still answered by the old one over AF_XDP, and only then does it
+// exit and the new one take the interface over. Nothing is reset.
+TEST_F(XdpOnepassdTest, ARestartLetsTheOldProcessFinishItsAfXdpConnections) {
+  std::string dir = ::testing::TempDir() + "onepass-xdp-drain-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::vector<std::string> flags = {absl::StrCat("--xdp=", VethNamespaces::kServerIf),
+                                          absl::StrCat("--handover-socket=", dir, "/handover"),
+                                          "--drain-timeout-ms=30000", "--read-timeout-ms=30000"};
+  std::unique_ptr<ServerProcess> old_server = StartServer(flags);
+  ASSERT_NE(old_server, nullptr);
+  const std::string bytes = FramedQuery();
+  absl::StatusOr<TcpClient> held = absl::InternalError("not connected");
+  {
+    ScopedNetns in_client(veth_->client_ns_fd());
+    ASSERT_TRUE(in_client.ok());
+    held = TcpClient::Connect(VethNamespaces::kServerAddress, kPort);
+  }
+  ASSERT_TRUE(held.ok()) << held.status();
+  ASSERT_TRUE(held->Send(bytes.substr(0, 5)).ok());
+
+  std::unique_ptr<ServerProcess> new_server = StartServer(flags);
+  ASSERT_NE(new_server, nullptr);
+  // The old one drains, holding `held`: a new client is the new process's, on its listeners.
+  EXPECT_NE(Ask("kdig", VethNamespaces::kServerAddress, Queries()[0]).find("NOERROR"),
+            std::string::npos);
+  EXPECT_FALSE(absl::StrContains(old_server->ReadStdout(), "stats "))
+      << "the old process did not wait for its AF_XDP connection";
+  ASSERT_TRUE(held->Send(bytes.substr(5)).ok());
+  absl::StatusOr<std::string> answer = held->ReadUntilClose(absl::Seconds(10));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  ASSERT_GT(answer->size(), 14u);
+  EXPECT_EQ(answer->substr(2, 2), bytes.substr(2, 2));  // our query's ID
+  held = absl::CancelledError("closed by the test");
+
+  std::string old_out;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        old_out = old_server->ReadStdout();
+        return absl::StrContains(old_out, "stats ");
+      },
+      absl::Seconds(20)))
+      << "the old server did not exit after its last connection: " << old_server->ReadStderr();
+  EXPECT_EQ(old_server->Stop(), 0);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(new_server->ReadStderr(), "taken over from the previous process");
+      },
+      absl::Seconds(15)))
+      << new_server->ReadStderr();
+  // From here the new one serves over AF_XDP.
+  EXPECT_NE(Ask("kdig", VethNamespaces::kServerAddress, Queries()[0]).find("NOERROR"),
+            std::string::npos);
+  ASSERT_EQ(new_server->Stop(), 0) << new_server->ReadStderr();
+  const std::string new_out = new_server->ReadStdout();
+  (void)RunCommand({"rm", "-rf", dir}, absl::Seconds(10));
+
+  EXPECT_EQ(StatValue(old_out, "xdp_requests"), 1) << old_out;  // the held one, over AF_XDP
+  EXPECT_EQ(StatValue(old_out, "xdp_rsts_sent"), 0) << old_out;
+  EXPECT_EQ(StatValue(old_out, "accepted"), 0) << old_out;
+  EXPECT_EQ(StatValue(new_out, "accepted"), 1) << new_out;  // the client during the drain
+  EXPECT_EQ(StatValue(new_out, "xdp_requests"), 1) << new_out;
+  EXPECT_EQ(StatValue(new_out, "xdp_rsts_sent"), 0) << new_out;
+}
+
 }  // namespace
 }  // namespace onepass::testing

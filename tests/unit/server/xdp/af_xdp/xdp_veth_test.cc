@@ -343,7 +343,8 @@ TEST_F(XdpVethTest, CopyLeftByAKilledProcessIsRemovedByTheNextAttach) {
 }
 
 // The grace period (kernel_flows_grace) is the end time in the program's map, on the clock
-// the program reads, until EndKernelFlowsGrace() sets it to 0, which the program reads as none.
+// the program reads, until EndKernelFlowsGrace() sets it to 0, which the program reads as none;
+// BeginDrain() sets it to the end of time and raises the drain flag (SYNs to the kernel).
 TEST_F(XdpVethTest, TheGracePeriodIsInTheProgramsMapUntilEnded) {
   XdpProgramConfig config = Config(XdpModePreference::kNativeThenGeneric);
   config.kernel_flows_grace = absl::Seconds(60);
@@ -365,6 +366,14 @@ TEST_F(XdpVethTest, TheGracePeriodIsInTheProgramsMapUntilEnded) {
   ASSERT_TRUE(program.ok()) << program.status();
   EXPECT_EQ((*program)->KernelFlowsGraceEnd().value_or(1), 0u);
   EXPECT_TRUE((*program)->EndKernelFlowsGrace().ok());  // nothing to end
+  EXPECT_FALSE((*program)->Draining().value_or(true));
+
+  // A drain: the lookups until the detach, which an end of the grace does not cut short.
+  ASSERT_TRUE((*program)->BeginDrain().ok());
+  EXPECT_TRUE((*program)->Draining().value_or(false));
+  EXPECT_EQ((*program)->KernelFlowsGraceEnd().value_or(0), UINT64_MAX);
+  EXPECT_TRUE((*program)->EndKernelFlowsGrace().ok());
+  EXPECT_EQ((*program)->KernelFlowsGraceEnd().value_or(0), UINT64_MAX);
 }
 
 TEST_F(XdpVethTest, NoSuchInterfaceSaysSo) {

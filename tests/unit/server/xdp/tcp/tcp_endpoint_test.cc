@@ -439,6 +439,50 @@ TEST_F(KeepAlive, IdleForKeepaliveEndsInOurFin) {
   EXPECT_EQ(ep.stats().rsts_sent, 0u);
 }
 
+// A drain (a stop or a restart): a kept connection idle between requests gets our FIN at once;
+// one in the middle of a request is answered, with our FIN since keep-alive is over; both free
+// their slots once the FINs are exchanged.
+TEST_F(KeepAlive, ADrainClosesIdleKeptConnectionsAndAnswersWhatIsUnderWay) {
+  Send("a\n", 1);
+  EXPECT_EQ(Answer(), "ok:a\n");
+  Send("", 2);  // idle now, kept
+  Client other{false, 40101};
+  const uint32_t other_isn = 5000;
+  ASSERT_TRUE(ep.OnFrame(other.Frame(other_isn, 0, kSyn), 3));
+  const uint32_t other_s = sink.got.back().seq + 1;
+  ep.OnFrame(other.Frame(other_isn + 1, other_s, kAck, "b"), 4);  // half a request
+  ASSERT_EQ(ep.connections(), 2u);
+
+  const size_t before = sink.got.size();
+  ep.BeginDrain(5);
+  ASSERT_EQ(sink.got.size(), before + 1);  // the idle one's FIN, nothing for the other
+  EXPECT_EQ(sink.got.back().flags, kAck | kFin);
+  EXPECT_EQ(sink.got.back().seq, s_seq);
+  EXPECT_EQ(sink.got.back().ack, c_seq);
+  s_seq += 1;
+  EXPECT_EQ(ep.stats().keepalive_closes, 1u);
+
+  ep.OnFrame(other.Frame(other_isn + 2, other_s, kAck, "\n"), 6);
+  const SegmentView& answer = sink.got.back();
+  EXPECT_EQ(std::string(answer.payload.begin(), answer.payload.end()), "ok:b\n");
+  EXPECT_EQ(answer.flags & kFin, kFin);  // keep-alive is over: the answer closes
+  const uint32_t other_fin = answer.seq + static_cast<uint32_t>(answer.payload.size());
+
+  Send("", 7, kAck | kFin);  // the idle one's FIN and the ACK of ours
+  ep.OnFrame(other.Frame(other_isn + 3, other_fin + 1, kAck | kFin), 8);
+  EXPECT_EQ(ep.connections(), 0u);
+  EXPECT_EQ(ep.stats().responses, 2u);
+  EXPECT_EQ(ep.stats().rsts_sent, 0u);
+}
+
+// A drain with nothing kept sends nothing.
+TEST_F(KeepAlive, ADrainWithNoConnectionSendsNothing) {
+  const size_t before = sink.got.size();  // SetUp's SYN-ACK
+  ep.BeginDrain(1);
+  EXPECT_EQ(sink.got.size(), before);
+  EXPECT_EQ(ep.stats().keepalive_closes, 0u);
+}
+
 // A lost answer on a kept connection is retransmitted from the first unacknowledged byte, the
 // next answer after it: nothing of the first is sent twice once acknowledged.
 TEST_F(KeepAlive, LostSecondAnswerRetransmittedAlone) {
