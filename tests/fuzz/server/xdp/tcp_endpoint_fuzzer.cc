@@ -1,7 +1,8 @@
 // Fuzz target: TcpEndpoint (server/xdp/tcp/) fed any frames plus timer ticks. Input: records of
 // [1 byte op][2 bytes length][frame]; op bit 0 set: a timer tick first, op >> 1 advancing
-// time [x 50 ms]. Frames that start with 0xff get a valid frame from a fixed client in front
-// so handshakes happen. Checks: no crash, the table never over its bound.
+// time [x 50 ms], except op 0xfe: the drain begins (TcpEndpoint::BeginDrain) then. Frames that
+// start with 0xff get a valid frame from a fixed client in front so handshakes happen. Checks:
+// no crash, the table never over its bound, and nothing left once every deadline has passed.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -61,8 +62,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size_t len = (size_t{data[i + 1]} << 8) | data[i + 2];
     i += 3;
     if (len > size - i) len = size - i;
-    now += static_cast<uint64_t>(op >> 1) * 50;
-    if (op & 1) ep.OnTimer(now);
+    if (op == 0xfe) {
+      ep.BeginDrain(now);
+    } else {
+      now += static_cast<uint64_t>(op >> 1) * 50;
+      if (op & 1) ep.OnTimer(now);
+    }
     ep.OnFrame({data + i, len}, now);
     // Answer the endpoint's last frame by echoing it back mirrored: drives handshakes.
     if (len > 0 && data[i] == 0xff && !sink.last.empty()) {
@@ -72,7 +77,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     i += len;
     if (ep.connections() > config.table.max_connections) std::abort();
   }
-  ep.OnTimer(now + 1'000'000);
-  if (ep.connections() > config.table.max_connections) std::abort();
+  // Every connection ends by a deadline: a keep-alive's FIN, then retransmissions up to
+  // max_retries, then a RST. A slot still held after that many would be a leak.
+  for (uint32_t tick = 0; tick < config.max_retries + 4; ++tick) {
+    now += 1'000'000;
+    ep.OnTimer(now);
+    if (ep.connections() > config.table.max_connections) std::abort();
+  }
+  if (ep.connections() != 0) std::abort();
   return 0;
 }
