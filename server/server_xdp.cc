@@ -132,7 +132,16 @@ void Server::TakeOverXdp() {
     }
     const std::string line = ServeXdpInterface(
         ifname, xdp_takeover_.mode, [&](const xdp::XdpProgram& program, uint32_t queue) {
-          return OpenXdpQueueOnWorker(program, ifname, queue);
+          // The previous process's socket on the queue is closed, but the kernel lets go of
+          // the queue a moment after (EBUSY until then): retried every 2 ms, for 2 s at most.
+          const absl::Time until = absl::Now() + absl::Seconds(2);
+          absl::Status opened = OpenXdpQueueOnWorker(program, ifname, queue);
+          while (absl::IsUnavailable(opened) && absl::Now() < until &&
+                 !stopping_.load(std::memory_order_relaxed)) {
+            absl::SleepFor(absl::Milliseconds(2));
+            opened = OpenXdpQueueOnWorker(program, ifname, queue);
+          }
+          return opened;
         });
     const int64_t waited_ms = absl::ToInt64Milliseconds(absl::Now() - start);
     if (absl::string_view rest = line; absl::ConsumePrefix(&rest, "warning: ")) {
@@ -219,7 +228,12 @@ void Server::BeginXdpDrain() {
   for (const xdp::AttachedInterface& attached : xdp_interfaces_) {
     if (absl::Status begun = attached.program->BeginDrain(); !begun.ok()) {
       LogWarning("%s", begun.message());
+      continue;
     }
+    LogInfo(
+        "xdp %s: draining: new connections go to the kernel's listeners, the AF_XDP ones "
+        "finish",
+        attached.ifname);
   }
 }
 

@@ -781,6 +781,12 @@ TEST_F(XdpOnepassdTest, ARestartLetsTheOldProcessFinishItsAfXdpConnections) {
 
   std::unique_ptr<ServerProcess> new_server = StartServer(flags);
   ASSERT_NE(new_server, nullptr);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(old_server->ReadStderr(), "xdp xs0: draining: new connections");
+      },
+      absl::Seconds(15)))
+      << old_server->ReadStderr();
   // The old one drains, holding `held`: a new client is the new process's, on its listeners.
   EXPECT_NE(Ask("kdig", VethNamespaces::kServerAddress, Queries()[0]).find("NOERROR"),
             std::string::npos);
