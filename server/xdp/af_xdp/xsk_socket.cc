@@ -73,9 +73,9 @@ absl::Status XskSocket::Init() {
     } else if (err == -EBUSY) {
       hint = ": another AF_XDP socket is bound to that queue";
     }
-    const std::string message = absl::StrCat("binding an AF_XDP socket to ", config_.ifname,
-                                             " queue ", config_.queue, ": ", std::strerror(-err),
-                                             hint);
+    const std::string message =
+        absl::StrCat("binding an AF_XDP socket to ", config_.ifname, " queue ", config_.queue, ": ",
+                     std::strerror(-err), hint);
     // EBUSY can pass: a socket closed a moment ago releases its queue after its close returns
     // (the kernel's deferred teardown), which a hand-over's new process may meet.
     return err == -EBUSY ? absl::UnavailableError(message) : absl::InternalError(message);
