@@ -14,18 +14,18 @@
 // and EVP_PKEY_derive_init on the same context (libcrypto still allocates the key data and the
 // derive state inside those; no public API reuses them).
 //
-// Measured 2026-12-03 (Release -O3, OpenSSL 3.0.19, this 2-core machine shared with other
-// builds: load ~1.1, so figures move ±15% between runs; the ratios hold), thread CPU [µs]
-// and libcrypto allocations per call, median of 15 rounds of 2000:
+// Measured 2026-12-04 (Release -O3, OpenSSL 3.0.19, this 2-core machine, quiet, CPU 0), thread
+// CPU [µs] and libcrypto allocations per call, median of 15 rounds of 2000:
 //   cmake --preset release && cmake --build build/release --target tls13_primitives_bench
-//   build/release/loadtest/tls13_primitives_bench 2000 15
+//   taskset -c 0 build/release/loadtest/tls13_primitives_bench 2000 15
 //                        naive (OpenSSL TLS's calls)   here              floor (bare primitive)
-//   X25519 kx            125.9 µs, 33 allocs           113.0 µs, 10      107.8 (keygen 62.7 +
-//                                                                              derive 45.1)
-//   P-256 kx             248.2 µs, 378 allocs          109.8 µs, 101     97.1 (20.3 + 76.8)
-//   ECDSA P-256 sign      37.8 µs, 60 allocs            31.6 µs, 42       32.2 (EVP_PKEY_sign)
-//   handshake, X25519    163.7 µs                      144.6 µs = 1.03 × floor (naive 1.17 ×)
-//   handshake, P-256     286.0 µs                      141.4 µs = 1.09 × floor (naive 2.21 ×)
+//   X25519 kx             62.1 µs, 33 allocs            54.4 µs, 11       56.4 (keygen 30.6 +
+//                                                                              derive 25.8)
+//   P-256 kx             129.8 µs, 378 allocs           59.4 µs, 101      52.5 (9.9 + 42.6)
+//   ECDSA P-256 sign      20.3 µs, 60 allocs            17.8 µs, 42       17.6 (EVP_PKEY_sign)
+//   handshake, X25519     82.4 µs                       72.2 µs = 0.98 × floor (naive 1.11 ×)
+//   handshake, P-256     150.0 µs                       77.2 µs = 1.10 × floor (naive 2.14 ×)
+// (X25519 here is under the keygen + derive floor: two ladders, see below.)
 // P-256's difference is mostly OpenSSL's full peer check (n·Q) and its contexts; what is
 // left above the floor here is the encoding of our public key (an inversion to affine, ~6
 // µs, which the server cannot skip) and the per-key derive_init. X25519's keygen costs more
