@@ -11,6 +11,7 @@
 #             a one-query client
 #   onepassd-openssl  the same with --tls-engine openssl: OpenSSL's handshake for every
 #             connection instead of our own TLS 1.3 engine (server/tls/onepass/, the default)
+#   onepassd-uring  the same with --io uring: the io_uring driver instead of epoll (libevent)
 #   onepassd  onepassd --zone --tls-listen (one worker; the per-prefix handshake limits off, as
 #             the peers have none and every connection here comes from 127.0.0.1); a build
 #             without --tls-listen is said
@@ -75,8 +76,8 @@ find_binaries load
 for server in $servers; do
   case $server in
     nsd) need=nsd ;; bind) need=named ;; dnsdist) need=dnsdist ;;
-    onepassd|onepassd-idle0|onepassd-openssl) need="" ; find_binaries onepassd ;;
-    *) echo "dot-bench: --servers $server: choose among nsd bind dnsdist onepassd onepassd-idle0 onepassd-openssl" >&2; exit 1 ;;
+    onepassd|onepassd-idle0|onepassd-openssl|onepassd-uring) need="" ; find_binaries onepassd ;;
+    *) echo "dot-bench: --servers $server: choose among nsd bind dnsdist onepassd onepassd-idle0 onepassd-openssl onepassd-uring" >&2; exit 1 ;;
   esac
   for tool in $need kdig openssl nsd; do
     command -v "$tool" > /dev/null ||
@@ -261,10 +262,11 @@ run_server() {
     dnsdist)
       start_dnsdist_tls "$work/$name" "$server_cpus" "127.0.0.1:$BACKEND_PORT"
       port=$PORT plain_port=$PLAIN_PORT ;;
-    onepassd|onepassd-idle0|onepassd-openssl)
+    onepassd|onepassd-idle0|onepassd-openssl|onepassd-uring)
       local extra=()
       [ "$server" = onepassd-idle0 ] && extra=(--tls-idle-timeout-ms 0)
       [ "$server" = onepassd-openssl ] && extra=(--tls-engine openssl)
+      [ "$server" = onepassd-uring ] && extra=(--io uring)
       if ! onepassd_has_tls; then
         echo "  onepassd: NOT MEASURED: $onepassd has no --tls-listen (DNS over TLS is not in this build)"
         return 1

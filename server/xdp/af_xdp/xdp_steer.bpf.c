@@ -44,7 +44,8 @@ struct {
 // 1 while this process drains (a stop, or a restart's old process): a SYN passes to the kernel
 // (whose listeners are the new process's in a restart, or closed in a stop), so that no new
 // connection comes to us while the ones we hold finish; their other segments still come here,
-// past the kernel lookup (kernel_flows_until is set to the end of time with it).
+// past the kernel lookup (kernel_flows_until is set to the end of time with it), which passes the
+// kernel's connections, and the ACKs of its SYN-cookie handshakes, to the kernel.
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, 1);
@@ -57,14 +58,25 @@ struct {
   __uint(XDP_PASS, 1);
 } XDP_RUN_CONFIG(xdp_steer);
 
-// Whether `tuple` (of `size`: the ipv4 or ipv6 half) is a live kernel connection: not a
-// listener, and not one in TIME_WAIT, whose 4-tuple a client may reuse for a new connection of
-// ours (its SYN came to us).
+// Whether the kernel owns the connection of segment `tcp` (4-tuple `tuple`, of `size`: the ipv4
+// or ipv6 half; `ip` its IP header, of `ip_size`): a live kernel connection, not one in
+// TIME_WAIT, whose 4-tuple a client may reuse for a new connection of ours (its SYN came to us);
+// or, where the lookup finds only the kernel's listener, the ACK (or first data) that completes a
+// handshake the listener answered with a SYN cookie (its queue overflowed: a SYN flood while we
+// drain and SYNs go to the kernel, or at a start). Such a connection exists nowhere until the
+// kernel checks that cookie; here it would be a segment of no connection of ours, reset. The
+// helper answers at once when the listener sent no cookie in the last two minutes.
 static __always_inline int kernel_owns(struct xdp_md *ctx, struct bpf_sock_tuple *tuple,
-                                       __u32 size) {
+                                       __u32 size, void *ip, __u32 ip_size, struct tcphdr *tcp) {
   struct bpf_sock *sk = bpf_skc_lookup_tcp(ctx, tuple, size, BPF_F_CURRENT_NETNS, 0);
   if (!sk) return 0;
-  const int owned = sk->state != BPF_TCP_LISTEN && sk->state != BPF_TCP_TIME_WAIT;
+  int owned;
+  if (sk->state == BPF_TCP_LISTEN) {
+    owned = tcp->ack && !tcp->syn && !tcp->rst &&
+            bpf_tcp_check_syncookie(sk, ip, ip_size, tcp, sizeof(*tcp)) == 0;
+  } else {
+    owned = sk->state != BPF_TCP_TIME_WAIT;
+  }
   bpf_sk_release(sk);
   return owned;
 }
@@ -101,7 +113,7 @@ static __always_inline int steer4(struct xdp_md *ctx, struct iphdr *ip, struct t
     tuple.ipv4.daddr = ip->daddr;
     tuple.ipv4.sport = tcp->source;
     tuple.ipv4.dport = tcp->dest;
-    if (kernel_owns(ctx, &tuple, sizeof(tuple.ipv4))) return XDP_PASS;
+    if (kernel_owns(ctx, &tuple, sizeof(tuple.ipv4), ip, sizeof(*ip), tcp)) return XDP_PASS;
   }
   return steer(ctx, tcp, end);
 }
@@ -115,7 +127,7 @@ static __always_inline int steer6(struct xdp_md *ctx, struct ipv6hdr *ip6, struc
     __builtin_memcpy(tuple.ipv6.daddr, &ip6->daddr, sizeof(tuple.ipv6.daddr));
     tuple.ipv6.sport = tcp->source;
     tuple.ipv6.dport = tcp->dest;
-    if (kernel_owns(ctx, &tuple, sizeof(tuple.ipv6))) return XDP_PASS;
+    if (kernel_owns(ctx, &tuple, sizeof(tuple.ipv6), ip6, sizeof(*ip6), tcp)) return XDP_PASS;
   }
   return steer(ctx, tcp, end);
 }

@@ -142,15 +142,17 @@ pid_t StartClient(int client_ns_fd, const char* address, uint16_t port, const st
   return pid;
 }
 
-// A kernel listener of the server namespace on kKernelPort: "ping" in, "pong" out.
-int KernelListener() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  const int on = 1;
+// A kernel listener of the server namespace on `port` of every address, IPv4 and IPv6: "ping"
+// in, "pong" out.
+int KernelListener(uint16_t port = kKernelPort) {
+  const int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const int on = 1, off = 0;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(kKernelPort);
-  inet_pton(AF_INET, VethNamespaces::kServerAddress, &address.sin_addr);
+  setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+  sockaddr_in6 address{};
+  address.sin6_family = AF_INET6;
+  address.sin6_port = htons(port);
+  address.sin6_addr = in6addr_any;
   if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 || listen(fd, 8) != 0) {
     close(fd);
     return -1;
@@ -374,6 +376,49 @@ TEST_F(XdpVethTest, TheGracePeriodIsInTheProgramsMapUntilEnded) {
   EXPECT_EQ((*program)->KernelFlowsGraceEnd().value_or(0), UINT64_MAX);
   EXPECT_TRUE((*program)->EndKernelFlowsGrace().ok());
   EXPECT_EQ((*program)->KernelFlowsGraceEnd().value_or(0), UINT64_MAX);
+}
+
+// While this process drains, a SYN to the served port goes to the kernel's listener. When that
+// listener answers with a SYN cookie (its queue full: a SYN flood during a restart; here
+// tcp_syncookies = 2, a cookie for every SYN), no kernel socket has the 4-tuple until the
+// client's ACK brings the cookie back: the program checks the cookie (bpf_tcp_check_syncookie)
+// and passes that ACK to the kernel, instead of steering it to us, who would reset it.
+TEST_F(XdpVethTest, WhileDrainingTheKernelsSynCookieHandshakesStayTheKernels) {
+  absl::StatusOr<std::unique_ptr<XdpProgram>> program =
+      XdpProgram::Attach(Config(XdpModePreference::kNativeOnly));
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<std::unique_ptr<XskSocket>> xsk =
+      XskSocket::Open({.ifname = VethNamespaces::kServerIf, .queue = 0, .ring_size = 256});
+  ASSERT_TRUE(xsk.ok()) << xsk.status();
+  ASSERT_TRUE((*program)->SetSocket(0, (*xsk)->fd()).ok());
+  ASSERT_TRUE((*program)->BeginDrain().ok());
+  {
+    // This thread is in the server namespace: the sysctl is that namespace's (gone with it).
+    const int sysctl = open("/proc/sys/net/ipv4/tcp_syncookies", O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(sysctl, 0);
+    ASSERT_EQ(write(sysctl, "2", 1), 1);
+    close(sysctl);
+  }
+  FixedAnswerHandler handler;
+  XskSink sink(xsk->get());
+  TcpEndpointConfig config;
+  config.ports = {kXdpPort};
+  TcpEndpoint endpoint(config, &handler, &sink);
+  const int listen_fd = KernelListener(kXdpPort);
+  ASSERT_GE(listen_fd, 0);
+
+  const int ns = veth_->client_ns_fd();
+  const std::vector<pid_t> clients = {
+      StartClient(ns, VethNamespaces::kServerAddress, kXdpPort, "ping", "pong"),
+      StartClient(ns, VethNamespaces::kServerAddress6, kXdpPort, "ping", "pong")};
+  const std::vector<int> status = Serve(**xsk, endpoint, listen_fd, clients);
+  close(listen_fd);
+  EXPECT_EQ(status[0], 0) << "the IPv4 client of the kernel's listener";
+  EXPECT_EQ(status[1], 0) << "the IPv6 client of the kernel's listener";
+  // None of their segments came to us.
+  EXPECT_EQ(endpoint.stats().frames_in, 0u);
+  EXPECT_EQ(endpoint.stats().rsts_sent, 0u);
+  xsk->reset();
 }
 
 TEST_F(XdpVethTest, NoSuchInterfaceSaysSo) {
