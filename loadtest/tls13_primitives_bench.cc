@@ -15,6 +15,7 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <time.h>
 
 #include <algorithm>
@@ -209,6 +210,7 @@ int Main(int argc, char** argv) {
   }
   uint8_t share[kMaxKeyShareLength], secret[kMaxSharedSecretLength];
   uint8_t signature[CertificateSigner::kMaxSignatureLength];
+  uint8_t randoms[80];
   const auto reused = [&](int ec) {
     return kx
         ->Exchange(ec ? kGroupSecp256r1 : kGroupX25519,
@@ -244,6 +246,11 @@ int Main(int argc, char** argv) {
       {"ECDSA P-256 sign, naive (EVP_DigestSign)", naive_sign},
       {"ECDSA P-256 sign, CertificateSigner::Sign", sign},
       {"ECDSA P-256 sign floor: EVP_PKEY_sign alone", [&] { return floor[0].Sign(); }},
+      // A handshake's randoms (ServerHello 32, first ticket 16, next X25519 key 32): in two
+      // DRBG calls, as before 2026-12-04, and in the one the engine makes now.
+      {"randoms: RAND_bytes(48)+RAND_priv_bytes(32)",
+       [&] { return RAND_bytes(randoms, 48) == 1 && RAND_priv_bytes(randoms + 48, 32) == 1; }},
+      {"randoms: RAND_priv_bytes(80), one call", [&] { return RAND_priv_bytes(randoms, 80) == 1; }},
   };
   MeasureAll(n, rounds, cases);
   std::vector<Figure> f;

@@ -24,6 +24,7 @@ constexpr size_t kX25519Length = 32;
 constexpr size_t kP256ShareLength = 65;
 constexpr size_t kSecretLength = 32;  // X25519 output; P-256's x-coordinate (§7.4.2)
 constexpr size_t kPrivateKeyLength = 32;
+static_assert(kNextKeySeedLength == kPrivateKeyLength);
 constexpr uint8_t kX25519BasePoint[kX25519Length] = {9};  // RFC 7748 §4.1, u = 9
 
 KeyExchange::Result Fail(uint8_t alert, absl::Span<uint8_t> shared_secret) {
@@ -146,7 +147,7 @@ bool KeyExchange::InitGroup(Group& g, uint16_t id) {
   return true;
 }
 
-bool KeyExchange::NextX25519Key(Group& g) {
+bool KeyExchange::NextX25519Key(Group& g, absl::Span<const uint8_t> seed) {
   g.ready = false;
   uint8_t private_key[kPrivateKeyLength];
   // The public half is a placeholder (the base point's bytes): given one, fromdata does not
@@ -160,8 +161,13 @@ bool KeyExchange::NextX25519Key(Group& g) {
   params[2] = OSSL_PARAM_construct_end();
   EVP_PKEY* key = g.key.get();
   size_t length = kX25519Length;
-  const bool ok = RAND_priv_bytes(private_key, kPrivateKeyLength) == 1 &&
-                  EVP_PKEY_fromdata(g.keygen.get(), &key, EVP_PKEY_KEYPAIR, params) == 1 &&
+  bool drawn = seed.size() == kPrivateKeyLength;
+  if (drawn) {
+    std::memcpy(private_key, seed.data(), kPrivateKeyLength);
+  } else {
+    drawn = RAND_priv_bytes(private_key, kPrivateKeyLength) == 1;
+  }
+  const bool ok = drawn && EVP_PKEY_fromdata(g.keygen.get(), &key, EVP_PKEY_KEYPAIR, params) == 1 &&
                   key == g.key.get() && EVP_PKEY_derive_init(g.derive.get()) == 1 &&
                   EVP_PKEY_derive_set_peer_ex(g.derive.get(), g.base.get(), 0) == 1 &&
                   EVP_PKEY_derive(g.derive.get(), g.share, &length) == 1 && length == kX25519Length;
@@ -170,8 +176,8 @@ bool KeyExchange::NextX25519Key(Group& g) {
   return ok;
 }
 
-bool KeyExchange::NextKey(Group& g) {
-  if (g.id == kX25519) return NextX25519Key(g);
+bool KeyExchange::NextKey(Group& g, absl::Span<const uint8_t> seed) {
+  if (g.id == kX25519) return NextX25519Key(g, seed);
   // EVP_PKEY_generate() into the same EVP_PKEY: the old key data is freed (and wiped by its
   // keymgmt) and the derive context bound to this EVP_PKEY picks the new data up on init.
   EVP_PKEY* key = g.key.get();
@@ -247,7 +253,8 @@ KeyExchange::Result KeyExchange::Finish(Group& g, EVP_PKEY_CTX* derive, EVP_PKEY
 
 KeyExchange::Result KeyExchange::Exchange(uint16_t group, absl::Span<const uint8_t> client_share,
                                           absl::Span<uint8_t> server_share,
-                                          absl::Span<uint8_t> shared_secret) {
+                                          absl::Span<uint8_t> shared_secret,
+                                          absl::Span<const uint8_t> next_key_seed) {
   Group* g = Find(group);
   if (g == nullptr || server_share.size() < kMaxKeyShareLength ||
       shared_secret.size() < kMaxSharedSecretLength || (!g->ready && !NextKey(*g))) {
@@ -261,7 +268,7 @@ KeyExchange::Result KeyExchange::Exchange(uint16_t group, absl::Span<const uint8
   Result result = Finish(*g, g->derive.get(), g->key.get(), our_share, server_share, shared_secret);
   // A key that derived a secret is never used again: the next one replaces it now. A
   // failure leaves the key unused (nothing was sent), so it stays for the next handshake.
-  if (result.ok && !NextKey(*g)) ERR_clear_error();  // retried by the next Exchange()
+  if (result.ok && !NextKey(*g, next_key_seed)) ERR_clear_error();  // retried by the next one
   return result;
 }
 

@@ -52,6 +52,11 @@ namespace onepass::tls::tls13 {
 
 inline constexpr size_t kMaxKeyShareLength = 65;  // P-256 uncompressed point
 inline constexpr size_t kMaxSharedSecretLength = 32;
+// The random bytes the next X25519 private key is made of, when the caller draws them: one
+// DRBG call per handshake for these and its other randoms, since each call costs ~0.6 µs
+// whatever its length (the DRBG's lock and fork check; the "randoms" rows of
+// loadtest/tls13_primitives_bench).
+inline constexpr size_t kNextKeySeedLength = 32;
 
 // The key share length of NamedGroup `group` (§4.2.7): 32 for x25519 (0x001d), 65 for
 // secp256r1 (0x0017), 0 for a group not served here. (The group constants themselves are
@@ -90,9 +95,12 @@ class KeyExchange {
   // (≥ kMaxSharedSecretLength). A client share of the wrong length, not a valid point
   // (§4.2.8.2: uncompressed form only, on the curve) or giving the all-zero X25519 output
   // (RFC 7748 §6.1, RFC 8446 §7.4.2): ok false, alert 47. An unknown group, spans too
-  // short or a libcrypto failure: ok false, alert 80.
+  // short or a libcrypto failure: ok false, alert 80. After a success the next key is made:
+  // for X25519 from `next_key_seed` when it has kNextKeySeedLength bytes (fresh from the DRBG,
+  // wiped by the caller), else from RAND_priv_bytes; a P-256 key draws its own.
   Result Exchange(uint16_t group, absl::Span<const uint8_t> client_share,
-                  absl::Span<uint8_t> server_share, absl::Span<uint8_t> shared_secret);
+                  absl::Span<uint8_t> server_share, absl::Span<uint8_t> shared_secret,
+                  absl::Span<const uint8_t> next_key_seed = {});
 
   // The same with our private key given (32 bytes for both groups; tests against RFC 8448
   // and RFC 7748 vectors). Allocates its own key and context: not for the hot path.
@@ -119,8 +127,8 @@ class KeyExchange {
 
   KeyExchange() = default;
   bool InitGroup(Group& g, uint16_t id);
-  bool NextKey(Group& g);
-  bool NextX25519Key(Group& g);
+  bool NextKey(Group& g, absl::Span<const uint8_t> seed = {});
+  bool NextX25519Key(Group& g, absl::Span<const uint8_t> seed = {});
   Group* Find(uint16_t group);
   // Loads and validates the client's share into g.peer: alert 0 when it is good.
   uint8_t LoadPeer(Group& g, absl::Span<const uint8_t> client_share);

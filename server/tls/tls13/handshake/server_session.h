@@ -150,7 +150,9 @@ class ServerSession {
   // Opens a ticket offered in the hello and checks its binder: true with psk_ set when it
   // resumes, false for a full handshake. Sets error_ when the binder is wrong.
   bool TryResume(absl::Span<const uint8_t> binder_hash);
-  bool SendServerFlight(const Choice& choice, absl::Span<const uint8_t> shared_secret,
+  // `server_random`: the ServerHello's 32 bytes.
+  bool SendServerFlight(const Choice& choice, absl::Span<const uint8_t> server_random,
+                        absl::Span<const uint8_t> shared_secret,
                         absl::Span<const uint8_t> server_share);
   Status OnEncryptedRecord(absl::Span<const uint8_t> record, absl::Span<uint8_t> into, size_t* got);
   Status OnClientFinished(const HandshakeMessage& message);

@@ -88,10 +88,12 @@ class KeyExchangeTest : public ::testing::Test {
     kx_ = KeyExchange::Create();
     ASSERT_NE(kx_, nullptr);
   }
-  KeyExchange::Result Run(uint16_t group, const Bytes& client_share) {
+  KeyExchange::Result Run(uint16_t group, const Bytes& client_share,
+                          const Bytes& next_key_seed = {}) {
     share_.assign(kMaxKeyShareLength, 0);
     secret_.assign(kMaxSharedSecretLength, 0xaa);
-    auto r = kx_->Exchange(group, client_share, absl::MakeSpan(share_), absl::MakeSpan(secret_));
+    auto r = kx_->Exchange(group, client_share, absl::MakeSpan(share_), absl::MakeSpan(secret_),
+                           next_key_seed);
     share_.resize(r.share_length);
     return r;
   }
@@ -173,6 +175,33 @@ TEST_F(KeyExchangeTest, FreshKeysAgreeWithOpenSsl) {
       previous = share_;
     }
   }
+  EXPECT_EQ(ERR_peek_error(), 0u);
+}
+
+// A seed given to an X25519 exchange is the private key of the next one (the caller's single
+// DRBG draw per handshake): the next share and secret are what RFC 7748's vector gives for that
+// key. A seed of another length is ignored (the next key comes from the DRBG); a failed
+// exchange keeps its unused key and spends no seed.
+TEST_F(KeyExchangeTest, ASeedIsTheNextX25519Key) {
+  PkeyPtr client = Generate(kGroupX25519);
+  ASSERT_TRUE(Run(kGroupX25519, EncodedPublic(client.get()), Hex(kAlicePrivate)).ok);
+  auto r = Run(kGroupX25519, Hex(kBobPublic));
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(share_, Hex(kAlicePublic));
+  EXPECT_EQ(Bytes(secret_.begin(), secret_.begin() + r.secret_length), Hex(kAliceBobShared));
+
+  ASSERT_TRUE(Run(kGroupX25519, Hex(kBobPublic), Bytes(31, 7)).ok);
+  r = Run(kGroupX25519, EncodedPublic(client.get()));
+  ASSERT_TRUE(r.ok);
+  EXPECT_NE(share_, Hex(kAlicePublic));
+  EXPECT_EQ(Bytes(secret_.begin(), secret_.begin() + r.secret_length),
+            OpenSslDerive(client.get(), kGroupX25519, share_));
+
+  ASSERT_TRUE(Run(kGroupX25519, Hex(kBobPublic), Hex(kAlicePrivate)).ok);
+  ExpectRefused(kGroupX25519, Bytes(32, 0), 47);  // the all-zero output
+  r = Run(kGroupX25519, Hex(kBobPublic));
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(share_, Hex(kAlicePublic));
   EXPECT_EQ(ERR_peek_error(), 0u);
 }
 
