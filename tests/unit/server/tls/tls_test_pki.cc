@@ -7,11 +7,14 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 
 namespace onepass::tls::testing {
 
@@ -89,12 +92,43 @@ X509* MakeCert(EVP_PKEY* key, const std::string& cn, X509* issuer, EVP_PKEY* iss
   return cert;
 }
 
+// The directories still alive, removed at exit: fuzzers and test fixtures keep theirs in objects
+// that are never destroyed (libFuzzer never returns to destroy them), which left a directory
+// with private keys in /tmp per run. Only by the process that made it: a forked child's exit()
+// must not remove its parent's files.
+struct LiveDirs {
+  std::mutex mutex;
+  std::map<std::string, pid_t> made_by;
+};
+
+LiveDirs& Live() {
+  static LiveDirs* const live = [] {
+    auto* made = new LiveDirs();  // never destroyed: atexit handlers run after statics die
+    std::atexit([] {
+      LiveDirs& dirs = Live();
+      std::lock_guard<std::mutex> lock(dirs.mutex);
+      for (const auto& [dir, pid] : dirs.made_by) {
+        std::error_code ignored;
+        if (pid == getpid()) std::filesystem::remove_all(dir, ignored);
+      }
+      dirs.made_by.clear();
+    });
+    return made;
+  }();
+  return *live;
+}
+
 }  // namespace
 
 TestPkiDir::TestPkiDir(const TestCertOptions& options) {
   char templ[] = "/tmp/onepass-tls-XXXXXX";
   Check(mkdtemp(templ) != nullptr, "mkdtemp");
   dir_ = templ;
+  {
+    LiveDirs& live = Live();
+    std::lock_guard<std::mutex> lock(live.mutex);
+    live.made_by[dir_] = getpid();
+  }
   EVP_PKEY* ca_key = EVP_EC_gen("P-256");
   EVP_PKEY* key = EVP_EC_gen("P-256");
   EVP_PKEY* other = EVP_EC_gen("P-256");
@@ -119,6 +153,11 @@ TestPkiDir::TestPkiDir(const TestCertOptions& options) {
 }
 
 TestPkiDir::~TestPkiDir() {
+  {
+    LiveDirs& live = Live();
+    std::lock_guard<std::mutex> lock(live.mutex);
+    live.made_by.erase(dir_);
+  }
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
 }

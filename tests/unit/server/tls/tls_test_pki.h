@@ -1,6 +1,7 @@
 // Certificates made at test time for the TLS layer's tests, fuzzer and benchmark: a CA and a
 // leaf signed by it, EC P-256 keys (what a DoT operator should deploy), written as PEM files
-// into a fresh temporary directory that is removed with the object.
+// into a fresh temporary directory that is removed with the object, or at exit where the object
+// is never destroyed (a fuzzer's or a fixture's that lives as long as the process).
 #ifndef ONEPASS_TESTS_UNIT_SERVER_TLS_TLS_TEST_PKI_H_
 #define ONEPASS_TESTS_UNIT_SERVER_TLS_TLS_TEST_PKI_H_
 
