@@ -314,7 +314,7 @@ int ServerMain(int argc, char** argv, const HandlerFactoryMaker& make_factory,
     std::printf("%scheck: %s data OK\n", (*factory)->Summary().c_str(), handler_name.c_str());
     for (const std::string& warning : probe_warnings) std::printf("warning: %s\n", warning.c_str());
     if (tls != nullptr) {
-      std::printf("%s", tls->Summary().c_str());
+      std::printf("%s\n", tls->Summary().c_str());  // its lines, the last unterminated
       for (const std::string& warning : tls->warnings()) {
         std::printf("warning: %s\n", warning.c_str());
       }

@@ -294,8 +294,20 @@ TEST_F(DnsDotTest, CheckValidatesTheTlsFilesAndSighupReloadsThem) {
                          absl::Seconds(20));
   ASSERT_TRUE(good.ok());
   EXPECT_EQ(good->exit_code, 0) << good->err;
-  EXPECT_THAT(good->out, HasSubstr("check: TLS certificate, key and ticket keys OK"));
+  // Each on a line of its own (the TLS summary's last line once ran into the next).
+  EXPECT_THAT(good->out, HasSubstr("\ncheck: TLS certificate, key and ticket keys OK\n"));
   EXPECT_THAT(good->out, HasSubstr("EC prime256v1"));
+  EXPECT_THAT(good->out, HasSubstr("counted by reason: onepass_tls_fallback_total)\n"));
+  // A certificate that expires within 30 days: a warning on a line of its own.
+  tls::testing::TestPkiDir expiring(
+      {.not_after = absl::Now() + absl::Hours(24 * 10), .common_name = "dot.example.test"});
+  auto soon = RunCommand({ONEPASSD_PATH, "--handler", "dns", "--check", "--tls-cert",
+                          expiring.chain_file(), "--tls-key", expiring.key_file()},
+                         absl::Seconds(20));
+  ASSERT_TRUE(soon.ok());
+  EXPECT_EQ(soon->exit_code, 0) << soon->err;
+  EXPECT_THAT(soon->out, HasSubstr(absl::StrCat("\nwarning: --tls-cert ", expiring.chain_file(),
+                                                ": the certificate expires on ")));
 
   // SIGHUP: a server whose certificate files are replaced serves the new certificate to new
   // connections (verified against the new CA), without a restart.
