@@ -21,6 +21,7 @@
 #include "common/flag_help.h"
 #include "common/flagfile.h"
 #include "common/log.h"
+#include "server/build_version.h"  // generated: ONEPASS_VERSION
 #include "server/ops/ops_endpoints.h"
 #include "server/server.h"
 #include "server/tls_flags.h"
@@ -152,10 +153,6 @@ ABSL_FLAG(bool, check, false,
           "database), print what was loaded and exit 0, or print the errors and exit 1. Opens "
           "no socket, so --listen may be left out (systemd ExecStartPre and ExecReload run "
           "it, like nsd-checkconf).");
-
-#ifndef ONEPASS_VERSION
-#define ONEPASS_VERSION "unknown"
-#endif
 
 namespace onepass {
 namespace {

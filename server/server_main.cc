@@ -20,6 +20,7 @@
 #include "common/data_file.h"
 #include "common/log.h"
 #include "handlers/load_phases.h"
+#include "server/build_version.h"  // generated: ONEPASS_VERSION
 #include "server/ops/metrics_server.h"
 #include "server/ops/ops_endpoints.h"
 #include "server/ops/server_status.h"
@@ -34,10 +35,6 @@
 #include "server/startup_probe.h"
 #include "server/tls_flags.h"
 #include "server/xdp_flags.h"
-
-#ifndef ONEPASS_VERSION
-#define ONEPASS_VERSION "unknown"
-#endif
 
 namespace onepass {
 namespace {
