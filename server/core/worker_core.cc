@@ -18,7 +18,11 @@ namespace onepass {
 WorkerCore::Slot::Slot(WorkerCore* core, size_t input_bytes)
     : connection(input_bytes, /*output_capacity=*/0),
       watch(core->driver_, [core, this] { core->OnReady(this); }),
-      deadline(&core->driver_->timers(), [core, this] { core->OnDeadline(this); }) {}
+      deadline(&core->driver_->timers(), [core, this] { core->OnDeadline(this); }) {
+  // Close() and EndOnThread() disarm it before the fd is closed: a kept-open connection's
+  // watch stays registered between its requests.
+  watch.set_disarms_before_close();
+}
 
 WorkerCore::WorkerCore(int index, const CoreConfig& config, const ProxyPolicy& proxy_policy,
                        int max_connections, ClientTable* clients,

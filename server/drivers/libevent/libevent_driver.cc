@@ -65,9 +65,17 @@ void LibeventDriver::Arm(FdWatch& watch) {
     ev = event_new(base_.get(), -1, 0, &LibeventDriver::OnWatchReady, &watch);
     watch.driver_data = ev;
   }
-  const short what =
-      static_cast<short>((watch.interest() == Interest::kReadable ? EV_READ : EV_WRITE) |
-                         (watch.persistent() ? EV_PERSIST : 0));
+  // A watch whose user disarms it before closing its fd stays registered after a one-shot
+  // fire (EV_PERSIST, the one-shot kept by FdWatch::Fire and OnWatchReady): armed again for the
+  // same fd and interest, as a kept-open connection is after each answer, it costs no
+  // epoll_ctl (libevent would DEL at the fire and ADD now).
+  const bool keep = watch.persistent() || watch.disarms_before_close();
+  const short what = static_cast<short>(
+      (watch.interest() == Interest::kReadable ? EV_READ : EV_WRITE) | (keep ? EV_PERSIST : 0));
+  if (event_pending(ev, EV_READ | EV_WRITE, nullptr) != 0) {
+    if (event_get_fd(ev) == watch.fd() && event_get_events(ev) == what) return;
+    event_del(ev);  // another fd or interest; event_assign must not see an added event
+  }
   event_assign(ev, base_.get(), watch.fd(), what, &LibeventDriver::OnWatchReady, &watch);
   event_add(ev, nullptr);
 }
@@ -81,7 +89,16 @@ void LibeventDriver::Forget(FdWatch& watch) {
   watch.driver_data = nullptr;
 }
 
-void LibeventDriver::OnWatchReady(int, short, void* arg) { static_cast<FdWatch*>(arg)->Fire(); }
+void LibeventDriver::OnWatchReady(int, short, void* arg) {
+  FdWatch* watch = static_cast<FdWatch*>(arg);
+  if (!watch->armed()) {
+    // Still registered after its one-shot fired, and not armed again: the fd is ready, but
+    // nobody asked; the registration goes now (what libevent would have done at the fire).
+    event_del(static_cast<event*>(watch->driver_data));
+    return;
+  }
+  watch->Fire();
+}
 
 void LibeventDriver::CloseSocket(int fd, bool abort) {
   if (abort) AbortOnClose(fd);
