@@ -150,9 +150,11 @@ class IoDriver {
   void set_sink(ConnectionSink* sink) { sink_ = sink; }
   TimerQueue& timers() { return *timers_; }
 
-  // FdWatch's side.
+  // FdWatch's side. Arm on an armed watch: only where ArmReplaces() (the watch's new fd and
+  // interest replace what the driver holds for it); elsewhere FdWatch disarms it first.
   virtual void Arm(FdWatch& watch) = 0;
   virtual void Disarm(FdWatch& watch) = 0;
+  virtual bool ArmReplaces() const { return false; }
   // The watch is being destroyed (disarmed): frees driver_data.
   virtual void Forget(FdWatch& watch) = 0;
 
@@ -217,7 +219,7 @@ inline FdWatch::~FdWatch() {
 }
 
 inline void FdWatch::Arm(int fd, Interest interest, bool persistent) {
-  if (armed_) driver_->Disarm(*this);
+  if (armed_ && !driver_->ArmReplaces()) driver_->Disarm(*this);
   fd_ = fd;
   interest_ = interest;
   persistent_ = persistent;

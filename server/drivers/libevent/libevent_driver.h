@@ -30,6 +30,8 @@ class LibeventDriver final : public IoDriver {
   void Arm(FdWatch& watch) override;
   void Disarm(FdWatch& watch) override;
   void Forget(FdWatch& watch) override;
+  // Arm() keeps the watch's event when its fd and interest are unchanged, else replaces it.
+  bool ArmReplaces() const override { return true; }
   void CloseSocket(int fd, bool abort) override;
   void SetAccepting(bool on) override;
   void CloseListeners(bool take_queued) override;

@@ -165,6 +165,30 @@ TEST_F(LibeventDriverTest, AFiredWatchNotArmedAgainIsNotCalledAgain) {
   close(fds[1]);
 }
 
+// Armed again while armed (the DNS frontend's connection, its read watch kept while it waits
+// for the upstream's answer, parked again after writing it): the same fd and interest cost
+// nothing; another interest replaces the first.
+TEST_F(LibeventDriverTest, ArmingAnArmedWatchReplacesItsInterest) {
+  Make(64);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  int fired = 0;
+  FdWatch watch(driver_.get(), [&] { ++fired; });
+  watch.set_disarms_before_close();
+  watch.Arm(fds[0], Interest::kReadable);
+  const int before = epoll_ctl_calls.load();
+  watch.Arm(fds[0], Interest::kReadable);
+  EXPECT_EQ(epoll_ctl_calls.load(), before);
+  watch.Arm(fds[1], Interest::kWritable);  // the pipe's writable end: ready now
+  ASSERT_TRUE(RunUntil([&] { return fired == 1; }));
+  ASSERT_EQ(write(fds[1], "x", 1), 1);
+  for (int i = 0; i < 3; ++i) driver_->RunOnce();
+  EXPECT_EQ(fired, 1);  // the read interest was replaced, and the write one was one-shot
+  watch.Disarm();
+  close(fds[0]);
+  close(fds[1]);
+}
+
 TEST_F(LibeventDriverTest, TheDrainTakesWhatIsQueuedThenCloses) {
   Make(64);
   for (int i = 0; i < 3; ++i) clients_.push_back(ConnectTo(ports_[i % 2]));
