@@ -61,9 +61,9 @@ class FdWatch {
   void Arm(int fd, Interest interest, bool persistent = false);
   void Disarm();
   // A promise of the user: it calls Disarm() before it closes the fd (the core's connection
-  // slots do, in WorkerCore::Close). A driver may then keep the fd registered after a one-shot
-  // fire, so that arming the watch again for the same fd and interest costs nothing: on the
-  // libevent driver no epoll_ctl DEL at the fire and ADD at the re-arm, two of the four system
+  // slots do, in WorkerCore::Close and EndOnThread). A driver may then keep the fd registered after
+  // a one-shot fire, so that arming the watch again for the same fd and interest costs nothing: on
+  // the libevent driver no epoll_ctl DEL at the fire and ADD at the re-arm, two of the four system
   // calls of each query on a kept-open connection. Without the promise a closed fd's number
   // reused by another socket could be left unregistered.
   void set_disarms_before_close() { disarms_before_close_ = true; }

@@ -161,12 +161,9 @@ bool KeyExchange::NextX25519Key(Group& g, absl::Span<const uint8_t> seed) {
   params[2] = OSSL_PARAM_construct_end();
   EVP_PKEY* key = g.key.get();
   size_t length = kX25519Length;
-  bool drawn = seed.size() == kPrivateKeyLength;
-  if (drawn) {
-    std::memcpy(private_key, seed.data(), kPrivateKeyLength);
-  } else {
-    drawn = RAND_priv_bytes(private_key, kPrivateKeyLength) == 1;
-  }
+  const bool seeded = seed.size() == kPrivateKeyLength;
+  if (seeded) std::memcpy(private_key, seed.data(), kPrivateKeyLength);
+  const bool drawn = seeded || RAND_priv_bytes(private_key, kPrivateKeyLength) == 1;
   const bool ok = drawn && EVP_PKEY_fromdata(g.keygen.get(), &key, EVP_PKEY_KEYPAIR, params) == 1 &&
                   key == g.key.get() && EVP_PKEY_derive_init(g.derive.get()) == 1 &&
                   EVP_PKEY_derive_set_peer_ex(g.derive.get(), g.base.get(), 0) == 1 &&

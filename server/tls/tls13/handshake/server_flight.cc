@@ -148,8 +148,8 @@ ServerSession::Status ServerSession::Serve(const Choice& choice, const Handshake
   }
   std::memcpy(first_ticket_random_, randoms + 32, kFirstTicketRandomLength);
   first_ticket_random_ready_ = true;
-  const absl::Span<uint8_t> next_key_seed(randoms + 32 + kFirstTicketRandomLength,
-                                          kNextKeySeedLength);
+  const absl::Span<const uint8_t> next_key_seed(randoms + 32 + kFirstTicketRandomLength,
+                                                kNextKeySeedLength);
   uint8_t server_share[kMaxKeyShareLength];
   uint8_t shared_secret[kMaxSharedSecretLength];
   const KeyExchange::Result exchanged =

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <vector>
 
+#include "common/scoped_fd.h"
 #include "gtest/gtest.h"
 #include "tests/unit/server/drivers/recording_sink.h"
 
@@ -33,6 +34,21 @@ namespace {
 using testing::ConnectTo;
 using testing::LoopbackListener;
 using testing::RecordingSink;
+
+// A pipe, the socket stand-in of the watch tests: its ends closed after the watches declared
+// below it are gone (each disarmed first, as the promise of set_disarms_before_close asks).
+struct Pipe {
+  Pipe() {
+    int fds[2] = {-1, -1};
+    EXPECT_EQ(pipe(fds), 0);
+    read_end.Reset(fds[0]);
+    write_end.Reset(fds[1]);
+  }
+  int in() const { return read_end.get(); }
+  int out() const { return write_end.get(); }
+  void Write() const { EXPECT_EQ(write(out(), "x", 1), 1); }
+  ScopedFd read_end, write_end;
+};
 
 class LibeventDriverTest : public ::testing::Test {
  protected:
@@ -85,18 +101,15 @@ TEST_F(LibeventDriverTest, AnAcceptBurstBoundsOneTurn) {
 
 TEST_F(LibeventDriverTest, AWatchFiresOnReadiness) {
   Make(64);
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
+  Pipe p;
   int fired = 0;
   FdWatch watch(driver_.get(), [&] { ++fired; });
-  watch.Arm(fds[0], Interest::kReadable);
+  watch.Arm(p.in(), Interest::kReadable);
   driver_->RunOnce();
   EXPECT_EQ(fired, 0);
-  ASSERT_EQ(write(fds[1], "x", 1), 1);
+  p.Write();
   ASSERT_TRUE(RunUntil([&] { return fired == 1; }));
   EXPECT_FALSE(watch.armed());  // one-shot
-  close(fds[0]);
-  close(fds[1]);
 }
 
 // A kept-open connection's watch (WorkerCore's slots: disarmed before their fd closes), armed
@@ -104,53 +117,48 @@ TEST_F(LibeventDriverTest, AWatchFiresOnReadiness) {
 // DEL when it is disarmed, where a plain one-shot watch costs a DEL and an ADD per request.
 TEST_F(LibeventDriverTest, AWatchDisarmedBeforeCloseStaysRegisteredBetweenItsFires) {
   Make(64);
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
+  Pipe p;
   int fired = 0;
   FdWatch watch(driver_.get(), [&] {
     ++fired;
     char byte;
-    ASSERT_EQ(read(fds[0], &byte, 1), 1);
-    watch.Arm(fds[0], Interest::kReadable);  // the connection waits for its next request
+    ASSERT_EQ(read(p.in(), &byte, 1), 1);
+    watch.Arm(p.in(), Interest::kReadable);  // the connection waits for its next request
   });
   watch.set_disarms_before_close();
   const int before = epoll_ctl_calls.load();
-  watch.Arm(fds[0], Interest::kReadable);
+  watch.Arm(p.in(), Interest::kReadable);
   for (int request = 1; request <= 3; ++request) {
-    ASSERT_EQ(write(fds[1], "x", 1), 1);
+    p.Write();
     ASSERT_TRUE(RunUntil([&] { return fired == request; }));
     EXPECT_TRUE(watch.armed());
   }
   EXPECT_EQ(epoll_ctl_calls.load() - before, 1);  // the first ADD only
   watch.Disarm();
   EXPECT_EQ(epoll_ctl_calls.load() - before, 2);  // and its DEL
-  close(fds[0]);
   // The fd's number, taken by the next socket, is that socket's: it fires.
-  int next[2];
-  ASSERT_EQ(pipe(next), 0);
+  const int number = p.in();
+  p.read_end.Reset();
+  Pipe next;
+  ASSERT_EQ(next.in(), number);  // the lowest free number, as accept4 would take it
   int next_fired = 0;
   FdWatch other(driver_.get(), [&] { ++next_fired; });
   other.set_disarms_before_close();
-  other.Arm(next[0], Interest::kReadable);
-  ASSERT_EQ(write(next[1], "y", 1), 1);
+  other.Arm(next.in(), Interest::kReadable);
+  next.Write();
   EXPECT_TRUE(RunUntil([&] { return next_fired == 1; }));
-  other.Disarm();
-  close(next[0]);
-  close(next[1]);
-  close(fds[1]);
 }
 
 // Still one-shot: fired and not armed again, it is not called again though its fd stays
 // ready, and its registration goes at that next readiness.
 TEST_F(LibeventDriverTest, AFiredWatchNotArmedAgainIsNotCalledAgain) {
   Make(64);
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
+  Pipe p;
   int fired = 0;
   FdWatch watch(driver_.get(), [&] { ++fired; });  // reads nothing: the pipe stays readable
   watch.set_disarms_before_close();
-  watch.Arm(fds[0], Interest::kReadable);
-  ASSERT_EQ(write(fds[1], "x", 1), 1);
+  watch.Arm(p.in(), Interest::kReadable);
+  p.Write();
   ASSERT_TRUE(RunUntil([&] { return fired == 1; }));
   EXPECT_FALSE(watch.armed());
   const int before = epoll_ctl_calls.load();
@@ -158,11 +166,8 @@ TEST_F(LibeventDriverTest, AFiredWatchNotArmedAgainIsNotCalledAgain) {
   EXPECT_EQ(fired, 1);
   EXPECT_EQ(epoll_ctl_calls.load() - before, 1);  // the DEL at the unasked readiness
   // Armed again (another interest: the fd's writable end), it fires for that.
-  watch.Arm(fds[1], Interest::kWritable);
+  watch.Arm(p.out(), Interest::kWritable);
   EXPECT_TRUE(RunUntil([&] { return fired == 2; }));
-  watch.Disarm();
-  close(fds[0]);
-  close(fds[1]);
 }
 
 // Armed again while armed (the DNS frontend's connection, its read watch kept while it waits
@@ -170,23 +175,19 @@ TEST_F(LibeventDriverTest, AFiredWatchNotArmedAgainIsNotCalledAgain) {
 // nothing; another interest replaces the first.
 TEST_F(LibeventDriverTest, ArmingAnArmedWatchReplacesItsInterest) {
   Make(64);
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
+  Pipe p;
   int fired = 0;
   FdWatch watch(driver_.get(), [&] { ++fired; });
   watch.set_disarms_before_close();
-  watch.Arm(fds[0], Interest::kReadable);
+  watch.Arm(p.in(), Interest::kReadable);
   const int before = epoll_ctl_calls.load();
-  watch.Arm(fds[0], Interest::kReadable);
+  watch.Arm(p.in(), Interest::kReadable);
   EXPECT_EQ(epoll_ctl_calls.load(), before);
-  watch.Arm(fds[1], Interest::kWritable);  // the pipe's writable end: ready now
+  watch.Arm(p.out(), Interest::kWritable);  // the pipe's writable end: ready now
   ASSERT_TRUE(RunUntil([&] { return fired == 1; }));
-  ASSERT_EQ(write(fds[1], "x", 1), 1);
+  p.Write();
   for (int i = 0; i < 3; ++i) driver_->RunOnce();
   EXPECT_EQ(fired, 1);  // the read interest was replaced, and the write one was one-shot
-  watch.Disarm();
-  close(fds[0]);
-  close(fds[1]);
 }
 
 TEST_F(LibeventDriverTest, TheDrainTakesWhatIsQueuedThenCloses) {
