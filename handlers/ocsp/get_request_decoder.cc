@@ -20,9 +20,13 @@ struct Base64Table {
       value['a' + i] = 26 + i;
     }
     for (int i = 0; i < 10; ++i) value['0' + i] = 52 + i;
-    value['+'] = value['-'] = 62;
-    value['/'] = value['_'] = 63;
+    Set('+', 62);
+    Set('-', 62);
+    Set('/', 63);
+    Set('_', 63);
   }
+  // A char subscript is signed on x86 (clang's -Wchar-subscripts); these are all ASCII.
+  constexpr void Set(char c, int v) { value[static_cast<unsigned char>(c)] = v; }
   int value[256];
 };
 constexpr Base64Table kBase64;

@@ -20,9 +20,6 @@ double MetricValue(const std::string& exposition, const std::string& name);
 // GET /metrics from ADDRESS and the value of `name` in it (-1 when absent or not 200).
 double ScrapeValue(const std::string& address, const std::string& name);
 
-// A TCP port free on 127.0.0.1 at the time of the call.
-int FreeLoopbackPort();
-
 // Starts `argv` (argv[0] searched in PATH) with stdout and stderr to `log_path`; -1 on failure.
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path);
 // SIGKILL and reap.

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/loopback_port.h"
 #include "tests/integration/dns/differential_corpus.h"
 #include "tests/integration/dns/frontend_support.h"
 #include "tests/integration/dns/kdig_comparison.h"

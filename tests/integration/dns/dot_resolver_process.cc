@@ -18,7 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "tests/support/metrics_client.h"
+#include "tests/support/loopback_port.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/wait_for.h"
 

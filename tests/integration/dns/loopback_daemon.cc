@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tests/integration/dns/dns_tcp_query.h"
-#include "tests/support/metrics_client.h"
+#include "tests/support/loopback_port.h"
 
 namespace onepass::dns::testing {
 namespace {

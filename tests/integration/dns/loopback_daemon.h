@@ -11,13 +11,31 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 
 namespace onepass::dns::testing {
 
-// A port the kernel just handed out on loopback (closed again; the daemon binds it next, UDP
-// and TCP): tests/support's FreeLoopbackPort, with its failure as an error.
+// A port free on loopback for UDP and TCP, below the ephemeral range (closed again; the daemon
+// binds it next): tests/support's FreeLoopbackPort, with its failure as an error.
 absl::StatusOr<int> FreeLoopbackPort();
+
+// `start(port)` on a free port, then on another while the daemon's start failed because the
+// port was taken in between ("address already in use" in its error; a test beside this one
+// bound it): three ports at most.
+template <typename Started>
+absl::StatusOr<Started> StartOnFreePort(
+    absl::FunctionRef<absl::StatusOr<Started>(int port)> start) {
+  absl::StatusOr<Started> started = absl::InternalError("not started");
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    absl::StatusOr<int> port = FreeLoopbackPort();
+    if (!port.ok()) return port.status();
+    started = start(*port);
+    if (started.ok() || !absl::StrContains(started.status().message(), "already in use")) break;
+  }
+  return started;
+}
 
 class LoopbackDaemon {
  public:

@@ -13,8 +13,15 @@
 namespace onepass::dns::testing {
 
 absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::Start(const std::vector<ZoneFile>& zones,
-                                                              int fixed_port) {
+                                                              int port) {
   if (zones.empty()) return absl::InvalidArgumentError("no zone");
+  if (port != 0) return StartOn(zones, port);
+  return StartOnFreePort<std::unique_ptr<NsdProcess>>(
+      [&](int free_port) { return StartOn(zones, free_port); });
+}
+
+absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::StartOn(
+    const std::vector<ZoneFile>& zones, int port) {
   std::unique_ptr<NsdProcess> nsd(new NsdProcess());
   char dir_template[] = "/tmp/onepass-nsd-XXXXXX";
   if (mkdtemp(dir_template) == nullptr) return absl::InternalError("mkdtemp");
@@ -22,9 +29,7 @@ absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::Start(const std::vector<
   for (size_t i = 0; i < zones.size(); ++i) {
     std::filesystem::copy_file(zones[i].path, absl::StrCat(nsd->dir_, "/zone", i));
   }
-  absl::StatusOr<int> port = fixed_port != 0 ? absl::StatusOr<int>(fixed_port) : FreeLoopbackPort();
-  if (!port.ok()) return port.status();
-  nsd->port_ = *port;
+  nsd->port_ = port;
   const std::string conf = nsd->dir_ + "/nsd.conf";
   {
     std::ofstream out(conf);

@@ -28,6 +28,8 @@ class NsdProcess {
 
  private:
   NsdProcess() = default;
+  static absl::StatusOr<std::unique_ptr<NsdProcess>> StartOn(const std::vector<ZoneFile>& zones,
+                                                             int port);
   std::unique_ptr<LoopbackDaemon> daemon_;  // stopped before dir_ is removed
   int port_ = 0;
   std::string dir_;

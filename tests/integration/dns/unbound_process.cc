@@ -12,14 +12,19 @@
 namespace onepass::dns::testing {
 
 absl::StatusOr<std::unique_ptr<UnboundProcess>> UnboundProcess::Start(
-    const std::string& local_data_path, int fixed_port) {
+    const std::string& local_data_path, int port) {
+  if (port != 0) return StartOn(local_data_path, port);
+  return StartOnFreePort<std::unique_ptr<UnboundProcess>>(
+      [&](int free_port) { return StartOn(local_data_path, free_port); });
+}
+
+absl::StatusOr<std::unique_ptr<UnboundProcess>> UnboundProcess::StartOn(
+    const std::string& local_data_path, int port) {
   std::unique_ptr<UnboundProcess> unbound(new UnboundProcess());
   char dir_template[] = "/tmp/onepass-unbound-XXXXXX";
   if (mkdtemp(dir_template) == nullptr) return absl::InternalError("mkdtemp");
   unbound->dir_ = dir_template;
-  absl::StatusOr<int> port = fixed_port != 0 ? absl::StatusOr<int>(fixed_port) : FreeLoopbackPort();
-  if (!port.ok()) return port.status();
-  unbound->port_ = *port;
+  unbound->port_ = port;
   const std::string conf = unbound->dir_ + "/unbound.conf";
   {
     std::ofstream out(conf);

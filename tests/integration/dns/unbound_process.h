@@ -30,6 +30,8 @@ class UnboundProcess {
 
  private:
   UnboundProcess() = default;
+  static absl::StatusOr<std::unique_ptr<UnboundProcess>> StartOn(const std::string& local_data_path,
+                                                                 int port);
   std::unique_ptr<LoopbackDaemon> daemon_;  // stopped before dir_ is removed
   int port_ = 0;
   std::string dir_;

@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/support/loopback_port.h"
 #include "tests/support/metrics_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/skip.h"
