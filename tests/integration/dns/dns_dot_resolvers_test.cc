@@ -251,9 +251,10 @@ TEST_F(StubbyTest, PinnedStrictAnswersTwentyConcurrentDigsOnOneConnection) {
   auto stubby = PinnedStubby(**server);
   ASSERT_TRUE(stubby.ok()) << stubby.status();
   // All at once, while stubby opens its connection: as many of them reach onepassd together
-  // as the race lets (the next test makes it all of them). stubby 0.4.3 can lose the answer
-  // to a query it took while its connection was being set up, although onepassd sent it (CI
-  // saw 2 of 20, once in many runs), so each dig may ask once more, as a stub's clients do.
+  // as the race lets (the next test makes it all of them). stubby 0.3.0 (getdns 1.6.0, Debian 12)
+  // can lose the answer to a query it took while its connection was being set up, although onepassd
+  // sent it (CI saw 2 of 20, once in many runs), so each dig may ask once more, as a stub's clients
+  // do.
   const int right = DigAllAtOnce((*stubby)->port(), TwentyQueries(), /*tries=*/2);
   EXPECT_EQ(right, 20);
   ExpectOneConnectionAnsweredTwenty(**server, **stubby, right,
@@ -271,8 +272,11 @@ TEST_F(StubbyTest, TwentyQueriesQueuedWhileTheConnectionOpensAreAllAnswered) {
   const int stubby_port = (*stubby)->port();
   const int tls_port = (*server)->tls_port();
   ASSERT_EQ(kill((*server)->pid(), SIGSTOP), 0);
-  std::future<int> answered =
-      std::async(std::launch::async, [&] { return DigAllAtOnce(stubby_port, TwentyQueries()); });
+  // Each dig may ask once more: stubby can also hand the answer to a query of the burst to
+  // another query's client (CI of 95d4f5c, once: one dig got two answers, one of them with the
+  // other's ID, and the other none, though onepassd answered all 20 over the connection).
+  std::future<int> answered = std::async(
+      std::launch::async, [&] { return DigAllAtOnce(stubby_port, TwentyQueries(), /*tries=*/2); });
   const bool queued = onepass::testing::WaitFor(
       [&] {
         int digs = 0;
@@ -292,7 +296,8 @@ TEST_F(StubbyTest, TwentyQueriesQueuedWhileTheConnectionOpensAreAllAnswered) {
   EXPECT_TRUE(queued) << "stubby did not read 20 queries and connect within 10 s";
   const int right = answered.get();
   EXPECT_EQ(right, 20);
-  ExpectOneConnectionAnsweredTwenty(**server, **stubby, right);
+  ExpectOneConnectionAnsweredTwenty(**server, **stubby, right,
+                                    ::testing::AllOf(::testing::Ge(20), ::testing::Le(40)));
 }
 
 TEST_F(StubbyTest, APinThatIsNotTheCertificatesGetsNoQueryAsked) {

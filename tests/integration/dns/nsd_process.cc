@@ -20,8 +20,8 @@ absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::Start(const std::vector<
       [&](int free_port) { return StartOn(zones, free_port); });
 }
 
-absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::StartOn(
-    const std::vector<ZoneFile>& zones, int port) {
+absl::StatusOr<std::unique_ptr<NsdProcess>> NsdProcess::StartOn(const std::vector<ZoneFile>& zones,
+                                                                int port) {
   std::unique_ptr<NsdProcess> nsd(new NsdProcess());
   char dir_template[] = "/tmp/onepass-nsd-XXXXXX";
   if (mkdtemp(dir_template) == nullptr) return absl::InternalError("mkdtemp");
