@@ -11,21 +11,15 @@
 namespace onepass::testing {
 namespace {
 
-// Ports from 10000 to just below the ephemeral range; 10000..32767 when the range is unreadable
-// or leaves less than a thousand ports below it.
-struct PortRange {
-  int first = 10000;
-  int last = 32767;
-};
+constexpr int kFirstPort = 10000;
 
-PortRange PortsBelowEphemeral() {
-  PortRange range;
+// The last port below the ephemeral range; 32767 when the range is unreadable or leaves fewer
+// than a thousand ports above kFirstPort.
+int LastPortBelowEphemeral() {
   std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
   int ephemeral_low = 0;
-  if (in >> ephemeral_low && ephemeral_low - 1 >= range.first + 1000) {
-    range.last = ephemeral_low - 1;
-  }
-  return range;
+  if (in >> ephemeral_low && ephemeral_low - 1 >= kFirstPort + 1000) return ephemeral_low - 1;
+  return 32767;
 }
 
 // Whether `port` on 127.0.0.1 can be bound with `type` now (the socket is closed again).
@@ -43,9 +37,13 @@ bool Bindable(int type, int port) {
 
 }  // namespace
 
+bool FreeForTcpAndUdp(int port) {
+  return Bindable(SOCK_STREAM, port) && Bindable(SOCK_DGRAM, port);
+}
+
 int FreeLoopbackPort() {
-  static const PortRange range = PortsBelowEphemeral();
-  return FreeLoopbackPortIn(range.first, range.last);
+  static const int last = LastPortBelowEphemeral();
+  return FreeLoopbackPortIn(kFirstPort, last);
 }
 
 int FreeLoopbackPortIn(int first, int last) {
@@ -54,7 +52,7 @@ int FreeLoopbackPortIn(int first, int last) {
   std::uniform_int_distribution<int> pick(first, last);
   for (int attempt = 0; attempt < 200; ++attempt) {
     const int port = pick(random);
-    if (Bindable(SOCK_STREAM, port) && Bindable(SOCK_DGRAM, port)) return port;
+    if (FreeForTcpAndUdp(port)) return port;
   }
   return -1;
 }

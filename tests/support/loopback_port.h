@@ -14,6 +14,9 @@ int FreeLoopbackPort();
 // The same, drawn from first..last (the tests of the draw).
 int FreeLoopbackPortIn(int first, int last);
 
+// Whether 127.0.0.1:`port` can be bound now for TCP and for UDP (the check of each draw).
+bool FreeForTcpAndUdp(int port);
+
 }  // namespace onepass::testing
 
 #endif  // ONEPASS_TESTS_SUPPORT_LOOPBACK_PORT_H_

@@ -2,6 +2,7 @@
 // port, any other failure is returned as it is, and three ports are the most it tries.
 #include "tests/integration/dns/loopback_daemon.h"
 
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,24 +26,29 @@ TEST(StartOnFreePortTest, StartsAgainOnAnotherPortWhenThePortWasTaken) {
   EXPECT_NE(ports[0], ports[1]);
 }
 
-TEST(StartOnFreePortTest, ReturnsAnyOtherFailureAtOnce) {
+// How many ports StartOnFreePort tries for a daemon whose every start fails with `error`, and
+// what it returns.
+int PortsTriedFailingWith(const std::string& error, absl::Status* returned) {
   int calls = 0;
   absl::StatusOr<int> started = StartOnFreePort<int>([&](int) -> absl::StatusOr<int> {
     ++calls;
-    return absl::FailedPreconditionError("nsd-checkconf: syntax error");
+    return absl::FailedPreconditionError(error);
   });
-  EXPECT_EQ(calls, 1);
-  EXPECT_EQ(started.status().message(), "nsd-checkconf: syntax error");
+  *returned = started.status();
+  return calls;
+}
+
+TEST(StartOnFreePortTest, ReturnsAnyOtherFailureAtOnce) {
+  absl::Status returned;
+  EXPECT_EQ(PortsTriedFailingWith("nsd-checkconf: syntax error", &returned), 1);
+  EXPECT_EQ(returned.message(), "nsd-checkconf: syntax error");
 }
 
 TEST(StartOnFreePortTest, GivesUpAfterThreePorts) {
-  int calls = 0;
-  absl::StatusOr<int> started = StartOnFreePort<int>([&](int) -> absl::StatusOr<int> {
-    ++calls;
-    return absl::FailedPreconditionError("nsd: can't bind udp socket: Address already in use");
-  });
-  EXPECT_EQ(calls, 3);
-  EXPECT_FALSE(started.ok());
+  absl::Status returned;
+  EXPECT_EQ(PortsTriedFailingWith("nsd: can't bind udp socket: Address already in use", &returned),
+            3);
+  EXPECT_FALSE(returned.ok());
 }
 
 }  // namespace

@@ -45,16 +45,6 @@ TEST(FreeLoopbackPortTest, IsBelowTheEphemeralRangeAndFreeForTcpAndUdp) {
   }
 }
 
-// Whether 127.0.0.1:`port` can be bound for TCP and for UDP now.
-bool FreeNow(int port) {
-  for (int type : {SOCK_STREAM, SOCK_DGRAM}) {
-    const int fd = BoundSocket(type, port);
-    if (fd < 0) return false;
-    close(fd);
-  }
-  return true;
-}
-
 // The port a UDP socket holds is not free (the daemon binds both; the check for TCP alone let
 // unbound meet a port an upstream UDP socket beside it held), nor the one a TCP socket holds.
 TEST(FreeLoopbackPortTest, SkipsAPortTakenForUdpOrForTcp) {
@@ -62,7 +52,7 @@ TEST(FreeLoopbackPortTest, SkipsAPortTakenForUdpOrForTcp) {
   for (int attempt = 0; attempt < 50 && first < 0; ++attempt) {
     const int port = FreeLoopbackPort();
     ASSERT_GT(port, 0);
-    if (FreeNow(port + 1) && FreeNow(port + 2)) first = port;
+    if (FreeForTcpAndUdp(port + 1) && FreeForTcpAndUdp(port + 2)) first = port;
   }
   ASSERT_GT(first, 0) << "no three free ports in a row in 50 draws";
   const int udp = BoundSocket(SOCK_DGRAM, first);
